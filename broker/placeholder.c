@@ -1,0 +1,2 @@
+/* placeholder until the broker core lands */
+int brokercore_placeholder_;

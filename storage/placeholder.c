@@ -1,0 +1,2 @@
+#include "stor.h"
+int stor_placeholder_;
