@@ -1,1 +1,133 @@
-int main(void) { return 0; }
+/* mskmock: command line, configuration, and the one event loop. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <uv.h>
+
+#include "clock.h"
+#include "config.h"
+#include "log.h"
+#include "srv.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: mskmock [--config FILE] [--data-dir DIR] [--profile NAME] [--log-level LEVEL]\n"
+            "               [--set KEY=VALUE]... [--help] [--version]\n"
+            "A local AWS MSK Serverless broker. Every configuration key can also be set with an\n"
+            "environment variable MSKMOCK_<KEY> (dots become underscores, upper case).\n\nKeys:\n");
+    for (size_t i = 0; i < cfg_key_count(); i++) {
+        cfg_key_info k = cfg_key_at(i);
+        fprintf(f, "  %-34s %s\n", k.name, k.doc);
+    }
+}
+
+static uv_signal_t sigterm, sigint;
+
+static void on_signal(uv_signal_t *h, int signum) {
+    srv *s = h->data;
+    log_info("signal %d: shutting down", signum);
+    s->stopping = true;
+    srv_close(s);
+    uv_close((uv_handle_t *)&sigterm, NULL);
+    uv_close((uv_handle_t *)&sigint, NULL);
+}
+
+/* Thousands of client connections need as many descriptors as the hard limit allows. */
+static void raise_fd_limit(void) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+static int fail(const char *what, const char *err) {
+    fprintf(stderr, "mskmock: %s%s\n", what, err);
+    return 2;
+}
+
+int main(int argc, char **argv) {
+    int64_t t0 = clk_mono_us();
+    const char *config_file = NULL, *data_dir = NULL, *profile = NULL, *level = NULL;
+    const char *sets[64];
+    int nsets = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char **target = NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--version")) {
+            printf("mskmock %s\n", MSKMOCK_VERSION);
+            return 0;
+        }
+        if (!strcmp(a, "--config")) target = &config_file;
+        else if (!strcmp(a, "--data-dir")) target = &data_dir;
+        else if (!strcmp(a, "--profile")) target = &profile;
+        else if (!strcmp(a, "--log-level")) target = &level;
+        else if (!strcmp(a, "--set")) {
+            if (i + 1 >= argc || nsets == 64) return fail("--set needs KEY=VALUE", "");
+            sets[nsets++] = argv[++i];
+            continue;
+        } else {
+            usage(stderr);
+            return fail("unknown argument: ", a);
+        }
+        if (i + 1 >= argc) return fail("missing value after ", a);
+        *target = argv[++i];
+    }
+
+    static config cfg;
+    char err[1024];
+    cfg_defaults(&cfg, PROFILE_SERVERLESS);
+    /* the profile chooses defaults, so it is applied before anything else */
+    const char *env_profile = getenv("MSKMOCK_PROFILE");
+    const char *prof = profile ? profile : env_profile;
+    if (prof && cfg_set(&cfg, "profile", prof, err, sizeof err) != 0) return fail(profile ? "--profile: " : "MSKMOCK_PROFILE: ", err);
+    if (config_file && cfg_load_file(&cfg, config_file, err, sizeof err) != 0) return fail("", err);
+    if (prof && cfg_set(&cfg, "profile", prof, err, sizeof err) != 0) return fail("", err);
+    if (cfg_load_env(&cfg, err, sizeof err) != 0) return fail("", err);
+    for (int i = 0; i < nsets; i++) {
+        char kv[1024];
+        snprintf(kv, sizeof kv, "%s", sets[i]);
+        char *eq = strchr(kv, '=');
+        if (!eq) return fail("--set needs KEY=VALUE, got ", sets[i]);
+        *eq = 0;
+        if (cfg_set(&cfg, kv, eq + 1, err, sizeof err) != 0) return fail("--set: ", err);
+    }
+    if (data_dir && cfg_set(&cfg, "data.dir", data_dir, err, sizeof err) != 0) return fail("--data-dir: ", err);
+    if (level && cfg_set(&cfg, "log.level", level, err, sizeof err) != 0) return fail("--log-level: ", err);
+    if (log_level_parse(cfg.log_level, &log_threshold) != 0)
+        return fail("log.level: expected error, warn, info, debug or trace, got ", cfg.log_level);
+    if (cfg_finish(&cfg, err, sizeof err) != 0) return fail("", err);
+
+    signal(SIGPIPE, SIG_IGN);
+    raise_fd_limit();
+    uv_loop_t *loop = uv_default_loop();
+    static srv s;
+    if (srv_init(&s, loop, &cfg, err, sizeof err) != 0) return fail("", err);
+    uv_signal_init(loop, &sigterm);
+    uv_signal_init(loop, &sigint);
+    sigterm.data = sigint.data = &s;
+    uv_signal_start(&sigterm, on_signal, SIGTERM);
+    uv_signal_start(&sigint, on_signal, SIGINT);
+
+    char nodes[1024] = "";
+    size_t off = 0;
+    for (int i = 0; i < s.nnodes && off < sizeof nodes; i++)
+        off += (size_t)snprintf(nodes + off, sizeof nodes - off, "%s%d@%s:%d", i ? ", " : "", s.nodes[i].id,
+                                cfg.advertised_host, s.nodes[i].port);
+    log_info("mskmock %s ready in %.1f ms: profile=%s data.dir=%s topics=%d brokers %s", MSKMOCK_VERSION,
+             (double)(clk_mono_us() - t0) / 1000.0, cfg_profile_name((cfg_profile)cfg.profile), cfg.data_dir,
+             s.ntopics, nodes);
+
+    uv_run(loop, UV_RUN_DEFAULT);
+    srv_free(&s);
+    uv_loop_close(loop);
+    cfg_free(&cfg);
+    log_info("stopped");
+    return 0;
+}

@@ -65,7 +65,9 @@ typedef struct kp_reader {
     size_t base;         /* offset of buf within the whole frame, for error positions */
     const char *err;     /* first error, NULL if none */
     const char *err_field;
-    size_t err_pos;
+    size_t err_pos;      /* base + offset of the first byte of what failed: the truncated or
+                            invalid primitive, varint, length/count prefix or tag number
+                            (for a string or bytes cut short: the first byte of its data) */
 } kp_reader;
 
 void kp_reader_init(kp_reader *r, const void *buf, size_t len);

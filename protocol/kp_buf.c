@@ -109,32 +109,50 @@ bool kp_rd_i64(kp_reader *r, int64_t *v) {
     return true;
 }
 
-bool kp_rd_uvarint(kp_reader *r, uint64_t *v) {
+/*
+ * Unsigned LEB128 of at most maxbytes bytes holding at most bits bits. A
+ * failure (truncated, too long, or bits beyond the range) points at the
+ * varint's first byte.
+ */
+static bool rd_uvarint(kp_reader *r, uint64_t *v, int maxbytes, int bits) {
+    if (r->err) return false;
+    size_t start = r->pos;
     uint64_t x = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (!need(r, 1)) return false;
+    for (int i = 0, shift = 0; i < maxbytes; i++, shift += 7) {
+        if (r->pos >= r->len) {
+            r->pos = start;
+            return kp_rd_fail(r, "truncated");
+        }
         uint8_t b = r->buf[r->pos++];
+        /* the last byte may only carry the bits that still fit */
+        if (shift + 7 > bits && (b & 0x7f) >> (bits - shift)) {
+            r->pos = start;
+            return kp_rd_fail(r, bits == 64 ? "varint overflows 64 bits" : "varint overflows 32 bits");
+        }
         x |= (uint64_t)(b & 0x7f) << shift;
         if (!(b & 0x80)) {
             *v = x;
             return true;
         }
     }
-    return kp_rd_fail(r, "varint longer than 10 bytes");
+    r->pos = start;
+    return kp_rd_fail(r, maxbytes == 10 ? "varint longer than 10 bytes" : "varint longer than 5 bytes");
 }
+
+bool kp_rd_uvarint(kp_reader *r, uint64_t *v) { return rd_uvarint(r, v, 10, 64); }
 
 bool kp_rd_varlong(kp_reader *r, int64_t *v) {
     uint64_t u;
-    if (!kp_rd_uvarint(r, &u)) return false;
+    if (!rd_uvarint(r, &u, 10, 64)) return false;
     *v = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
     return true;
 }
 
+/* Like Kafka's ByteUtils.readVarint: at most 5 bytes, 32 bits. */
 bool kp_rd_varint(kp_reader *r, int32_t *v) {
-    int64_t x;
-    if (!kp_rd_varlong(r, &x)) return false;
-    if (x < INT32_MIN || x > INT32_MAX) return kp_rd_fail(r, "varint out of int32 range");
-    *v = (int32_t)x;
+    uint64_t u;
+    if (!rd_uvarint(r, &u, 5, 32)) return false;
+    *v = (int32_t)((int64_t)(u >> 1) ^ -(int64_t)(u & 1)); /* u < 2^32: always in range */
     return true;
 }
 

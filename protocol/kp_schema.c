@@ -79,13 +79,20 @@ void kp_defaults(const kp_schema *s, int ver, void *out) {
 
 /* ---- decode ---- */
 
+/* Fail pointing at byte `at` (where the offending length, count or tag starts). */
+static bool fail_at(kp_reader *r, size_t at, const char *why) {
+    if (!r->err) r->pos = at;
+    return kp_rd_fail(r, why);
+}
+
 static bool decode_struct(kp_reader *r, const kp_schema *s, int ver, bool flex, void *out, kp_arena *a);
 
 static bool read_len(kp_reader *r, bool flex, bool wide, int64_t *n) {
     if (flex) {
+        size_t at = r->pos;
         uint64_t u;
         if (!kp_rd_uvarint(r, &u)) return false;
-        if (u > INT32_MAX) return kp_rd_fail(r, "length out of range");
+        if (u > INT32_MAX) return fail_at(r, at, "length out of range");
         *n = (int64_t)u - 1;
         return true;
     }
@@ -130,11 +137,12 @@ static bool decode_value(kp_reader *r, uint8_t t, const kp_field *f, int ver, bo
     case KP_STR:
     case KP_BYTES:
     case KP_RECORDS: {
+        size_t at = r->pos;
         int64_t n;
         if (!read_len(r, flex, t != KP_STR, &n)) return false;
         kp_str *s = p;
         if (n < 0) {
-            if (n < -1 || !nullable(f, ver)) return kp_rd_fail(r, n < -1 ? "negative length" : "null in a non-nullable field");
+            if (n < -1 || !nullable(f, ver)) return fail_at(r, at, n < -1 ? "negative length" : "null in a non-nullable field");
             *s = KP_STR_NULL;
             return true;
         }
@@ -144,23 +152,27 @@ static bool decode_value(kp_reader *r, uint8_t t, const kp_field *f, int ver, bo
         return true;
     }
     case KP_ARRAY: {
+        size_t at = r->pos;
         int64_t n;
         if (!read_len(r, flex, true, &n)) return false;
         kp_arr *arr = p;
         if (n < 0) {
-            if (n < -1 || !nullable(f, ver)) return kp_rd_fail(r, n < -1 ? "negative array count" : "null array in a non-nullable field");
+            if (n < -1 || !nullable(f, ver)) return fail_at(r, at, n < -1 ? "negative array count" : "null array in a non-nullable field");
             *arr = (kp_arr){-1, NULL};
             return true;
         }
         /* every element takes at least one byte: a larger count is a lie */
-        if ((uint64_t)n > kp_rd_left(r)) return kp_rd_fail(r, "array count exceeds the remaining bytes");
+        if ((uint64_t)n > kp_rd_left(r)) return fail_at(r, at, "array count exceeds the remaining bytes");
         size_t esz = type_size(f->elem, f->sub);
+        /* elements of a primitive array are never nullable, even when the array is */
+        kp_field ef = *f;
+        ef.null_from = KV_NEVER;
         arr->n = (int32_t)n;
         arr->v = n ? kp_arena_alloc(a, esz * (size_t)n) : NULL;
         for (int64_t i = 0; i < n; i++) {
             uint8_t *ep = (uint8_t *)arr->v + esz * (size_t)i;
             bool ok = f->elem == KP_STRUCT ? decode_struct(r, f->sub, ver, flex, ep, a)
-                                           : decode_value(r, f->elem, f, ver, flex, ep, a);
+                                           : decode_value(r, f->elem, &ef, ver, flex, ep, a);
             if (!ok) return false;
         }
         return true;
@@ -183,8 +195,10 @@ static bool decode_tags(kp_reader *r, const kp_schema *s, int ver, void *out, kp
     for (uint64_t i = 0; i < count; i++) {
         uint64_t tag, size;
         const uint8_t *b;
+        size_t tag_at = r->pos;
         if (!kp_rd_uvarint(r, &tag) || !kp_rd_uvarint(r, &size)) return false;
-        if ((int64_t)tag <= last) return kp_rd_fail(r, "tagged fields out of order");
+        if (tag > INT32_MAX) return fail_at(r, tag_at, "tag out of range");
+        if ((int64_t)tag <= last) return fail_at(r, tag_at, "tagged fields out of order");
         last = (int64_t)tag;
         size_t at = r->base + r->pos;
         if (!kp_rd_raw(r, size, &b)) return false;
@@ -292,13 +306,19 @@ static bool is_default(const kp_field *f, int ver, const void *p) {
         static const kp_uuid zero;
         return memcmp(p, &zero, sizeof zero) == 0;
     }
+    /* null goes out as empty when the field is not nullable: then it is as default as "" */
     case KP_STR:
     case KP_BYTES:
     case KP_RECORDS: {
         const kp_str *s = p;
-        return f->dflt < 0 ? s->len < 0 : s->len <= 0;
+        if (s->len < 0) return f->dflt < 0 || !nullable(f, ver);
+        return f->dflt >= 0 && s->len == 0;
     }
-    case KP_ARRAY: return ((const kp_arr *)p)->n <= 0;
+    case KP_ARRAY: {
+        const kp_arr *arr = p;
+        if (arr->n < 0) return f->dflt < 0 || !nullable(f, ver);
+        return f->dflt >= 0 && arr->n == 0;
+    }
     case KP_STRUCT:
         for (unsigned i = 0; i < f->sub->nfields; i++) {
             const kp_field *g = &f->sub->fields[i];
@@ -365,6 +385,7 @@ bool kp_decode_req_header(kp_reader *r, bool flex, kp_req_header *h) {
         !kp_rd_i16(r, &n))
         return false;
     /* client_id is a classic nullable string even in header v2 */
+    if (n < -1) return fail_at(r, r->pos - 2, "negative length");
     if (n < 0) {
         h->client_id = KP_STR_NULL;
     } else {

@@ -8,6 +8,10 @@
  *
  * The schema is versioned (PRAGMA user_version) and migrated forward on
  * open; a database newer than this binary is refused.
+ *
+ * Errors: functions return -1 and leave the reason in stor_errmsg. Callbacks
+ * (load, batch read, producer batches) run while a statement is being read
+ * and must not call back into stor, except stor_load_producer_batches' fn.
  */
 #ifndef STOR_H
 #define STOR_H
@@ -18,6 +22,12 @@
 
 typedef struct stor stor;
 
+/*
+ * PRAGMA synchronous in WAL mode. All three keep every commit across a
+ * process crash (kill -9). OFF: an OS crash or power cut may lose commits or
+ * corrupt the database. NORMAL: a power cut may lose the newest commits but
+ * never corrupts. FULL: every commit is on disk before stor_commit returns.
+ */
 typedef enum stor_sync { STOR_SYNC_OFF, STOR_SYNC_NORMAL, STOR_SYNC_FULL } stor_sync;
 
 /*
@@ -28,7 +38,19 @@ int stor_open(stor **out, const char *path, stor_sync sync, char *err, size_t er
 void stor_close(stor *s);
 int stor_schema_version(stor *s);
 
-/* Commit the open write transaction, if any. Returns 0 or -1 (then the broker must not ack). */
+/*
+ * Write functions open a transaction on first use (BEGIN IMMEDIATE);
+ * stor_commit commits it. Reads see the uncommitted writes. Closing without
+ * a commit discards them.
+ */
+
+/*
+ * Commit the open write transaction, if any (0 when none is open). Returns 0
+ * or -1; on -1 the broker must not ack, and every write since the previous
+ * commit is rolled back (the broker's in-memory state no longer matches).
+ * A write error that made SQLite drop the whole transaction (disk full, I/O)
+ * also makes the next stor_commit fail, and writes fail until it is called.
+ */
 int stor_commit(stor *s);
 bool stor_in_txn(stor *s);
 /* Number of commits so far: a produce waits until this passes the value it saw when appending. */
@@ -45,22 +67,26 @@ typedef struct stor_topic {
     int64_t created_ms;
 } stor_topic;
 
-/* Creates topic + its partitions (log start 0, next offset 0). Sets t->id. */
+/* Creates topic + its partitions (log start 0, next offset 0). Sets t->id. Fails if the name exists. */
 int stor_topic_create(stor *s, stor_topic *t);
-/* Removes the topic with its partitions, configs and batches. */
+/* Removes the topic with its partitions, configs and batches; -1 if there is no such topic. */
 int stor_topic_delete(stor *s, int64_t topic_id);
-/* Adds partitions [old count, new_count). */
+/* Adds partitions [old count, new_count); new_count must exceed the old count. */
 int stor_topic_add_partitions(stor *s, int64_t topic_id, int32_t new_count);
 /* value NULL deletes the override. */
 int stor_topic_config_set(stor *s, int64_t topic_id, const char *key, const char *value);
 
-/* Load callbacks, called once per row, topics first, then configs, then partitions. */
+/*
+ * Load callbacks, called once per row, topics first, then configs, then
+ * partitions, each in (topic id, key or partition) order. A NULL callback
+ * skips its rows. Strings are valid only during the call.
+ */
 typedef struct stor_load_cb {
     void *ctx;
     void (*topic)(void *ctx, const stor_topic *t);
     void (*config)(void *ctx, int64_t topic_id, const char *key, const char *value);
     /* next_offset = 1 + the last stored offset (or log_start when empty);
-       max_timestamp of the partition's newest batch, -1 if none */
+       the newest max timestamp is not passed: ask stor_max_timestamp */
     void (*partition)(void *ctx, int64_t topic_id, int32_t partition, int64_t log_start, int64_t next_offset);
 } stor_load_cb;
 int stor_load(stor *s, const stor_load_cb *cb);
@@ -78,6 +104,10 @@ typedef struct stor_batch_meta {
     int32_t records_count;
 } stor_batch_meta;
 
+/*
+ * m->base_offset must be past every stored offset of the partition (batches
+ * never overlap; reads depend on it), and the partition must exist.
+ */
 int stor_batch_append(stor *s, int64_t topic_id, int32_t partition, const stor_batch_meta *m, const void *data,
                       size_t len);
 
@@ -91,26 +121,36 @@ int stor_batch_read(stor *s, int64_t topic_id, int32_t partition, int64_t from, 
                     void *ctx);
 
 /*
- * ListOffsets by timestamp: the first offset whose batch max_timestamp >= ts
- * (batch granularity, as Kafka's time index). Returns 1 found, 0 none, -1 error.
+ * ListOffsets by timestamp: the base offset and max timestamp of the first
+ * batch (by offset) whose max_timestamp >= ts. Kafka answers the first
+ * *record* with timestamp >= ts; at batch granularity this may be an earlier
+ * record of that batch, which consumers skip. Returns 1 found, 0 none, -1 error.
  */
 int stor_offset_for_time(stor *s, int64_t topic_id, int32_t partition, int64_t ts, int64_t *offset,
                          int64_t *timestamp);
-/* The batch with the largest max_timestamp (earliest on ties): 1 found, 0 none, -1 error. */
+/*
+ * The batch with the largest max_timestamp (earliest on ties): its last
+ * offset (Kafka's shallow offset of max timestamp) and that timestamp.
+ * 1 found, 0 none, -1 error.
+ */
 int stor_max_timestamp(stor *s, int64_t topic_id, int32_t partition, int64_t *offset, int64_t *timestamp);
 
-/* Total stored bytes of a partition (retention.bytes). */
+/* Total stored bytes of a partition (retention.bytes); -1 if there is no such partition. */
 int64_t stor_partition_bytes(stor *s, int64_t topic_id, int32_t partition);
 
 /*
- * Move the log start offset forward and delete every batch that lies wholly
- * below it. Returns the number of batches deleted, or -1.
+ * Move the log start offset forward (never back) and delete every batch that
+ * lies wholly below it. Returns the number of batches deleted, or -1.
  */
 int stor_log_start_set(stor *s, int64_t topic_id, int32_t partition, int64_t log_start);
 /* Oldest batch of a partition: base/last offset and max timestamp. 1 found, 0 empty, -1 error. */
 int stor_oldest_batch(stor *s, int64_t topic_id, int32_t partition, stor_batch_meta *m);
 
-/* Idempotent producer state is rebuilt from the newest 5 batches of each (partition, producer). */
+/*
+ * Idempotent producer state is rebuilt from the newest 5 batches of each
+ * (partition, producer): fn gets them oldest first, producers in (topic,
+ * partition, producer id) order. Batches with producer_id -1 are skipped.
+ */
 typedef void (*stor_producer_fn)(void *ctx, int64_t topic_id, int32_t partition, const stor_batch_meta *m);
 int stor_load_producer_batches(stor *s, stor_producer_fn fn, void *ctx);
 

@@ -1,0 +1,39 @@
+/* Handlers, one file each (broker/api_<name>.c), and helpers they share. */
+#ifndef API_H
+#define API_H
+
+#include "req.h"
+
+void api_produce(srv *s, req *r);
+void api_fetch(srv *s, req *r);
+void api_list_offsets(srv *s, req *r);
+void api_metadata(srv *s, req *r);
+void api_api_versions(srv *s, req *r);
+void api_create_topics(srv *s, req *r);
+void api_delete_topics(srv *s, req *r);
+void api_init_producer_id(srv *s, req *r);
+void api_offset_for_leader_epoch(srv *s, req *r);
+void api_describe_configs(srv *s, req *r);
+void api_alter_configs(srv *s, req *r);
+void api_incremental_alter_configs(srv *s, req *r);
+void api_create_partitions(srv *s, req *r);
+void api_describe_cluster(srv *s, req *r);
+
+/*
+ * Where a partition request may be served: the partition must exist
+ * (UNKNOWN_TOPIC_OR_PARTITION) and be led by the node the connection reached
+ * (NOT_LEADER_OR_FOLLOWER), as Kafka answers. Logs the refusal. Returns 0 or
+ * the error code.
+ */
+int16_t api_partition_check(srv *s, req *r, topic *t, int32_t index, partition **out);
+
+/* Allocate an array of n elements for a response field. */
+#define API_ARR(r, field, count)                                         \
+    do {                                                                 \
+        (field).n = (int32_t)(count);                                    \
+        (field).v = (count) ? req_alloc((r), sizeof(*(field).v) * (size_t)(count)) : NULL; \
+    } while (0)
+
+static inline kp_str api_str(const char *s) { return kp_str_c(s); }
+
+#endif

@@ -1,0 +1,38 @@
+/*
+ * ApiVersions (key 18), v0–4. The ranges come from the handler table, so
+ * what is advertised is what is served. v3+ checks client_software_name and
+ * version against Kafka's pattern (INVALID_REQUEST otherwise). A version
+ * above 4 never reaches here: req.c answers it with a v0 UNSUPPORTED_VERSION.
+ */
+#include "api.h"
+
+static bool software_ok(kp_str s) {
+    if (s.len <= 0) return false;
+    for (int32_t i = 0; i < s.len; i++) {
+        char c = s.p[i];
+        bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        bool inner = c == '-' || c == '.';
+        if (!alnum && !(inner && i > 0 && i < s.len - 1)) return false;
+    }
+    return true;
+}
+
+void api_api_versions(srv *s, req *r) {
+    (void)s;
+    kp_api_versions_request *q = r->body;
+    kp_api_versions_response *resp = req_resp(r);
+    if (r->hdr.api_version >= 3 && (!software_ok(q->client_software_name) || !software_ok(q->client_software_version))) {
+        req_log_refusal(r, KERR_INVALID_REQUEST, "client_software_name '%.*s' / version '%.*s' do not match [a-zA-Z0-9](?:[a-zA-Z0-9\\-.]*[a-zA-Z0-9])?",
+                        q->client_software_name.len > 0 ? q->client_software_name.len : 0, q->client_software_name.p,
+                        q->client_software_version.len > 0 ? q->client_software_version.len : 0,
+                        q->client_software_version.p);
+        resp->error_code = KERR_INVALID_REQUEST;
+    }
+    size_t n = api_count();
+    API_ARR(r, resp->api_keys, n);
+    for (size_t i = 0; i < n; i++) {
+        const api_handler *h = api_at(i);
+        resp->api_keys.v[i] = (kp_api_versions_api_version){h->key, h->vmin, h->vmax};
+    }
+    req_respond(r, resp);
+}

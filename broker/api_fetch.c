@@ -1,0 +1,235 @@
+/*
+ * Fetch (key 1), v0–17. Serves stored batches byte for byte up to the high
+ * watermark (what the last storage commit made durable), honouring
+ * partition_max_bytes and max_bytes but always returning the first batch
+ * when nothing else was returned (KIP-74), so consumers make progress. Topic
+ * ids from v13. Long poll: with nothing to return, the request is parked
+ * until a commit brings data to one of its partitions or max_wait_ms
+ * (capped by fetch.max.wait.cap.ms) passes. Gaps: no fetch sessions
+ * (session_id is always 0, so clients send full fetches); min_bytes above 1
+ * is treated as 1 when waking; read_committed equals read_uncommitted
+ * because there are no transactions.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "clock.h"
+#include "log.h"
+
+typedef struct fetch_wait {
+    srv *s;
+    req *r;
+    uv_timer_t timer;
+    struct fetch_wait *prev, *next;
+} fetch_wait;
+
+typedef struct collect {
+    kp_writer w;
+    int64_t budget_partition, budget_total;
+    bool first;                 /* nothing returned yet: the first batch goes out whatever its size */
+} collect;
+
+static bool take_batch(void *ctx, const stor_batch_meta *m, const void *data, size_t len) {
+    (void)m;
+    collect *c = ctx;
+    if (!c->first && ((int64_t)len > c->budget_partition || (int64_t)len > c->budget_total)) return false;
+    kp_wr_raw(&c->w, data, len);
+    c->first = false;
+    c->budget_partition -= (int64_t)len;
+    c->budget_total -= (int64_t)len;
+    return c->budget_partition > 0 && c->budget_total > 0;
+}
+
+static topic *resolve_topic(srv *s, req *r, const kp_fetch_topic *ft, int16_t *code) {
+    topic *t;
+    if (r->hdr.api_version >= 13) {
+        t = srv_topic_find_uuid(s, ft->topic_id.b);
+        *code = t ? 0 : KERR_UNKNOWN_TOPIC_ID;
+    } else {
+        t = ft->topic.len > 0 ? srv_topic_find(s, ft->topic.p, (size_t)ft->topic.len) : NULL;
+        *code = t ? 0 : KERR_UNKNOWN_TOPIC_OR_PARTITION;
+    }
+    return t;
+}
+
+static int16_t fetch_partition(srv *s, req *r, topic *t, const kp_fetch_partition *fp, kp_fetch_partition_data *out,
+                               int64_t *total_left, bool *returned_any, bool quiet) {
+    partition *p;
+    int16_t code = api_partition_check(s, r, t, fp->partition, &p);
+    if (code) return code;
+    out->high_watermark = p->hw;
+    out->last_stable_offset = p->hw;
+    out->log_start_offset = p->log_start;
+    if (fp->current_leader_epoch >= 0 && fp->current_leader_epoch != p->leader_epoch) {
+        code = fp->current_leader_epoch > p->leader_epoch ? KERR_UNKNOWN_LEADER_EPOCH : KERR_FENCED_LEADER_EPOCH;
+        if (!quiet)
+            req_log_refusal(r, code, "%s-%d: client leader epoch %d, partition leader epoch %d", t->name, fp->partition,
+                            fp->current_leader_epoch, p->leader_epoch);
+        return code;
+    }
+    if (fp->fetch_offset < p->log_start || fp->fetch_offset > p->end) {
+        if (!quiet)
+            req_log_refusal(r, KERR_OFFSET_OUT_OF_RANGE, "%s-%d: fetch offset %lld is outside [%lld, %lld]", t->name,
+                            fp->partition, (long long)fp->fetch_offset, (long long)p->log_start, (long long)p->end);
+        return KERR_OFFSET_OUT_OF_RANGE;
+    }
+    if (fp->fetch_offset >= p->hw || *total_left <= 0) return 0;
+    collect c = {.budget_partition = fp->partition_max_bytes, .budget_total = *total_left, .first = !*returned_any};
+    kp_writer_init(&c.w, 0);
+    if (stor_batch_read(s->st, t->id, p->index, fp->fetch_offset, p->hw, take_batch, &c) != 0) {
+        kp_writer_free(&c.w);
+        req_log_refusal(r, KERR_KAFKA_STORAGE_ERROR, "%s-%d: reading the log failed: %s", t->name, fp->partition,
+                        stor_errmsg(s->st));
+        return KERR_KAFKA_STORAGE_ERROR;
+    }
+    if (c.w.len) {
+        void *data = req_alloc(r, c.w.len);
+        memcpy(data, c.w.buf, c.w.len);
+        out->records = (kp_bytes){data, (int32_t)c.w.len};
+        *total_left -= (int64_t)c.w.len;
+        *returned_any = true;
+    }
+    kp_writer_free(&c.w);
+    return 0;
+}
+
+/*
+ * Build the whole response. Returns true when it should be sent now (data,
+ * an error, or nothing to wait for).
+ */
+static bool build(srv *s, req *r, kp_fetch_response **out, bool quiet) {
+    kp_fetch_request *q = r->body;
+    int16_t ver = r->hdr.api_version;
+    kp_fetch_response *resp = req_resp(r);
+    resp->session_id = 0;
+    int64_t total_left = ver >= 3 ? q->max_bytes : INT32_MAX;
+    bool returned_any = false, any_error = false;
+    API_ARR(r, resp->responses, q->topics.n);
+    for (int32_t i = 0; i < q->topics.n; i++) {
+        kp_fetch_topic *ft = &q->topics.v[i];
+        kp_fetchable_topic_response *tr = &resp->responses.v[i];
+        tr->topic = ft->topic;
+        tr->topic_id = ft->topic_id;
+        int16_t tcode;
+        topic *t = resolve_topic(s, r, ft, &tcode);
+        if (tcode && !quiet)
+            req_log_refusal(r, tcode, "topic %s%.*s is unknown", ver >= 13 ? "id of " : "",
+                            ft->topic.len > 0 ? ft->topic.len : 0, ft->topic.p);
+        API_ARR(r, tr->partitions, ft->partitions.n);
+        for (int32_t j = 0; j < ft->partitions.n; j++) {
+            kp_fetch_partition *fp = &ft->partitions.v[j];
+            kp_fetch_partition_data *pd = &tr->partitions.v[j];
+            kp_defaults(&kp_fetch_partition_data_schema, ver, pd);
+            pd->partition_index = fp->partition;
+            pd->high_watermark = -1;
+            pd->records = (kp_bytes){NULL, ver >= 12 ? 0 : -1};
+            pd->aborted_transactions.n = -1;
+            int16_t code = tcode ? tcode : fetch_partition(s, r, t, fp, pd, &total_left, &returned_any, quiet);
+            pd->error_code = code;
+            if (code) any_error = true;
+        }
+    }
+    *out = resp;
+    return returned_any || any_error || q->max_wait_ms <= 0 || q->topics.n == 0;
+}
+
+static void unlink_wait(srv *s, fetch_wait *w) {
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        s->fetch_waiters = w->next;
+    if (w->next) w->next->prev = w->prev;
+    w->prev = w->next = NULL;
+}
+
+static void free_wait(uv_handle_t *h) { free(h->data); }
+
+static void finish(fetch_wait *w) {
+    srv *s = w->s;
+    req *r = w->r;
+    unlink_wait(s, w);
+    uv_timer_stop(&w->timer);
+    uv_close((uv_handle_t *)&w->timer, free_wait);
+    kp_fetch_response *resp;
+    build(s, r, &resp, true);
+    req_unpark_respond(s, r, resp);
+}
+
+static void on_timeout(uv_timer_t *h) { finish(h->data); }
+
+static void cancel(srv *s, req *r) {
+    fetch_wait *w = r->park;
+    unlink_wait(s, w);
+    uv_timer_stop(&w->timer);
+    uv_close((uv_handle_t *)&w->timer, free_wait);
+}
+
+/* Does any partition of the parked request now have data past its fetch offset? */
+static bool has_data(srv *s, req *r) {
+    kp_fetch_request *q = r->body;
+    for (int32_t i = 0; i < q->topics.n; i++) {
+        int16_t code;
+        topic *t = resolve_topic(s, r, &q->topics.v[i], &code);
+        if (!t) continue;
+        for (int32_t j = 0; j < q->topics.v[i].partitions.n; j++) {
+            kp_fetch_partition *fp = &q->topics.v[i].partitions.v[j];
+            if (fp->partition >= 0 && fp->partition < t->nparts && t->parts[fp->partition].hw > fp->fetch_offset)
+                return true;
+        }
+    }
+    return false;
+}
+
+void fetch_wake(srv *s) {
+    /* answering may start the next request of a connection, which may park anew: collect first */
+    fetch_wait *ready = NULL;
+    for (fetch_wait *w = s->fetch_waiters; w;) {
+        fetch_wait *next = w->next;
+        if (has_data(s, w->r)) {
+            unlink_wait(s, w);
+            w->next = ready;
+            ready = w;
+        }
+        w = next;
+    }
+    while (ready) {
+        fetch_wait *w = ready;
+        ready = w->next;
+        w->next = NULL;
+        /* relink so finish() can unlink uniformly */
+        w->next = s->fetch_waiters;
+        if (s->fetch_waiters) s->fetch_waiters->prev = w;
+        s->fetch_waiters = w;
+        finish(w);
+    }
+}
+
+void fetch_cancel_all(srv *s) {
+    while (s->fetch_waiters) {
+        fetch_wait *w = s->fetch_waiters;
+        finish(w);
+    }
+}
+
+void api_fetch(srv *s, req *r) {
+    kp_fetch_request *q = r->body;
+    kp_fetch_response *resp;
+    if (build(s, r, &resp, false) || s->stopping) {
+        req_respond(r, resp);
+        return;
+    }
+    int64_t wait = q->max_wait_ms;
+    if (wait > s->cfg->fetch_max_wait_cap_ms) wait = s->cfg->fetch_max_wait_cap_ms;
+    fetch_wait *w = calloc(1, sizeof *w);
+    if (!w) abort();
+    w->s = s;
+    w->r = r;
+    uv_timer_init(s->loop, &w->timer);
+    w->timer.data = w;
+    uv_timer_start(&w->timer, on_timeout, (uint64_t)wait, 0);
+    w->next = s->fetch_waiters;
+    if (s->fetch_waiters) s->fetch_waiters->prev = w;
+    s->fetch_waiters = w;
+    req_park(r, w, cancel);
+}

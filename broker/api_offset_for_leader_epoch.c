@@ -1,0 +1,45 @@
+/*
+ * OffsetForLeaderEpoch (key 23), v0–4: consumers use it to detect log
+ * truncation after a leader change. Every partition has had one leader
+ * epoch (0) for its whole life, so epoch 0 ends at the log end offset and
+ * any later epoch is unknown (-1, -1), as Kafka answers.
+ */
+#include "api.h"
+
+void api_offset_for_leader_epoch(srv *s, req *r) {
+    kp_offset_for_leader_epoch_request *q = r->body;
+    kp_offset_for_leader_epoch_response *resp = req_resp(r);
+    int16_t ver = r->hdr.api_version;
+    API_ARR(r, resp->topics, q->topics.n);
+    for (int32_t i = 0; i < q->topics.n; i++) {
+        kp_offset_for_leader_epoch_offset_for_leader_topic *qt = &q->topics.v[i];
+        kp_offset_for_leader_epoch_offset_for_leader_topic_result *rt = &resp->topics.v[i];
+        rt->topic = qt->topic;
+        topic *t = qt->topic.len > 0 ? srv_topic_find(s, qt->topic.p, (size_t)qt->topic.len) : NULL;
+        if (!t)
+            req_log_refusal(r, KERR_UNKNOWN_TOPIC_OR_PARTITION, "topic '%.*s' does not exist",
+                            qt->topic.len > 0 ? qt->topic.len : 0, qt->topic.p);
+        API_ARR(r, rt->partitions, qt->partitions.n);
+        for (int32_t j = 0; j < qt->partitions.n; j++) {
+            kp_offset_for_leader_epoch_offset_for_leader_partition *qp = &qt->partitions.v[j];
+            kp_offset_for_leader_epoch_epoch_end_offset *rp = &rt->partitions.v[j];
+            kp_defaults(&kp_offset_for_leader_epoch_epoch_end_offset_schema, ver, rp);
+            rp->partition = qp->partition;
+            rp->leader_epoch = -1;
+            rp->end_offset = -1;
+            partition *p = NULL;
+            int16_t code = t ? api_partition_check(s, r, t, qp->partition, &p) : KERR_UNKNOWN_TOPIC_OR_PARTITION;
+            if (!code && qp->current_leader_epoch >= 0 && qp->current_leader_epoch != p->leader_epoch) {
+                code = qp->current_leader_epoch > p->leader_epoch ? KERR_UNKNOWN_LEADER_EPOCH : KERR_FENCED_LEADER_EPOCH;
+                req_log_refusal(r, code, "%s-%d: client leader epoch %d, partition leader epoch %d", t->name,
+                                qp->partition, qp->current_leader_epoch, p->leader_epoch);
+            }
+            rp->error_code = code;
+            if (!code && qp->leader_epoch <= p->leader_epoch) {
+                rp->leader_epoch = p->leader_epoch;
+                rp->end_offset = p->end;
+            }
+        }
+    }
+    req_respond(r, resp);
+}

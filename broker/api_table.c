@@ -1,0 +1,33 @@
+/*
+ * The handler table: the index of everything mskmock serves. ApiVersions
+ * advertises exactly these ranges. Minimums stay at 0 where old librdkafka
+ * probes exact versions (reference §4.4); maxima stop where our handlers
+ * stop (no Produce 12 / transaction V2, no Metadata 13).
+ */
+#include "api.h"
+
+static const api_handler table[] = {
+    {0, 0, 11, api_produce},
+    {1, 0, 17, api_fetch},
+    {2, 0, 10, api_list_offsets},
+    {3, 0, 12, api_metadata},
+    {18, 0, 4, api_api_versions},
+    {19, 0, 7, api_create_topics},
+    {20, 0, 6, api_delete_topics},
+    {22, 0, 5, api_init_producer_id},
+    {23, 0, 4, api_offset_for_leader_epoch},
+    {32, 0, 4, api_describe_configs},
+    {33, 0, 2, api_alter_configs},
+    {37, 0, 3, api_create_partitions},
+    {44, 0, 1, api_incremental_alter_configs},
+    {60, 0, 1, api_describe_cluster},
+};
+
+const api_handler *api_lookup(int16_t key) {
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (table[i].key == key) return &table[i];
+    return NULL;
+}
+
+size_t api_count(void) { return sizeof table / sizeof table[0]; }
+const api_handler *api_at(size_t i) { return &table[i]; }

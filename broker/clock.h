@@ -1,0 +1,15 @@
+/*
+ * clock: the one source of time. Every timeout, expiry and rate reads it, so
+ * tests and tools can shift it (clk_advance) and see every timer agree.
+ */
+#ifndef CLOCK_H
+#define CLOCK_H
+
+#include <stdint.h>
+
+int64_t clk_now_ms(void);      /* wall clock in ms since the epoch, plus the offset */
+int64_t clk_mono_ms(void);     /* monotonic ms, plus the offset: for durations */
+int64_t clk_mono_us(void);
+void clk_advance(int64_t ms);  /* move both clocks forward */
+
+#endif

@@ -1,0 +1,297 @@
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+extern char **environ;
+
+typedef enum { T_INT, T_BOOL, T_STR, T_ENUM } key_type;
+
+typedef struct key_def {
+    const char *name;
+    key_type type;
+    size_t off;
+    /* defaults for serverless, provisioned, kafka; NULL means "as serverless" */
+    const char *dflt[3];
+    int64_t min, max;
+    const char *enums; /* T_ENUM: names separated by '|', value = index */
+    const char *doc;
+} key_def;
+
+#define K(n, t, m, d0, d1, d2, lo, hi, en, doc) {n, t, offsetof(config, m), {d0, d1, d2}, lo, hi, en, doc}
+
+static const key_def keys[] = {
+    K("profile", T_ENUM, profile, "serverless", NULL, NULL, 0, 0, "serverless|provisioned|kafka",
+      "which product to imitate; only chooses the defaults of the other keys"),
+    K("data.dir", T_STR, data_dir, "./data", NULL, NULL, 0, 0, NULL,
+      "directory of the SQLite database (mskmock.db); :memory: keeps nothing"),
+    K("log.level", T_STR, log_level, "info", NULL, NULL, 0, 0, NULL, "error, warn, info, debug or trace"),
+    K("bind.address", T_STR, bind_address, "127.0.0.1", NULL, NULL, 0, 0, NULL,
+      "address the listeners bind (0.0.0.0 in containers)"),
+    K("advertised.host", T_STR, advertised_host, "localhost", NULL, NULL, 0, 0, NULL,
+      "host name put in Metadata for every synthetic broker"),
+    K("plaintext.port", T_INT, plaintext_port, "9092", NULL, NULL, 1, 65535, NULL,
+      "plaintext listener port of the first broker; broker i listens on this + i"),
+    K("broker.count", T_INT, broker_count, "3", NULL, NULL, 1, CFG_MAX_BROKERS, NULL,
+      "number of synthetic brokers in the one process"),
+    K("broker.ids", T_STR, broker_ids, "", NULL, NULL, 0, 0, NULL,
+      "comma-separated node ids, one per broker; empty: large non-contiguous ids as MSK Serverless uses "
+      "(1, 2, 3... in the kafka profile)"),
+    K("cluster.id", T_STR, cluster_id, "mskmock-cluster-0000000", NULL, NULL, 0, 0, NULL,
+      "cluster id reported in Metadata and DescribeCluster"),
+    K("socket.request.max.bytes", T_INT, socket_request_max_bytes, "104857600", NULL, NULL, 64, INT32_MAX, NULL,
+      "largest request frame; a larger one closes the connection"),
+    K("connections.max.idle.ms", T_INT, connections_max_idle_ms, "600000", NULL, NULL, 0, INT64_MAX, NULL,
+      "idle connections are closed after this long (0: never)"),
+    K("auto.create.topics.enable", T_BOOL, auto_create_topics_enable, "false", "false", "true", 0, 0, NULL,
+      "create unknown topics on Metadata requests that allow it (MSK Serverless never does)"),
+    K("num.partitions", T_INT, num_partitions, "1", NULL, NULL, 1, 100000, NULL,
+      "partitions of auto-created topics and of CreateTopics with num_partitions -1"),
+    K("default.replication.factor", T_INT, default_replication_factor, "3", NULL, "1", 1, CFG_MAX_BROKERS, NULL,
+      "replication factor reported for topics created with replication_factor -1"),
+    K("message.max.bytes", T_INT, message_max_bytes, "1048588", NULL, NULL, 64, INT32_MAX, NULL,
+      "default max.message.bytes of topics: a larger batch gets MESSAGE_TOO_LARGE"),
+    K("log.retention.ms", T_INT, log_retention_ms, "604800000", NULL, NULL, -1, INT64_MAX, NULL,
+      "default retention.ms of topics (-1: keep forever)"),
+    K("log.retention.bytes", T_INT, log_retention_bytes, "268435456000", "-1", "-1", -1, INT64_MAX, NULL,
+      "default retention.bytes of topic partitions (-1: no limit)"),
+    K("log.retention.check.interval.ms", T_INT, log_retention_check_interval_ms, "300000", NULL, NULL, 10,
+      INT64_MAX, NULL, "how often retention is enforced in the background"),
+    K("storage.sync", T_ENUM, storage_sync, "normal", NULL, NULL, 0, 0, "off|normal|full",
+      "SQLite synchronous mode: normal survives kill -9, full also survives power loss"),
+    K("fetch.max.wait.cap.ms", T_INT, fetch_max_wait_cap_ms, "30000", NULL, NULL, 0, INT32_MAX, NULL,
+      "upper bound on how long a Fetch long poll is parked, whatever max_wait_ms asks"),
+    K("topic.config.policy", T_ENUM, topic_config_policy, "serverless", "kafka", "kafka", 0, 0, "serverless|kafka",
+      "serverless: only the 7 topic configs MSK Serverless allows may be set (cleanup.policy only at creation), "
+      "others get INVALID_CONFIG; kafka: every topic config Kafka knows"),
+};
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+static const char *const profile_names[] = {"serverless", "provisioned", "kafka"};
+
+const char *cfg_profile_name(cfg_profile p) { return profile_names[p]; }
+
+int cfg_profile_parse(const char *s, cfg_profile *out) {
+    for (int i = 0; i < 3; i++)
+        if (strcmp(s, profile_names[i]) == 0) {
+            *out = (cfg_profile)i;
+            return 0;
+        }
+    return -1;
+}
+
+size_t cfg_key_count(void) { return NKEYS; }
+cfg_key_info cfg_key_at(size_t i) { return (cfg_key_info){keys[i].name, keys[i].doc}; }
+
+static const key_def *find_key(const char *name) {
+    for (size_t i = 0; i < NKEYS; i++)
+        if (strcmp(keys[i].name, name) == 0) return &keys[i];
+    return NULL;
+}
+
+static int set_value(config *cfg, const key_def *k, const char *v, char *err, size_t errlen) {
+    void *p = (char *)cfg + k->off;
+    switch (k->type) {
+    case T_INT: {
+        errno = 0;
+        char *end;
+        long long x = strtoll(v, &end, 10);
+        if (errno || end == v || *end) {
+            snprintf(err, errlen, "%s: '%s' is not an integer", k->name, v);
+            return -1;
+        }
+        if (x < k->min || x > k->max) {
+            snprintf(err, errlen, "%s: %lld is outside [%lld, %lld]", k->name, x, (long long)k->min,
+                     (long long)k->max);
+            return -1;
+        }
+        *(int64_t *)p = x;
+        return 0;
+    }
+    case T_BOOL:
+        if (strcasecmp(v, "true") == 0)
+            *(bool *)p = true;
+        else if (strcasecmp(v, "false") == 0)
+            *(bool *)p = false;
+        else {
+            snprintf(err, errlen, "%s: '%s' is neither true nor false", k->name, v);
+            return -1;
+        }
+        return 0;
+    case T_STR: {
+        char *d = strdup(v);
+        if (!d) abort();
+        free(*(char **)p);
+        *(char **)p = d;
+        return 0;
+    }
+    case T_ENUM: {
+        const char *s = k->enums;
+        for (int idx = 0; s; idx++) {
+            const char *bar = strchr(s, '|');
+            size_t n = bar ? (size_t)(bar - s) : strlen(s);
+            if (strlen(v) == n && strncmp(s, v, n) == 0) {
+                *(int64_t *)p = idx;
+                return 0;
+            }
+            s = bar ? bar + 1 : NULL;
+        }
+        snprintf(err, errlen, "%s: '%s' is not one of %s", k->name, v, k->enums);
+        return -1;
+    }
+    }
+    return -1;
+}
+
+void cfg_defaults(config *cfg, cfg_profile prof) {
+    cfg_free(cfg);
+    memset(cfg, 0, sizeof(*cfg));
+    char err[256];
+    for (size_t i = 0; i < NKEYS; i++) {
+        const char *d = keys[i].dflt[prof] ? keys[i].dflt[prof] : keys[i].dflt[0];
+        if (set_value(cfg, &keys[i], d, err, sizeof err) != 0) abort(); /* a bad table is a build bug */
+    }
+    cfg->profile = prof;
+}
+
+int cfg_set(config *cfg, const char *key, const char *value, char *err, size_t errlen) {
+    const key_def *k = find_key(key);
+    if (!k) {
+        snprintf(err, errlen, "unknown key '%s'", key);
+        return -1;
+    }
+    if (strcmp(key, "profile") == 0) {
+        /* a profile replaces the defaults; keys set before it would be lost, so it must come first */
+        cfg_profile p;
+        if (cfg_profile_parse(value, &p) != 0) {
+            snprintf(err, errlen, "profile: '%s' is not one of serverless|provisioned|kafka", value);
+            return -1;
+        }
+        if (p != (cfg_profile)cfg->profile) cfg_defaults(cfg, p);
+        return 0;
+    }
+    return set_value(cfg, k, value, err, errlen);
+}
+
+static char *trim(char *s) {
+    while (isspace((unsigned char)*s)) s++;
+    char *e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1])) *--e = 0;
+    return s;
+}
+
+int cfg_load_file(config *cfg, const char *path, char *err, size_t errlen) {
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    char line[4096], why[512];
+    int lineno = 0, rc = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        char *s = trim(line);
+        if (!*s || *s == '#' || *s == '!') continue;
+        char *eq = strpbrk(s, "=:");
+        if (!eq) {
+            snprintf(err, errlen, "%s:%d: expected key=value", path, lineno);
+            rc = -1;
+            break;
+        }
+        *eq = 0;
+        if (cfg_set(cfg, trim(s), trim(eq + 1), why, sizeof why) != 0) {
+            snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
+            rc = -1;
+            break;
+        }
+    }
+    fclose(f);
+    return rc;
+}
+
+int cfg_load_env(config *cfg, char *err, size_t errlen) {
+    /* profile first, so that it does not reset keys set by other variables */
+    const char *prof = getenv("MSKMOCK_PROFILE");
+    char why[512];
+    if (prof && cfg_set(cfg, "profile", prof, why, sizeof why) != 0) {
+        snprintf(err, errlen, "environment MSKMOCK_PROFILE: %s", why);
+        return -1;
+    }
+    for (char **e = environ; *e; e++) {
+        if (strncmp(*e, "MSKMOCK_", 8) != 0) continue;
+        const char *eq = strchr(*e, '=');
+        if (!eq) continue;
+        char key[256];
+        size_t n = (size_t)(eq - *e) - 8;
+        if (n >= sizeof key) continue;
+        for (size_t i = 0; i < n; i++) {
+            char c = (*e)[8 + i];
+            key[i] = c == '_' ? '.' : (char)tolower((unsigned char)c);
+        }
+        key[n] = 0;
+        if (strcmp(key, "profile") == 0 || strcmp(key, "bin") == 0) continue;
+        if (cfg_set(cfg, key, eq + 1, why, sizeof why) != 0) {
+            snprintf(err, errlen, "environment %.*s: %s", (int)(eq - *e), *e, why);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* MSK Serverless hands out ids like these (seen in the wild: 41, 46, 96, 106, 153). */
+static const int32_t msk_ids[] = {41, 96, 153, 46, 106, 201, 77, 130, 188, 63};
+
+int cfg_finish(config *cfg, char *err, size_t errlen) {
+    int n = (int)cfg->broker_count;
+    if (cfg->plaintext_port + n - 1 > 65535) {
+        snprintf(err, errlen, "plaintext.port: %lld + broker.count %d runs past port 65535",
+                 (long long)cfg->plaintext_port, n);
+        return -1;
+    }
+    if (!*cfg->broker_ids) {
+        for (int i = 0; i < n; i++) {
+            int base = (int)(sizeof msk_ids / sizeof msk_ids[0]);
+            cfg->node_ids[i] = cfg->profile == PROFILE_KAFKA ? i + 1 : msk_ids[i % base] + 1000 * (i / base);
+        }
+        return 0;
+    }
+    const char *s = cfg->broker_ids;
+    for (int i = 0; i < n; i++) {
+        char *end;
+        errno = 0;
+        long v = strtol(s, &end, 10);
+        if (errno || end == s || v < 0 || v > INT32_MAX || (*end && *end != ',')) {
+            snprintf(err, errlen, "broker.ids: '%s' is not a list of %d node ids", cfg->broker_ids, n);
+            return -1;
+        }
+        for (int j = 0; j < i; j++)
+            if (cfg->node_ids[j] == v) {
+                snprintf(err, errlen, "broker.ids: node id %ld appears twice", v);
+                return -1;
+            }
+        cfg->node_ids[i] = (int32_t)v;
+        s = *end ? end + 1 : end;
+        if (!*end && i + 1 < n) {
+            snprintf(err, errlen, "broker.ids: %d ids for broker.count %d", i + 1, n);
+            return -1;
+        }
+    }
+    if (*s) {
+        snprintf(err, errlen, "broker.ids: more ids than broker.count %d", n);
+        return -1;
+    }
+    return 0;
+}
+
+void cfg_free(config *cfg) {
+    for (size_t i = 0; i < NKEYS; i++)
+        if (keys[i].type == T_STR) {
+            char **p = (char **)((char *)cfg + keys[i].off);
+            free(*p);
+            *p = NULL;
+        }
+}

@@ -1,0 +1,70 @@
+/*
+ * config: every setting mskmock has, described once in a table (config.c)
+ * with its type, bounds, documentation and per-profile default. A profile is
+ * only a set of defaults; any key can be set on its own. Sources, later ones
+ * winning: profile defaults, the properties file, MSKMOCK_<KEY> environment
+ * variables, command-line flags.
+ */
+#ifndef CONFIG_H
+#define CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum cfg_topic_policy { TOPIC_POLICY_SERVERLESS, TOPIC_POLICY_KAFKA } cfg_topic_policy;
+
+typedef enum cfg_profile { PROFILE_SERVERLESS, PROFILE_PROVISIONED, PROFILE_KAFKA } cfg_profile;
+
+#define CFG_MAX_BROKERS 64
+
+typedef struct config {
+    int64_t profile;
+    char *data_dir;
+    char *log_level;
+    char *bind_address;
+    char *advertised_host;
+    int64_t plaintext_port;
+    int64_t broker_count;
+    char *broker_ids;
+    char *cluster_id;
+    int64_t socket_request_max_bytes;
+    int64_t connections_max_idle_ms;
+    bool auto_create_topics_enable;
+    int64_t num_partitions;
+    int64_t default_replication_factor;
+    int64_t message_max_bytes;
+    int64_t log_retention_ms;
+    int64_t log_retention_bytes;
+    int64_t log_retention_check_interval_ms;
+    int64_t storage_sync;
+    int64_t fetch_max_wait_cap_ms;
+    int64_t topic_config_policy;
+
+    /* derived */
+    int32_t node_ids[CFG_MAX_BROKERS];
+} config;
+
+/* Fill cfg with the defaults of the profile. */
+void cfg_defaults(config *cfg, cfg_profile p);
+/* Apply one key=value; returns 0 or -1 with a reason in err. */
+int cfg_set(config *cfg, const char *key, const char *value, char *err, size_t errlen);
+/* Apply a properties file; on error err holds "file:line: reason". */
+int cfg_load_file(config *cfg, const char *path, char *err, size_t errlen);
+/* Apply MSKMOCK_<KEY> variables from environ. */
+int cfg_load_env(config *cfg, char *err, size_t errlen);
+/* Check cross-key rules and compute derived values. */
+int cfg_finish(config *cfg, char *err, size_t errlen);
+void cfg_free(config *cfg);
+
+/* For documentation checks and --help: the key table. */
+typedef struct cfg_key_info {
+    const char *name;
+    const char *doc;
+} cfg_key_info;
+size_t cfg_key_count(void);
+cfg_key_info cfg_key_at(size_t i);
+const char *cfg_profile_name(cfg_profile p);
+int cfg_profile_parse(const char *s, cfg_profile *out);
+
+#endif

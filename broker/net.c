@@ -1,0 +1,304 @@
+#include "net.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "log.h"
+#include "req.h"
+
+/* Stop reading from a connection with this many requests not yet answered. */
+#define MAX_QUEUED 256
+
+static conn *commit_list; /* conns with answers held for the next commit */
+
+static void on_close(uv_handle_t *h) {
+    conn *c = h->data;
+    while (c->head) {
+        req *r = c->head;
+        c->head = r->next;
+        req_free(r);
+    }
+    free(c->rbuf);
+    free(c->client_id);
+    free(c);
+}
+
+const char *conn_client_id(const conn *c) { return c->client_id ? c->client_id : "-"; }
+
+void net_close(conn *c, const char *why) {
+    if (c->closing) return;
+    c->closing = true;
+    srv *s = c->s;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        s->conns = c->next;
+    if (c->next) c->next->prev = c->prev;
+    s->nconns--;
+    /* a parked request may be registered elsewhere (fetch waiters): let it go */
+    for (req *r = c->head; r; r = r->next)
+        if (r->state == REQ_PARKED) req_cancel_park(s, r);
+    if (c->in_commit_list) {
+        for (conn **pp = &commit_list; *pp; pp = &(*pp)->commit_next)
+            if (*pp == c) {
+                *pp = c->commit_next;
+                break;
+            }
+    }
+    log_info("conn=%llu close peer=%s client=%s node=%d requests=%llu reason=%s", (unsigned long long)c->id, c->peer,
+             conn_client_id(c), s->nodes[c->node].id, (unsigned long long)c->requests, why);
+    uv_close((uv_handle_t *)&c->tcp, on_close);
+}
+
+typedef struct write_ctx {
+    uv_write_t w;
+    conn *c;
+    int n;
+    uint8_t *bufs[];
+} write_ctx;
+
+static void on_write(uv_write_t *w, int status) {
+    write_ctx *wc = (write_ctx *)w;
+    for (int i = 0; i < wc->n; i++) free(wc->bufs[i]);
+    if (status < 0 && !wc->c->closing) net_close(wc->c, uv_strerror(status));
+    free(wc);
+}
+
+/* Write every finished answer at the head of the queue, in one uv_write. */
+static void flush_ready(conn *c) {
+    uint64_t seq = stor_commit_seq(c->s->st);
+    int n = 0;
+    for (req *r = c->head; r && r != c->next_start; r = r->next) {
+        if (r->state == REQ_WAIT_COMMIT && seq > r->commit_seq) r->state = REQ_READY;
+        if (r->state != REQ_READY && r->state != REQ_SILENT) break;
+        n++;
+    }
+    if (!n) return;
+    write_ctx *wc = malloc(sizeof(*wc) + sizeof(uint8_t *) * (size_t)n);
+    uv_buf_t *bufs = malloc(sizeof(uv_buf_t) * (size_t)n);
+    if (!wc || !bufs) abort();
+    wc->c = c;
+    wc->n = 0;
+    int nb = 0;
+    for (int i = 0; i < n; i++) {
+        req *r = c->head;
+        c->head = r->next;
+        if (!c->head) c->tail = NULL;
+        c->nqueued--;
+        if (r->state == REQ_READY) {
+            bufs[nb++] = uv_buf_init((char *)r->out.buf, (unsigned)r->out.len);
+            wc->bufs[wc->n++] = r->out.buf;
+            r->out.buf = NULL; /* now owned by the write */
+        }
+        req_free(r);
+    }
+    if (nb) {
+        int rc = uv_write(&wc->w, (uv_stream_t *)&c->tcp, bufs, (unsigned)nb, on_write);
+        if (rc < 0) {
+            for (int i = 0; i < wc->n; i++) free(wc->bufs[i]);
+            free(wc);
+            net_close(c, uv_strerror(rc));
+        }
+    } else {
+        free(wc);
+    }
+    free(bufs);
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+    conn *c = h->data;
+    (void)suggested;
+    if (c->rcap - c->rlen < 65536) {
+        size_t cap = c->rcap ? c->rcap * 2 : 65536;
+        while (cap - c->rlen < 65536) cap *= 2;
+        uint8_t *b = realloc(c->rbuf, cap);
+        if (!b) abort();
+        c->rbuf = b;
+        c->rcap = cap;
+    }
+    *buf = uv_buf_init((char *)c->rbuf + c->rlen, (unsigned)(c->rcap - c->rlen));
+}
+
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf);
+
+static void set_reading(conn *c, bool on) {
+    if (c->closing || c->reading == on) return;
+    c->reading = on;
+    if (on)
+        uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+    else
+        uv_read_stop((uv_stream_t *)&c->tcp);
+}
+
+/* Cut complete frames out of the read buffer into queued requests. */
+static bool take_frames(conn *c) {
+    size_t pos = 0;
+    int64_t max = c->s->cfg->socket_request_max_bytes;
+    while (c->rlen - pos >= 4) {
+        int32_t size = kp_get_i32(c->rbuf + pos);
+        if (size < 0 || size > max) {
+            log_warn("conn=%llu refused frame: size %d is outside [0, socket.request.max.bytes=%lld]",
+                     (unsigned long long)c->id, size, (long long)max);
+            net_close(c, "frame size out of range");
+            return false;
+        }
+        if (c->rlen - pos - 4 < (size_t)size) break;
+        req *r = calloc(1, sizeof(*r));
+        if (!r) abort();
+        r->c = c;
+        r->len = (size_t)size;
+        r->frame = malloc(r->len ? r->len : 1);
+        if (!r->frame) abort();
+        memcpy(r->frame, c->rbuf + pos + 4, r->len);
+        r->state = REQ_QUEUED;
+        if (c->tail)
+            c->tail->next = r;
+        else
+            c->head = r;
+        c->tail = r;
+        if (!c->next_start) c->next_start = r;
+        c->nqueued++;
+        pos += 4 + (size_t)size;
+    }
+    memmove(c->rbuf, c->rbuf + pos, c->rlen - pos);
+    c->rlen -= pos;
+    return true;
+}
+
+void net_hold_for_commit(conn *c) {
+    if (c->in_commit_list) return;
+    c->in_commit_list = true;
+    c->commit_next = commit_list;
+    commit_list = c;
+}
+
+void net_pump(conn *c) {
+    if (c->closing) return;
+    while (c->next_start) {
+        req *r = c->next_start;
+        /* a parked request mutes the connection until it is answered */
+        req *prev_parked = NULL;
+        for (req *q = c->head; q != r; q = q->next)
+            if (q->state == REQ_PARKED) prev_parked = q;
+        if (prev_parked) break;
+        c->next_start = r->next;
+        c->requests++;
+        if (!req_dispatch(c->s, r)) {
+            net_close(c, "request refused");
+            return;
+        }
+        if (c->closing) return;
+    }
+    flush_ready(c);
+    if (!c->closing) set_reading(c, c->nqueued < MAX_QUEUED);
+}
+
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
+    conn *c = st->data;
+    (void)buf;
+    if (nread < 0) {
+        if (c->rlen) log_warn("conn=%llu closed by peer inside a frame (%zu bytes pending)", (unsigned long long)c->id, c->rlen);
+        net_close(c, nread == UV_EOF ? "peer closed" : uv_strerror((int)nread));
+        return;
+    }
+    if (nread == 0) return;
+    c->rlen += (size_t)nread;
+    c->last_active_ms = clk_mono_ms();
+    if (!take_frames(c)) return;
+    net_pump(c);
+}
+
+void net_after_commit(srv *s) {
+    (void)s;
+    conn *list = commit_list;
+    commit_list = NULL;
+    while (list) {
+        conn *c = list;
+        list = c->commit_next;
+        c->in_commit_list = false;
+        net_pump(c);
+    }
+}
+
+static void on_connection(uv_stream_t *server, int status) {
+    srv *s = server->data;
+    if (status < 0) {
+        log_warn("accept failed: %s", uv_strerror(status));
+        return;
+    }
+    conn *c = calloc(1, sizeof(*c));
+    if (!c) abort();
+    uv_tcp_init(s->loop, &c->tcp);
+    c->tcp.data = c;
+    if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0) {
+        uv_close((uv_handle_t *)&c->tcp, on_close);
+        return;
+    }
+    uv_tcp_nodelay(&c->tcp, 1);
+    c->s = s;
+    c->id = ++s->next_conn_id;
+    c->node = (int)(((node *)((char *)server - offsetof(node, listener))) - s->nodes);
+    c->opened_ms = c->last_active_ms = clk_mono_ms();
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+    snprintf(c->peer, sizeof c->peer, "?");
+    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) == 0) {
+        char host[48] = "?";
+        int port = 0;
+        if (ss.ss_family == AF_INET) {
+            uv_ip4_name((struct sockaddr_in *)&ss, host, sizeof host);
+            port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+        } else if (ss.ss_family == AF_INET6) {
+            uv_ip6_name((struct sockaddr_in6 *)&ss, host, sizeof host);
+            port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+        }
+        snprintf(c->peer, sizeof c->peer, "%s:%d", host, port);
+    }
+    c->next = s->conns;
+    if (s->conns) s->conns->prev = c;
+    s->conns = c;
+    s->nconns++;
+    log_info("conn=%llu open peer=%s node=%d listener=plaintext", (unsigned long long)c->id, c->peer,
+             s->nodes[c->node].id);
+    set_reading(c, true);
+}
+
+int net_listen(srv *s, char *err, size_t errlen) {
+    for (int i = 0; i < s->nnodes; i++) {
+        node *n = &s->nodes[i];
+        struct sockaddr_storage addr;
+        const char *host = s->cfg->bind_address;
+        int rc = strchr(host, ':') ? uv_ip6_addr(host, n->port, (struct sockaddr_in6 *)&addr)
+                                   : uv_ip4_addr(host, n->port, (struct sockaddr_in *)&addr);
+        if (rc == 0) {
+            uv_tcp_init(s->loop, &n->listener);
+            n->listener.data = s;
+            rc = uv_tcp_bind(&n->listener, (struct sockaddr *)&addr, 0);
+            if (rc == 0) rc = uv_listen((uv_stream_t *)&n->listener, 1024, on_connection);
+        }
+        if (rc != 0) {
+            snprintf(err, errlen, "cannot listen on %s:%d for node %d: %s", host, n->port, n->id, uv_strerror(rc));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void net_close_all(srv *s) {
+    while (s->conns) net_close(s->conns, "shutdown");
+    for (int i = 0; i < s->nnodes; i++)
+        if (!uv_is_closing((uv_handle_t *)&s->nodes[i].listener)) uv_close((uv_handle_t *)&s->nodes[i].listener, NULL);
+}
+
+void net_sweep_idle(srv *s) {
+    int64_t idle = s->cfg->connections_max_idle_ms;
+    if (idle <= 0) return;
+    int64_t now = clk_mono_ms();
+    conn *c = s->conns;
+    while (c) {
+        conn *next = c->next;
+        if (!c->head && now - c->last_active_ms > idle) net_close(c, "idle longer than connections.max.idle.ms");
+        c = next;
+    }
+}

@@ -1,0 +1,46 @@
+/*
+ * net: TCP listeners (one per synthetic broker), connections and Kafka
+ * framing (int32 size prefix). Frames become requests queued on their
+ * connection; answers leave in request order.
+ */
+#ifndef NET_H
+#define NET_H
+
+#include "srv.h"
+
+struct conn {
+    uv_tcp_t tcp;
+    srv *s;
+    uint64_t id;
+    int node;                 /* index of the synthetic broker it connected to */
+    char peer[64];
+    char *client_id;          /* from the latest request header, for log lines */
+    uint8_t *rbuf;
+    size_t rlen, rcap;
+    req *head, *tail;         /* requests in arrival order, answered from the head */
+    req *next_start;          /* first request not yet started */
+    int nqueued;
+    bool reading;
+    bool closing;
+    bool in_commit_list;
+    int64_t last_active_ms;
+    int64_t opened_ms;
+    uint64_t requests;
+    conn *prev, *next;        /* srv.conns */
+    conn *commit_next;        /* conns holding answers until the next commit */
+};
+
+int net_listen(srv *s, char *err, size_t errlen);
+void net_close_all(srv *s);
+/* Start queued requests and write finished answers, in order. */
+void net_pump(conn *c);
+/* Close after writing what is already finished (a refusal that ends the connection). */
+void net_close(conn *c, const char *why);
+/* Called after each storage commit: answers held for it can go out. */
+void net_after_commit(srv *s);
+void net_sweep_idle(srv *s);
+/* The connection holds an answer until the next commit. */
+void net_hold_for_commit(conn *c);
+const char *conn_client_id(const conn *c);
+
+#endif

@@ -1,2 +1,0 @@
-/* placeholder until the broker core lands */
-int brokercore_placeholder_;

@@ -1,0 +1,81 @@
+/*
+ * req: one Kafka request from frame to response, and the handler table.
+ *
+ * A connection's requests are answered strictly in order. A handler either
+ * answers at once (req_respond), answers after the next storage commit
+ * (req_respond_after_commit, for acknowledged produces), or parks the
+ * request (req_park) and answers later; while a request is parked the
+ * connection starts no other request, as Kafka mutes the socket.
+ */
+#ifndef REQ_H
+#define REQ_H
+
+#include <stdarg.h>
+
+#include "kp.h"
+#include "kp_errors.h"
+#include "kp_msgs.h"
+#include "srv.h"
+
+typedef enum req_state {
+    REQ_QUEUED,       /* read, not started */
+    REQ_PARKED,       /* handler will answer later */
+    REQ_WAIT_COMMIT,  /* answer encoded, held until the storage commit */
+    REQ_READY,        /* answer encoded */
+    REQ_SILENT,       /* no answer (acks=0 produce) */
+} req_state;
+
+struct req {
+    conn *c;
+    req *next;
+    uint8_t *frame;          /* the request without its size prefix; owned */
+    size_t len;
+    kp_req_header hdr;
+    const kp_msg *msg;
+    void *body;              /* decoded request */
+    kp_arena arena;          /* everything decoded or built for this request */
+    kp_writer out;           /* encoded response, size prefix included */
+    req_state state;
+    uint64_t commit_seq;     /* REQ_WAIT_COMMIT: answer when stor_commit_seq() > this */
+    int64_t started_us;
+    void *park;              /* handler data while parked */
+    void (*park_cancel)(srv *s, req *r); /* the connection closed while parked */
+};
+
+typedef void (*api_fn)(srv *s, req *r);
+
+typedef struct api_handler {
+    int16_t key;
+    int16_t vmin, vmax;      /* advertised and served */
+    api_fn fn;
+} api_handler;
+
+/* The one table of what mskmock serves; ApiVersions is computed from it. */
+const api_handler *api_lookup(int16_t key);
+size_t api_count(void);
+const api_handler *api_at(size_t i);
+
+/* Decode r->frame, run the handler. Returns false when the connection must close. */
+bool req_dispatch(srv *s, req *r);
+
+/* A zeroed response struct of the request's message with version defaults. */
+void *req_resp(req *r);
+void req_respond(req *r, const void *resp);
+void req_respond_after_commit(srv *s, req *r, const void *resp);
+void req_park(req *r, void *data, void (*cancel)(srv *s, req *r));
+void req_cancel_park(srv *s, req *r);
+/* Answer a parked request; the connection then resumes. */
+void req_unpark_respond(srv *s, req *r, const void *resp);
+void req_silent(req *r);
+void req_free(req *r);
+void *req_alloc(req *r, size_t n);
+kp_str req_strf(req *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * The one refusal log line: connection, client, API and version, the error
+ * code with its name and the concrete reason. Handlers put the same code in
+ * the response themselves (per partition, per topic or top level).
+ */
+void req_log_refusal(const req *r, int16_t code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,41 @@
+/*
+ * Background retention: retention.ms drops batches whose newest record is
+ * older than the limit, retention.bytes drops the oldest batches while a
+ * partition is over its limit. Like Kafka, whole units go (batches here,
+ * segments there) and the log start offset moves forward.
+ */
+#include "clock.h"
+#include "log.h"
+#include "srv.h"
+
+static void enforce_partition(srv *s, topic *t, partition *p, int64_t now) {
+    int64_t new_start = p->log_start;
+    int64_t bytes = t->retention_bytes >= 0 ? stor_partition_bytes(s->st, t->id, p->index) : 0;
+    for (;;) {
+        stor_batch_meta m;
+        if (stor_oldest_batch(s->st, t->id, p->index, &m) != 1) break;
+        bool too_old = t->retention_ms >= 0 && m.max_timestamp < now - t->retention_ms;
+        bool too_big = t->retention_bytes >= 0 && bytes > t->retention_bytes;
+        /* never drop what consumers may not have seen committed */
+        if ((!too_old && !too_big) || m.last_offset >= p->hw) break;
+        new_start = m.last_offset + 1;
+        int64_t before = bytes;
+        if (stor_log_start_set(s->st, t->id, p->index, new_start) < 0) {
+            log_error("retention of %s-%d: %s", t->name, p->index, stor_errmsg(s->st));
+            return;
+        }
+        bytes = t->retention_bytes >= 0 ? stor_partition_bytes(s->st, t->id, p->index) : 0;
+        if (too_big && bytes >= before) break;
+    }
+    if (new_start != p->log_start) {
+        log_info("retention: %s-%d log start offset %lld -> %lld", t->name, p->index, (long long)p->log_start,
+                 (long long)new_start);
+        p->log_start = new_start;
+    }
+}
+
+void srv_enforce_retention(srv *s) {
+    int64_t now = clk_now_ms();
+    for (topic *t = s->topics; t; t = t->next)
+        for (int32_t i = 0; i < t->nparts; i++) enforce_partition(s, t, &t->parts[i], now);
+}

@@ -1,0 +1,142 @@
+/* Start-up, the per-iteration commit, and housekeeping (idle connections, retention). */
+#include "srv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "clock.h"
+#include "log.h"
+#include "net.h"
+
+void srv_mark_dirty(srv *s, partition *p) {
+    if (p->dirty) return;
+    if (s->ndirty == s->cap_dirty) {
+        int cap = s->cap_dirty ? s->cap_dirty * 2 : 64;
+        partition **d = realloc(s->dirty, sizeof(*d) * (size_t)cap);
+        if (!d) abort();
+        s->dirty = d;
+        s->cap_dirty = cap;
+    }
+    p->dirty = true;
+    s->dirty[s->ndirty++] = p;
+}
+
+void srv_after_commit(srv *s) {
+    bool advanced = false;
+    for (int i = 0; i < s->ndirty; i++) {
+        partition *p = s->dirty[i];
+        p->dirty = false;
+        if (p->hw != p->end) advanced = true;
+        p->hw = p->end;
+    }
+    s->ndirty = 0;
+    if (advanced) fetch_wake(s);
+    net_after_commit(s);
+}
+
+int srv_commit_now(srv *s) {
+    if (!stor_in_txn(s->st)) {
+        if (s->ndirty) srv_after_commit(s);
+        return 0;
+    }
+    if (stor_commit(s->st) != 0) {
+        /*
+         * The batches of this transaction are gone while the in-memory offsets
+         * already moved past them. Nothing of it was acknowledged; the only
+         * safe way on is a restart that reloads the truth from the database.
+         */
+        log_error("storage commit failed: %s; stopping so that no unacknowledged offset is ever served",
+                  stor_errmsg(s->st));
+        exit(3);
+    }
+    srv_after_commit(s);
+    return 0;
+}
+
+/* Runs once per loop iteration, just before the loop waits for I/O. */
+static void on_prepare(uv_prepare_t *h) {
+    srv *s = h->data;
+    srv_commit_now(s);
+}
+
+static void on_housekeeping(uv_timer_t *h) {
+    srv *s = h->data;
+    net_sweep_idle(s);
+    int64_t now = clk_mono_ms();
+    if (now >= s->next_retention_ms) {
+        s->next_retention_ms = now + s->cfg->log_retention_check_interval_ms;
+        srv_enforce_retention(s);
+    }
+}
+
+static int open_storage(srv *s, char *err, size_t errlen) {
+    const char *dir = s->cfg->data_dir;
+    char path[4096];
+    if (strcmp(dir, ":memory:") == 0) {
+        snprintf(path, sizeof path, ":memory:");
+    } else {
+        if (mkdir(dir, 0755) != 0) {
+            struct stat st;
+            if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+                snprintf(err, errlen, "data.dir %s: cannot create the directory", dir);
+                return -1;
+            }
+        }
+        snprintf(path, sizeof path, "%s/mskmock.db", dir);
+    }
+    char why[512];
+    if (stor_open(&s->st, path, (stor_sync)s->cfg->storage_sync, why, sizeof why) != 0) {
+        snprintf(err, errlen, "storage %s: %s", path, why);
+        return -1;
+    }
+    return 0;
+}
+
+int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen) {
+    memset(s, 0, sizeof *s);
+    s->loop = loop;
+    s->cfg = cfg;
+    s->started_us = clk_mono_us();
+    s->next_producer_id = 1000;
+    s->nnodes = (int)cfg->broker_count;
+    for (int i = 0; i < s->nnodes; i++) {
+        s->nodes[i].id = cfg->node_ids[i];
+        s->nodes[i].port = (int32_t)(cfg->plaintext_port + i);
+    }
+    if (open_storage(s, err, errlen) != 0) return -1;
+    if (srv_load_topics(s) != 0) {
+        snprintf(err, errlen, "loading topics: %s", stor_errmsg(s->st));
+        return -1;
+    }
+    if (net_listen(s, err, errlen) != 0) return -1;
+    uv_prepare_init(loop, &s->commit_handle);
+    s->commit_handle.data = s;
+    uv_prepare_start(&s->commit_handle, on_prepare);
+    uv_timer_init(loop, &s->housekeeping);
+    s->housekeeping.data = s;
+    s->next_retention_ms = clk_mono_ms() + cfg->log_retention_check_interval_ms;
+    uv_timer_start(&s->housekeeping, on_housekeeping, 1000, 1000);
+    uv_unref((uv_handle_t *)&s->housekeeping);
+    return 0;
+}
+
+void srv_close(srv *s) {
+    srv_commit_now(s);
+    fetch_cancel_all(s);
+    net_close_all(s);
+    if (!uv_is_closing((uv_handle_t *)&s->commit_handle)) uv_close((uv_handle_t *)&s->commit_handle, NULL);
+    if (!uv_is_closing((uv_handle_t *)&s->housekeeping)) uv_close((uv_handle_t *)&s->housekeeping, NULL);
+}
+
+void srv_free(srv *s) {
+    while (s->topics) {
+        topic *t = s->topics;
+        s->topics = t->next;
+        srv_topic_free(t);
+    }
+    free(s->dirty);
+    stor_close(s->st);
+    s->st = NULL;
+}

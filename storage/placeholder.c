@@ -1,2 +1,0 @@
-#include "stor.h"
-int stor_placeholder_;

@@ -1,0 +1,248 @@
+/* Open, connection settings, the lazily opened write transaction and its commit. */
+#include "stor_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void stor_errf(char *err, size_t errlen, const char *fmt, ...) {
+    if (!err || errlen == 0) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+int stor_fail(stor *s, const char *what) {
+    snprintf(s->err, sizeof s->err, "%s: %s", what, sqlite3_errmsg(s->db));
+    /*
+     * Some errors (disk full, I/O, out of memory) make SQLite roll back the
+     * whole transaction, not just the statement. The writes before it are
+     * gone, so the next stor_commit must fail rather than report them durable.
+     */
+    if (s->in_txn && sqlite3_get_autocommit(s->db)) s->txn_failed = true;
+    return -1;
+}
+
+int stor_failf(stor *s, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->err, sizeof s->err, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+sqlite3_stmt *stor_stmt(stor *s, stor_stmt_id id) {
+    sqlite3_stmt *st = s->stmt[id];
+    /* Every user resets after use; this guards against a missed path leaving a read open. */
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return st;
+}
+
+int stor_step_done(stor *s, sqlite3_stmt *st, const char *what) {
+    int rc = sqlite3_step(st);
+    int ret = rc == SQLITE_DONE ? 0 : stor_fail(s, what);
+    sqlite3_reset(st);
+    return ret;
+}
+
+int stor_write_begin(stor *s) {
+    if (s->in_txn && sqlite3_get_autocommit(s->db)) s->txn_failed = true;
+    if (s->txn_failed)
+        return stor_failf(s, "the open transaction was rolled back after an earlier error; call stor_commit first");
+    if (s->in_txn) return 0;
+    /* IMMEDIATE takes the write lock now, so a competing writer shows up here and not at COMMIT. */
+    if (stor_step_done(s, stor_stmt(s, STOR_BEGIN), "begin transaction")) return -1;
+    s->in_txn = true;
+    return 0;
+}
+
+int stor_op_begin(stor *s) {
+    if (stor_write_begin(s)) return -1;
+    return stor_step_done(s, stor_stmt(s, STOR_SAVEPOINT), "savepoint");
+}
+
+int stor_op_end(stor *s, int rc) {
+    if (rc == 0) return stor_step_done(s, stor_stmt(s, STOR_RELEASE), "release savepoint");
+    /* Undo the partial operation but keep the message of the statement that failed. */
+    if (!sqlite3_get_autocommit(s->db)) {
+        sqlite3_stmt *st = stor_stmt(s, STOR_ROLLBACK_TO);
+        sqlite3_step(st);
+        sqlite3_reset(st);
+        st = stor_stmt(s, STOR_RELEASE);
+        sqlite3_step(st);
+        sqlite3_reset(st);
+    }
+    if (s->in_txn && sqlite3_get_autocommit(s->db)) s->txn_failed = true;
+    return rc;
+}
+
+void stor_meta_from_row(sqlite3_stmt *st, int col, stor_batch_meta *m) {
+    m->base_offset = sqlite3_column_int64(st, col + 0);
+    m->last_offset = sqlite3_column_int64(st, col + 1);
+    m->max_timestamp = sqlite3_column_int64(st, col + 2);
+    m->producer_id = sqlite3_column_int64(st, col + 3);
+    m->producer_epoch = (int16_t)sqlite3_column_int(st, col + 4);
+    m->base_sequence = sqlite3_column_int(st, col + 5);
+    m->last_sequence = sqlite3_column_int(st, col + 6);
+    m->records_count = sqlite3_column_int(st, col + 7);
+}
+
+/* ---- open ---- */
+
+static int stor_pragma_exec(sqlite3 *db, const char *sql, char *err, size_t errlen) {
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK) return 0;
+    stor_errf(err, errlen, "%s: %s", sql, msg ? msg : sqlite3_errmsg(db));
+    sqlite3_free(msg);
+    return -1;
+}
+
+/* Runs a pragma that answers one value and copies the answer as text. */
+static int stor_pragma_query(sqlite3 *db, const char *sql, char *out, size_t outlen, char *err, size_t errlen) {
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) {
+        stor_errf(err, errlen, "%s: %s", sql, sqlite3_errmsg(db));
+        sqlite3_finalize(st);
+        return -1;
+    }
+    const unsigned char *v = sqlite3_column_text(st, 0);
+    snprintf(out, outlen, "%s", v ? (const char *)v : "");
+    sqlite3_finalize(st);
+    return 0;
+}
+
+static int stor_set_journal(sqlite3 *db, char *err, size_t errlen) {
+    char mode[32];
+    if (stor_pragma_query(db, "PRAGMA journal_mode = WAL", mode, sizeof mode, err, errlen)) return -1;
+    if (strcmp(mode, "wal") == 0) return 0;
+    /* In-memory and temporary databases cannot use WAL; nothing there needs to survive anyway. */
+    const char *file = sqlite3_db_filename(db, "main");
+    if (!file || !*file) return 0;
+    stor_errf(err, errlen,
+              "cannot put %s in WAL journal mode (SQLite kept '%s'); the data directory must be on a local "
+              "filesystem that supports shared memory",
+              file, mode);
+    return -1;
+}
+
+static int stor_configure(sqlite3 *db, stor_sync sync, char *err, size_t errlen) {
+    static const char *const sync_sql[] = {
+        [STOR_SYNC_OFF] = "PRAGMA synchronous = OFF",
+        [STOR_SYNC_NORMAL] = "PRAGMA synchronous = NORMAL",
+        [STOR_SYNC_FULL] = "PRAGMA synchronous = FULL",
+    };
+    if ((unsigned)sync >= sizeof sync_sql / sizeof sync_sql[0]) {
+        stor_errf(err, errlen, "invalid sync mode %d", (int)sync);
+        return -1;
+    }
+    sqlite3_extended_result_codes(db, 1);
+    sqlite3_busy_timeout(db, STOR_BUSY_TIMEOUT_MS);
+    if (stor_set_journal(db, err, errlen)) return -1;
+    if (stor_pragma_exec(db, sync_sql[sync], err, errlen)) return -1;
+    if (stor_pragma_exec(db, "PRAGMA foreign_keys = ON", err, errlen)) return -1;
+    /* Topic deletion relies on ON DELETE CASCADE; a build without foreign keys would leave orphans. */
+    char fk[8];
+    if (stor_pragma_query(db, "PRAGMA foreign_keys", fk, sizeof fk, err, errlen)) return -1;
+    if (strcmp(fk, "1") != 0) {
+        stor_errf(err, errlen, "this SQLite build does not enforce foreign keys");
+        return -1;
+    }
+    return 0;
+}
+
+static int stor_prepare_all(stor *s, char *err, size_t errlen) {
+    for (int i = 0; i < STOR_STMT_COUNT; i++) {
+        if (sqlite3_prepare_v3(s->db, stor_stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->stmt[i], NULL) !=
+            SQLITE_OK) {
+            stor_errf(err, errlen, "prepare statement %d (%s): %s", i, stor_stmt_sql[i], sqlite3_errmsg(s->db));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int stor_open(stor **out, const char *path, stor_sync sync, char *err, size_t errlen) {
+    *out = NULL;
+    if (!path) {
+        stor_errf(err, errlen, "no database path");
+        return -1;
+    }
+    stor *s = calloc(1, sizeof *s);
+    if (!s) {
+        stor_errf(err, errlen, "out of memory");
+        return -1;
+    }
+    /* Only the loop thread touches the handle, so SQLite's own mutexes are pure cost. */
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+    int rc = sqlite3_open_v2(path, &s->db, flags, NULL);
+    if (rc != SQLITE_OK) {
+        stor_errf(err, errlen, "open %s: %s", path, s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+        stor_close(s);
+        return -1;
+    }
+    char why[400] = "";
+    if (stor_configure(s->db, sync, why, sizeof why) || stor_migrate(s->db, &s->schema_version, why, sizeof why) ||
+        stor_prepare_all(s, why, sizeof why)) {
+        stor_errf(err, errlen, "%s: %s", path, why);
+        stor_close(s);
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
+void stor_close(stor *s) {
+    if (!s) return;
+    /* Closing with an open transaction discards it: only what stor_commit returned 0 for is kept. */
+    if (s->db && !sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    for (int i = 0; i < STOR_STMT_COUNT; i++) sqlite3_finalize(s->stmt[i]);
+    sqlite3_close_v2(s->db);
+    free(s);
+}
+
+int stor_schema_version(stor *s) { return s->schema_version; }
+
+/* ---- transaction ---- */
+
+static void stor_rollback_quietly(stor *s) {
+    if (!sqlite3_get_autocommit(s->db)) {
+        sqlite3_stmt *st = stor_stmt(s, STOR_ROLLBACK);
+        sqlite3_step(st);
+        sqlite3_reset(st);
+    }
+    s->in_txn = false;
+    s->txn_failed = false;
+}
+
+int stor_commit(stor *s) {
+    if (s->in_txn && sqlite3_get_autocommit(s->db)) s->txn_failed = true;
+    if (s->txn_failed) {
+        /* s->err still holds the error that lost the transaction. */
+        stor_rollback_quietly(s);
+        return -1;
+    }
+    if (!s->in_txn) return 0;
+    if (stor_step_done(s, stor_stmt(s, STOR_COMMIT), "commit")) {
+        /*
+         * Roll back rather than leave the transaction open: the caller will
+         * refuse these writes, and a later successful commit must not make
+         * them durable behind its back.
+         */
+        stor_rollback_quietly(s);
+        return -1;
+    }
+    s->in_txn = false;
+    s->commit_seq++;
+    return 0;
+}
+
+bool stor_in_txn(stor *s) { return s->in_txn; }
+
+uint64_t stor_commit_seq(stor *s) { return s->commit_seq; }
+
+const char *stor_errmsg(stor *s) { return s->err[0] ? s->err : "no error"; }

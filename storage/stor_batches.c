@@ -1,0 +1,164 @@
+/* Record batches: append, fetch, offset and timestamp look-ups, log start (retention, DeleteRecords). */
+#include "stor_int.h"
+
+static int stor_bind_key(stor *s, sqlite3_stmt *st, int64_t topic_id, int32_t partition) {
+    if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition))
+        return stor_fail(s, "bind partition key");
+    return 0;
+}
+
+static int stor_batch_check(stor *s, const stor_batch_meta *m, const void *data, size_t len) {
+    if (!m) return stor_failf(s, "append batch: no metadata");
+    if (!data || len == 0) return stor_failf(s, "append batch: empty data");
+    if (len > (size_t)INT32_MAX) return stor_failf(s, "append batch: %zu bytes is too large", len);
+    if (m->base_offset < 0 || m->last_offset < m->base_offset)
+        return stor_failf(s, "append batch: bad offsets %lld..%lld", (long long)m->base_offset,
+                          (long long)m->last_offset);
+    if (m->records_count < 0) return stor_failf(s, "append batch: negative record count %d", m->records_count);
+    return 0;
+}
+
+/*
+ * Reads rely on batches never overlapping (base_offset order == last_offset
+ * order), so an append must start past everything stored. One index seek on
+ * a hot page; cheap next to the insert itself.
+ */
+static int stor_batch_check_order(stor *s, int64_t topic_id, int32_t partition, int64_t base_offset) {
+    sqlite3_stmt *st = stor_stmt(s, STOR_BATCH_LAST);
+    if (stor_bind_key(s, st, topic_id, partition)) return -1;
+    int rc = sqlite3_step(st);
+    int ret = 0;
+    if (rc == SQLITE_ROW) {
+        int64_t last = sqlite3_column_int64(st, 0);
+        if (base_offset <= last)
+            ret = stor_failf(s, "append batch: base offset %lld is not past stored offset %lld of partition %d",
+                             (long long)base_offset, (long long)last, partition);
+    } else if (rc != SQLITE_DONE) {
+        ret = stor_fail(s, "append batch: read last offset");
+    }
+    sqlite3_reset(st);
+    return ret;
+}
+
+int stor_batch_append(stor *s, int64_t topic_id, int32_t partition, const stor_batch_meta *m, const void *data,
+                      size_t len) {
+    if (stor_batch_check(s, m, data, len)) return -1;
+    if (stor_write_begin(s)) return -1;
+    if (stor_batch_check_order(s, topic_id, partition, m->base_offset)) return -1;
+    sqlite3_stmt *st = stor_stmt(s, STOR_BATCH_INSERT);
+    /* SQLITE_STATIC: the step below copies data into the row before we return. */
+    if (stor_bind_key(s, st, topic_id, partition) || sqlite3_bind_int64(st, 3, m->base_offset) ||
+        sqlite3_bind_int64(st, 4, m->last_offset) || sqlite3_bind_int64(st, 5, m->max_timestamp) ||
+        sqlite3_bind_int64(st, 6, m->producer_id) || sqlite3_bind_int(st, 7, m->producer_epoch) ||
+        sqlite3_bind_int(st, 8, m->base_sequence) || sqlite3_bind_int(st, 9, m->last_sequence) ||
+        sqlite3_bind_int(st, 10, m->records_count) || sqlite3_bind_int64(st, 11, (sqlite3_int64)len) ||
+        sqlite3_bind_blob64(st, 12, data, len, SQLITE_STATIC))
+        return stor_fail(s, "bind batch");
+    int rc = stor_step_done(s, st, "append batch");
+    /* Drop the pointer to the caller's buffer now rather than at the next use. */
+    sqlite3_clear_bindings(st);
+    return rc;
+}
+
+int stor_batch_read(stor *s, int64_t topic_id, int32_t partition, int64_t from, int64_t upto, stor_batch_fn fn,
+                    void *ctx) {
+    if (!fn) return stor_failf(s, "read batches: no callback");
+    sqlite3_stmt *st = stor_stmt(s, STOR_BATCH_READ);
+    if (stor_bind_key(s, st, topic_id, partition) || sqlite3_bind_int64(st, 3, from) ||
+        sqlite3_bind_int64(st, 4, upto))
+        return stor_fail(s, "bind read range");
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        stor_batch_meta m;
+        stor_meta_from_row(st, 0, &m);
+        const void *data = sqlite3_column_blob(st, STOR_META_NCOLS);
+        int len = sqlite3_column_bytes(st, STOR_META_NCOLS);
+        if (!fn(ctx, &m, data, len > 0 ? (size_t)len : 0)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    int ret = rc == SQLITE_DONE ? 0 : stor_fail(s, "read batches");
+    /* Resetting ends the implicit read transaction, which would otherwise hold back WAL checkpoints. */
+    sqlite3_reset(st);
+    return ret;
+}
+
+/* Step a keyed one-row look-up: 1 with the row still current, 0 none, -1 error (statement reset). */
+static int stor_lookup(stor *s, sqlite3_stmt *st, const char *what) {
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) return 1;
+    int ret = rc == SQLITE_DONE ? 0 : stor_fail(s, what);
+    sqlite3_reset(st);
+    return ret;
+}
+
+static int stor_offset_ts_lookup(stor *s, stor_stmt_id id, int64_t topic_id, int32_t partition, const int64_t *ts,
+                                 int64_t *offset, int64_t *timestamp, const char *what) {
+    sqlite3_stmt *st = stor_stmt(s, id);
+    if (stor_bind_key(s, st, topic_id, partition) || (ts && sqlite3_bind_int64(st, 3, *ts)))
+        return stor_fail(s, what);
+    int found = stor_lookup(s, st, what);
+    if (found != 1) return found;
+    if (offset) *offset = sqlite3_column_int64(st, 0);
+    if (timestamp) *timestamp = sqlite3_column_int64(st, 1);
+    sqlite3_reset(st);
+    return 1;
+}
+
+int stor_offset_for_time(stor *s, int64_t topic_id, int32_t partition, int64_t ts, int64_t *offset,
+                         int64_t *timestamp) {
+    return stor_offset_ts_lookup(s, STOR_OFFSET_FOR_TIME, topic_id, partition, &ts, offset, timestamp,
+                                 "offset for time");
+}
+
+int stor_max_timestamp(stor *s, int64_t topic_id, int32_t partition, int64_t *offset, int64_t *timestamp) {
+    return stor_offset_ts_lookup(s, STOR_MAX_TIMESTAMP, topic_id, partition, NULL, offset, timestamp,
+                                 "max timestamp");
+}
+
+int64_t stor_partition_bytes(stor *s, int64_t topic_id, int32_t partition) {
+    sqlite3_stmt *st = stor_stmt(s, STOR_PARTITION_BYTES);
+    if (stor_bind_key(s, st, topic_id, partition)) return -1;
+    int found = stor_lookup(s, st, "partition bytes");
+    if (found == 0)
+        return stor_failf(s, "partition bytes: no partition %lld/%d", (long long)topic_id, partition);
+    if (found < 0) return -1;
+    int64_t bytes = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    return bytes;
+}
+
+static int stor_log_start_move(stor *s, int64_t topic_id, int32_t partition, int64_t log_start) {
+    sqlite3_stmt *st = stor_stmt(s, STOR_LOG_START_UPDATE);
+    if (stor_bind_key(s, st, topic_id, partition) || sqlite3_bind_int64(st, 3, log_start))
+        return stor_fail(s, "bind log start");
+    if (stor_step_done(s, st, "update log start")) return -1;
+    if (sqlite3_changes(s->db) == 0)
+        return stor_failf(s, "set log start: no partition %lld/%d", (long long)topic_id, partition);
+    st = stor_stmt(s, STOR_BATCH_DELETE_BELOW);
+    if (stor_bind_key(s, st, topic_id, partition) || sqlite3_bind_int64(st, 3, log_start))
+        return stor_fail(s, "bind log start");
+    if (stor_step_done(s, st, "delete batches below log start")) return -1;
+    /* changes() counts the batch rows only, not the trigger's partition updates. */
+    return sqlite3_changes(s->db);
+}
+
+int stor_log_start_set(stor *s, int64_t topic_id, int32_t partition, int64_t log_start) {
+    if (log_start < 0) return stor_failf(s, "set log start: negative offset %lld", (long long)log_start);
+    if (stor_op_begin(s)) return -1;
+    int deleted = stor_log_start_move(s, topic_id, partition, log_start);
+    if (stor_op_end(s, deleted < 0 ? -1 : 0)) return -1;
+    return deleted;
+}
+
+int stor_oldest_batch(stor *s, int64_t topic_id, int32_t partition, stor_batch_meta *m) {
+    if (!m) return stor_failf(s, "oldest batch: no output");
+    sqlite3_stmt *st = stor_stmt(s, STOR_OLDEST_BATCH);
+    if (stor_bind_key(s, st, topic_id, partition)) return -1;
+    int found = stor_lookup(s, st, "oldest batch");
+    if (found != 1) return found;
+    stor_meta_from_row(st, 0, m);
+    sqlite3_reset(st);
+    return 1;
+}

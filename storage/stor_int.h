@@ -1,0 +1,98 @@
+/*
+ * stor internals shared by the storage/ sources (and by storage unit tests,
+ * which inspect query plans). Nothing outside storage/ should include this.
+ */
+#ifndef STOR_INT_H
+#define STOR_INT_H
+
+#include "stor.h"
+
+#include <sqlite3.h>
+
+/* PRAGMA application_id of an mskmock database: "MSKM". */
+#define STOR_APPLICATION_ID 0x4D534B4D
+
+/* Kafka keeps the newest 5 batches per producer to detect duplicates. */
+#define STOR_PRODUCER_BATCHES_KEPT 5
+
+#define STOR_BUSY_TIMEOUT_MS 5000
+
+/* Column list every batch-metadata query selects first, in this order (see stor_meta_from_row). */
+#define STOR_META_COLS                                                                                                 \
+    "base_offset, last_offset, max_timestamp, producer_id, producer_epoch, base_sequence, last_sequence, "            \
+    "records_count"
+#define STOR_META_NCOLS 8
+
+/* Every statement stor runs after open; prepared once in stor_open, SQL text in stor_sql.c. */
+typedef enum stor_stmt_id {
+    STOR_BEGIN,
+    STOR_COMMIT,
+    STOR_ROLLBACK,
+    STOR_SAVEPOINT,
+    STOR_RELEASE,
+    STOR_ROLLBACK_TO,
+    STOR_TOPIC_INSERT,
+    STOR_TOPIC_DELETE,
+    STOR_TOPIC_PARTITIONS_GET,
+    STOR_TOPIC_PARTITIONS_SET,
+    STOR_PARTITION_INSERT,
+    STOR_CONFIG_UPSERT,
+    STOR_CONFIG_DELETE,
+    STOR_LOAD_TOPICS,
+    STOR_LOAD_CONFIGS,
+    STOR_LOAD_PARTITIONS,
+    STOR_BATCH_INSERT,
+    STOR_BATCH_LAST,
+    STOR_BATCH_READ,
+    STOR_OFFSET_FOR_TIME,
+    STOR_MAX_TIMESTAMP,
+    STOR_PARTITION_BYTES,
+    STOR_BATCH_DELETE_BELOW,
+    STOR_LOG_START_UPDATE,
+    STOR_OLDEST_BATCH,
+    STOR_PRODUCER_NEXT,
+    STOR_PRODUCER_BATCHES,
+    STOR_STMT_COUNT
+} stor_stmt_id;
+
+extern const char *const stor_stmt_sql[STOR_STMT_COUNT];
+
+struct stor {
+    sqlite3 *db;
+    sqlite3_stmt *stmt[STOR_STMT_COUNT];
+    int schema_version;
+    bool in_txn;     /* we ran BEGIN and neither COMMIT nor ROLLBACK since */
+    bool txn_failed; /* SQLite rolled our open transaction back after an error */
+    uint64_t commit_seq;
+    char err[512];
+};
+
+/* ---- stor_migrate.c ---- */
+
+/* Number of migrations this binary knows, i.e. the newest schema version. */
+int stor_schema_latest(void);
+/* Bring the schema to the newest version. Returns 0 with *version set, or -1 with a reason in err. */
+int stor_migrate(sqlite3 *db, int *version, char *err, size_t errlen);
+
+/* ---- stor.c: helpers for the other files ---- */
+
+/* Format into a caller's buffer that may be NULL or empty. */
+void stor_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Record "what: <sqlite message>" as the current error; returns -1. */
+int stor_fail(stor *s, const char *what);
+/* Record a message of ours (bad argument, missing row); returns -1. */
+int stor_failf(stor *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The cached statement, reset and with no bindings left from an earlier use. */
+sqlite3_stmt *stor_stmt(stor *s, stor_stmt_id id);
+/* Step a statement that returns no rows, then reset it. Returns 0 or -1 (error recorded as "what: ..."). */
+int stor_step_done(stor *s, sqlite3_stmt *st, const char *what);
+/* Open the write transaction if none is open (writes call this first). */
+int stor_write_begin(stor *s);
+/* Write operations of several statements run inside a savepoint so a failure leaves none of them behind. */
+int stor_op_begin(stor *s);
+/* Release the savepoint when rc is 0, else roll back to it; returns rc. */
+int stor_op_end(stor *s, int rc);
+/* Fill m from the STOR_META_COLS columns starting at column col. */
+void stor_meta_from_row(sqlite3_stmt *st, int col, stor_batch_meta *m);
+
+#endif

@@ -1,0 +1,163 @@
+/*
+ * Versioned schema. PRAGMA user_version holds the number of migrations
+ * applied; migration N (1-based) is stor_migrations[N - 1]. Append new
+ * migrations, never edit a released one: existing databases have run it.
+ */
+#include "stor_int.h"
+
+#include <stdio.h>
+
+static const char *const stor_migrations[] = {
+    /* 1: topics and their record batches. */
+    /*
+     * topics: id is the rowid every child row refers to; name and uuid are
+     * the Kafka names for it. partitions mirrors COUNT(*) of the partitions
+     * rows so a topic reads back in one row.
+     */
+    "CREATE TABLE topics ("
+    "  id INTEGER PRIMARY KEY,"
+    "  name TEXT NOT NULL UNIQUE,"
+    "  uuid BLOB NOT NULL CHECK (length(uuid) = 16),"
+    "  partitions INTEGER NOT NULL CHECK (partitions >= 0),"
+    "  created_ms INTEGER NOT NULL"
+    ");"
+    /* topic_configs: only overrides; defaults come from the broker's profile. */
+    "CREATE TABLE topic_configs ("
+    "  topic_id INTEGER NOT NULL REFERENCES topics (id) ON DELETE CASCADE,"
+    "  key TEXT NOT NULL,"
+    "  value TEXT NOT NULL,"
+    "  PRIMARY KEY (topic_id, key)"
+    ") WITHOUT ROWID;"
+    /*
+     * partitions: log_start moves forward with retention and DeleteRecords.
+     * bytes is SUM(batches.size), kept by the triggers below so that
+     * retention.bytes checks do not scan the partition.
+     * next_offset is not stored: it is 1 + the newest batch's last_offset.
+     */
+    "CREATE TABLE partitions ("
+    "  topic_id INTEGER NOT NULL REFERENCES topics (id) ON DELETE CASCADE,"
+    "  partition INTEGER NOT NULL CHECK (partition >= 0),"
+    "  log_start INTEGER NOT NULL DEFAULT 0 CHECK (log_start >= 0),"
+    "  bytes INTEGER NOT NULL DEFAULT 0,"
+    "  PRIMARY KEY (topic_id, partition)"
+    ") WITHOUT ROWID;"
+    /*
+     * batches: one row per record batch, data kept byte for byte as served to
+     * fetches. A rowid table rather than WITHOUT ROWID because data is large
+     * (KBs to MBs) and WITHOUT ROWID b-trees handle big rows poorly; data is
+     * the last column so metadata reads never touch its overflow pages.
+     * Batches of a partition never overlap, so base_offset order is also
+     * last_offset order: reads seek on the primary key (see stor_sql.c).
+     * producer_id is -1 for batches of non-idempotent producers.
+     */
+    "CREATE TABLE batches ("
+    "  topic_id INTEGER NOT NULL,"
+    "  partition INTEGER NOT NULL,"
+    "  base_offset INTEGER NOT NULL CHECK (base_offset >= 0),"
+    "  last_offset INTEGER NOT NULL CHECK (last_offset >= base_offset),"
+    "  max_timestamp INTEGER NOT NULL,"
+    "  producer_id INTEGER NOT NULL,"
+    "  producer_epoch INTEGER NOT NULL,"
+    "  base_sequence INTEGER NOT NULL,"
+    "  last_sequence INTEGER NOT NULL,"
+    "  records_count INTEGER NOT NULL CHECK (records_count >= 0),"
+    "  size INTEGER NOT NULL CHECK (size >= 0),"
+    "  data BLOB NOT NULL,"
+    "  PRIMARY KEY (topic_id, partition, base_offset),"
+    "  FOREIGN KEY (topic_id, partition) REFERENCES partitions (topic_id, partition) ON DELETE CASCADE"
+    ");"
+    /* ListOffsets by time and MAX_TIMESTAMP: covering, so neither reads batch rows while searching. */
+    "CREATE INDEX batches_time ON batches (topic_id, partition, max_timestamp, base_offset);"
+    /* Idempotent producer state at start-up: seek each producer's newest batches. */
+    "CREATE INDEX batches_producer ON batches (topic_id, partition, producer_id, base_offset)"
+    "  WHERE producer_id >= 0;"
+    "CREATE TRIGGER batches_bytes_add AFTER INSERT ON batches BEGIN"
+    "  UPDATE partitions SET bytes = bytes + NEW.size"
+    "   WHERE topic_id = NEW.topic_id AND partition = NEW.partition;"
+    " END;"
+    "CREATE TRIGGER batches_bytes_sub AFTER DELETE ON batches BEGIN"
+    "  UPDATE partitions SET bytes = bytes - OLD.size"
+    "   WHERE topic_id = OLD.topic_id AND partition = OLD.partition;"
+    " END;",
+};
+
+#define STOR_MIGRATIONS_N ((int)(sizeof stor_migrations / sizeof stor_migrations[0]))
+
+int stor_schema_latest(void) { return STOR_MIGRATIONS_N; }
+
+static int stor_exec(sqlite3 *db, const char *sql, const char *what, char *err, size_t errlen) {
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK) return 0;
+    stor_errf(err, errlen, "%s: %s", what, msg ? msg : sqlite3_errmsg(db));
+    sqlite3_free(msg);
+    return -1;
+}
+
+static int stor_query_int(sqlite3 *db, const char *sql, int64_t *out, char *err, size_t errlen) {
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) {
+        stor_errf(err, errlen, "%s: %s", sql, sqlite3_errmsg(db));
+        sqlite3_finalize(st);
+        return -1;
+    }
+    *out = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return 0;
+}
+
+/* Refuse databases that are not ours or are newer than this binary, before touching them. */
+static int stor_check_owner(sqlite3 *db, int64_t version, char *err, size_t errlen) {
+    int64_t app_id, objects;
+    if (stor_query_int(db, "PRAGMA application_id", &app_id, err, errlen)) return -1;
+    if (stor_query_int(db, "SELECT count(*) FROM sqlite_master", &objects, err, errlen)) return -1;
+    bool ours = app_id == STOR_APPLICATION_ID || (app_id == 0 && version == 0 && objects == 0);
+    if (!ours) {
+        stor_errf(err, errlen, "not an mskmock database (application_id %lld, user_version %lld, %lld objects)",
+                  (long long)app_id, (long long)version, (long long)objects);
+        return -1;
+    }
+    if (version < 0 || version > STOR_MIGRATIONS_N) {
+        stor_errf(err, errlen,
+                  "database schema version %lld is newer than this mskmock understands (%d); "
+                  "run a newer mskmock or use another data directory",
+                  (long long)version, STOR_MIGRATIONS_N);
+        return -1;
+    }
+    return 0;
+}
+
+static int stor_apply(sqlite3 *db, int64_t from, char *err, size_t errlen) {
+    char sql[64], what[64];
+    if (from == 0) {
+        snprintf(sql, sizeof sql, "PRAGMA application_id = %d", STOR_APPLICATION_ID);
+        if (stor_exec(db, sql, "set application_id", err, errlen)) return -1;
+    }
+    for (int64_t v = from; v < STOR_MIGRATIONS_N; v++) {
+        snprintf(what, sizeof what, "schema migration %lld", (long long)v + 1);
+        if (stor_exec(db, stor_migrations[v], what, err, errlen)) return -1;
+    }
+    snprintf(sql, sizeof sql, "PRAGMA user_version = %d", STOR_MIGRATIONS_N);
+    return stor_exec(db, sql, "set user_version", err, errlen);
+}
+
+int stor_migrate(sqlite3 *db, int *version, char *err, size_t errlen) {
+    /*
+     * One IMMEDIATE transaction around check and migrations: a second process
+     * opening the same file waits instead of migrating twice, and a failed
+     * migration leaves the database at its old version.
+     */
+    if (stor_exec(db, "BEGIN IMMEDIATE", "begin migration", err, errlen)) return -1;
+    int64_t v;
+    int rc = stor_query_int(db, "PRAGMA user_version", &v, err, errlen);
+    if (rc == 0) rc = stor_check_owner(db, v, err, errlen);
+    if (rc == 0 && v < STOR_MIGRATIONS_N) rc = stor_apply(db, v, err, errlen);
+    if (rc == 0) rc = stor_exec(db, "COMMIT", "commit migration", err, errlen);
+    if (rc) {
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        return -1;
+    }
+    *version = STOR_MIGRATIONS_N;
+    return 0;
+}

@@ -1,0 +1,78 @@
+/*
+ * Text of every statement stor prepares at open. Hot-path statements are
+ * written so SQLite can seek an index (test_stor_plans checks that none of
+ * them scans a table).
+ */
+#include "stor_int.h"
+
+#define BATCH_KEY "topic_id = ?1 AND partition = ?2"
+
+const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
+    [STOR_BEGIN] = "BEGIN IMMEDIATE",
+    [STOR_COMMIT] = "COMMIT",
+    [STOR_ROLLBACK] = "ROLLBACK",
+    [STOR_SAVEPOINT] = "SAVEPOINT stor_op",
+    [STOR_RELEASE] = "RELEASE stor_op",
+    [STOR_ROLLBACK_TO] = "ROLLBACK TO stor_op",
+
+    [STOR_TOPIC_INSERT] = "INSERT INTO topics (name, uuid, partitions, created_ms) VALUES (?1, ?2, ?3, ?4)",
+    /* Partitions, configs and batches go with it (ON DELETE CASCADE). */
+    [STOR_TOPIC_DELETE] = "DELETE FROM topics WHERE id = ?1",
+    [STOR_TOPIC_PARTITIONS_GET] = "SELECT partitions FROM topics WHERE id = ?1",
+    [STOR_TOPIC_PARTITIONS_SET] = "UPDATE topics SET partitions = ?2 WHERE id = ?1",
+    [STOR_PARTITION_INSERT] = "INSERT INTO partitions (topic_id, partition, log_start) VALUES (?1, ?2, 0)",
+    [STOR_CONFIG_UPSERT] = "INSERT INTO topic_configs (topic_id, key, value) VALUES (?1, ?2, ?3)"
+                           " ON CONFLICT (topic_id, key) DO UPDATE SET value = excluded.value",
+    [STOR_CONFIG_DELETE] = "DELETE FROM topic_configs WHERE topic_id = ?1 AND key = ?2",
+
+    [STOR_LOAD_TOPICS] = "SELECT id, name, uuid, partitions, created_ms FROM topics ORDER BY id",
+    [STOR_LOAD_CONFIGS] = "SELECT topic_id, key, value FROM topic_configs ORDER BY topic_id, key",
+    [STOR_LOAD_PARTITIONS] = "SELECT p.topic_id, p.partition, p.log_start,"
+                             " (SELECT b.last_offset FROM batches b"
+                             "   WHERE b.topic_id = p.topic_id AND b.partition = p.partition"
+                             "   ORDER BY b.base_offset DESC LIMIT 1)"
+                             " FROM partitions p ORDER BY p.topic_id, p.partition",
+
+    [STOR_BATCH_INSERT] = "INSERT INTO batches (topic_id, partition, " STOR_META_COLS ", size, data)"
+                          " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+    [STOR_BATCH_LAST] = "SELECT last_offset FROM batches WHERE " BATCH_KEY " ORDER BY base_offset DESC LIMIT 1",
+    /*
+     * "last_offset >= from" alone cannot seek the primary key. Batches do not
+     * overlap, so every wanted batch starts at or after the batch holding
+     * from (the last one starting <= from): seek there, and let the
+     * last_offset filter drop that one batch if from falls past its end.
+     */
+    [STOR_BATCH_READ] = "SELECT " STOR_META_COLS ", data FROM batches"
+                        " WHERE " BATCH_KEY " AND base_offset < ?4 AND last_offset >= ?3"
+                        "   AND base_offset >= coalesce((SELECT base_offset FROM batches"
+                        "     WHERE " BATCH_KEY " AND base_offset <= ?3 ORDER BY base_offset DESC LIMIT 1), ?3)"
+                        " ORDER BY base_offset",
+    /*
+     * Forced onto the covering time index: walking the primary key instead
+     * would read every batch row (and page) before the first match.
+     */
+    [STOR_OFFSET_FOR_TIME] = "SELECT base_offset, max_timestamp FROM batches INDEXED BY batches_time"
+                             " WHERE " BATCH_KEY " AND max_timestamp >= ?3 ORDER BY base_offset LIMIT 1",
+    [STOR_MAX_TIMESTAMP] = "SELECT last_offset, max_timestamp FROM batches"
+                           " WHERE " BATCH_KEY " AND max_timestamp ="
+                           "   (SELECT max(max_timestamp) FROM batches WHERE " BATCH_KEY ")"
+                           " ORDER BY base_offset LIMIT 1",
+    [STOR_PARTITION_BYTES] = "SELECT bytes FROM partitions WHERE " BATCH_KEY,
+    /* base_offset < ?3 is implied by last_offset < ?3; stating it lets the delete seek the primary key. */
+    [STOR_BATCH_DELETE_BELOW] = "DELETE FROM batches WHERE " BATCH_KEY " AND base_offset < ?3 AND last_offset < ?3",
+    [STOR_LOG_START_UPDATE] = "UPDATE partitions SET log_start = max(log_start, ?3) WHERE " BATCH_KEY,
+    [STOR_OLDEST_BATCH] = "SELECT " STOR_META_COLS " FROM batches WHERE " BATCH_KEY " ORDER BY base_offset LIMIT 1",
+
+    /* Skip-scan of the distinct (topic, partition, producer) keys: one index seek per producer. */
+    [STOR_PRODUCER_NEXT] = "SELECT topic_id, partition, producer_id FROM batches"
+                           " WHERE producer_id >= 0 AND (topic_id, partition, producer_id) > (?1, ?2, ?3)"
+                           " ORDER BY topic_id, partition, producer_id LIMIT 1",
+    /*
+     * "producer_id >= 0" repeated so SQLite may use the partial index. Without
+     * the (always true) "base_offset >= 0", SQLite 3.40 seeks producer_id >= 0
+     * instead of the equality and sorts every idempotent batch of the partition.
+     */
+    [STOR_PRODUCER_BATCHES] = "SELECT " STOR_META_COLS " FROM batches"
+                              " WHERE " BATCH_KEY " AND producer_id = ?3 AND producer_id >= 0 AND base_offset >= 0"
+                              " ORDER BY base_offset DESC LIMIT ?4",
+};
