@@ -121,6 +121,9 @@ static int reject(const char **why, int code, const char *msg) {
  * per-record timestamp-type check comes last.
  */
 int kp_batch_validate(const kp_batch *b, const char **why) {
+    /* Apache checks this before the CRC (UnifiedLog.analyzeAndValidateRecords): offsets are the broker's to assign */
+    if (b->base_offset != 0)
+        return reject(why, ERR_INVALID_RECORD, "a produced batch must have base offset 0");
     if (!kp_batch_crc_ok(b))
         return reject(why, ERR_CORRUPT_MESSAGE, "record batch CRC mismatch");
     if (kp_batch_codec(b) > KP_CODEC_ZSTD)

@@ -55,7 +55,8 @@ bool kp_batch_crc_ok(const kp_batch *b);
 
 /*
  * Produce-side checks (Apache Kafka's LogValidator, without decompression).
- * Returns 0 or a Kafka error code with *why set: CORRUPT_MESSAGE (2) for a
+ * Returns 0 or a Kafka error code with *why set: INVALID_RECORD (87) for a
+ * base offset other than 0, CORRUPT_MESSAGE (2) for a
  * CRC mismatch or unknown codec, INVALID_RECORD (87) for a count/delta
  * mismatch, an empty batch, a control batch or an idempotent batch with a
  * negative sequence, INVALID_TIMESTAMP (32) for a batch that claims

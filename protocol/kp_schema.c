@@ -275,8 +275,11 @@ static void encode_value(kp_writer *w, uint8_t t, const kp_field *f, int ver, bo
             write_len(w, flex, t != KP_STR, nullable(f, ver) ? -1 : 0);
             break;
         }
-        write_len(w, flex, t != KP_STR, s->len);
-        kp_wr_raw(w, s->p, (size_t)s->len);
+        /* Kafka strings hold at most 32767 bytes (an int16 length when classic, and
+         * clients refuse longer compact ones): cut the rest rather than corrupt the frame */
+        int32_t n = t == KP_STR && s->len > INT16_MAX ? INT16_MAX : s->len;
+        write_len(w, flex, t != KP_STR, n);
+        kp_wr_raw(w, s->p, (size_t)n);
         break;
     }
     case KP_ARRAY: {

@@ -1,0 +1,85 @@
+/* Configuration: defaults, profiles, validation messages, and that conf/mskmock.properties documents every key. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "config.h"
+
+static void test_every_key_documented(void **state) {
+    (void)state;
+    FILE *f = fopen(MSKMOCK_SOURCE_DIR "/conf/mskmock.properties", "r");
+    assert_non_null(f);
+    static char text[65536];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    fclose(f);
+    for (size_t i = 0; i < cfg_key_count(); i++) {
+        char line[256];
+        snprintf(line, sizeof line, "\n#%s=", cfg_key_at(i).name);
+        if (!strstr(text, line)) fail_msg("conf/mskmock.properties does not document %s", cfg_key_at(i).name);
+    }
+}
+
+static void test_profiles_choose_defaults(void **state) {
+    (void)state;
+    config c = {0};
+    cfg_defaults(&c, PROFILE_SERVERLESS);
+    assert_false(c.auto_create_topics_enable);
+    assert_int_equal(c.topic_config_policy, TOPIC_POLICY_SERVERLESS);
+    char err[256];
+    assert_int_equal(cfg_set(&c, "profile", "kafka", err, sizeof err), 0);
+    assert_true(c.auto_create_topics_enable);
+    assert_int_equal(c.log_retention_bytes, -1);
+    assert_int_equal(cfg_finish(&c, err, sizeof err), 0);
+    assert_int_equal(c.node_ids[0], 1);
+    cfg_free(&c);
+}
+
+static void test_bad_values_name_the_key(void **state) {
+    (void)state;
+    config c = {0};
+    cfg_defaults(&c, PROFILE_SERVERLESS);
+    char err[256];
+    assert_int_equal(cfg_set(&c, "plaintext.port", "70000", err, sizeof err), -1);
+    assert_non_null(strstr(err, "plaintext.port"));
+    assert_int_equal(cfg_set(&c, "no.such.key", "1", err, sizeof err), -1);
+    assert_non_null(strstr(err, "unknown key"));
+    assert_int_equal(cfg_set(&c, "storage.sync", "sometimes", err, sizeof err), -1);
+    assert_int_equal(cfg_set(&c, "broker.ids", "5,5,6", err, sizeof err), 0);
+    assert_int_equal(cfg_finish(&c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "twice"));
+    cfg_free(&c);
+}
+
+static void test_file_errors_carry_line(void **state) {
+    (void)state;
+    char path[] = "/tmp/mskmock-cfg-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("# comment\nbroker.count=2\n\nauto.create.topics.enable=maybe\n", f);
+    fclose(f);
+    config c = {0};
+    cfg_defaults(&c, PROFILE_SERVERLESS);
+    char err[512];
+    assert_int_equal(cfg_load_file(&c, path, err, sizeof err), -1);
+    assert_non_null(strstr(err, ":4:"));
+    assert_int_equal(c.broker_count, 2);
+    unlink(path);
+    cfg_free(&c);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_key_documented),
+        cmocka_unit_test(test_profiles_choose_defaults),
+        cmocka_unit_test(test_bad_values_name_the_key),
+        cmocka_unit_test(test_file_errors_carry_line),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
