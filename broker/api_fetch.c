@@ -123,7 +123,7 @@ static bool build(srv *s, req *r, kp_fetch_response **out, bool quiet) {
             kp_defaults(&kp_fetch_partition_data_schema, ver, pd);
             pd->partition_index = fp->partition;
             pd->high_watermark = -1;
-            pd->records = (kp_bytes){NULL, ver >= 12 ? 0 : -1};
+            pd->records = (kp_bytes){"", 0}; /* Kafka sends empty records, never null */
             pd->aborted_transactions.n = -1;
             int16_t code = tcode ? tcode : fetch_partition(s, r, t, fp, pd, &total_left, &returned_any, quiet);
             pd->error_code = code;
