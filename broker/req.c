@@ -116,6 +116,12 @@ static void refuse_api_versions(srv *s, req *r) {
     r->state = REQ_READY;
 }
 
+static void remember_client_id(conn *c, kp_str id) {
+    if (id.len < 0 || (c->client_id && kp_str_eq(id, c->client_id))) return;
+    free(c->client_id);
+    c->client_id = kp_str_dup(id);
+}
+
 bool req_dispatch(srv *s, req *r) {
     conn *c = r->c;
     int16_t key, ver;
@@ -131,6 +137,12 @@ bool req_dispatch(srv *s, req *r) {
     r->hdr.correlation_id = corr;
     const api_handler *h = api_lookup(key);
     r->msg = kp_msg_get(key);
+    if (!h || !r->msg || ver < h->vmin || ver > h->vmax) {
+        /* every header version starts like v1: the client id is readable for the log line */
+        kp_reader rd;
+        kp_reader_init(&rd, r->frame, r->len);
+        if (kp_decode_req_header(&rd, false, &r->hdr)) remember_client_id(c, r->hdr.client_id);
+    }
     if (!h || !r->msg) {
         log_warn("conn=%llu client=%s refused request corr=%d: unknown or unserved API key %d; closing as Kafka does",
                  (unsigned long long)c->id, conn_client_id(c), corr, key);
@@ -138,13 +150,6 @@ bool req_dispatch(srv *s, req *r) {
     }
     if (ver < h->vmin || ver > h->vmax) {
         if (key == 18) {
-            /* header v1 is what every ApiVersions version starts with: read the client id for the log */
-            kp_reader rd;
-            kp_reader_init(&rd, r->frame, r->len);
-            if (kp_decode_req_header(&rd, false, &r->hdr) && r->hdr.client_id.len >= 0) {
-                free(c->client_id);
-                c->client_id = kp_str_dup(r->hdr.client_id);
-            }
             refuse_api_versions(s, r);
             return true;
         }
@@ -160,11 +165,7 @@ bool req_dispatch(srv *s, req *r) {
                  (unsigned long long)c->id, r->msg->name, ver, corr, rd.err, rd.err_pos);
         return false;
     }
-    if (r->hdr.client_id.len >= 0 &&
-        (!c->client_id || !kp_str_eq(r->hdr.client_id, c->client_id))) {
-        free(c->client_id);
-        c->client_id = kp_str_dup(r->hdr.client_id);
-    }
+    remember_client_id(c, r->hdr.client_id);
     r->body = req_alloc(r, r->msg->req->size);
     size_t hdr_len = rd.pos;
     kp_reader body;

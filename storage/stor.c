@@ -157,6 +157,10 @@ static int stor_configure(sqlite3 *db, stor_sync sync, char *err, size_t errlen)
 
 static int stor_prepare_all(stor *s, char *err, size_t errlen) {
     for (int i = 0; i < STOR_STMT_COUNT; i++) {
+        if (!stor_stmt_sql[i]) {
+            stor_errf(err, errlen, "statement %d has no SQL text", i);
+            return -1;
+        }
         if (sqlite3_prepare_v3(s->db, stor_stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->stmt[i], NULL) !=
             SQLITE_OK) {
             stor_errf(err, errlen, "prepare statement %d (%s): %s", i, stor_stmt_sql[i], sqlite3_errmsg(s->db));

@@ -10,8 +10,9 @@
  * open; a database newer than this binary is refused.
  *
  * Errors: functions return -1 and leave the reason in stor_errmsg. Callbacks
- * (load, batch read, producer batches) run while a statement is being read
- * and must not call back into stor, except stor_load_producer_batches' fn.
+ * (load, batch read, producer batches) run while their statement is being
+ * stepped: they may call other stor read functions, but not the function
+ * that called them, and must not write.
  */
 #ifndef STOR_H
 #define STOR_H
@@ -149,7 +150,7 @@ int stor_oldest_batch(stor *s, int64_t topic_id, int32_t partition, stor_batch_m
 /*
  * Idempotent producer state is rebuilt from the newest 5 batches of each
  * (partition, producer): fn gets them oldest first, producers in (topic,
- * partition, producer id) order. Batches with producer_id -1 are skipped.
+ * partition, producer id) order. Batches with producer_id < 0 are skipped.
  */
 typedef void (*stor_producer_fn)(void *ctx, int64_t topic_id, int32_t partition, const stor_batch_meta *m);
 int stor_load_producer_batches(stor *s, stor_producer_fn fn, void *ctx);

@@ -11,7 +11,8 @@ static int stor_batch_check(stor *s, const stor_batch_meta *m, const void *data,
     if (!m) return stor_failf(s, "append batch: no metadata");
     if (!data || len == 0) return stor_failf(s, "append batch: empty data");
     if (len > (size_t)INT32_MAX) return stor_failf(s, "append batch: %zu bytes is too large", len);
-    if (m->base_offset < 0 || m->last_offset < m->base_offset)
+    /* INT64_MAX is excluded so that next offset = last + 1 cannot overflow. */
+    if (m->base_offset < 0 || m->last_offset < m->base_offset || m->last_offset == INT64_MAX)
         return stor_failf(s, "append batch: bad offsets %lld..%lld", (long long)m->base_offset,
                           (long long)m->last_offset);
     if (m->records_count < 0) return stor_failf(s, "append batch: negative record count %d", m->records_count);

@@ -1,7 +1,7 @@
 /*
  * Text of every statement stor prepares at open. Hot-path statements are
- * written so SQLite can seek an index (test_stor_plans checks that none of
- * them scans a table).
+ * written so SQLite can seek an index (test_query_plans in
+ * tests/unit/test_stor_batches.c checks that none of them scans or sorts).
  */
 #include "stor_int.h"
 
@@ -49,7 +49,9 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
                         " ORDER BY base_offset",
     /*
      * Forced onto the covering time index: walking the primary key instead
-     * would read every batch row (and page) before the first match.
+     * would read every batch row (and page) before the first match. Cost is
+     * one index entry per batch with max_timestamp >= ts (small for recent
+     * ts; about 60 ns each, the whole partition for ts before its start).
      */
     [STOR_OFFSET_FOR_TIME] = "SELECT base_offset, max_timestamp FROM batches INDEXED BY batches_time"
                              " WHERE " BATCH_KEY " AND max_timestamp >= ?3 ORDER BY base_offset LIMIT 1",
@@ -63,16 +65,10 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
     [STOR_LOG_START_UPDATE] = "UPDATE partitions SET log_start = max(log_start, ?3) WHERE " BATCH_KEY,
     [STOR_OLDEST_BATCH] = "SELECT " STOR_META_COLS " FROM batches WHERE " BATCH_KEY " ORDER BY base_offset LIMIT 1",
 
-    /* Skip-scan of the distinct (topic, partition, producer) keys: one index seek per producer. */
-    [STOR_PRODUCER_NEXT] = "SELECT topic_id, partition, producer_id FROM batches"
-                           " WHERE producer_id >= 0 AND (topic_id, partition, producer_id) > (?1, ?2, ?3)"
-                           " ORDER BY topic_id, partition, producer_id LIMIT 1",
-    /*
-     * "producer_id >= 0" repeated so SQLite may use the partial index. Without
-     * the (always true) "base_offset >= 0", SQLite 3.40 seeks producer_id >= 0
-     * instead of the equality and sorts every idempotent batch of the partition.
-     */
-    [STOR_PRODUCER_BATCHES] = "SELECT " STOR_META_COLS " FROM batches"
-                              " WHERE " BATCH_KEY " AND producer_id = ?3 AND producer_id >= 0 AND base_offset >= 0"
+    [STOR_PRODUCER_PARTITIONS] = "SELECT topic_id, partition FROM partitions ORDER BY topic_id, partition",
+    /* Skip-scan: the next producer id of a partition is one index seek, however many batches each has. */
+    [STOR_PRODUCER_NEXT] = "SELECT producer_id FROM batches WHERE " BATCH_KEY " AND producer_id > ?3"
+                           " ORDER BY producer_id LIMIT 1",
+    [STOR_PRODUCER_BATCHES] = "SELECT " STOR_META_COLS " FROM batches WHERE " BATCH_KEY " AND producer_id = ?3"
                               " ORDER BY base_offset DESC LIMIT ?4",
 };

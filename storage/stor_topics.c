@@ -116,8 +116,8 @@ static int stor_load_partition_row(stor *s, sqlite3_stmt *st, const stor_load_cb
     int64_t next = log_start;
     /* Batches below log_start are deleted with it, so the newest batch decides unless there is none. */
     if (sqlite3_column_type(st, 3) != SQLITE_NULL) {
-        int64_t after_last = sqlite3_column_int64(st, 3) + 1;
-        if (after_last > next) next = after_last;
+        int64_t last = sqlite3_column_int64(st, 3);
+        if (last < INT64_MAX && last + 1 > next) next = last + 1;
     }
     cb->partition(cb->ctx, sqlite3_column_int64(st, 0), sqlite3_column_int(st, 1), log_start, next);
     return 0;
