@@ -64,11 +64,17 @@ def test_kill9_loses_no_acknowledged_record(run):
 
         p = Producer({"bootstrap.servers": b.bootstrap, "acks": "all", "linger.ms": 2,
                       "message.timeout.ms": 3000, "enable.idempotence": True})
-        killer = threading.Timer(random.uniform(0.3, 1.2), lambda: b.kill9(restart=False))
-        killer.start()
-        deadline = time.time() + 1.5
-        i = 0
-        while time.time() < deadline:
+        # the kill lands at a random moment after the first acknowledgement, so the test
+        # always has acknowledged records to check, whatever the build's speed
+        killer = threading.Timer(random.uniform(0.05, 0.8), lambda: b.kill9(restart=False))
+        deadline = time.time() + 30
+        i, armed = 0, False
+        while time.time() < deadline and not killer.finished.is_set():
+            if not armed:
+                with lock:
+                    armed = bool(acked)
+                if armed:
+                    killer.start()
             key = b"k%d" % i
             try:
                 p.produce(topic, key=key, value=b"v%d-" % i + b"x" * (i % 100), partition=i % PARTITIONS,
@@ -77,7 +83,7 @@ def test_kill9_loses_no_acknowledged_record(run):
                 p.poll(0.01)
                 continue
             i += 1
-            if i % 500 == 0:
+            if i % 100 == 0:
                 p.poll(0)
         killer.join()
         p.flush(5)

@@ -1,0 +1,309 @@
+#!/usr/bin/env node
+// kafkajs test client for mskmock integration tests.
+//
+// Contract (shared with tests/clients/java and tests/clients/go): the last stdout line is
+// exactly one JSON object; any error exits non-zero with a message on stderr.
+//
+//   create-topic --bootstrap B --topic T --partitions P                 -> {"created": T}
+//   produce --bootstrap B --topic T --count N --partitions P --compression C [--idempotent]
+//                                                                       -> {"produced": N}
+//   consume --bootstrap B --topic T --count N --partitions P            -> {"consumed": N,
+//                                                                           "per_partition": {...}}
+//
+// Record i goes to partition i % P, key "key-<i>", value "value-<i>-" + "x" * (i % 50),
+// headers [("idx", "<i>"), ("codec", C)].
+'use strict'
+
+const { Kafka, CompressionTypes, CompressionCodecs, Partitioners, logLevel } = require('kafkajs')
+
+const COMPRESSION = {
+  none: CompressionTypes.None,
+  gzip: CompressionTypes.GZIP,
+  snappy: CompressionTypes.Snappy,
+  lz4: CompressionTypes.LZ4,
+  zstd: CompressionTypes.ZSTD,
+}
+
+// kafkajs implements only gzip itself; the other codecs come from separate packages. Each is
+// registered on its own so that one that fails to load (native build) only breaks its codec;
+// kafkajs then fails with "Compression type N not supported" when it is needed.
+const codecLoadErrors = {}
+function registerCodecs() {
+  const loaders = {
+    snappy: () => require('kafkajs-snappy'),
+    lz4: () => {
+      const LZ4Codec = require('kafkajs-lz4')
+      return new LZ4Codec().codec
+    },
+    zstd: () => require('@kafkajs/zstd')(),
+  }
+  for (const [name, load] of Object.entries(loaders)) {
+    try {
+      CompressionCodecs[COMPRESSION[name]] = load()
+    } catch (e) {
+      codecLoadErrors[name] = e.message
+    }
+  }
+}
+
+function parseArgs(argv) {
+  const [command, ...rest] = argv
+  const opts = { command }
+  for (let i = 0; i < rest.length; i++) {
+    const a = rest[i]
+    if (!a.startsWith('--')) throw new Error(`unexpected argument ${JSON.stringify(a)}`)
+    const name = a.slice(2)
+    if (name === 'idempotent') {
+      opts.idempotent = true
+      continue
+    }
+    if (i + 1 >= rest.length) throw new Error(`option --${name} needs a value`)
+    opts[name] = rest[++i]
+  }
+  return opts
+}
+
+function need(opts, name) {
+  if (opts[name] === undefined) throw new Error(`missing --${name}`)
+  return opts[name]
+}
+
+function needInt(opts, name, min) {
+  const s = need(opts, name)
+  if (!/^\d+$/.test(s) || Number(s) < min) throw new Error(`--${name} must be an integer >= ${min}`)
+  return Number(s)
+}
+
+// kafkajs' console logger writes to stdout; send everything to stderr so that stdout carries
+// only the result line.
+const stderrLogCreator = () => ({ namespace, level, label, log }) => {
+  const { message, ...extra } = log
+  // Retries are bounded on purpose (a test must fail rather than retry forever).
+  if (message === 'Limiting retries for the idempotent producer may invalidate EoS guarantees') return
+  process.stderr.write(`[kafkajs ${label}] ${namespace}: ${message} ${JSON.stringify(extra)}\n`)
+}
+
+function makeKafka(opts) {
+  return new Kafka({
+    clientId: 'mskmock-test-kafkajs',
+    brokers: need(opts, 'bootstrap').split(','),
+    connectionTimeout: 5000,
+    requestTimeout: 30000,
+    logLevel: process.env.KAFKAJS_LOG_LEVEL ? Number(process.env.KAFKAJS_LOG_LEVEL) : logLevel.WARN,
+    logCreator: stderrLogCreator,
+    retry: { retries: 5 },
+  })
+}
+
+const keyOf = i => `key-${i}`
+const valueOf = i => `value-${i}-${'x'.repeat(i % 50)}`
+
+async function createTopic(opts) {
+  const topic = need(opts, 'topic')
+  const partitions = needInt(opts, 'partitions', 1)
+  const admin = makeKafka(opts).admin()
+  await admin.connect()
+  try {
+    // replicationFactor -1: let the broker choose (MSK Serverless fixes it at 3).
+    const created = await admin.createTopics({
+      topics: [{ topic, numPartitions: partitions, replicationFactor: -1 }],
+      waitForLeaders: true,
+      timeout: 30000,
+    })
+    if (!created) throw new Error(`topic ${topic} already exists (TOPIC_ALREADY_EXISTS)`)
+  } finally {
+    await admin.disconnect()
+  }
+  return { created: topic }
+}
+
+async function produce(opts) {
+  const topic = need(opts, 'topic')
+  const count = needInt(opts, 'count', 0)
+  const partitions = needInt(opts, 'partitions', 1)
+  const codec = need(opts, 'compression')
+  if (!(codec in COMPRESSION)) throw new Error(`unknown --compression ${codec}`)
+  if (codecLoadErrors[codec]) throw new Error(`codec ${codec} failed to load: ${codecLoadErrors[codec]}`)
+
+  const producer = makeKafka(opts).producer({
+    // Every record names its partition; the partitioner is never consulted.
+    createPartitioner: Partitioners.DefaultPartitioner,
+    allowAutoTopicCreation: false,
+    idempotent: !!opts.idempotent,
+    // kafkajs requires maxInFlightRequests 1 for idempotence to keep ordering.
+    maxInFlightRequests: opts.idempotent ? 1 : undefined,
+  })
+  await producer.connect()
+  try {
+    // Send in chunks so each partition receives several record batches (several produce
+    // requests, several sequence ranges for the idempotent producer).
+    const chunk = 250
+    for (let start = 0; start < count; start += chunk) {
+      const messages = []
+      for (let i = start; i < Math.min(count, start + chunk); i++) {
+        messages.push({
+          partition: i % partitions,
+          key: keyOf(i),
+          value: valueOf(i),
+          headers: { idx: String(i), codec },
+        })
+      }
+      const res = await producer.send({
+        topic,
+        messages,
+        acks: -1,
+        timeout: 30000,
+        compression: COMPRESSION[codec],
+      })
+      for (const r of res) {
+        if (r.errorCode !== 0) throw new Error(`produce to ${r.topicName}/${r.partition}: error code ${r.errorCode}`)
+      }
+    }
+  } finally {
+    await producer.disconnect()
+  }
+  return { produced: count }
+}
+
+function headerString(headers, name) {
+  const v = headers[name]
+  if (v === undefined) return undefined
+  if (Array.isArray(v)) throw new Error(`header ${name} appears ${v.length} times`)
+  return v.toString()
+}
+
+// kafkajs has no public consumer without a consumer group: its Consumer always joins a group
+// (JoinGroup/SyncGroup/OffsetFetch) before fetching, and mskmock does not implement groups yet.
+// So consume drives kafkajs' own internal Cluster/Broker objects directly (the same code path
+// its consumer uses for ListOffsets and Fetch): refresh metadata, ListOffsets(earliest) per
+// partition, then Fetch from each partition's leader until N records are read. These are
+// internals of kafkajs 2.2.4, which package.json pins exactly.
+async function consume(opts) {
+  const topic = need(opts, 'topic')
+  const count = needInt(opts, 'count', 0)
+  const partitions = needInt(opts, 'partitions', 1)
+  const deadline = Date.now() + 60000
+
+  const kafka = makeKafka(opts)
+  const createClusterSym = Object.getOwnPropertySymbols(kafka).find(
+    s => s.description === 'private:Kafka:createCluster'
+  )
+  if (!createClusterSym) throw new Error('kafkajs internals changed: no private:Kafka:createCluster')
+  const cluster = kafka[createClusterSym]({
+    metadataMaxAge: 300000,
+    allowAutoTopicCreation: false,
+    isolationLevel: 1, // READ_COMMITTED, the Java consumer's default too
+  })
+
+  await cluster.connect()
+  try {
+    await cluster.addTargetTopic(topic)
+    const known = cluster.findTopicPartitionMetadata(topic).length
+    if (known !== partitions) throw new Error(`metadata reports ${known} partitions for ${topic}, expected ${partitions}`)
+
+    const all = Array.from({ length: partitions }, (_, p) => p)
+    const [earliest] = await cluster.fetchTopicsOffset([
+      { topic, fromBeginning: true, partitions: all.map(p => ({ partition: p })) },
+    ])
+    const nextOffset = {}
+    const expectedOffset = {}
+    const perPartition = {}
+    const nextIndex = {} // next expected i in each partition: p, p+P, p+2P, ...
+    for (const p of all) {
+      perPartition[String(p)] = 0
+      nextIndex[p] = p
+      expectedOffset[p] = 0
+    }
+    for (const { partition, offset } of earliest.partitions) {
+      if (String(offset) !== '0') throw new Error(`partition ${partition}: earliest offset ${offset}, expected 0`)
+      nextOffset[partition] = String(offset)
+    }
+    for (const p of all) if (nextOffset[p] === undefined) throw new Error(`no earliest offset for partition ${p}`)
+
+    const expectedIn = p => (count > p ? Math.floor((count - 1 - p) / partitions) + 1 : 0)
+    let consumed = 0
+    while (consumed < count) {
+      if (Date.now() > deadline) {
+        throw new Error(`timed out after 60 s with ${consumed}/${count} records: ${JSON.stringify(perPartition)}`)
+      }
+      const pending = all.filter(p => perPartition[String(p)] < expectedIn(p))
+      const byLeader = cluster.findLeaderForPartitions(topic, pending)
+      await Promise.all(
+        Object.entries(byLeader).map(async ([nodeId, parts]) => {
+          const broker = await cluster.findBroker({ nodeId })
+          const { responses } = await broker.fetch({
+            isolationLevel: 1,
+            maxWaitTime: 500,
+            minBytes: 1,
+            maxBytes: 10485760,
+            topics: [
+              {
+                topic,
+                partitions: parts.map(p => ({ partition: p, fetchOffset: nextOffset[p], maxBytes: 1048576 })),
+              },
+            ],
+          })
+          for (const { topicName, partitions: pds } of responses) {
+            if (topicName !== topic) throw new Error(`fetch returned unrequested topic ${topicName}`)
+            for (const pd of pds) {
+              const p = pd.partition
+              if (!parts.includes(p)) throw new Error(`fetch returned unrequested partition ${p}`)
+              if (pd.errorCode !== 0) throw new Error(`fetch ${topic}/${p}: error code ${pd.errorCode}`)
+              const fetched = BigInt(nextOffset[p])
+              for (const m of pd.messages) {
+                const off = BigInt(m.offset)
+                if (off < fetched) continue // earlier records of a batch that starts before fetchOffset
+                if (perPartition[String(p)] >= expectedIn(p)) break // read N in all; ignore any extra
+                if (m.isControlRecord) throw new Error(`unexpected control record at ${p}@${off}`)
+                const i = nextIndex[p]
+                const where = `partition ${p} offset ${off}`
+                if (off !== BigInt(expectedOffset[p])) {
+                  throw new Error(`${where}: expected offset ${expectedOffset[p]} (offsets must be consecutive from 0)`)
+                }
+                const key = m.key == null ? null : m.key.toString()
+                const value = m.value == null ? null : m.value.toString()
+                if (key !== keyOf(i)) throw new Error(`${where}: key ${JSON.stringify(key)}, expected ${keyOf(i)}`)
+                if (value !== valueOf(i)) throw new Error(`${where}: value ${JSON.stringify(value)}, expected ${JSON.stringify(valueOf(i))}`)
+                const names = Object.keys(m.headers || {})
+                if (names.length !== 2 || !names.includes('idx') || !names.includes('codec')) {
+                  throw new Error(`${where}: headers ${JSON.stringify(names)}, expected [idx, codec]`)
+                }
+                if (headerString(m.headers, 'idx') !== String(i)) {
+                  throw new Error(`${where}: header idx ${headerString(m.headers, 'idx')}, expected ${i}`)
+                }
+                const hcodec = headerString(m.headers, 'codec')
+                if (!(hcodec in COMPRESSION)) throw new Error(`${where}: header codec ${JSON.stringify(hcodec)}`)
+                nextIndex[p] = i + partitions
+                expectedOffset[p] += 1
+                nextOffset[p] = String(off + 1n)
+                perPartition[String(p)] += 1
+                consumed += 1
+              }
+            }
+          }
+        })
+      )
+    }
+    return { consumed, per_partition: perPartition }
+  } finally {
+    await cluster.disconnect()
+  }
+}
+
+async function main() {
+  registerCodecs()
+  const opts = parseArgs(process.argv.slice(2))
+  const commands = { 'create-topic': createTopic, produce, consume }
+  const run = commands[opts.command]
+  if (!run) throw new Error(`usage: client (create-topic|produce|consume) --bootstrap B --topic T ...`)
+  const result = await run(opts)
+  process.stdout.write(JSON.stringify(result) + '\n')
+}
+
+main().then(
+  () => process.exit(0),
+  err => {
+    process.stderr.write(`error: ${err && err.stack ? err.stack : err}\n`)
+    process.exit(1)
+  }
+)
