@@ -18,6 +18,17 @@ void api_alter_configs(srv *s, req *r);
 void api_incremental_alter_configs(srv *s, req *r);
 void api_create_partitions(srv *s, req *r);
 void api_describe_cluster(srv *s, req *r);
+void api_find_coordinator(srv *s, req *r);
+void api_join_group(srv *s, req *r);
+void api_sync_group(srv *s, req *r);
+void api_heartbeat(srv *s, req *r);
+void api_leave_group(srv *s, req *r);
+void api_offset_commit(srv *s, req *r);
+void api_offset_fetch(srv *s, req *r);
+void api_describe_groups(srv *s, req *r);
+void api_list_groups(srv *s, req *r);
+void api_delete_groups(srv *s, req *r);
+void api_offset_delete(srv *s, req *r);
 
 /*
  * Where a partition request may be served: the partition must exist

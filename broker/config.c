@@ -68,6 +68,22 @@ static const key_def keys[] = {
     K("topic.config.policy", T_ENUM, topic_config_policy, "serverless", "kafka", "kafka", 0, 0, "serverless|kafka",
       "serverless: only the 7 topic configs MSK Serverless allows may be set (cleanup.policy only at creation), "
       "others get INVALID_CONFIG; kafka: every topic config Kafka knows"),
+    K("group.min.session.timeout.ms", T_INT, group_min_session_timeout_ms, "6000", NULL, NULL, 0, INT32_MAX, NULL,
+      "JoinGroup with a shorter session timeout gets INVALID_SESSION_TIMEOUT"),
+    K("group.max.session.timeout.ms", T_INT, group_max_session_timeout_ms, "1800000", NULL, NULL, 0, INT32_MAX, NULL,
+      "JoinGroup with a longer session timeout gets INVALID_SESSION_TIMEOUT"),
+    K("group.initial.rebalance.delay.ms", T_INT, group_initial_rebalance_delay_ms, "3000", NULL, NULL, 0, INT32_MAX,
+      NULL, "how long the first rebalance of an empty group waits for more members (tests usually set 0)"),
+    K("group.max.size", T_INT, group_max_size, "2147483647", NULL, NULL, 1, INT32_MAX, NULL,
+      "members per group; one more gets GROUP_MAX_SIZE_REACHED"),
+    K("offset.metadata.max.bytes", T_INT, offset_metadata_max_bytes, "4096", NULL, NULL, 0, INT32_MAX, NULL,
+      "longest commit metadata; longer gets OFFSET_METADATA_TOO_LARGE"),
+    K("offsets.retention.minutes", T_INT, offsets_retention_minutes, "10080", NULL, NULL, 1, INT32_MAX, NULL,
+      "committed offsets of a group that stayed empty this long are removed"),
+    K("group.consumer.protocol.validation", T_ENUM, group_consumer_protocol_validation, "strict", "lenient", "lenient",
+      0, 0, "strict|lenient",
+      "strict (MSK Serverless): JoinGroup/SyncGroup whose consumer-protocol bytes do not decode at their declared "
+      "version get INVALID_REQUEST; lenient (Apache Kafka): the bytes are opaque"),
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 

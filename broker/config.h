@@ -14,6 +14,8 @@
 
 typedef enum cfg_topic_policy { TOPIC_POLICY_SERVERLESS, TOPIC_POLICY_KAFKA } cfg_topic_policy;
 
+typedef enum cfg_validation { VALIDATION_STRICT, VALIDATION_LENIENT } cfg_validation;
+
 typedef enum cfg_profile { PROFILE_SERVERLESS, PROFILE_PROVISIONED, PROFILE_KAFKA } cfg_profile;
 
 #define CFG_MAX_BROKERS 64
@@ -40,6 +42,13 @@ typedef struct config {
     int64_t storage_sync;
     int64_t fetch_max_wait_cap_ms;
     int64_t topic_config_policy;
+    int64_t group_min_session_timeout_ms;
+    int64_t group_max_session_timeout_ms;
+    int64_t group_initial_rebalance_delay_ms;
+    int64_t group_max_size;
+    int64_t offset_metadata_max_bytes;
+    int64_t offsets_retention_minutes;
+    int64_t group_consumer_protocol_validation;
 
     /* derived */
     int32_t node_ids[CFG_MAX_BROKERS];

@@ -11,6 +11,7 @@
 #define MAX_QUEUED 256
 
 static conn *commit_list; /* conns with answers held for the next commit */
+static conn *pump_list;   /* conns to resume before the loop waits */
 
 static void on_close(uv_handle_t *h) {
     conn *c = h->data;
@@ -43,6 +44,13 @@ void net_close(conn *c, const char *why) {
         for (conn **pp = &commit_list; *pp; pp = &(*pp)->commit_next)
             if (*pp == c) {
                 *pp = c->commit_next;
+                break;
+            }
+    }
+    if (c->in_pump_list) {
+        for (conn **pp = &pump_list; *pp; pp = &(*pp)->pump_next)
+            if (*pp == c) {
+                *pp = c->pump_next;
                 break;
             }
     }
@@ -207,6 +215,25 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
     c->last_active_ms = clk_mono_ms();
     if (!take_frames(c)) return;
     net_pump(c);
+}
+
+void net_pump_later(conn *c) {
+    if (c->in_pump_list || c->closing) return;
+    c->in_pump_list = true;
+    c->pump_next = pump_list;
+    pump_list = c;
+}
+
+bool net_pumps_pending(void) { return pump_list != NULL; }
+
+void net_run_pumps(srv *s) {
+    (void)s;
+    while (pump_list) {
+        conn *c = pump_list;
+        pump_list = c->pump_next;
+        c->in_pump_list = false;
+        net_pump(c);
+    }
 }
 
 void net_after_commit(srv *s) {

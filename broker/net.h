@@ -23,11 +23,13 @@ struct conn {
     bool reading;
     bool closing;
     bool in_commit_list;
+    bool in_pump_list;
     int64_t last_active_ms;
     int64_t opened_ms;
     uint64_t requests;
     conn *prev, *next;        /* srv.conns */
     conn *commit_next;        /* conns holding answers until the next commit */
+    conn *pump_next;          /* conns to resume before the loop waits (net_pump_later) */
 };
 
 int net_listen(srv *s, char *err, size_t errlen);
@@ -39,6 +41,15 @@ void net_close(conn *c, const char *why);
 /* Called after each storage commit: answers held for it can go out. */
 void net_after_commit(srv *s);
 void net_sweep_idle(srv *s);
+/*
+ * Resume the connection once the current callback is done (before the loop
+ * waits again): answering a parked request must not start the connection's
+ * next request while the caller is still walking its own state.
+ */
+void net_pump_later(conn *c);
+/* Resume every connection queued by net_pump_later. */
+void net_run_pumps(srv *s);
+bool net_pumps_pending(void);
 /* The connection holds an answer until the next commit. */
 void net_hold_for_commit(conn *c);
 const char *conn_client_id(const conn *c);

@@ -93,7 +93,7 @@ void req_unpark_respond(srv *s, req *r, const void *resp) {
     r->park = NULL;
     r->park_cancel = NULL;
     req_respond_after_commit(s, r, resp);
-    net_pump(r->c);
+    net_pump_later(r->c);
 }
 
 /*

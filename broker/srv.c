@@ -8,6 +8,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "group.h"
 #include "net.h"
 
 void srv_mark_dirty(srv *s, partition *p) {
@@ -58,7 +59,11 @@ int srv_commit_now(srv *s) {
 /* Runs once per loop iteration, just before the loop waits for I/O. */
 static void on_prepare(uv_prepare_t *h) {
     srv *s = h->data;
-    srv_commit_now(s);
+    /* answers to parked requests resume their connections, whose next requests may append */
+    do {
+        net_run_pumps(s);
+        srv_commit_now(s);
+    } while (net_pumps_pending());
 }
 
 static void on_housekeeping(uv_timer_t *h) {
@@ -110,6 +115,10 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen) {
         snprintf(err, errlen, "loading topics: %s", stor_errmsg(s->st));
         return -1;
     }
+    if (grp_load(s) != 0) {
+        snprintf(err, errlen, "loading groups and offsets: %s", stor_errmsg(s->st));
+        return -1;
+    }
     if (net_listen(s, err, errlen) != 0) return -1;
     uv_prepare_init(loop, &s->commit_handle);
     s->commit_handle.data = s;
@@ -126,6 +135,7 @@ void srv_close(srv *s) {
     srv_commit_now(s);
     fetch_cancel_all(s);
     net_close_all(s);
+    grp_close_all(s);
     if (!uv_is_closing((uv_handle_t *)&s->commit_handle)) uv_close((uv_handle_t *)&s->commit_handle, NULL);
     if (!uv_is_closing((uv_handle_t *)&s->housekeeping)) uv_close((uv_handle_t *)&s->housekeeping, NULL);
 }

@@ -88,6 +88,7 @@ struct srv {
     conn *conns;             /* every open connection */
     int nconns;
     struct fetch_wait *fetch_waiters; /* parked fetches */
+    struct group *groups;    /* consumer groups (broker/group.c) */
     partition **dirty;       /* partitions appended to since the last commit */
     int ndirty, cap_dirty;
     uv_prepare_t commit_handle;

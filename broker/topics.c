@@ -1,9 +1,10 @@
 /* The topic registry: in memory for the data path, mirrored in storage. */
-#include <openssl/rand.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
+#include "group.h"
+#include "ids.h"
 #include "log.h"
 #include "srv.h"
 #include "topic_config.h"
@@ -123,10 +124,7 @@ static topic *add_topic(srv *s, int64_t id, const char *name, const uint8_t uuid
 
 topic *srv_topic_create(srv *s, const char *name, int32_t nparts, const topic_override *ov, int nov, const char **why) {
     stor_topic st = {.name = name, .partitions = nparts, .created_ms = clk_now_ms()};
-    RAND_bytes(st.uuid, 16);
-    /* a version-4 UUID; Kafka never hands out the all-zero or the "metadata" sentinel ids */
-    st.uuid[6] = (uint8_t)((st.uuid[6] & 0x0f) | 0x40);
-    st.uuid[8] = (uint8_t)((st.uuid[8] & 0x3f) | 0x80);
+    ids_uuid4(st.uuid); /* never the all-zero id Kafka reserves */
     if (stor_topic_create(s->st, &st) != 0) {
         *why = stor_errmsg(s->st);
         return NULL;
@@ -165,6 +163,7 @@ int srv_topic_delete(srv *s, topic *t) {
             break;
         }
     s->ntopics--;
+    grp_forget_topic(s, t->name); /* Kafka drops the committed offsets of a deleted topic */
     srv_topic_free(t);
     return 0;
 }

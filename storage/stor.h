@@ -155,4 +155,79 @@ int stor_oldest_batch(stor *s, int64_t topic_id, int32_t partition, stor_batch_m
 typedef void (*stor_producer_fn)(void *ctx, int64_t topic_id, int32_t partition, const stor_batch_meta *m);
 int stor_load_producer_batches(stor *s, stor_producer_fn fn, void *ctx);
 
+/* ---- consumer groups: committed offsets and group state ---- */
+
+/*
+ * Writes join the open transaction like batches do: durable at the next
+ * stor_commit, gone if the store is closed before it. Strings and blobs
+ * handed to load callbacks are valid only during the call.
+ */
+
+typedef struct stor_offset {
+    const char *group_id;
+    const char *topic;
+    int32_t partition;
+    int64_t offset;
+    int32_t leader_epoch;     /* -1: unknown */
+    const char *metadata;     /* never NULL ("" when none) */
+    int64_t commit_ms;
+    int64_t expire_ms;        /* -1: expiry follows the group rules, else an absolute time (OffsetCommit v2-v4) */
+} stor_offset;
+
+/* Insert or replace the commit of (group, topic, partition). A NULL metadata is stored (and loaded) as "". */
+int stor_offset_commit(stor *s, const stor_offset *o);
+/* Delete one committed offset (OffsetDelete, expiry). Returns rows deleted or -1. */
+int stor_offset_delete(stor *s, const char *group_id, const char *topic, int32_t partition);
+/* Delete every offset of a group (DeleteGroups). Returns rows deleted or -1. */
+int stor_offsets_delete_group(stor *s, const char *group_id);
+/* Delete every offset of a topic in every group (the topic was deleted). Returns rows deleted or -1. */
+int stor_offsets_delete_topic(stor *s, const char *topic);
+/* Every committed offset, ordered by group, topic, partition. */
+typedef void (*stor_offset_fn)(void *ctx, const stor_offset *o);
+int stor_offsets_load(stor *s, stor_offset_fn fn, void *ctx);
+
+typedef struct stor_group {
+    const char *group_id;
+    const char *protocol_type;   /* NULL: none (simple group) */
+    const char *protocol_name;   /* NULL: none selected */
+    int32_t generation;
+    const char *leader;          /* member id, NULL when none */
+    int32_t state;               /* the coordinator's state enum, stored as is */
+    int64_t state_ms;            /* when the group entered that state (offset expiry of Empty groups) */
+} stor_group;
+
+/*
+ * client_id and client_host: a NULL is stored (and loaded) as "". A blob of
+ * length 0 may be NULL when saved; loaded, metadata and assignment are never
+ * NULL (a zero-length blob points at an empty buffer).
+ */
+typedef struct stor_member {
+    const char *member_id;
+    const char *instance_id;     /* NULL: dynamic member */
+    const char *client_id;
+    const char *client_host;
+    int32_t session_timeout_ms;
+    int32_t rebalance_timeout_ms;
+    const void *metadata;        /* subscription for the selected protocol */
+    size_t metadata_len;
+    const void *assignment;
+    size_t assignment_len;
+} stor_member;
+
+/*
+ * Replace the group's row and all its member rows (one call per state change worth keeping).
+ * All or nothing: on -1 (e.g. a member id given twice) the stored group is left as it was.
+ */
+int stor_group_save(stor *s, const stor_group *g, const stor_member *members, int nmembers);
+/* Returns 0 (also when no such group was saved, e.g. a simple group) or -1. */
+int stor_group_delete(stor *s, const char *group_id);   /* the group and its members, not its offsets */
+/* Every group, each followed by its members (in the order they were saved). */
+typedef struct stor_group_load_cb {
+    void *ctx;
+    void (*group)(void *ctx, const stor_group *g);
+    void (*member)(void *ctx, const char *group_id, const stor_member *m);
+} stor_group_load_cb;
+/* Groups in group id order. A NULL callback skips its rows (both NULL: nothing is read). */
+int stor_groups_load(stor *s, const stor_group_load_cb *cb);
+
 #endif

@@ -89,6 +89,64 @@ static const char *const stor_migrations[] = {
      */
     "DROP INDEX batches_producer;"
     "CREATE INDEX batches_producer ON batches (topic_id, partition, producer_id, base_offset);",
+
+    /*
+     * 3: consumer groups: committed offsets, group state and members.
+     * IF NOT EXISTS: a real version-2 database has none of these tables, but
+     * one whose user_version was lowered by hand (test_upgrade_from_version_1
+     * in test_stor_basic.c reverts only migration 2) already has them.
+     */
+    /*
+     * offsets: keyed by topic name, as Kafka commits them, and independent of
+     * groups rows: simple groups commit without ever having one, and a group
+     * that dies keeps its offsets until they expire or DeleteGroups runs.
+     * expire_ms is -1 unless an OffsetCommit v2-v4 set a retention time.
+     * No index on topic: only topic deletion looks offsets up by topic, and
+     * scanning the (small) table then is cheaper overall than maintaining a
+     * second b-tree on every commit.
+     */
+    "CREATE TABLE IF NOT EXISTS offsets ("
+    "  group_id TEXT NOT NULL,"
+    "  topic TEXT NOT NULL,"
+    "  partition INTEGER NOT NULL CHECK (partition >= 0),"
+    "  \"offset\" INTEGER NOT NULL,"
+    "  leader_epoch INTEGER NOT NULL,"
+    "  metadata TEXT NOT NULL,"
+    "  commit_ms INTEGER NOT NULL,"
+    "  expire_ms INTEGER NOT NULL,"
+    "  PRIMARY KEY (group_id, topic, partition)"
+    ") WITHOUT ROWID;"
+    /* groups: state is the coordinator's enum, stored as is; NULL protocol and leader mean none. */
+    "CREATE TABLE IF NOT EXISTS groups ("
+    "  group_id TEXT PRIMARY KEY NOT NULL,"
+    "  protocol_type TEXT,"
+    "  protocol_name TEXT,"
+    "  generation INTEGER NOT NULL,"
+    "  leader TEXT,"
+    "  state INTEGER NOT NULL,"
+    "  state_ms INTEGER NOT NULL"
+    ") WITHOUT ROWID;"
+    /*
+     * group_members: rewritten whole by each save. A rowid table because
+     * metadata and assignment can be large (a subscription to many topics, an
+     * assignment of many partitions); the blobs come last. position keeps
+     * the order the coordinator saved them in (JoinGroup hands the leader
+     * the members in that order); its UNIQUE index also serves the load.
+     */
+    "CREATE TABLE IF NOT EXISTS group_members ("
+    "  group_id TEXT NOT NULL REFERENCES groups (group_id) ON DELETE CASCADE,"
+    "  member_id TEXT NOT NULL,"
+    "  position INTEGER NOT NULL CHECK (position >= 0),"
+    "  instance_id TEXT,"
+    "  client_id TEXT NOT NULL,"
+    "  client_host TEXT NOT NULL,"
+    "  session_timeout_ms INTEGER NOT NULL,"
+    "  rebalance_timeout_ms INTEGER NOT NULL,"
+    "  metadata BLOB NOT NULL,"
+    "  assignment BLOB NOT NULL,"
+    "  PRIMARY KEY (group_id, member_id),"
+    "  UNIQUE (group_id, position)"
+    ");",
 };
 
 #define STOR_MIGRATIONS_N ((int)(sizeof stor_migrations / sizeof stor_migrations[0]))

@@ -71,4 +71,35 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
                            " ORDER BY producer_id LIMIT 1",
     [STOR_PRODUCER_BATCHES] = "SELECT " STOR_META_COLS " FROM batches WHERE " BATCH_KEY " AND producer_id = ?3"
                               " ORDER BY base_offset DESC LIMIT ?4",
+
+    [STOR_OFFSET_UPSERT] = "INSERT INTO offsets (group_id, topic, partition, \"offset\", leader_epoch, metadata,"
+                           " commit_ms, expire_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+                           " ON CONFLICT (group_id, topic, partition) DO UPDATE SET"
+                           " \"offset\" = excluded.\"offset\", leader_epoch = excluded.leader_epoch,"
+                           " metadata = excluded.metadata, commit_ms = excluded.commit_ms,"
+                           " expire_ms = excluded.expire_ms",
+    [STOR_OFFSET_DELETE] = "DELETE FROM offsets WHERE group_id = ?1 AND topic = ?2 AND partition = ?3",
+    [STOR_OFFSETS_DELETE_GROUP] = "DELETE FROM offsets WHERE group_id = ?1",
+    /* Scans offsets: topic deletion is rare, see migration 3. */
+    [STOR_OFFSETS_DELETE_TOPIC] = "DELETE FROM offsets WHERE topic = ?1",
+    [STOR_LOAD_OFFSETS] = "SELECT group_id, topic, partition, \"offset\", leader_epoch, metadata, commit_ms, expire_ms"
+                          " FROM offsets ORDER BY group_id, topic, partition",
+
+    /* An upsert, not INSERT OR REPLACE: replacing would delete the row and cascade to its members. */
+    [STOR_GROUP_UPSERT] = "INSERT INTO groups (group_id, protocol_type, protocol_name, generation, leader, state,"
+                          " state_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+                          " ON CONFLICT (group_id) DO UPDATE SET protocol_type = excluded.protocol_type,"
+                          " protocol_name = excluded.protocol_name, generation = excluded.generation,"
+                          " leader = excluded.leader, state = excluded.state, state_ms = excluded.state_ms",
+    /* Members go with it (ON DELETE CASCADE); offsets stay. */
+    [STOR_GROUP_DELETE] = "DELETE FROM groups WHERE group_id = ?1",
+    [STOR_MEMBERS_DELETE] = "DELETE FROM group_members WHERE group_id = ?1",
+    [STOR_MEMBER_INSERT] = "INSERT INTO group_members (group_id, member_id, position, instance_id, client_id,"
+                           " client_host, session_timeout_ms, rebalance_timeout_ms, metadata, assignment)"
+                           " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    [STOR_LOAD_GROUPS] = "SELECT group_id, protocol_type, protocol_name, generation, leader, state, state_ms"
+                         " FROM groups ORDER BY group_id",
+    [STOR_LOAD_MEMBERS] = "SELECT member_id, instance_id, client_id, client_host, session_timeout_ms,"
+                          " rebalance_timeout_ms, metadata, assignment FROM group_members"
+                          " WHERE group_id = ?1 ORDER BY position",
 };

@@ -1,0 +1,169 @@
+/*
+ * Persistence of groups and offsets. A group is saved when it becomes Stable
+ * (with every member's assignment) or Empty, and when a static member is
+ * replaced; committed offsets are written with the commit and answered only
+ * after the storage commit. After a restart a Stable group comes back with
+ * its members, whose sessions restart: members that keep heartbeating carry
+ * on without a rebalance, the others expire.
+ */
+#include "group_store.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "log.h"
+
+void grp_store_save(srv *s, group *g) {
+    stor_member *ms = calloc((size_t)g->nmembers + 1, sizeof *ms);
+    if (!ms) abort();
+    int n = 0;
+    for (member *m = g->members; m; m = m->next, n++) {
+        const member_protocol *p = NULL;
+        for (int i = 0; g->protocol_name && i < m->nprotocols; i++)
+            if (strcmp(m->protocols[i].name, g->protocol_name) == 0) p = &m->protocols[i];
+        ms[n] = (stor_member){m->id, m->instance_id, m->client_id, m->client_host, m->session_timeout_ms,
+                              m->rebalance_timeout_ms, p ? p->meta : NULL, p ? p->len : 0, m->assignment,
+                              m->assignment_len};
+    }
+    stor_group sg = {g->id, g->protocol_type, g->protocol_name, g->generation, g->leader, (int32_t)g->state, g->state_ms};
+    if (stor_group_save(s->st, &sg, ms, n) != 0)
+        log_error("group %s: saving state failed: %s", g->id, stor_errmsg(s->st));
+    free(ms);
+}
+
+int grp_store_delete(srv *s, group *g) {
+    if (stor_group_delete(s->st, g->id) != 0 || stor_offsets_delete_group(s->st, g->id) < 0) {
+        log_error("group %s: deleting failed: %s", g->id, stor_errmsg(s->st));
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- offsets in memory ---- */
+
+committed_offset *grp_offset_get(group *g, const char *topic, size_t topic_len, int32_t partition) {
+    for (int i = 0; i < g->noffsets; i++) {
+        committed_offset *o = &g->offsets[i];
+        if (o->partition == partition && strlen(o->topic) == topic_len && memcmp(o->topic, topic, topic_len) == 0)
+            return o;
+    }
+    return NULL;
+}
+
+static void put_memory(group *g, const char *topic, int32_t partition, int64_t offset, int32_t leader_epoch,
+                       const char *metadata, int64_t commit_ms, int64_t expire_ms) {
+    committed_offset *o = grp_offset_get(g, topic, strlen(topic), partition);
+    if (!o) {
+        if (g->noffsets == g->cap_offsets) {
+            int cap = g->cap_offsets ? g->cap_offsets * 2 : 16;
+            committed_offset *n = realloc(g->offsets, sizeof(*n) * (size_t)cap);
+            if (!n) abort();
+            g->offsets = n;
+            g->cap_offsets = cap;
+        }
+        o = &g->offsets[g->noffsets++];
+        o->topic = strdup(topic);
+        o->partition = partition;
+        o->metadata = NULL;
+    }
+    free(o->metadata);
+    o->metadata = strdup(metadata ? metadata : "");
+    o->offset = offset;
+    o->leader_epoch = leader_epoch;
+    o->commit_ms = commit_ms;
+    o->expire_ms = expire_ms;
+}
+
+void grp_offset_put(srv *s, group *g, const char *topic, int32_t partition, int64_t offset, int32_t leader_epoch,
+                    const char *metadata, int64_t expire_ms) {
+    int64_t now = clk_now_ms();
+    put_memory(g, topic, partition, offset, leader_epoch, metadata, now, expire_ms);
+    stor_offset so = {g->id, topic, partition, offset, leader_epoch, metadata ? metadata : "", now, expire_ms};
+    if (stor_offset_commit(s->st, &so) != 0)
+        log_error("group %s: storing offset %s-%d failed: %s", g->id, topic, partition, stor_errmsg(s->st));
+}
+
+void grp_offset_remove(srv *s, group *g, size_t i) {
+    committed_offset *o = &g->offsets[i];
+    stor_offset_delete(s->st, g->id, o->topic, o->partition);
+    free(o->topic);
+    free(o->metadata);
+    g->offsets[i] = g->offsets[--g->noffsets];
+}
+
+void grp_forget_topic(srv *s, const char *topic) {
+    for (group *g = s->groups; g; g = g->next)
+        for (int i = 0; i < g->noffsets;) {
+            if (strcmp(g->offsets[i].topic, topic) == 0) {
+                free(g->offsets[i].topic);
+                free(g->offsets[i].metadata);
+                g->offsets[i] = g->offsets[--g->noffsets];
+            } else {
+                i++;
+            }
+        }
+    stor_offsets_delete_topic(s->st, topic);
+}
+
+/* ---- load ---- */
+
+static void load_group(void *ctx, const stor_group *sg) {
+    srv *s = ctx;
+    group *g = grp_get_or_create(s, sg->group_id, strlen(sg->group_id));
+    g->protocol_type = sg->protocol_type ? strdup(sg->protocol_type) : NULL;
+    g->protocol_name = sg->protocol_name ? strdup(sg->protocol_name) : NULL;
+    g->generation = sg->generation;
+    g->leader = sg->leader ? strdup(sg->leader) : NULL;
+    /* only Stable and Empty are saved; anything else restarts as Empty */
+    g->state = sg->state == GS_STABLE ? GS_STABLE : GS_EMPTY;
+    g->state_ms = sg->state_ms;
+}
+
+static void load_member(void *ctx, const char *group_id, const stor_member *sm) {
+    srv *s = ctx;
+    group *g = grp_find(s, group_id, strlen(group_id));
+    if (!g || g->state != GS_STABLE) return;
+    member *m = calloc(1, sizeof *m);
+    if (!m) abort();
+    m->id = strdup(sm->member_id);
+    m->instance_id = sm->instance_id ? strdup(sm->instance_id) : NULL;
+    m->client_id = strdup(sm->client_id ? sm->client_id : "");
+    m->client_host = strdup(sm->client_host ? sm->client_host : "");
+    m->session_timeout_ms = sm->session_timeout_ms;
+    m->rebalance_timeout_ms = sm->rebalance_timeout_ms;
+    m->nprotocols = 1;
+    m->protocols = calloc(1, sizeof *m->protocols);
+    if (!m->protocols) abort();
+    m->protocols[0].name = strdup(g->protocol_name ? g->protocol_name : "");
+    m->protocols[0].len = sm->metadata_len;
+    m->protocols[0].meta = malloc(sm->metadata_len ? sm->metadata_len : 1);
+    if (sm->metadata_len) memcpy(m->protocols[0].meta, sm->metadata, sm->metadata_len);
+    if (sm->assignment_len) {
+        m->assignment = malloc(sm->assignment_len);
+        memcpy(m->assignment, sm->assignment, sm->assignment_len);
+        m->assignment_len = sm->assignment_len;
+    }
+    m->deadline_ms = clk_mono_ms() + m->session_timeout_ms;
+    member **pp = &g->members;
+    while (*pp) pp = &(*pp)->next;
+    *pp = m;
+    g->nmembers++;
+}
+
+static void load_offset(void *ctx, const stor_offset *so) {
+    srv *s = ctx;
+    group *g = grp_get_or_create(s, so->group_id, strlen(so->group_id));
+    put_memory(g, so->topic, so->partition, so->offset, so->leader_epoch, so->metadata, so->commit_ms, so->expire_ms);
+}
+
+int grp_load(srv *s) {
+    stor_group_load_cb cb = {s, load_group, load_member};
+    if (stor_groups_load(s->st, &cb) != 0) return -1;
+    if (stor_offsets_load(s->st, load_offset, s) != 0) return -1;
+    for (group *g = s->groups; g; g = g->next) {
+        if (g->state == GS_STABLE && !g->members) g->state = GS_EMPTY;
+        grp_rearm(g);
+    }
+    return 0;
+}

@@ -1,0 +1,12 @@
+/* Groups and committed offsets in storage: what survives a restart. */
+#ifndef GROUP_STORE_H
+#define GROUP_STORE_H
+
+#include "group.h"
+
+/* Persist the group's state and members (Stable, Empty, static replacement). */
+void grp_store_save(srv *s, group *g);
+/* The group and its offsets. */
+int grp_store_delete(srv *s, group *g);
+
+#endif
