@@ -80,6 +80,8 @@ static const key_def keys[] = {
       "longest commit metadata; longer gets OFFSET_METADATA_TOO_LARGE"),
     K("offsets.retention.minutes", T_INT, offsets_retention_minutes, "10080", NULL, NULL, 1, INT32_MAX, NULL,
       "committed offsets of a group that stayed empty this long are removed"),
+    K("offsets.retention.check.interval.ms", T_INT, offsets_retention_check_interval_ms, "600000", NULL, NULL, 10,
+      INT64_MAX, NULL, "how often expired offsets are looked for"),
     K("group.consumer.protocol.validation", T_ENUM, group_consumer_protocol_validation, "strict", "lenient", "lenient",
       0, 0, "strict|lenient",
       "strict (MSK Serverless): JoinGroup/SyncGroup whose consumer-protocol bytes do not decode at their declared "

@@ -48,6 +48,7 @@ typedef struct config {
     int64_t group_max_size;
     int64_t offset_metadata_max_bytes;
     int64_t offsets_retention_minutes;
+    int64_t offsets_retention_check_interval_ms;
     int64_t group_consumer_protocol_validation;
 
     /* derived */

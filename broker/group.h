@@ -109,5 +109,7 @@ group *grp_get_or_create(srv *s, const char *id, size_t len);
 int grp_delete(srv *s, group *g);
 void grp_forget_topic(srv *s, const char *topic);
 void grp_rearm(group *g);
+/* Offset retention (KIP-211): run from housekeeping. */
+void grp_expire_offsets(srv *s);
 
 #endif

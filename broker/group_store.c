@@ -167,3 +167,40 @@ int grp_load(srv *s) {
     }
     return 0;
 }
+
+/*
+ * Offset retention as Kafka 2.1+ does it (KIP-211): a group with a protocol
+ * type keeps its offsets until it has been Empty for offsets.retention.minutes;
+ * a simple group's offsets expire one by one, that long after their commit;
+ * an explicit expire time (OffsetCommit v2-v4 retention_time_ms) wins. An Empty
+ * group whose last offset went is removed.
+ */
+void grp_expire_offsets(srv *s) {
+    int64_t now = clk_now_ms();
+    int64_t keep = s->cfg->offsets_retention_minutes * 60000;
+    group *g = s->groups;
+    while (g) {
+        group *next = g->next;
+        if (g->state == GS_EMPTY) {
+            bool simple = !g->protocol_type || !*g->protocol_type;
+            int expired = 0;
+            for (int i = 0; i < g->noffsets;) {
+                committed_offset *o = &g->offsets[i];
+                int64_t base = simple ? o->commit_ms : g->state_ms;
+                bool gone = o->expire_ms >= 0 ? now >= o->expire_ms : now - base >= keep;
+                if (gone) {
+                    grp_offset_remove(s, g, (size_t)i);
+                    expired++;
+                } else {
+                    i++;
+                }
+            }
+            if (expired) log_info("group %s: %d committed offsets expired", g->id, expired);
+            if (g->noffsets == 0 && !g->members && !g->pending) {
+                log_info("group %s: empty and without offsets, removed", g->id);
+                grp_delete(s, g);
+            }
+        }
+        g = next;
+    }
+}

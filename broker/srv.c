@@ -74,6 +74,10 @@ static void on_housekeeping(uv_timer_t *h) {
         s->next_retention_ms = now + s->cfg->log_retention_check_interval_ms;
         srv_enforce_retention(s);
     }
+    if (now >= s->next_offsets_expiry_ms) {
+        s->next_offsets_expiry_ms = now + s->cfg->offsets_retention_check_interval_ms;
+        grp_expire_offsets(s);
+    }
 }
 
 static int open_storage(srv *s, char *err, size_t errlen) {
@@ -126,6 +130,7 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen) {
     uv_timer_init(loop, &s->housekeeping);
     s->housekeeping.data = s;
     s->next_retention_ms = clk_mono_ms() + cfg->log_retention_check_interval_ms;
+    s->next_offsets_expiry_ms = clk_mono_ms() + cfg->offsets_retention_check_interval_ms;
     uv_timer_start(&s->housekeeping, on_housekeeping, 1000, 1000);
     uv_unref((uv_handle_t *)&s->housekeeping);
     return 0;

@@ -94,6 +94,7 @@ struct srv {
     uv_prepare_t commit_handle;
     uv_timer_t housekeeping;
     int64_t next_retention_ms;
+    int64_t next_offsets_expiry_ms;
     int64_t started_us;
     bool stopping;
 };
