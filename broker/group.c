@@ -396,8 +396,9 @@ static void complete_join(srv *s, group *g) {
 
 /* ---- timer ---- */
 
-static void on_group_timer(uv_timer_t *t) {
-    group *g = t->data;
+static void on_group_timer(uv_timer_t *t) { grp_tick(t->data); }
+
+void grp_tick(group *g) {
     srv *s = g->srv;
     int64_t now = clk_mono_ms();
     for (pending_member **pp = &g->pending; *pp;) {

@@ -109,6 +109,8 @@ group *grp_get_or_create(srv *s, const char *id, size_t len);
 int grp_delete(srv *s, group *g);
 void grp_forget_topic(srv *s, const char *topic);
 void grp_rearm(group *g);
+/* Handle every deadline that has passed (the group's timer calls it; tests call it after clk_advance). */
+void grp_tick(group *g);
 /* Offset retention (KIP-211): run from housekeeping. */
 void grp_expire_offsets(srv *s);
 
