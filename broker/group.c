@@ -521,12 +521,16 @@ static member *add_member(srv *s, group *g, req *r, const char *id, const kp_joi
     set_protocols(m, q);
     m->is_new = true;
     /* join order: append */
+    if (!g->members) {
+        /* the first member decides the group's type (an Empty group may change it, as in Kafka) */
+        free(g->protocol_type);
+        g->protocol_type = dup_str(q->protocol_type);
+    }
     member **pp = &g->members;
     while (*pp) pp = &(*pp)->next;
     *pp = m;
     g->nmembers++;
     if (!g->leader) g->leader = xstrdup(id);
-    if (!g->protocol_type) g->protocol_type = dup_str(q->protocol_type);
     if (g->state == GS_PREPARING && g->delay_deadline_ms) g->joined_during_delay = true;
     return m;
 }
