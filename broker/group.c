@@ -139,7 +139,8 @@ static void arm(group *g) {
         if (g->delay_deadline_ms) next = g->delay_deadline_ms;
         else if (g->join_deadline_ms) next = g->join_deadline_ms;
     }
-    if (g->state == GS_COMPLETING && g->sync_deadline_ms && g->sync_deadline_ms < next) next = g->sync_deadline_ms;
+    if ((g->state == GS_COMPLETING || g->state == GS_STABLE) && g->sync_deadline_ms && g->sync_deadline_ms < next)
+        next = g->sync_deadline_ms;
     for (member *m = g->members; m; m = m->next)
         if (m->deadline_ms < next) next = m->deadline_ms;
     for (pending_member *p = g->pending; p; p = p->next)
@@ -424,7 +425,8 @@ void grp_tick(group *g) {
         }
         m = next;
     }
-    if (g->state == GS_COMPLETING && g->sync_deadline_ms && g->sync_deadline_ms <= now) {
+    /* members that never sent SyncGroup go, even once the leader's sync made the group Stable (Kafka 3.0+) */
+    if ((g->state == GS_COMPLETING || g->state == GS_STABLE) && g->sync_deadline_ms && g->sync_deadline_ms <= now) {
         m = g->members;
         while (m) {
             member *next = m->next;
@@ -618,7 +620,6 @@ static void replace_static(srv *s, req *r, group *g, member *old, const kp_join_
     char *old_id = old->id;
     bool was_leader = g->leader && strcmp(g->leader, old_id) == 0;
     char *old_leader = xstrdup(g->leader);
-    bool unchanged = same_protocols(old, q);
     answer_join(s, g, old, KERR_FENCED_INSTANCE_ID);
     answer_sync(s, g, old, KERR_FENCED_INSTANCE_ID);
     old->id = xstrdup(id);
@@ -629,6 +630,10 @@ static void replace_static(srv *s, req *r, group *g, member *old, const kp_join_
     log_info("group %s: static member %s replaced member %s with %s", g->id, old->instance_id, old_id, id);
     free(old_id);
     set_protocols(old, q);
+    /* as in Kafka: only a change of the selected protocol makes a rebalance necessary */
+    char *selected = g->state == GS_STABLE ? select_protocol(g) : NULL;
+    bool unchanged = selected && g->protocol_name && strcmp(selected, g->protocol_name) == 0;
+    free(selected);
     if (g->state == GS_STABLE && unchanged) {
         /* no rebalance: the member gets the current generation; it is not told it leads (< v9) */
         kp_join_group_response *resp = join_response(s, r, g, old, 0);
@@ -768,7 +773,12 @@ void grp_join(srv *s, req *r) {
     }
     member *m = find_member(g, q->member_id.p, (size_t)q->member_id.len);
     member *by_instance = find_static(g, q->group_instance_id);
-    if (q->group_instance_id.len >= 0 && by_instance && by_instance != m) {
+    if (q->group_instance_id.len >= 0 && !by_instance) {
+        join_refuse(s, r, g, KERR_UNKNOWN_MEMBER_ID, q->member_id, "group %s: %s",
+                    "no static member has this instance id");
+        return;
+    }
+    if (q->group_instance_id.len >= 0 && by_instance != m) {
         join_refuse(s, r, g, KERR_FENCED_INSTANCE_ID, q->member_id, "group %s: %s",
                     "the instance id belongs to another member id (an older incarnation was fenced)");
         return;
@@ -826,7 +836,12 @@ static int16_t check_member(srv *s, req *r, group *g, kp_str member_id, kp_str i
     member *m = member_id.len > 0 ? find_member(g, member_id.p, (size_t)member_id.len) : NULL;
     if (instance_id.len >= 0) {
         member *st = find_static(g, instance_id);
-        if (st && st != m) {
+        if (!st) {
+            req_log_refusal(r, KERR_UNKNOWN_MEMBER_ID, "group %s: no static member has instance id %.*s", g->id,
+                            instance_id.len, instance_id.p);
+            return KERR_UNKNOWN_MEMBER_ID;
+        }
+        if (st != m) {
             req_log_refusal(r, KERR_FENCED_INSTANCE_ID, "group %s: instance %.*s now belongs to member %s, not '%.*s'",
                             g->id, instance_id.len, instance_id.p, st->id, member_id.len > 0 ? member_id.len : 0,
                             member_id.p);
@@ -911,6 +926,9 @@ void grp_sync(srv *s, req *r) {
     }
     touch(m);
     m->pending_sync = false;
+    bool everyone_synced = true;
+    for (member *x = g->members; x; x = x->next) everyone_synced &= !x->pending_sync;
+    if (everyone_synced) g->sync_deadline_ms = 0;
     if (g->state == GS_STABLE) {
         m->sync = r;
         req_park(r, m, cancel_sync);
@@ -943,7 +961,6 @@ void grp_sync(srv *s, req *r) {
             x->assignment_len = (size_t)a->assignment.len;
         }
         set_state(g, GS_STABLE);
-        g->sync_deadline_ms = 0;
         grp_store_save(s, g);
         log_info("group %s: generation %d is stable", g->id, g->generation);
         for (member *x = g->members; x; x = x->next) answer_sync(s, g, x, 0);
@@ -996,7 +1013,12 @@ int16_t grp_leave(srv *s, req *r, group *g, kp_str member_id, kp_str instance_id
         }
         m = member_id.len > 0 ? find_member(g, member_id.p, (size_t)member_id.len) : NULL;
         member *st = find_static(g, instance_id);
-        if (instance_id.len >= 0 && st && st != m) {
+        if (instance_id.len >= 0 && !st) {
+            req_log_refusal(r, KERR_UNKNOWN_MEMBER_ID, "group %s: no static member has instance id %.*s", g->id,
+                            instance_id.len, instance_id.p);
+            return KERR_UNKNOWN_MEMBER_ID;
+        }
+        if (instance_id.len >= 0 && st != m) {
             req_log_refusal(r, KERR_FENCED_INSTANCE_ID, "group %s: instance %.*s belongs to member %s", g->id,
                             instance_id.len, instance_id.p, st->id);
             return KERR_FENCED_INSTANCE_ID;
