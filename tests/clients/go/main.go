@@ -8,6 +8,9 @@
 //	                                                                    -> {"produced": N}
 //	consume --bootstrap B --topic T --count N --partitions P            -> {"consumed": N,
 //	                                                                        "per_partition": {...}}
+//	group-consume --bootstrap B --group G --topic T [--assignor NAME] [--instance-id ID]
+//	              [--session-timeout-ms MS] [--max-records N] [--commit sync|async|none]
+//	                                                      -> JSON-line events (see group.go)
 //
 // Record i goes to partition i % P, key "key-<i>", value "value-<i>-" + "x" * (i % 50),
 // headers [("idx", "<i>"), ("codec", C)].
@@ -326,10 +329,14 @@ func fmtHeaders(hs []kgo.RecordHeader) string {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: client (create-topic|produce|consume) --bootstrap B --topic T ...")
+		fmt.Fprintln(os.Stderr, "usage: client (create-topic|produce|consume|group-consume) --bootstrap B --topic T ...")
 		os.Exit(2)
 	}
 	cmd := os.Args[1]
+	if cmd == "group-consume" {
+		// Runs until told to stop, so without the overall deadline below.
+		os.Exit(runGroupConsume(os.Args[2:]))
+	}
 	commands := map[string]func(context.Context, options) (any, error){
 		"create-topic": createTopic,
 		"produce":      produce,
@@ -337,7 +344,7 @@ func main() {
 	}
 	run, ok := commands[cmd]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "unknown command %q; usage: client (create-topic|produce|consume) ...\n", cmd)
+		fmt.Fprintf(os.Stderr, "unknown command %q; usage: client (create-topic|produce|consume|group-consume) ...\n", cmd)
 		os.Exit(2)
 	}
 	o, err := parse(cmd, os.Args[2:])

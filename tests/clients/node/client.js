@@ -9,6 +9,9 @@
 //                                                                       -> {"produced": N}
 //   consume --bootstrap B --topic T --count N --partitions P            -> {"consumed": N,
 //                                                                           "per_partition": {...}}
+//   group-consume --bootstrap B --group G --topic T [--session-timeout-ms MS] [--max-records N]
+//                 [--commit sync|async|none] [--assignor RoundRobinAssigner] [--kafkajs 2.2.4|2.2.1]
+//                                                   -> JSON-line events (see groupConsume below)
 //
 // Record i goes to partition i % P, key "key-<i>", value "value-<i>-" + "x" * (i % 50),
 // headers [("idx", "<i>"), ("codec", C)].
@@ -28,7 +31,7 @@ const COMPRESSION = {
 // registered on its own so that one that fails to load (native build) only breaks its codec;
 // kafkajs then fails with "Compression type N not supported" when it is needed.
 const codecLoadErrors = {}
-function registerCodecs() {
+function registerCodecs(CompressionCodecs) {
   const loaders = {
     snappy: () => require('kafkajs-snappy'),
     lz4: () => {
@@ -83,8 +86,8 @@ const stderrLogCreator = () => ({ namespace, level, label, log }) => {
   process.stderr.write(`[kafkajs ${label}] ${namespace}: ${message} ${JSON.stringify(extra)}\n`)
 }
 
-function makeKafka(opts) {
-  return new Kafka({
+function makeKafka(opts, KafkaClass = Kafka) {
+  return new KafkaClass({
     clientId: 'mskmock-test-kafkajs',
     brokers: need(opts, 'bootstrap').split(','),
     connectionTimeout: 5000,
@@ -173,11 +176,12 @@ function headerString(headers, name) {
 }
 
 // kafkajs has no public consumer without a consumer group: its Consumer always joins a group
-// (JoinGroup/SyncGroup/OffsetFetch) before fetching, and mskmock does not implement groups yet.
-// So consume drives kafkajs' own internal Cluster/Broker objects directly (the same code path
-// its consumer uses for ListOffsets and Fetch): refresh metadata, ListOffsets(earliest) per
-// partition, then Fetch from each partition's leader until N records are read. These are
-// internals of kafkajs 2.2.4, which package.json pins exactly.
+// (JoinGroup/SyncGroup/OffsetFetch) before fetching, while consume reads without one
+// (group-consume below is the group consumer). So consume drives kafkajs' own internal
+// Cluster/Broker objects directly (the same code path its consumer uses for ListOffsets and
+// Fetch): refresh metadata, ListOffsets(earliest) per partition, then Fetch from each
+// partition's leader until N records are read. These are internals of kafkajs 2.2.4, which
+// package.json pins exactly.
 async function consume(opts) {
   const topic = need(opts, 'topic')
   const count = needInt(opts, 'count', 0)
@@ -290,12 +294,167 @@ async function consume(opts) {
   }
 }
 
+// group-consume: a kafkajs consumer in group G subscribed to T (from the earliest offset when
+// nothing is committed), with kafkajs' only assigner, RoundRobinAssigner. Auto-commit is off;
+// each batch's offsets are committed (OffsetCommit) before the next batch (sync), or the commit
+// is sent without waiting for it (async), or nothing is committed (none). kafkajs has no static
+// membership, so --instance-id is refused.
+// --kafkajs picks the kafkajs release: 2.2.4 (package "kafkajs") or 2.2.1 (package
+// "kafkajs-2.2.1", an npm alias), whose RoundRobinAssigner declares ConsumerProtocolSubscription
+// v1 but writes the v0 body (kafkajs #1449; MSK Serverless answers JoinGroup with
+// INVALID_REQUEST). One JSON object per stdout line, written as it happens (stdout is a pipe or
+// file, which Node writes synchronously):
+//
+//   {"event":"assigned","partitions":[...]}       full sorted assignment, first join and changes
+//   {"event":"record","p":P,"o":OFFSET,"k":KEY}   every record
+//   {"event":"committed","offsets":{"P":NEXT}}    after each successful commit
+//   {"event":"error","message":M,"type":T,"code":C,"restart":R}   a consumer crash (type and
+//                                                 code of the Kafka error when there is one;
+//                                                 restart: whether kafkajs restarts it), or a
+//                                                 failed commit
+//   {"event":"closed"}                            after a clean close (LeaveGroup sent)
+//
+// Runs until N records are consumed, stdin reaches EOF, or SIGTERM/SIGINT, then disconnects
+// (leaving the group) and exits 0. A crash kafkajs does not restart from ends the program with
+// the error event and exit status 1.
+const KAFKAJS_PACKAGES = { '2.2.4': 'kafkajs', '2.2.1': 'kafkajs-2.2.1' }
+
+function emit(event) {
+  process.stdout.write(JSON.stringify(event) + '\n')
+}
+
+// The Kafka error (type, code) behind a kafkajs error, which may wrap it in .cause.
+function errorEvent(err, extra = {}) {
+  const event = { event: 'error', message: String((err && err.message) || err) }
+  for (let e = err, depth = 0; e && depth < 10; e = e.cause, depth++) {
+    if (e.type !== undefined || e.code !== undefined) {
+      if (e.type !== undefined) event.type = e.type
+      if (e.code !== undefined) event.code = e.code
+      if (e !== err) event.message += ` (caused by ${e.name}: ${e.message})`
+      break
+    }
+  }
+  if (err && err.name) event.name = err.name
+  return { ...event, ...extra }
+}
+
+async function groupConsume(opts) {
+  const version = opts.kafkajs || '2.2.4'
+  const pkg = KAFKAJS_PACKAGES[version]
+  if (!pkg) throw new Error(`--kafkajs must be one of ${Object.keys(KAFKAJS_PACKAGES).join(', ')}`)
+  const kjs = require(pkg)
+  const installed = require(`${pkg}/package.json`).version
+  if (installed !== version) throw new Error(`package ${pkg} is kafkajs ${installed}, expected ${version}`)
+  if (kjs.CompressionCodecs !== CompressionCodecs) registerCodecs(kjs.CompressionCodecs)
+
+  const groupId = need(opts, 'group')
+  const topic = need(opts, 'topic')
+  const assignor = opts.assignor || 'RoundRobinAssigner'
+  if (assignor !== 'RoundRobinAssigner' && assignor !== 'roundrobin') {
+    throw new Error(`--assignor: kafkajs has only RoundRobinAssigner (got ${assignor})`)
+  }
+  const sessionTimeout = opts['session-timeout-ms'] === undefined ? 10000 : needInt(opts, 'session-timeout-ms', 1)
+  const maxRecords = opts['max-records'] === undefined ? 0 : needInt(opts, 'max-records', 0)
+  const commitMode = opts.commit || 'sync'
+  if (!['sync', 'async', 'none'].includes(commitMode)) throw new Error(`--commit must be sync, async or none (got ${commitMode})`)
+  if (opts['instance-id'] !== undefined) throw new Error('--instance-id: kafkajs has no static membership (group.instance.id)')
+
+  const consumer = makeKafka(opts, kjs.Kafka).consumer({
+    groupId,
+    sessionTimeout,
+    heartbeatInterval: Math.max(100, Math.min(1000, Math.floor(sessionTimeout / 3))),
+    maxWaitTimeInMs: 500, // a long poll no longer than this keeps heartbeats and rebalances quick
+    allowAutoTopicCreation: false,
+    partitionAssigners: [kjs.PartitionAssigners.roundRobin],
+  })
+
+  let settle
+  const finished = new Promise((resolve, reject) => (settle = { resolve, reject }))
+  let stopping = false
+  let started = Promise.resolve()
+  const stop = () => {
+    if (stopping) return
+    stopping = true
+    // Let a join in progress finish (or crash) first: kafkajs only leaves a group it has joined.
+    started
+      .catch(() => {})
+      .then(() => consumer.disconnect())
+      .then(() => settle.resolve(), settle.reject)
+  }
+  process.on('SIGTERM', stop)
+  process.on('SIGINT', stop)
+  process.stdin.on('end', stop)
+  process.stdin.on('error', stop)
+  process.stdin.resume()
+
+  let shown = null
+  consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+    const partitions = [...(payload.memberAssignment[topic] || [])].sort((a, b) => a - b)
+    const key = JSON.stringify(partitions)
+    if (key !== shown) {
+      shown = key
+      emit({ event: 'assigned', partitions })
+    }
+  })
+  consumer.on(consumer.events.CRASH, ({ payload }) => {
+    // kafkajs has already disconnected the consumer; with restart it starts over by itself.
+    emit(errorEvent(payload.error, { restart: payload.restart }))
+    if (!payload.restart && !stopping) {
+      stopping = true
+      settle.reject(new Error(`consumer crashed and kafkajs does not restart it: ${payload.error.message}`))
+    }
+  })
+
+  let consumed = 0
+  const eachBatch = async ({ batch, resolveOffset, isRunning, isStale }) => {
+    const p = batch.partition
+    let last = null
+    for (const m of batch.messages) {
+      if (stopping || (maxRecords > 0 && consumed >= maxRecords) || !isRunning() || isStale()) break
+      emit({ event: 'record', p, o: Number(m.offset), k: m.key == null ? null : m.key.toString() })
+      resolveOffset(m.offset)
+      last = m.offset
+      consumed += 1
+      if (maxRecords > 0 && consumed >= maxRecords) {
+        setImmediate(stop) // disconnect waits for this eachBatch to return
+        break
+      }
+    }
+    if (last === null || commitMode === 'none') return
+    const next = (BigInt(last) + 1n).toString()
+    const committing = consumer.commitOffsets([{ topic, partition: p, offset: next }]).then(
+      () => emit({ event: 'committed', offsets: { [p]: Number(next) } }),
+      e => {
+        emit(errorEvent(e, { during: 'commit' }))
+        throw e
+      }
+    )
+    if (commitMode === 'sync') await committing
+    else committing.catch(() => {}) // async: reported above, not retried
+  }
+
+  started = (async () => {
+    await consumer.connect()
+    await consumer.subscribe({ topic, fromBeginning: true })
+    await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch })
+  })()
+  started.catch(e => {
+    if (!stopping) {
+      stopping = true
+      emit(errorEvent(e))
+      settle.reject(e)
+    }
+  })
+  await finished
+  return { event: 'closed' }
+}
+
 async function main() {
-  registerCodecs()
+  registerCodecs(CompressionCodecs)
   const opts = parseArgs(process.argv.slice(2))
-  const commands = { 'create-topic': createTopic, produce, consume }
+  const commands = { 'create-topic': createTopic, produce, consume, 'group-consume': groupConsume }
   const run = commands[opts.command]
-  if (!run) throw new Error(`usage: client (create-topic|produce|consume) --bootstrap B --topic T ...`)
+  if (!run) throw new Error(`usage: client (create-topic|produce|consume|group-consume) --bootstrap B --topic T ...`)
   const result = await run(opts)
   process.stdout.write(JSON.stringify(result) + '\n')
 }
