@@ -27,19 +27,27 @@
  * ChaCha20-Poly1305; groups X25519, P-256, P-384; no renegotiation; no
  * client certificates (authentication is SASL's job).
  *
- * Connection use from a libuv read callback (ciphertext may be read straight
- * into the plaintext buffer: tls_conn_feed copies it before decrypting):
+ * Use from a libuv read callback. Ciphertext may be read straight into the
+ * plaintext buffer (net.c's rbuf + rlen): tls_conn_feed copies it all before
+ * anything is decrypted over it.
  *
- *     if (tls_conn_feed(t, cipher, n) < 0) -> log tls_conn_error(t), flush, close
- *     do {
+ *     if (tls_conn_feed(t, rbuf + rlen, nread) < 0) -> send pending output (an alert), log tls_conn_error(t), close
+ *     for (;;) {
+ *         make room: rcap - rlen >= 16 KiB;
  *         rc = tls_conn_read(t, rbuf + rlen, rcap - rlen, &got);
- *         rlen += got;  (grow rbuf when full and loop)
- *     } while (rc == 0 && got > 0 && rlen == rcap);
- *     rc < 0 -> error; rc == TLS_CLOSED -> peer sent close_notify: close
- *     then cut frames out of rbuf as for plaintext.
- * After tls_conn_feed, tls_conn_read, tls_conn_write and tls_conn_shutdown
- * (and after an error, so the alert reaches the peer) send what
- * tls_conn_take_all returns with uv_write and free() it in the write callback.
+ *         rlen += got;
+ *         if (rc != 0 || rlen < rcap) break;     (got < cap: nothing more buffered)
+ *     }
+ *     rc < 0 -> error as above; rc == TLS_CLOSED -> the peer sent close_notify: close
+ *     cut frames out of rbuf exactly as for plaintext; send pending output.
+ *
+ * tls_conn_feed finishes the handshake (and fails only there); the client's
+ * first request may arrive in the same read as its Finished message and is
+ * returned by the tls_conn_read that follows. Answers go through
+ * tls_conn_write. After feed, read, write and shutdown, send what
+ * tls_conn_take_all returns with uv_write and free() it in the write callback
+ * (handshake records, session tickets, alerts and application records all
+ * come out there, in order).
  *
  * Every function returns 0 on success and -1 on a failed connection; once
  * failed, a connection stays failed and tls_conn_error() tells why. A peer
