@@ -5,16 +5,26 @@ Implements the CLI contract shared by every client ecosystem under tests/clients
 
   create-topic --bootstrap B --topic T --partitions P
   produce      --bootstrap B --topic T --count N --partitions P --compression C [--idempotent]
+               [--start S]
   consume      --bootstrap B --topic T --count N --partitions P
+  group-consume --bootstrap B --group G --topic T [--assignor NAME] [--instance-id ID]
+               [--session-timeout-ms MS] [--max-records N] [--commit sync|async|none]
 
 Record i (0-based) goes to partition i % P, key "key-<i>", value "value-<i>-" + "x" * (i % 50),
 headers [("idx", "<i>"), ("codec", C)]. The last stdout line is one JSON object; any error
 exits non-zero with a message on stderr.
+
+produce --start S writes records S..S+N-1 instead of 0..N-1, to append a further batch to a
+topic that already holds records 0..S-1 (the acked offsets must then be consecutive in every
+partition rather than 0..n-1). group-consume prints JSON event lines instead (see its docstring).
 """
 
 import argparse
 import json
+import os
+import signal
 import sys
+import threading
 import time
 
 from confluent_kafka import (
@@ -101,7 +111,7 @@ def cmd_produce(a):
         acked += 1
         offsets.setdefault(msg.partition(), []).append(msg.offset())
 
-    for i in range(a.count):
+    for i in range(a.start, a.start + a.count):
         while True:
             try:
                 p.produce(
@@ -128,13 +138,16 @@ def cmd_produce(a):
         raise Failure("%d records still unacknowledged after 90 s" % len(p))
     if acked != a.count:
         raise Failure("acked %d records, expected %d" % (acked, a.count))
-    # On a fresh topic the broker must hand out offsets 0..n-1 in every partition.
+    # On a fresh topic the broker must hand out offsets 0..n-1 in every partition; appended
+    # records (--start) must get consecutive offsets.
     for part in range(a.partitions):
-        want = len(range(part, a.count, a.partitions))
+        want_n = len([i for i in range(a.start, a.start + a.count) if i % a.partitions == part])
         got = sorted(offsets.get(part, []))
-        if got != list(range(want)):
-            raise Failure("partition %d: acked offsets are not 0..%d (first differing: %s)"
-                          % (part, want - 1, _first_diff(got, list(range(want)))))
+        first = 0 if a.start == 0 or not got else got[0]
+        want = list(range(first, first + want_n))
+        if got != want:
+            raise Failure("partition %d: acked offsets are not %d..%d (first differing: %s)"
+                          % (part, first, first + want_n - 1, _first_diff(got, want)))
     return {"produced": acked}
 
 
@@ -213,6 +226,178 @@ def cmd_consume(a):
     return {"consumed": total, "per_partition": {str(k): v for k, v in per_part.items()}}
 
 
+# -- group-consume ----------------------------------------------------------------------
+
+ASSIGNORS = ("range", "roundrobin", "cooperative-sticky")
+_emit_lock = threading.Lock()
+
+
+def emit(event):
+    with _emit_lock:
+        sys.stdout.write(json.dumps(event, separators=(",", ":")) + "\n")
+        sys.stdout.flush()
+
+
+def cmd_group_consume(a):
+    """One member of a consumer group (classic protocol); prints one JSON event per line:
+
+      {"event":"assigned","partitions":[...]}     after every rebalance callback that completes an
+            assignment (also when the set is unchanged, so every rebalance is visible), and for
+            cooperative-sticky also after an incremental revoke; always the full current set
+      {"event":"record","p":P,"o":OFFSET,"k":"key"}   every record handed to the program
+      {"event":"committed","offsets":{"P":next_offset,...}}   after each successful commit
+      {"event":"error","message":"..."}           any error librdkafka reports
+      {"event":"closed"}                          after a clean close
+
+    Offsets of processed records are committed after each consume batch (sync, async or none)
+    and synchronously for partitions being revoked. Runs until --max-records records were
+    processed, stdin reaches EOF, or SIGTERM; then commits, closes (a dynamic member leaves the
+    group, a static one does not) and returns 0.
+    """
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
+
+    def watch_stdin():
+        # os.read on the raw descriptor: a daemon thread blocked in sys.stdin's buffered reader
+        # would abort the interpreter at exit ("could not acquire lock ... at shutdown").
+        try:
+            while os.read(0, 256):
+                pass
+        except (OSError, ValueError):
+            pass
+        stop.set()
+
+    threading.Thread(target=watch_stdin, name="stdin-watch", daemon=True).start()
+
+    cooperative = a.assignor == "cooperative-sticky"
+    owned = set()
+    pending = {}    # partition -> next offset of processed records, not committed yet
+    processed = {}  # partition -> next offset of every processed record
+
+    def on_error(err):
+        emit({"event": "error", "message": "librdkafka: %s" % err})
+
+    def report_commit(results):
+        ok = {}
+        for tp in results or []:
+            if tp.error is not None:
+                emit({"event": "error", "message": "commit %s[%d]: %s"
+                      % (tp.topic, tp.partition, tp.error)})
+            else:
+                ok[tp.partition] = tp.offset
+        if ok:
+            emit({"event": "committed",
+                  "offsets": {str(part): off for part, off in sorted(ok.items())}})
+        return ok
+
+    def on_commit(err, partitions):  # async commits only (librdkafka serves it in consume)
+        if err is not None:
+            emit({"event": "error", "message": "commit: %s" % err})
+            return
+        report_commit(partitions)
+
+    conf = {
+        "bootstrap.servers": a.bootstrap,
+        "client.id": "mskmock-it-python",
+        "group.id": a.group,
+        "partition.assignment.strategy": a.assignor,
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        "auto.offset.reset": "earliest",
+        "enable.partition.eof": False,
+        "fetch.wait.max.ms": 200,
+        # Also the JoinGroup rebalance timeout: bounds how long a rebalance waits for a member.
+        "max.poll.interval.ms": 60000,
+        "error_cb": on_error,
+    }
+    if a.commit == "async":
+        conf["on_commit"] = on_commit
+    if a.instance_id:
+        conf["group.instance.id"] = a.instance_id
+    if a.session_timeout_ms:
+        conf["session.timeout.ms"] = a.session_timeout_ms
+        # Frequent heartbeats: members learn of a rebalance within about a second.
+        conf["heartbeat.interval.ms"] = max(100, min(1000, a.session_timeout_ms // 6))
+    c = Consumer(conf)
+
+    def commit(parts, asynchronous=False):
+        """Commits pending offsets of `parts`; a failed sync commit keeps them for a retry."""
+        if a.commit == "none":
+            return
+        batch = {part: pending[part] for part in parts if part in pending}
+        if not batch:
+            return
+        offsets = [TopicPartition(a.topic, part, off) for part, off in sorted(batch.items())]
+        if asynchronous:
+            for part in batch:
+                del pending[part]
+            c.commit(offsets=offsets, asynchronous=True)
+            return
+        try:
+            ok = report_commit(c.commit(offsets=offsets, asynchronous=False))
+        except KafkaException as e:
+            emit({"event": "error", "message": "commit: %s" % e.args[0]})
+            return
+        for part, off in ok.items():
+            if pending.get(part) == off:
+                del pending[part]
+
+    def assigned():
+        emit({"event": "assigned", "partitions": sorted(owned)})
+
+    def on_assign(consumer, partitions):
+        if not cooperative:
+            owned.clear()
+        owned.update(tp.partition for tp in partitions if tp.topic == a.topic)
+        assigned()  # confluent-kafka (incremental_)assigns these after the callback returns
+
+    def on_revoke(consumer, partitions):
+        parts = {tp.partition for tp in partitions if tp.topic == a.topic}
+        commit(parts)  # before another member gets them
+        for part in parts:
+            pending.pop(part, None)
+        owned.difference_update(parts)
+        if cooperative and parts:
+            assigned()
+
+    def on_lost(consumer, partitions):
+        parts = {tp.partition for tp in partitions if tp.topic == a.topic}
+        for part in parts:
+            pending.pop(part, None)
+        owned.difference_update(parts)
+        emit({"event": "error", "message": "partitions lost: %s" % sorted(parts)})
+        assigned()
+
+    c.subscribe([a.topic], on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
+    consumed = 0
+    try:
+        while not stop.is_set() and (a.max_records is None or consumed < a.max_records):
+            for m in c.consume(num_messages=500, timeout=0.2):
+                err = m.error()
+                if err is not None:
+                    emit({"event": "error", "message": "consume: %s" % err})
+                    if err.fatal():
+                        raise Failure("fatal consumer error: %s" % err)
+                    continue
+                if a.max_records is not None and consumed >= a.max_records:
+                    break  # the rest of the batch is neither processed nor committed
+                key = m.key()
+                emit({"event": "record", "p": m.partition(), "o": m.offset(),
+                      "k": key.decode() if key is not None else None})
+                consumed += 1
+                pending[m.partition()] = m.offset() + 1
+                processed[m.partition()] = m.offset() + 1
+            commit(list(pending), asynchronous=a.commit == "async")
+        if a.commit == "async":
+            # In-flight async commits may still fail: commit everything owned once more.
+            pending.update({part: off for part, off in processed.items() if part in owned})
+        commit(list(pending))
+    finally:
+        c.close()
+    emit({"event": "closed"})
+    return None
+
+
 def main(argv):
     ap = argparse.ArgumentParser(prog="client.py")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -226,15 +411,26 @@ def main(argv):
         if name == "produce":
             sp.add_argument("--compression", choices=CODECS, required=True)
             sp.add_argument("--idempotent", action="store_true")
+            sp.add_argument("--start", type=int, default=0)
+    sp = sub.add_parser("group-consume")
+    sp.add_argument("--bootstrap", required=True)
+    sp.add_argument("--group", required=True)
+    sp.add_argument("--topic", required=True)
+    sp.add_argument("--assignor", choices=ASSIGNORS, default="range")
+    sp.add_argument("--instance-id")
+    sp.add_argument("--session-timeout-ms", type=int)
+    sp.add_argument("--max-records", type=int)
+    sp.add_argument("--commit", choices=("sync", "async", "none"), default="sync")
     a = ap.parse_args(argv)
     handler = {"create-topic": cmd_create_topic, "produce": cmd_produce,
-               "consume": cmd_consume}[a.cmd]
+               "consume": cmd_consume, "group-consume": cmd_group_consume}[a.cmd]
     try:
         result = handler(a)
     except Failure as e:
         print("client.py %s: %s" % (a.cmd, e), file=sys.stderr)
         return 1
-    print(json.dumps(result), flush=True)
+    if result is not None:
+        print(json.dumps(result), flush=True)
     return 0
 
 

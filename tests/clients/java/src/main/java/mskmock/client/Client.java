@@ -41,6 +41,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *                                                                       -> {"produced": N}
  *   consume --bootstrap B --topic T --count N --partitions P            -> {"consumed": N,
  *                                                                           "per_partition": {...}}
+ *   group-consume --bootstrap B --group G --topic T [--assignor NAME] [--instance-id ID]
+ *                 [--session-timeout-ms MS] [--max-records N] [--commit sync|async|none]
+ *                                                   -> JSON event lines, see {@link GroupConsume}
  * </pre>
  *
  * Record i goes to partition i % P, key "key-&lt;i&gt;", value "value-&lt;i&gt;-" + "x" * (i % 50),
@@ -59,6 +62,13 @@ public final class Client {
         int partitions = 0;
         String compression;
         boolean idempotent;
+        // group-consume
+        String group;
+        String assignor = "range";
+        String instanceId;
+        int sessionTimeoutMs = -1;
+        int maxRecords = -1;
+        String commit = "sync";
     }
 
     static final class UsageException extends Exception {
@@ -75,6 +85,9 @@ public final class Client {
         int rc;
         try {
             Options o = parse(args);
+            if (o.command.equals("group-consume")) {
+                System.exit(GroupConsume.run(o));
+            }
             String json;
             switch (o.command) {
                 case "create-topic":
@@ -93,7 +106,10 @@ public final class Client {
         } catch (UsageException e) {
             System.err.println("error: " + e.getMessage());
             System.err.println("usage: client (create-topic|produce|consume) --bootstrap B --topic T"
-                    + " [--partitions P] [--count N] [--compression C] [--idempotent]");
+                    + " [--partitions P] [--count N] [--compression C] [--idempotent]\n"
+                    + "       client group-consume --bootstrap B --group G --topic T [--assignor NAME]"
+                    + " [--instance-id ID] [--session-timeout-ms MS] [--max-records N]"
+                    + " [--commit sync|async|none]");
             rc = 2;
         } catch (Throwable e) {
             Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
@@ -110,7 +126,7 @@ public final class Client {
         }
         Options o = new Options();
         o.command = args[0];
-        if (!Set.of("create-topic", "produce", "consume").contains(o.command)) {
+        if (!Set.of("create-topic", "produce", "consume", "group-consume").contains(o.command)) {
             throw new UsageException("unknown command " + o.command);
         }
         for (int i = 1; i < args.length; i++) {
@@ -139,12 +155,42 @@ public final class Client {
                 case "--compression":
                     o.compression = v;
                     break;
+                case "--group":
+                    o.group = v;
+                    break;
+                case "--assignor":
+                    o.assignor = v;
+                    break;
+                case "--instance-id":
+                    o.instanceId = v;
+                    break;
+                case "--session-timeout-ms":
+                    o.sessionTimeoutMs = parseInt(a, v);
+                    break;
+                case "--max-records":
+                    o.maxRecords = parseInt(a, v);
+                    break;
+                case "--commit":
+                    o.commit = v;
+                    break;
                 default:
                     throw new UsageException("unknown option " + a);
             }
         }
         if (o.bootstrap == null || o.topic == null) {
             throw new UsageException("--bootstrap and --topic are required");
+        }
+        if (o.command.equals("group-consume")) {
+            if (o.group == null) {
+                throw new UsageException("--group is required");
+            }
+            if (GroupConsume.assignorClass(o.assignor) == null) {
+                throw new UsageException("--assignor must be one of range, roundrobin, sticky, cooperative-sticky");
+            }
+            if (!Set.of("sync", "async", "none").contains(o.commit)) {
+                throw new UsageException("--commit must be one of sync, async, none");
+            }
+            return o;
         }
         if (o.partitions < 1) {
             throw new UsageException("--partitions must be >= 1");
