@@ -18,7 +18,6 @@ static bool software_ok(kp_str s) {
 }
 
 void api_api_versions(srv *s, req *r) {
-    (void)s;
     kp_api_versions_request *q = r->body;
     kp_api_versions_response *resp = req_resp(r);
     if (r->hdr.api_version >= 3 && (!software_ok(q->client_software_name) || !software_ok(q->client_software_version))) {
@@ -31,8 +30,9 @@ void api_api_versions(srv *s, req *r) {
     size_t n = api_count();
     API_ARR(r, resp->api_keys, n);
     for (size_t i = 0; i < n; i++) {
-        const api_handler *h = api_at(i);
-        resp->api_keys.v[i] = (kp_api_versions_api_version){h->key, h->vmin, h->vmax};
+        int16_t lo, hi;
+        api_range(s, api_at(i), &lo, &hi);
+        resp->api_keys.v[i] = (kp_api_versions_api_version){api_at(i)->key, lo, hi};
     }
     req_respond(r, resp);
 }

@@ -4,6 +4,7 @@
  * (2) gets UNSUPPORTED_ENDPOINT_TYPE as from a broker.
  */
 #include "api.h"
+#include "net.h"
 
 #define KERR_UNSUPPORTED_ENDPOINT_TYPE 119
 
@@ -24,7 +25,7 @@ void api_describe_cluster(srv *s, req *r) {
     API_ARR(r, resp->brokers, s->nnodes);
     for (int i = 0; i < s->nnodes; i++)
         resp->brokers.v[i] = (kp_describe_cluster_broker){s->nodes[i].id, kp_str_c(s->cfg->advertised_host),
-                                                          s->nodes[i].port, KP_STR_NULL};
+                                                          s->nodes[i].ports[r->c->listener], KP_STR_NULL};
     if (q->include_cluster_authorized_operations)
         resp->cluster_authorized_operations = (1 << 5) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12);
     req_respond(r, resp);

@@ -6,6 +6,7 @@
  */
 #include "api.h"
 #include "group.h"
+#include "net.h"
 
 static int16_t lookup(srv *s, req *r, kp_str key, int8_t type, int *node) {
     if (type != 0) {
@@ -28,7 +29,7 @@ void api_find_coordinator(srv *s, req *r) {
             c->error_code = lookup(s, r, c->key, q->key_type, &node);
             c->node_id = c->error_code ? -1 : s->nodes[node].id;
             c->host = kp_str_c(c->error_code ? "" : s->cfg->advertised_host);
-            c->port = c->error_code ? -1 : s->nodes[node].port;
+            c->port = c->error_code ? -1 : s->nodes[node].ports[r->c->listener];
             c->error_message = c->error_code ? kp_str_c(kp_err_name(c->error_code)) : KP_STR_NULL;
         }
     } else {
@@ -36,7 +37,7 @@ void api_find_coordinator(srv *s, req *r) {
         resp->error_code = lookup(s, r, q->key, q->key_type, &node);
         resp->node_id = resp->error_code ? -1 : s->nodes[node].id;
         resp->host = kp_str_c(resp->error_code ? "" : s->cfg->advertised_host);
-        resp->port = resp->error_code ? -1 : s->nodes[node].port;
+        resp->port = resp->error_code ? -1 : s->nodes[node].ports[r->c->listener];
         resp->error_message = resp->error_code ? kp_str_c(kp_err_name(resp->error_code)) : KP_STR_NULL;
     }
     req_respond(r, resp);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "net.h"
 #include "log.h"
 
 /* READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS */
@@ -51,7 +52,7 @@ void api_metadata(srv *s, req *r) {
     API_ARR(r, resp->brokers, s->nnodes);
     for (int i = 0; i < s->nnodes; i++)
         resp->brokers.v[i] = (kp_metadata_response_broker){s->nodes[i].id, kp_str_c(s->cfg->advertised_host),
-                                                           s->nodes[i].port, KP_STR_NULL};
+                                                           s->nodes[i].ports[r->c->listener], KP_STR_NULL};
     resp->cluster_id = kp_str_c(s->cfg->cluster_id);
     resp->controller_id = s->nodes[0].id;
     if (q->include_cluster_authorized_operations) resp->cluster_authorized_operations = ALL_CLUSTER_OPS;

@@ -34,8 +34,50 @@ static const key_def keys[] = {
       "address the listeners bind (0.0.0.0 in containers)"),
     K("advertised.host", T_STR, advertised_host, "localhost", NULL, NULL, 0, 0, NULL,
       "host name put in Metadata for every synthetic broker"),
-    K("plaintext.port", T_INT, plaintext_port, "9092", NULL, NULL, 1, 65535, NULL,
-      "plaintext listener port of the first broker; broker i listens on this + i"),
+    K("plaintext.port", T_INT, plaintext_port, "9092", NULL, NULL, 0, 65535, NULL,
+      "plaintext listener port of the first broker; broker i listens on this + i; 0: off"),
+    K("iam.port", T_INT, iam_port, "9098", NULL, "0", 0, 65535, NULL,
+      "TLS + SASL (IAM) listener port of the first broker, MSK's 9098; broker i listens on this + i; 0: off"),
+    K("sasl.plaintext.port", T_INT, sasl_plaintext_port, "0", NULL, NULL, 0, 65535, NULL,
+      "SASL (IAM) listener without TLS, first broker's port; 0: off"),
+    K("tls.cert.file", T_STR, tls_cert_file, "", NULL, NULL, 0, 0, NULL,
+      "PEM certificate (chain allowed) of the TLS listener; empty: a local CA is generated in <data.dir>/tls"),
+    K("tls.key.file", T_STR, tls_key_file, "", NULL, NULL, 0, 0, NULL, "PEM key of tls.cert.file"),
+    K("tls.hosts", T_STR, tls_hosts, "", NULL, NULL, 0, 0, NULL,
+      "extra comma-separated host names the generated certificate covers (besides advertised.host and localhost)"),
+    K("sasl.enabled.mechanisms", T_STR, sasl_enabled_mechanisms, "AWS_MSK_IAM,OAUTHBEARER", NULL, NULL, 0, 0, NULL,
+      "SASL mechanisms offered in SaslHandshake"),
+    K("sasl.handshake.v0.enable", T_BOOL, sasl_handshake_v0_enable, "false", "true", "true", 0, 0, NULL,
+      "serve SaslHandshake v0 (raw SASL frames); MSK Serverless offers v1 only"),
+    K("iam.region", T_STR, iam_region, "us-east-1", NULL, NULL, 0, 0, NULL,
+      "the region IAM tokens must be scoped to"),
+    K("iam.oauthbearer.hosts", T_STR, iam_oauthbearer_hosts,
+      "kafka.{region}.amazonaws.com,kafka-serverless.{region}.amazonaws.com", NULL, NULL, 0, 0, NULL,
+      "host names an OAUTHBEARER token may be signed for ({region} is replaced)"),
+    K("iam.clock.skew.ms", T_INT, iam_clock_skew_ms, "300000", NULL, NULL, 0, INT32_MAX, NULL,
+      "how far in the future a token's X-Amz-Date may be"),
+    K("iam.identities.file", T_STR, iam_identities_file, "", NULL, NULL, 0, 0, NULL,
+      "JSON file of the fake IAM identities (access keys, roles) tokens are checked against"),
+    K("iam.session.cap.by.token", T_BOOL, iam_session_cap_by_token, "true", NULL, NULL, 0, 0, NULL,
+      "the session lifetime also ends when the token (X-Amz-Date + X-Amz-Expires) does"),
+    K("connections.max.reauth.ms", T_INT, connections_max_reauth_ms, "0", NULL, NULL, 0, INT64_MAX, NULL,
+      "upper bound on a SASL session's lifetime (0: no bound but the credentials')"),
+    K("iam.session.min.ms", T_INT, iam_session_min_ms, "1000", NULL, NULL, 0, INT32_MAX, NULL,
+      "a session shorter than this fails with 'Session too short'"),
+    K("iam.max.connects.per.second", T_INT, iam_max_connects_per_second, "100", NULL, NULL, 0, INT32_MAX, NULL,
+      "new IAM authentications per second, cluster-wide; more get 'Too many connects' (0: no limit)"),
+    K("iam.credentials.port", T_INT, iam_credentials_port, "0", NULL, NULL, 0, 65535, NULL,
+      "HTTP port of the built-in container-credentials endpoint (GET /role/<name>); 0: off"),
+    K("iam.credentials.rotation.interval.ms", T_INT, iam_credentials_rotation_interval_ms, "21600000", NULL, NULL, 0,
+      INT64_MAX, NULL, "how often each role's credentials are rotated (6 h, like ECS; 0: never)"),
+    K("iam.credentials.lifetime.ms", T_INT, iam_credentials_lifetime_ms, "21600000", NULL, NULL, 1000, INT64_MAX,
+      NULL, "how long issued role credentials stay valid"),
+    K("iam.credentials.new.session.name", T_BOOL, iam_credentials_new_session_name, "false", NULL, NULL, 0, 0, NULL,
+      "each rotation uses a new role-session name, so the principal changes (\"Cannot change principals\")"),
+    K("iam.token.invalidation", T_ENUM, iam_token_invalidation, "credential-expiry", NULL, NULL, 0, 0,
+      "credential-expiry|rotation|token-expiry",
+      "what rotation does to tokens signed with superseded credentials: credential-expiry (MSK: valid until those "
+      "credentials expire), rotation (refused from the rotation on), token-expiry (only the token's expiry counts)"),
     K("broker.count", T_INT, broker_count, "3", NULL, NULL, 1, CFG_MAX_BROKERS, NULL,
       "number of synthetic brokers in the one process"),
     K("broker.ids", T_STR, broker_ids, "", NULL, NULL, 0, 0, NULL,
@@ -265,10 +307,23 @@ static const int32_t msk_ids[] = {41, 96, 153, 46, 106, 201, 77, 130, 188, 63};
 
 int cfg_finish(config *cfg, char *err, size_t errlen) {
     int n = (int)cfg->broker_count;
-    if (cfg->plaintext_port + n - 1 > 65535) {
-        snprintf(err, errlen, "plaintext.port: %lld + broker.count %d runs past port 65535",
-                 (long long)cfg->plaintext_port, n);
-        return -1;
+    const struct {
+        const char *name;
+        int64_t port;
+    } ports[] = {{"plaintext.port", cfg->plaintext_port}, {"iam.port", cfg->iam_port},
+                 {"sasl.plaintext.port", cfg->sasl_plaintext_port}};
+    for (int i = 0; i < 3; i++) {
+        if (ports[i].port && ports[i].port + n - 1 > 65535) {
+            snprintf(err, errlen, "%s: %lld + broker.count %d runs past port 65535", ports[i].name,
+                     (long long)ports[i].port, n);
+            return -1;
+        }
+        for (int j = 0; j < i; j++)
+            if (ports[i].port && ports[j].port && ports[i].port < ports[j].port + n && ports[j].port < ports[i].port + n) {
+                snprintf(err, errlen, "%s %lld and %s %lld overlap for broker.count %d", ports[j].name,
+                         (long long)ports[j].port, ports[i].name, (long long)ports[i].port, n);
+                return -1;
+            }
     }
     if (!*cfg->broker_ids) {
         for (int i = 0; i < n; i++) {

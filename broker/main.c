@@ -117,9 +117,14 @@ int main(int argc, char **argv) {
 
     char nodes[1024] = "";
     size_t off = 0;
-    for (int i = 0; i < s.nnodes && off < sizeof nodes; i++)
-        off += (size_t)snprintf(nodes + off, sizeof nodes - off, "%s%d@%s:%d", i ? ", " : "", s.nodes[i].id,
-                                cfg.advertised_host, s.nodes[i].port);
+    for (int i = 0; i < s.nnodes && off < sizeof nodes; i++) {
+        off += (size_t)snprintf(nodes + off, sizeof nodes - off, "%s%d@%s", i ? ", " : "", s.nodes[i].id,
+                                cfg.advertised_host);
+        for (int k = 0; k < LSN_COUNT && off < sizeof nodes; k++)
+            if (s.nodes[i].ports[k])
+                off += (size_t)snprintf(nodes + off, sizeof nodes - off, " %s:%d", lsn_name((listener_kind)k),
+                                        s.nodes[i].ports[k]);
+    }
     log_info("mskmock %s ready in %.1f ms: profile=%s data.dir=%s topics=%d brokers %s", MSKMOCK_VERSION,
              (double)(clk_mono_us() - t0) / 1000.0, cfg_profile_name((cfg_profile)cfg.profile), cfg.data_dir,
              s.ntopics, nodes);

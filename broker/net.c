@@ -6,6 +6,8 @@
 #include "clock.h"
 #include "log.h"
 #include "req.h"
+#include "sasl.h"
+#include "tls.h"
 
 /* Stop reading from a connection with this many requests not yet answered. */
 #define MAX_QUEUED 256
@@ -22,6 +24,9 @@ static void on_close(uv_handle_t *h) {
     }
     free(c->rbuf);
     free(c->client_id);
+    free(c->principal);
+    free(c->access_key_id);
+    if (c->tls) tls_conn_free(c->tls);
     free(c);
 }
 
@@ -73,6 +78,29 @@ static void on_write(uv_write_t *w, int status) {
     free(wc);
 }
 
+/* Send whatever the TLS engine has produced (handshake records, alerts, application data). */
+static void send_tls_output(conn *c) {
+    size_t len = 0;
+    uint8_t *out = tls_conn_take_all(c->tls, &len);
+    if (!out) return;
+    if (!len) {
+        free(out);
+        return;
+    }
+    write_ctx *wc = malloc(sizeof(*wc) + sizeof(uint8_t *));
+    if (!wc) abort();
+    wc->c = c;
+    wc->n = 1;
+    wc->bufs[0] = out;
+    uv_buf_t b = uv_buf_init((char *)out, (unsigned)len);
+    int rc = uv_write(&wc->w, (uv_stream_t *)&c->tcp, &b, 1, on_write);
+    if (rc < 0) {
+        free(out);
+        free(wc);
+        net_close(c, uv_strerror(rc));
+    }
+}
+
 /* Write every finished answer at the head of the queue, in one uv_write. */
 static void flush_ready(conn *c) {
     uint64_t seq = stor_commit_seq(c->s->st);
@@ -100,6 +128,17 @@ static void flush_ready(conn *c) {
             r->out.buf = NULL; /* now owned by the write */
         }
         req_free(r);
+    }
+    if (nb && c->tls) {
+        /* answers leave as TLS records: encrypt in order, send the ciphertext in one write */
+        for (int i = 0; i < nb; i++)
+            if (tls_conn_write(c->tls, (const uint8_t *)bufs[i].base, bufs[i].len) < 0) break;
+        for (int i = 0; i < wc->n; i++) free(wc->bufs[i]);
+        free(wc);
+        free(bufs);
+        send_tls_output(c);
+        if (tls_conn_failed(c->tls)) net_close(c, tls_conn_error(c->tls));
+        return;
     }
     if (nb) {
         int rc = uv_write(&wc->w, (uv_stream_t *)&c->tcp, bufs, (unsigned)nb, on_write);
@@ -181,9 +220,28 @@ void net_hold_for_commit(conn *c) {
     commit_list = c;
 }
 
+static void on_shutdown(uv_shutdown_t *sh, int status) {
+    conn *c = sh->data;
+    (void)status;
+    net_close(c, c->close_after_flush);
+}
+
+void net_close_after_flush(conn *c, const char *why) {
+    if (c->closing || c->close_after_flush) return;
+    c->close_after_flush = why;
+}
+
+/* Once the last answer before a close_after_flush is out, shut the write side down, then close. */
+static void maybe_shutdown(conn *c) {
+    if (!c->close_after_flush || c->closing || c->head) return;
+    set_reading(c, false);
+    c->shutdown.data = c;
+    if (uv_shutdown(&c->shutdown, (uv_stream_t *)&c->tcp, on_shutdown) != 0) net_close(c, c->close_after_flush);
+}
+
 void net_pump(conn *c) {
     if (c->closing) return;
-    while (c->next_start) {
+    while (c->next_start && !c->close_after_flush) {
         req *r = c->next_start;
         /* a parked request mutes the connection until it is answered */
         req *prev_parked = NULL;
@@ -199,7 +257,56 @@ void net_pump(conn *c) {
         if (c->closing) return;
     }
     flush_ready(c);
+    if (c->close_after_flush) {
+        /* requests after the refused one are never answered */
+        while (c->next_start) {
+            req *r = c->next_start;
+            c->next_start = r->next;
+            r->state = REQ_SILENT;
+        }
+        flush_ready(c);
+        maybe_shutdown(c);
+        return;
+    }
     if (!c->closing) set_reading(c, c->nqueued < MAX_QUEUED);
+}
+
+/*
+ * The ciphertext just read sits at rbuf + rlen; the engine copies it, and the
+ * plaintext it yields is written over it, so frames are cut as for plaintext.
+ */
+static bool decrypt(conn *c, size_t nread) {
+    bool was_established = tls_conn_established(c->tls);
+    int rc = tls_conn_feed(c->tls, c->rbuf + c->rlen, nread);
+    for (;;) {
+        if (rc < 0) break;
+        if (c->rcap - c->rlen < 16384) {
+            size_t cap = c->rcap * 2;
+            uint8_t *b = realloc(c->rbuf, cap);
+            if (!b) abort();
+            c->rbuf = b;
+            c->rcap = cap;
+        }
+        size_t got = 0, room = c->rcap - c->rlen;
+        rc = tls_conn_read(c->tls, c->rbuf + c->rlen, room, &got);
+        c->rlen += got;
+        if (rc != 0 || got < room) break;
+    }
+    send_tls_output(c);
+    if (rc < 0) {
+        log_warn("conn=%llu peer=%s TLS %s failed: %s", (unsigned long long)c->id, c->peer,
+                 was_established ? "connection" : "handshake", tls_conn_error(c->tls));
+        net_close(c, "TLS failure");
+        return false;
+    }
+    if (!was_established && tls_conn_established(c->tls))
+        log_info("conn=%llu TLS established: %s %s sni=%s", (unsigned long long)c->id, tls_conn_version(c->tls),
+                 tls_conn_cipher(c->tls), tls_conn_sni(c->tls) ? tls_conn_sni(c->tls) : "-");
+    if (rc == TLS_CLOSED) {
+        net_close(c, "peer sent TLS close_notify");
+        return false;
+    }
+    return true;
 }
 
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
@@ -211,8 +318,9 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
         return;
     }
     if (nread == 0) return;
-    c->rlen += (size_t)nread;
     c->last_active_ms = clk_mono_ms();
+    if (c->tls && !decrypt(c, (size_t)nread)) return;
+    if (!c->tls) c->rlen += (size_t)nread;
     if (!take_frames(c)) return;
     net_pump(c);
 }
@@ -248,8 +356,14 @@ void net_after_commit(srv *s) {
     }
 }
 
+const char *lsn_name(listener_kind k) {
+    static const char *const names[] = {"plaintext", "iam", "sasl_plaintext"};
+    return names[k];
+}
+
 static void on_connection(uv_stream_t *server, int status) {
-    srv *s = server->data;
+    listener *l = server->data;
+    srv *s = l->s;
     if (status < 0) {
         log_warn("accept failed: %s", uv_strerror(status));
         return;
@@ -265,7 +379,12 @@ static void on_connection(uv_stream_t *server, int status) {
     uv_tcp_nodelay(&c->tcp, 1);
     c->s = s;
     c->id = ++s->next_conn_id;
-    c->node = (int)(((node *)((char *)server - offsetof(node, listener))) - s->nodes);
+    c->node = l->node;
+    c->listener = l->kind;
+    if (l->kind == LSN_IAM) {
+        c->tls = tls_conn_new(s->tls);
+        if (!c->tls) abort();
+    }
     c->opened_ms = c->last_active_ms = clk_mono_ms();
     struct sockaddr_storage ss;
     int len = sizeof ss;
@@ -286,27 +405,35 @@ static void on_connection(uv_stream_t *server, int status) {
     if (s->conns) s->conns->prev = c;
     s->conns = c;
     s->nconns++;
-    log_info("conn=%llu open peer=%s node=%d listener=plaintext", (unsigned long long)c->id, c->peer,
-             s->nodes[c->node].id);
+    log_info("conn=%llu open peer=%s node=%d listener=%s", (unsigned long long)c->id, c->peer, s->nodes[c->node].id,
+             lsn_name(c->listener));
     set_reading(c, true);
 }
 
 int net_listen(srv *s, char *err, size_t errlen) {
+    const char *host = s->cfg->bind_address;
     for (int i = 0; i < s->nnodes; i++) {
         node *n = &s->nodes[i];
-        struct sockaddr_storage addr;
-        const char *host = s->cfg->bind_address;
-        int rc = strchr(host, ':') ? uv_ip6_addr(host, n->port, (struct sockaddr_in6 *)&addr)
-                                   : uv_ip4_addr(host, n->port, (struct sockaddr_in *)&addr);
-        if (rc == 0) {
-            uv_tcp_init(s->loop, &n->listener);
-            n->listener.data = s;
-            rc = uv_tcp_bind(&n->listener, (struct sockaddr *)&addr, 0);
-            if (rc == 0) rc = uv_listen((uv_stream_t *)&n->listener, 1024, on_connection);
-        }
-        if (rc != 0) {
-            snprintf(err, errlen, "cannot listen on %s:%d for node %d: %s", host, n->port, n->id, uv_strerror(rc));
-            return -1;
+        for (int k = 0; k < LSN_COUNT; k++) {
+            if (!n->ports[k]) continue;
+            listener *l = &n->lsn[k];
+            struct sockaddr_storage addr;
+            int rc = strchr(host, ':') ? uv_ip6_addr(host, n->ports[k], (struct sockaddr_in6 *)&addr)
+                                       : uv_ip4_addr(host, n->ports[k], (struct sockaddr_in *)&addr);
+            if (rc == 0) {
+                uv_tcp_init(s->loop, &l->tcp);
+                l->tcp.data = l;
+                l->s = s;
+                l->node = i;
+                l->kind = (listener_kind)k;
+                rc = uv_tcp_bind(&l->tcp, (struct sockaddr *)&addr, 0);
+                if (rc == 0) rc = uv_listen((uv_stream_t *)&l->tcp, 1024, on_connection);
+            }
+            if (rc != 0) {
+                snprintf(err, errlen, "cannot listen on %s:%d (%s listener of node %d): %s", host, n->ports[k],
+                         lsn_name((listener_kind)k), n->id, uv_strerror(rc));
+                return -1;
+            }
         }
     }
     return 0;
@@ -315,7 +442,10 @@ int net_listen(srv *s, char *err, size_t errlen) {
 void net_close_all(srv *s) {
     while (s->conns) net_close(s->conns, "shutdown");
     for (int i = 0; i < s->nnodes; i++)
-        if (!uv_is_closing((uv_handle_t *)&s->nodes[i].listener)) uv_close((uv_handle_t *)&s->nodes[i].listener, NULL);
+        for (int k = 0; k < LSN_COUNT; k++) {
+            uv_handle_t *h = (uv_handle_t *)&s->nodes[i].lsn[k].tcp;
+            if (s->nodes[i].ports[k] && h->loop && !uv_is_closing(h)) uv_close(h, NULL);
+        }
 }
 
 void net_sweep_idle(srv *s) {

@@ -13,6 +13,18 @@ struct conn {
     srv *s;
     uint64_t id;
     int node;                 /* index of the synthetic broker it connected to */
+    listener_kind listener;   /* which of its listeners */
+    struct tls_conn *tls;     /* LSN_IAM: the TLS engine; NULL otherwise */
+    /* SASL (broker/sasl.c) */
+    int sasl_state;           /* SASL_NONE, SASL_HANDSHAKEN, SASL_AUTHENTICATED */
+    int sasl_mechanism;
+    bool sasl_raw;            /* SaslHandshake v0: the next frame is a raw SASL token */
+    char *principal;          /* "IAM.<arn>" once authenticated */
+    char *access_key_id;      /* of the credentials that signed the session's token */
+    int64_t session_expiry_ms;/* wall clock; 0: none */
+    int64_t reauth_started_ms;
+    const char *close_after_flush; /* set: close once the answers queued so far are written */
+    uv_shutdown_t shutdown;
     char peer[64];
     char *client_id;          /* from the latest request header, for log lines */
     uint8_t *rbuf;
@@ -36,8 +48,10 @@ int net_listen(srv *s, char *err, size_t errlen);
 void net_close_all(srv *s);
 /* Start queued requests and write finished answers, in order. */
 void net_pump(conn *c);
-/* Close after writing what is already finished (a refusal that ends the connection). */
+/* Close now, dropping anything not yet written. */
 void net_close(conn *c, const char *why);
+/* Close once every answer already finished has been written (a refusal the client must read). */
+void net_close_after_flush(conn *c, const char *why);
 /* Called after each storage commit: answers held for it can go out. */
 void net_after_commit(srv *s);
 void net_sweep_idle(srv *s);

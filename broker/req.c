@@ -1,5 +1,7 @@
 #include "req.h"
 
+#include "api.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +9,7 @@
 #include "clock.h"
 #include "log.h"
 #include "net.h"
+#include "sasl.h"
 
 void *req_alloc(req *r, size_t n) { return kp_arena_alloc(&r->arena, n); }
 
@@ -36,7 +39,8 @@ void req_log_refusal(const req *r, int16_t code, const char *fmt, ...) {
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
     log_warn("conn=%llu client=%s principal=%s api=%s v%d corr=%d refused error=%s(%d): %s",
-             (unsigned long long)r->c->id, conn_client_id(r->c), "ANONYMOUS", kp_api_name(r->hdr.api_key),
+             (unsigned long long)r->c->id, conn_client_id(r->c), r->c->principal ? r->c->principal : "ANONYMOUS",
+             kp_api_name(r->hdr.api_key),
              r->hdr.api_version, r->hdr.correlation_id, kp_err_name(code), code, why);
 }
 
@@ -101,17 +105,21 @@ void req_unpark_respond(srv *s, req *r, const void *resp) {
  * UNSUPPORTED_VERSION and our ranges, so the client retries with one we know.
  */
 static void refuse_api_versions(srv *s, req *r) {
-    (void)s;
     r->msg = kp_msg_get(18);
     kp_api_versions_response *resp = req_alloc(r, sizeof *resp);
     kp_defaults(r->msg->resp, 0, resp);
     resp->error_code = KERR_UNSUPPORTED_VERSION;
-    const api_handler *h = api_lookup(18);
-    resp->api_keys.n = 1;
-    resp->api_keys.v = req_alloc(r, sizeof *resp->api_keys.v);
-    resp->api_keys.v[0] = (kp_api_versions_api_version){18, h->vmin, h->vmax};
-    req_log_refusal(r, KERR_UNSUPPORTED_VERSION, "ApiVersions v%d is outside the served range %d-%d; answered with v0",
-                    r->hdr.api_version, h->vmin, h->vmax);
+    size_t n = api_count();
+    API_ARR(r, resp->api_keys, n);
+    for (size_t i = 0; i < n; i++) {
+        int16_t lo, hi;
+        api_range(s, api_at(i), &lo, &hi);
+        resp->api_keys.v[i] = (kp_api_versions_api_version){api_at(i)->key, lo, hi};
+    }
+    /* the normal first step of clients newer than us, so info rather than warn */
+    log_info("conn=%llu client=%s api=ApiVersions v%d corr=%d answered error=UNSUPPORTED_VERSION(35) with v0 and the "
+             "served ranges, so the client retries with one we serve",
+             (unsigned long long)r->c->id, conn_client_id(r->c), r->hdr.api_version, r->hdr.correlation_id);
     encode_response(r, r->msg, 0, resp);
     r->state = REQ_READY;
 }
@@ -127,6 +135,7 @@ bool req_dispatch(srv *s, req *r) {
     int16_t key, ver;
     int32_t corr;
     r->started_us = clk_mono_us();
+    if (c->sasl_raw) return sasl_raw_token(s, r); /* after SaslHandshake v0 the frame is a bare SASL token */
     if (!kp_peek_req_header(r->frame, r->len, &key, &ver, &corr)) {
         log_warn("conn=%llu refused frame of %zu bytes: shorter than a request header", (unsigned long long)c->id,
                  r->len);
@@ -137,7 +146,9 @@ bool req_dispatch(srv *s, req *r) {
     r->hdr.correlation_id = corr;
     const api_handler *h = api_lookup(key);
     r->msg = kp_msg_get(key);
-    if (!h || !r->msg || ver < h->vmin || ver > h->vmax) {
+    int16_t vmin = 0, vmax = -1;
+    if (h) api_range(s, h, &vmin, &vmax);
+    if (!h || !r->msg || ver < vmin || ver > vmax) {
         /* every header version starts like v1: the client id is readable for the log line */
         kp_reader rd;
         kp_reader_init(&rd, r->frame, r->len);
@@ -148,13 +159,14 @@ bool req_dispatch(srv *s, req *r) {
                  (unsigned long long)c->id, conn_client_id(c), corr, key);
         return false;
     }
-    if (ver < h->vmin || ver > h->vmax) {
+    if (!sasl_gate(s, r, key)) return false;
+    if (ver < vmin || ver > vmax) {
         if (key == 18) {
             refuse_api_versions(s, r);
             return true;
         }
         log_warn("conn=%llu client=%s refused %s v%d corr=%d: served versions are %d-%d; closing as Kafka does",
-                 (unsigned long long)c->id, conn_client_id(c), r->msg->name, ver, corr, h->vmin, h->vmax);
+                 (unsigned long long)c->id, conn_client_id(c), r->msg->name, ver, corr, vmin, vmax);
         return false;
     }
     bool flex = kp_is_flex(r->msg, ver);

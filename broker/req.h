@@ -54,6 +54,8 @@ typedef struct api_handler {
 const api_handler *api_lookup(int16_t key);
 size_t api_count(void);
 const api_handler *api_at(size_t i);
+/* The range served under the active configuration (SaslHandshake v0 only when enabled). */
+void api_range(const srv *s, const api_handler *h, int16_t *vmin, int16_t *vmax);
 
 /* Decode r->frame, run the handler. Returns false when the connection must close. */
 bool req_dispatch(srv *s, req *r);

@@ -10,6 +10,7 @@
 #include "log.h"
 #include "group.h"
 #include "net.h"
+#include "sasl.h"
 
 void srv_mark_dirty(srv *s, partition *p) {
     if (p->dirty) return;
@@ -112,7 +113,9 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen) {
     s->nnodes = (int)cfg->broker_count;
     for (int i = 0; i < s->nnodes; i++) {
         s->nodes[i].id = cfg->node_ids[i];
-        s->nodes[i].port = (int32_t)(cfg->plaintext_port + i);
+        s->nodes[i].ports[LSN_PLAINTEXT] = cfg->plaintext_port ? (int32_t)(cfg->plaintext_port + i) : 0;
+        s->nodes[i].ports[LSN_IAM] = cfg->iam_port ? (int32_t)(cfg->iam_port + i) : 0;
+        s->nodes[i].ports[LSN_SASL_PLAINTEXT] = cfg->sasl_plaintext_port ? (int32_t)(cfg->sasl_plaintext_port + i) : 0;
     }
     if (open_storage(s, err, errlen) != 0) return -1;
     if (srv_load_topics(s) != 0) {
@@ -123,6 +126,7 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen) {
         snprintf(err, errlen, "loading groups and offsets: %s", stor_errmsg(s->st));
         return -1;
     }
+    if (sasl_init(s, err, errlen) != 0) return -1;
     if (net_listen(s, err, errlen) != 0) return -1;
     uv_prepare_init(loop, &s->commit_handle);
     s->commit_handle.data = s;
@@ -141,6 +145,7 @@ void srv_close(srv *s) {
     fetch_cancel_all(s);
     net_close_all(s);
     grp_close_all(s);
+    sasl_close(s);
     if (!uv_is_closing((uv_handle_t *)&s->commit_handle)) uv_close((uv_handle_t *)&s->commit_handle, NULL);
     if (!uv_is_closing((uv_handle_t *)&s->housekeeping)) uv_close((uv_handle_t *)&s->housekeeping, NULL);
 }
@@ -152,6 +157,7 @@ void srv_free(srv *s) {
         srv_topic_free(t);
     }
     free(s->dirty);
+    sasl_free(s);
     stor_close(s->st);
     s->st = NULL;
 }

@@ -18,11 +18,29 @@ typedef struct srv srv;
 typedef struct conn conn;
 typedef struct req req;
 
+/* The listeners every synthetic broker has (a port of 0 in the config turns a kind off). */
+typedef enum listener_kind {
+    LSN_PLAINTEXT,      /* no TLS, no authentication: the developer listener */
+    LSN_IAM,            /* MSK's port 9098: TLS + SASL (AWS_MSK_IAM, OAUTHBEARER) */
+    LSN_SASL_PLAINTEXT, /* SASL without TLS, for clients where TLS setup is a burden */
+    LSN_COUNT
+} listener_kind;
+
+typedef struct listener {
+    uv_tcp_t tcp;
+    srv *s;
+    int node;
+    listener_kind kind;
+} listener;
+
 typedef struct node {
     int32_t id;
-    int32_t port;
-    uv_tcp_t listener;
+    int32_t ports[LSN_COUNT]; /* 0: that listener is off */
+    listener lsn[LSN_COUNT];
 } node;
+
+const char *lsn_name(listener_kind k);
+static inline bool lsn_sasl(listener_kind k) { return k != LSN_PLAINTEXT; }
 
 /* Idempotent producer state of one partition (Kafka's ProducerStateEntry). */
 #define PRODUCER_BATCH_CACHE 5
@@ -89,6 +107,8 @@ struct srv {
     int nconns;
     struct fetch_wait *fetch_waiters; /* parked fetches */
     struct group *groups;    /* consumer groups (broker/group.c) */
+    struct tls_ctx *tls;     /* the IAM listener's certificate (broker/tls.c) */
+    struct sasl_ctx *sasl;   /* identities, rate limit, credentials endpoint (broker/sasl.c) */
     partition **dirty;       /* partitions appended to since the last commit */
     int ndirty, cap_dirty;
     uv_prepare_t commit_handle;

@@ -87,6 +87,14 @@ class Broker:
         return [self.port + i for i in range(self.broker_count)]
 
     @property
+    def iam_port(self):
+        return self.port + self.broker_count
+
+    @property
+    def iam_bootstrap(self):
+        return "127.0.0.1:%d" % self.iam_port
+
+    @property
     def bootstrap(self):
         return "127.0.0.1:%d" % self.port
 
@@ -102,6 +110,8 @@ class Broker:
                 del env[k]  # the caller's environment must not configure the test broker
         cfg = {
             "plaintext.port": self.port,
+            # the IAM (TLS + SASL) listener takes the ports right after the plaintext ones
+            "iam.port": self.iam_port,
             "broker.count": self.broker_count,
             "bind.address": "127.0.0.1",
             # Advertise the address we bind: "localhost" may resolve to ::1 first.
@@ -119,7 +129,7 @@ class Broker:
         if not self.binary.exists():
             pytest.fail("broker binary %s does not exist (run tools/build)" % self.binary)
         if self.port is None:
-            self.port = find_free_port_range(self.broker_count)
+            self.port = find_free_port_range(2 * self.broker_count)
         self.starts += 1
         with open(self.log_path, "ab") as f:
             f.write(b"=== harness: start #%d, ports %d-%d ===\n"

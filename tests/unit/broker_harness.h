@@ -67,7 +67,7 @@ static inline harness *h_new(const char *const *overrides) {
     h->s.next_producer_id = 1000;
     h->s.nnodes = 1;
     h->s.nodes[0].id = h->cfg.node_ids[0];
-    h->s.nodes[0].port = 19092;
+    h->s.nodes[0].ports[LSN_PLAINTEXT] = 19092;
     if (stor_open(&h->s.st, ":memory:", STOR_SYNC_OFF, err, sizeof err) != 0) fail_msg("stor_open: %s", err);
     h_current = h;
     return h;

@@ -1,0 +1,584 @@
+/*
+ * iam_store: the fake identities and the role credentials mskmock issues and rotates; see
+ * iam_store.h. Credentials are kept one allocation each (so pointers handed out survive
+ * later insertions) in an array, with an open-addressing hash table on the access key id
+ * for lookups. Removal (forgetting long-expired credentials) is rare and rebuilds the table.
+ */
+#include "iam_store.h"
+
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_KEY_ID 128
+#define MAX_SECRET 256
+#define MAX_TOKEN 8192
+#define MAX_ARN 2048
+#define MAX_SESSION_NAME 64
+#define MAX_ROLE_NAME 64
+#define DEFAULT_SESSION_NAME "mskmock"
+
+typedef struct role_rec role_rec;
+
+typedef struct cred_rec {
+    iam_cred pub;      /* its strings point into mem */
+    role_rec *role;    /* NULL for long-term keys */
+    char *mem;
+} cred_rec;
+
+struct role_rec {
+    char *name;          /* what the endpoint serves */
+    char *arn;
+    char *session_name;  /* base session name */
+    char *sts_prefix;    /* arn:<partition>:sts::<account>:assumed-role/<role name>/ */
+    cred_rec *current;
+    int64_t next_rotation_ms; /* -1: never */
+    uint64_t rotations;
+};
+
+struct iam_store {
+    cred_rec **creds;
+    size_t ncreds, cap;
+    cred_rec **slots;  /* hash table, nslots a power of two, at most half full */
+    size_t nslots;
+    role_rec *roles;
+    size_t nroles;
+    int64_t interval_ms, lifetime_ms;
+    bool new_session_name;
+};
+
+/* ---- errors ---------------------------------------------------------------------------- */
+
+__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t n, const char *fmt, ...) {
+    if (err && n) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, n, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* ---- hash table ------------------------------------------------------------------------ */
+
+static uint64_t hash(const char *s) {
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static void slots_put(cred_rec **slots, size_t nslots, cred_rec *c) {
+    size_t i = (size_t)hash(c->pub.access_key_id) & (nslots - 1);
+    while (slots[i]) i = (i + 1) & (nslots - 1);
+    slots[i] = c;
+}
+
+static int rebuild(iam_store *st, size_t nslots) {
+    cred_rec **slots = calloc(nslots, sizeof *slots);
+    if (!slots) return -1;
+    for (size_t i = 0; i < st->ncreds; i++) slots_put(slots, nslots, st->creds[i]);
+    free(st->slots);
+    st->slots = slots;
+    st->nslots = nslots;
+    return 0;
+}
+
+static cred_rec *find(const iam_store *st, const char *akid) {
+    if (!st || !akid || !st->nslots) return NULL;
+    size_t i = (size_t)hash(akid) & (st->nslots - 1);
+    for (cred_rec *c; (c = st->slots[i]); i = (i + 1) & (st->nslots - 1))
+        if (strcmp(c->pub.access_key_id, akid) == 0) return c;
+    return NULL;
+}
+
+static int add(iam_store *st, cred_rec *c) {
+    if (st->ncreds == st->cap) {
+        size_t cap = st->cap ? st->cap * 2 : 16;
+        cred_rec **a = realloc(st->creds, cap * sizeof *a);
+        if (!a) return -1;
+        st->creds = a;
+        st->cap = cap;
+    }
+    if ((st->ncreds + 1) * 2 > st->nslots) {
+        size_t nslots = st->nslots ? st->nslots : 32;
+        while ((st->ncreds + 1) * 2 > nslots) nslots *= 2;
+        if (rebuild(st, nslots) != 0) return -1;
+    }
+    st->creds[st->ncreds++] = c;
+    slots_put(st->slots, st->nslots, c);
+    return 0;
+}
+
+/* One allocation holding the record and copies of its strings (NULL stays NULL). */
+static cred_rec *cred_new(const char *akid, const char *secret, const char *token, const char *principal) {
+    size_t la = strlen(akid) + 1, ls = strlen(secret) + 1, lt = token ? strlen(token) + 1 : 0,
+           lp = strlen(principal) + 1;
+    cred_rec *c = calloc(1, sizeof *c);
+    char *m = malloc(la + ls + lt + lp);
+    if (!c || !m) {
+        free(c);
+        free(m);
+        return NULL;
+    }
+    c->mem = m;
+    c->pub.access_key_id = memcpy(m, akid, la), m += la;
+    c->pub.secret_access_key = memcpy(m, secret, ls), m += ls;
+    if (token) c->pub.session_token = memcpy(m, token, lt), m += lt;
+    c->pub.principal = memcpy(m, principal, lp);
+    c->pub.expiry_ms = -1;
+    c->pub.superseded_ms = -1;
+    return c;
+}
+
+static void cred_free(cred_rec *c) {
+    if (!c) return;
+    free(c->mem);
+    free(c);
+}
+
+/* ---- time ------------------------------------------------------------------------------ */
+
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    unsigned yoe = (unsigned)(y - era * 400);
+    unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (int64_t)doe - 719468;
+}
+
+static int digits(const char *s, int n) {
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    return v;
+}
+
+/* "YYYY-MM-DDTHH:MM:SS[.fff...]Z" (UTC only) into ms since the epoch; -1 when malformed. */
+static int parse_time(const char *s, int64_t *out) {
+    if (strlen(s) < 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':') return -1;
+    int y = digits(s, 4), mo = digits(s + 5, 2), d = digits(s + 8, 2), h = digits(s + 11, 2),
+        mi = digits(s + 14, 2), se = digits(s + 17, 2);
+    if (y < 1970 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || se < 0 || se > 59)
+        return -1;
+    static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (d > mdays[mo - 1] + (mo == 2 && leap)) return -1;
+    const char *p = s + 19;
+    int64_t ms = 0;
+    if (*p == '.') {
+        int nd = 0;
+        for (p++; *p >= '0' && *p <= '9'; p++, nd++)
+            if (nd < 3) ms = ms * 10 + (*p - '0');
+        if (nd == 0) return -1;
+        for (; nd < 3; nd++) ms *= 10;
+    }
+    if (p[0] != 'Z' || p[1]) return -1;
+    *out = (days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + se) * 1000 + ms;
+    return 0;
+}
+
+/* ---- field checks ---------------------------------------------------------------------- */
+
+static bool all_chars(const char *s, const char *extra) {
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                  (extra && c && strchr(extra, c));
+        if (!ok) return false;
+    }
+    return true;
+}
+
+static bool printable(const char *s) {
+    for (; *s; s++)
+        if ((unsigned char)*s <= 0x20 || (unsigned char)*s >= 0x7f) return false;
+    return true;
+}
+
+/* A value quoted in an error: printable ASCII, at most 64 characters. */
+typedef struct {
+    char s[72];
+} qstr;
+
+static qstr q(const char *v) {
+    qstr o;
+    size_t n = 0, i = 0;
+    for (; v[i] && n < 64; i++) {
+        unsigned char c = (unsigned char)v[i];
+        o.s[n++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+    }
+    if (v[i]) {
+        memcpy(o.s + n, "...", 3);
+        n += 3;
+    }
+    o.s[n] = '\0';
+    return o;
+}
+
+/* ---- file parsing ---------------------------------------------------------------------- */
+
+typedef struct parse_ctx {
+    const char *file;
+    char where[48]; /* "identities[2]" */
+    char *err;
+    size_t n;
+} parse_ctx;
+
+static int refuse_unknown(parse_ctx *p, json_t *obj, const char *const *known) {
+    const char *key;
+    json_t *v;
+    json_object_foreach(obj, key, v) {
+        bool ok = false;
+        for (int i = 0; known[i]; i++) ok = ok || strcmp(key, known[i]) == 0;
+        if (ok) continue;
+        char list[256] = "";
+        size_t l = 0;
+        for (int i = 0; known[i] && l < sizeof list; i++)
+            l += (size_t)snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "", known[i]);
+        return fail(p->err, p->n, "%s: %s: unknown key '%s' (known: %s)", p->file, p->where, q(key).s, list);
+    }
+    return 0;
+}
+
+/* A string member. *out is NULL when absent or null and that is allowed. */
+static int get_str(parse_ctx *p, json_t *obj, const char *key, bool required, const char **out) {
+    json_t *v = json_object_get(obj, key);
+    *out = NULL;
+    if (!v || json_is_null(v)) {
+        if (required) return fail(p->err, p->n, "%s: %s: %s missing", p->file, p->where, key);
+        return 0;
+    }
+    if (!json_is_string(v)) return fail(p->err, p->n, "%s: %s: %s must be a string", p->file, p->where, key);
+    *out = json_string_value(v);
+    if (!**out) return fail(p->err, p->n, "%s: %s: %s is empty", p->file, p->where, key);
+    return 0;
+}
+
+static int check_arn(parse_ctx *p, const char *key, const char *arn) {
+    if (strncmp(arn, "arn:aws", 7) != 0)
+        return fail(p->err, p->n, "%s: %s: %s '%s' does not start with \"arn:aws\"", p->file, p->where, key,
+                    q(arn).s);
+    if (strlen(arn) > MAX_ARN || !printable(arn))
+        return fail(p->err, p->n, "%s: %s: %s '%s' is not printable ASCII of at most %d characters", p->file,
+                    p->where, key, q(arn).s, MAX_ARN);
+    int colons = 0;
+    for (const char *s = arn; *s; s++) colons += *s == ':';
+    if (colons < 5)
+        return fail(p->err, p->n, "%s: %s: %s '%s' is not arn:<partition>:<service>:<region>:<account>:<resource>",
+                    p->file, p->where, key, q(arn).s);
+    return 0;
+}
+
+static int parse_identity(iam_store *st, parse_ctx *p, json_t *e) {
+    static const char *const known[] = {"access_key_id", "secret_access_key", "session_token", "expiration",
+                                        "principal", NULL};
+    if (!json_is_object(e)) return fail(p->err, p->n, "%s: %s: not a JSON object", p->file, p->where);
+    if (refuse_unknown(p, e, known)) return -1;
+    const char *akid, *secret, *token, *exp, *principal;
+    if (get_str(p, e, "access_key_id", true, &akid) || get_str(p, e, "secret_access_key", true, &secret) ||
+        get_str(p, e, "session_token", false, &token) || get_str(p, e, "expiration", false, &exp) ||
+        get_str(p, e, "principal", true, &principal))
+        return -1;
+    if (strlen(akid) > MAX_KEY_ID || !all_chars(akid, NULL))
+        return fail(p->err, p->n, "%s: %s: access_key_id '%s' is not 1-%d letters and digits", p->file, p->where,
+                    q(akid).s, MAX_KEY_ID);
+    if (strlen(secret) > MAX_SECRET || !printable(secret))
+        return fail(p->err, p->n, "%s: %s: secret_access_key is not printable ASCII of at most %d characters",
+                    p->file, p->where, MAX_SECRET);
+    if (token && (strlen(token) > MAX_TOKEN || !printable(token)))
+        return fail(p->err, p->n, "%s: %s: session_token is not printable ASCII of at most %d characters", p->file,
+                    p->where, MAX_TOKEN);
+    int64_t expiry = -1;
+    if (exp && parse_time(exp, &expiry) != 0)
+        return fail(p->err, p->n, "%s: %s: expiration '%s' is not an ISO-8601 UTC time like 2026-12-31T00:00:00Z",
+                    p->file, p->where, q(exp).s);
+    if (check_arn(p, "principal", principal)) return -1;
+    cred_rec *dup = find(st, akid);
+    if (dup) {
+        size_t i = 0;
+        while (st->creds[i] != dup) i++;
+        return fail(p->err, p->n, "%s: %s: access_key_id '%s' is already used by identities[%zu]", p->file, p->where,
+                    q(akid).s, i);
+    }
+    cred_rec *c = cred_new(akid, secret, token, principal);
+    if (!c || add(st, c) != 0) {
+        cred_free(c);
+        return fail(p->err, p->n, "%s: out of memory", p->file);
+    }
+    c->pub.expiry_ms = expiry;
+    return 0;
+}
+
+static int parse_role(iam_store *st, parse_ctx *p, json_t *e, role_rec *r) {
+    static const char *const known[] = {"name", "arn", "session_name", NULL};
+    if (!json_is_object(e)) return fail(p->err, p->n, "%s: %s: not a JSON object", p->file, p->where);
+    if (refuse_unknown(p, e, known)) return -1;
+    const char *name, *arn, *session;
+    if (get_str(p, e, "name", true, &name) || get_str(p, e, "arn", true, &arn) ||
+        get_str(p, e, "session_name", false, &session))
+        return -1;
+    if (strlen(name) > MAX_ROLE_NAME || !all_chars(name, "+=,.@_-"))
+        return fail(p->err, p->n, "%s: %s: name '%s' is not 1-%d of A-Z a-z 0-9 +=,.@_-", p->file, p->where,
+                    q(name).s, MAX_ROLE_NAME);
+    for (size_t i = 0; &st->roles[i] != r; i++) /* the roles parsed before this one */
+        if (strcmp(st->roles[i].name, name) == 0)
+            return fail(p->err, p->n, "%s: %s: name '%s' is already used by roles[%zu]", p->file, p->where, name, i);
+    if (!session) session = DEFAULT_SESSION_NAME;
+    if (strlen(session) < 2 || strlen(session) > MAX_SESSION_NAME || !all_chars(session, "+=,.@_-"))
+        return fail(p->err, p->n, "%s: %s: session_name '%s' is not 2-%d of A-Z a-z 0-9 +=,.@_-", p->file, p->where,
+                    q(session).s, MAX_SESSION_NAME);
+    if (check_arn(p, "arn", arn)) return -1;
+    /* arn:<partition>:iam::<account>:role/[<path>/]<name> */
+    const char *f[6];
+    f[0] = arn;
+    for (int i = 1; i < 6; i++) f[i] = strchr(f[i - 1], ':') + 1; /* check_arn counted five colons */
+    size_t plen = (size_t)(f[2] - f[1] - 1), alen = (size_t)(f[5] - f[4] - 1);
+    const char *rname = strrchr(f[5], '/');
+    if (strncmp(f[2], "iam::", 5) != 0 || alen == 0 || strncmp(f[5], "role/", 5) != 0 || !rname[1] ||
+        strchr(f[5], ':'))
+        return fail(p->err, p->n, "%s: %s: arn '%s' is not an IAM role ARN (arn:aws:iam::<account>:role/<name>)",
+                    p->file, p->where, q(arn).s);
+    rname++;
+    size_t need = strlen("arn::sts:::assumed-role//") + plen + alen + strlen(rname) + 1;
+    r->name = strdup(name);
+    r->arn = strdup(arn);
+    r->session_name = strdup(session);
+    r->sts_prefix = malloc(need);
+    if (!r->name || !r->arn || !r->session_name || !r->sts_prefix)
+        return fail(p->err, p->n, "%s: out of memory", p->file);
+    snprintf(r->sts_prefix, need, "arn:%.*s:sts::%.*s:assumed-role/%s/", (int)plen, f[1], (int)alen, f[4], rname);
+    return 0;
+}
+
+static int load_file(iam_store *st, const char *file, char *err, size_t n) {
+    json_error_t je;
+    json_t *root = json_load_file(file, JSON_REJECT_DUPLICATES, &je);
+    if (!root) {
+        if (je.line > 0) return fail(err, n, "%s: line %d column %d: %s", file, je.line, je.column, je.text);
+        return fail(err, n, "%s: %s", file, je.text);
+    }
+    parse_ctx p = {.file = file, .err = err, .n = n};
+    int rc = -1;
+    static const char *const known[] = {"identities", "roles", NULL};
+    snprintf(p.where, sizeof p.where, "top level");
+    if (!json_is_object(root)) {
+        fail(err, n, "%s: not a JSON object", file);
+        goto out;
+    }
+    if (refuse_unknown(&p, root, known)) goto out;
+    json_t *ids = json_object_get(root, "identities"), *roles = json_object_get(root, "roles");
+    if (ids && !json_is_array(ids)) {
+        fail(err, n, "%s: identities must be an array", file);
+        goto out;
+    }
+    if (roles && !json_is_array(roles)) {
+        fail(err, n, "%s: roles must be an array", file);
+        goto out;
+    }
+    size_t i;
+    json_t *e;
+    json_array_foreach(ids, i, e) {
+        snprintf(p.where, sizeof p.where, "identities[%zu]", i);
+        if (parse_identity(st, &p, e)) goto out;
+    }
+    if (json_array_size(roles)) {
+        st->roles = calloc(json_array_size(roles), sizeof *st->roles);
+        if (!st->roles) {
+            fail(err, n, "%s: out of memory", file);
+            goto out;
+        }
+    }
+    json_array_foreach(roles, i, e) {
+        snprintf(p.where, sizeof p.where, "roles[%zu]", i);
+        role_rec *r = &st->roles[st->nroles++];
+        if (parse_role(st, &p, e, r)) goto out;
+    }
+    rc = 0;
+out:
+    json_decref(root);
+    return rc;
+}
+
+/* ---- issuing --------------------------------------------------------------------------- */
+
+/* n characters drawn uniformly from alphabet (length <= 256) with RAND_bytes. */
+static int random_chars(char *out, size_t n, const char *alphabet) {
+    size_t k = strlen(alphabet), limit = 256 - 256 % k, i = 0;
+    unsigned char b[64];
+    while (i < n) {
+        if (RAND_bytes(b, sizeof b) != 1) return -1;
+        for (size_t j = 0; j < sizeof b && i < n; j++)
+            if (b[j] < limit) out[i++] = alphabet[b[j] % k];
+    }
+    out[n] = '\0';
+    return 0;
+}
+
+/* Base64 of nbytes random bytes (nbytes a multiple of 3: no padding) into out. */
+static int random_base64(char *out, size_t nbytes) {
+    unsigned char b[150];
+    if (nbytes > sizeof b || RAND_bytes(b, (int)nbytes) != 1) return -1;
+    EVP_EncodeBlock((unsigned char *)out, b, (int)nbytes);
+    return 0;
+}
+
+static cred_rec *issue(iam_store *st, role_rec *r, int64_t now_ms) {
+    char akid[21], secret[41], token[201], principal[MAX_ARN + MAX_SESSION_NAME + 64];
+    memcpy(akid, "ASIA", 4);
+    for (int tries = 0;; tries++) {
+        if (tries == 8 || random_chars(akid + 4, 16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567") != 0) return NULL;
+        if (!find(st, akid)) break;
+    }
+    if (random_base64(secret, 30) != 0 || random_base64(token, 150) != 0) return NULL;
+    char session[MAX_SESSION_NAME + 1];
+    if (st->new_session_name && r->rotations) {
+        char suffix[24];
+        int ls = snprintf(suffix, sizeof suffix, "-%llu", (unsigned long long)r->rotations);
+        int keep = MAX_SESSION_NAME - ls;
+        snprintf(session, sizeof session, "%.*s%s", keep, r->session_name, suffix);
+    } else {
+        snprintf(session, sizeof session, "%s", r->session_name);
+    }
+    snprintf(principal, sizeof principal, "%s%s", r->sts_prefix, session);
+    cred_rec *c = cred_new(akid, secret, token, principal);
+    if (!c) return NULL;
+    if (add(st, c) != 0) {
+        cred_free(c);
+        return NULL;
+    }
+    c->role = r;
+    c->pub.role = r->name;
+    c->pub.expiry_ms = (now_ms + st->lifetime_ms) / 1000 * 1000;
+    return c;
+}
+
+/* ---- API ------------------------------------------------------------------------------- */
+
+int iam_store_open(iam_store **out, const iam_store_settings *set, int64_t now_ms, char *err, size_t n) {
+    *out = NULL;
+    if (set->rotation_interval_ms < 0) return fail(err, n, "iam store: rotation interval must not be negative");
+    if (set->lifetime_ms <= 0) return fail(err, n, "iam store: credential lifetime must be positive");
+    iam_store *st = calloc(1, sizeof *st);
+    if (!st) return fail(err, n, "iam store: out of memory");
+    st->interval_ms = set->rotation_interval_ms;
+    st->lifetime_ms = set->lifetime_ms;
+    st->new_session_name = set->new_session_name;
+    if (set->file && *set->file && load_file(st, set->file, err, n) != 0) {
+        iam_store_free(st);
+        return -1;
+    }
+    for (size_t i = 0; i < st->nroles; i++) {
+        role_rec *r = &st->roles[i];
+        r->current = issue(st, r, now_ms);
+        if (!r->current) {
+            iam_store_free(st);
+            return fail(err, n, "%s: roles[%zu]: cannot issue credentials (RAND_bytes or memory failed)", set->file,
+                        i);
+        }
+        r->next_rotation_ms = st->interval_ms > 0 ? now_ms + st->interval_ms : -1;
+    }
+    *out = st;
+    return 0;
+}
+
+void iam_store_free(iam_store *st) {
+    if (!st) return;
+    for (size_t i = 0; i < st->ncreds; i++) cred_free(st->creds[i]);
+    for (size_t i = 0; i < st->nroles; i++) {
+        free(st->roles[i].name);
+        free(st->roles[i].arn);
+        free(st->roles[i].session_name);
+        free(st->roles[i].sts_prefix);
+    }
+    free(st->roles);
+    free(st->creds);
+    free(st->slots);
+    free(st);
+}
+
+const iam_cred *iam_store_lookup(const iam_store *st, const char *access_key_id) {
+    cred_rec *c = find(st, access_key_id);
+    return c ? &c->pub : NULL;
+}
+
+static role_rec *find_role(const iam_store *st, const char *role) {
+    if (!st || !role) return NULL;
+    for (size_t i = 0; i < st->nroles; i++)
+        if (strcmp(st->roles[i].name, role) == 0) return &st->roles[i];
+    return NULL;
+}
+
+const iam_cred *iam_store_current(const iam_store *st, const char *role) {
+    role_rec *r = find_role(st, role);
+    return r ? &r->current->pub : NULL;
+}
+
+const char *iam_store_role_arn(const iam_store *st, const char *role) {
+    role_rec *r = find_role(st, role);
+    return r ? r->arn : NULL;
+}
+
+size_t iam_store_role_count(const iam_store *st) { return st ? st->nroles : 0; }
+
+const char *iam_store_role_name(const iam_store *st, size_t i) {
+    return st && i < st->nroles ? st->roles[i].name : NULL;
+}
+
+static void forget_expired(iam_store *st, int64_t now_ms) {
+    size_t kept = 0;
+    for (size_t i = 0; i < st->ncreds; i++) {
+        cred_rec *c = st->creds[i];
+        bool forget = c->role && c->pub.superseded_ms >= 0 && c->pub.expiry_ms >= 0 &&
+                      now_ms - c->pub.expiry_ms > IAM_FORGET_AFTER_MS;
+        if (forget)
+            cred_free(c);
+        else
+            st->creds[kept++] = c;
+    }
+    if (kept == st->ncreds) return;
+    st->ncreds = kept;
+    /* Rebuilding in place cannot fail for want of memory: reuse the table. */
+    memset(st->slots, 0, st->nslots * sizeof *st->slots);
+    for (size_t i = 0; i < st->ncreds; i++) slots_put(st->slots, st->nslots, st->creds[i]);
+}
+
+int iam_store_rotate_due(iam_store *st, int64_t now_ms) {
+    if (!st) return 0;
+    int rotated = 0;
+    for (size_t i = 0; i < st->nroles; i++) {
+        role_rec *r = &st->roles[i];
+        if (r->next_rotation_ms < 0 || now_ms < r->next_rotation_ms) continue;
+        r->rotations++;
+        cred_rec *c = issue(st, r, now_ms);
+        if (!c) {
+            /* Keep the current credentials and retry in a second rather than spin. */
+            r->rotations--;
+            r->next_rotation_ms = now_ms + 1000;
+            continue;
+        }
+        r->current->pub.superseded_ms = now_ms;
+        r->current = c;
+        r->next_rotation_ms = now_ms + st->interval_ms;
+        rotated++;
+    }
+    forget_expired(st, now_ms);
+    return rotated;
+}
+
+int64_t iam_store_next_rotation(const iam_store *st) {
+    int64_t next = -1;
+    for (size_t i = 0; st && i < st->nroles; i++) {
+        int64_t t = st->roles[i].next_rotation_ms;
+        if (t >= 0 && (next < 0 || t < next)) next = t;
+    }
+    return next;
+}
+
+size_t iam_store_count(const iam_store *st) { return st ? st->ncreds : 0; }
