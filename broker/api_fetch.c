@@ -84,13 +84,14 @@ static int16_t fetch_partition(srv *s, req *r, topic *t, const kp_fetch_partitio
         return KERR_KAFKA_STORAGE_ERROR;
     }
     if (c.w.len) {
-        void *data = req_alloc(r, c.w.len);
-        memcpy(data, c.w.buf, c.w.len);
-        out->records = (kp_bytes){data, (int32_t)c.w.len};
+        /* the response points at the collected batches; the request frees them */
+        out->records = (kp_bytes){(const char *)c.w.buf, (int32_t)c.w.len};
+        req_adopt(r, c.w.buf);
         *total_left -= (int64_t)c.w.len;
         *returned_any = true;
+    } else {
+        kp_writer_free(&c.w);
     }
-    kp_writer_free(&c.w);
     return 0;
 }
 

@@ -25,7 +25,16 @@ kp_str req_strf(req *r, const char *fmt, ...) {
     return (kp_str){p, n};
 }
 
+void req_adopt(req *r, void *p) {
+    void **a = realloc(r->adopted, sizeof(void *) * (size_t)(r->nadopted + 1));
+    if (!a) abort();
+    r->adopted = a;
+    a[r->nadopted++] = p;
+}
+
 void req_free(req *r) {
+    for (int i = 0; i < r->nadopted; i++) free(r->adopted[i]);
+    free(r->adopted);
     kp_arena_free(&r->arena);
     kp_writer_free(&r->out);
     free(r->frame);

@@ -40,6 +40,8 @@ struct req {
     int64_t started_us;
     void *park;              /* handler data while parked */
     void (*park_cancel)(srv *s, req *r); /* the connection closed while parked */
+    void **adopted;          /* malloc'd buffers the response points into, freed with the request */
+    int nadopted;
 };
 
 typedef void (*api_fn)(srv *s, req *r);
@@ -71,6 +73,8 @@ void req_unpark_respond(srv *s, req *r, const void *resp);
 void req_silent(req *r);
 void req_free(req *r);
 void *req_alloc(req *r, size_t n);
+/* Take ownership of a malloc'd buffer (e.g. fetched records) so it lives as long as the request. */
+void req_adopt(req *r, void *p);
 kp_str req_strf(req *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
