@@ -142,6 +142,12 @@ static int stor_configure(sqlite3 *db, stor_sync sync, char *err, size_t errlen)
     }
     sqlite3_extended_result_codes(db, 1);
     sqlite3_busy_timeout(db, STOR_BUSY_TIMEOUT_MS);
+    /*
+     * Record batches are blobs of up to a few MiB: 64 KiB pages keep their
+     * overflow chains short (a new database only; an existing file keeps its
+     * page size).
+     */
+    if (stor_pragma_exec(db, "PRAGMA page_size = 65536", err, errlen)) return -1;
     if (stor_set_journal(db, err, errlen)) return -1;
     if (stor_pragma_exec(db, sync_sql[sync], err, errlen)) return -1;
     if (stor_pragma_exec(db, "PRAGMA foreign_keys = ON", err, errlen)) return -1;
@@ -196,6 +202,12 @@ int stor_open(stor **out, const char *path, stor_sync sync, char *err, size_t er
         stor_close(s);
         return -1;
     }
+    const char *file = sqlite3_db_filename(s->db, "main");
+    if (file && *file && stor_ckpt_start(s, file, why, sizeof why) != 0) {
+        stor_errf(err, errlen, "%s: %s", path, why);
+        stor_close(s);
+        return -1;
+    }
     *out = s;
     return 0;
 }
@@ -204,6 +216,7 @@ void stor_close(stor *s) {
     if (!s) return;
     /* Closing with an open transaction discards it: only what stor_commit returned 0 for is kept. */
     if (s->db && !sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    stor_ckpt_stop(s);
     for (int i = 0; i < STOR_STMT_COUNT; i++) sqlite3_finalize(s->stmt[i]);
     sqlite3_close_v2(s->db);
     free(s);
@@ -242,6 +255,7 @@ int stor_commit(stor *s) {
     }
     s->in_txn = false;
     s->commit_seq++;
+    stor_ckpt_kick(s);
     return 0;
 }
 

@@ -69,8 +69,11 @@ typedef enum stor_stmt_id {
 
 extern const char *const stor_stmt_sql[STOR_STMT_COUNT];
 
+typedef struct stor_ckpt stor_ckpt;
+
 struct stor {
     sqlite3 *db;
+    stor_ckpt *ckpt;  /* background checkpoints (stor_checkpoint.c); NULL for :memory: */
     sqlite3_stmt *stmt[STOR_STMT_COUNT];
     int schema_version;
     bool in_txn;     /* we ran BEGIN and neither COMMIT nor ROLLBACK since */
@@ -85,6 +88,12 @@ struct stor {
 int stor_schema_latest(void);
 /* Bring the schema to the newest version. Returns 0 with *version set, or -1 with a reason in err. */
 int stor_migrate(sqlite3 *db, int *version, char *err, size_t errlen);
+
+/* ---- stor_checkpoint.c ---- */
+
+int stor_ckpt_start(stor *s, const char *path, char *err, size_t errlen);
+void stor_ckpt_kick(stor *s);
+void stor_ckpt_stop(stor *s);
 
 /* ---- stor.c: helpers for the other files ---- */
 
