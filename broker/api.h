@@ -38,6 +38,17 @@ void api_offset_delete(srv *s, req *r);
  */
 int16_t api_partition_check(srv *s, req *r, topic *t, int32_t index, partition **out);
 
+/*
+ * The client's current_leader_epoch (Fetch v9+, ListOffsets v4+,
+ * OffsetForLeaderEpoch v2+) against the partition's: -1 means "not given";
+ * newer than ours is UNKNOWN_LEADER_EPOCH, older FENCED_LEADER_EPOCH. Logs
+ * the refusal unless quiet.
+ */
+int16_t api_leader_epoch_check(req *r, const partition *p, int32_t client_epoch, bool quiet);
+
+/* Every served API with its range under the active configuration (ApiVersions, and its v0 fallback). */
+void api_fill_versions(srv *s, req *r, kp_api_versions_response *resp);
+
 /* Allocate an array of n elements for a response field. */
 #define API_ARR(r, field, count)                                         \
     do {                                                                 \

@@ -27,12 +27,6 @@ void api_api_versions(srv *s, req *r) {
                         q->client_software_version.p);
         resp->error_code = KERR_INVALID_REQUEST;
     }
-    size_t n = api_count();
-    API_ARR(r, resp->api_keys, n);
-    for (size_t i = 0; i < n; i++) {
-        int16_t lo, hi;
-        api_range(s, api_at(i), &lo, &hi);
-        resp->api_keys.v[i] = (kp_api_versions_api_version){api_at(i)->key, lo, hi};
-    }
+    api_fill_versions(s, r, resp);
     req_respond(r, resp);
 }

@@ -61,13 +61,8 @@ static int16_t fetch_partition(srv *s, req *r, topic *t, const kp_fetch_partitio
     out->high_watermark = p->hw;
     out->last_stable_offset = p->hw;
     out->log_start_offset = p->log_start;
-    if (fp->current_leader_epoch >= 0 && fp->current_leader_epoch != p->leader_epoch) {
-        code = fp->current_leader_epoch > p->leader_epoch ? KERR_UNKNOWN_LEADER_EPOCH : KERR_FENCED_LEADER_EPOCH;
-        if (!quiet)
-            req_log_refusal(r, code, "%s-%d: client leader epoch %d, partition leader epoch %d", t->name, fp->partition,
-                            fp->current_leader_epoch, p->leader_epoch);
-        return code;
-    }
+    code = api_leader_epoch_check(r, p, fp->current_leader_epoch, quiet);
+    if (code) return code;
     if (fp->fetch_offset < p->log_start || fp->fetch_offset > p->end) {
         if (!quiet)
             req_log_refusal(r, KERR_OFFSET_OUT_OF_RANGE, "%s-%d: fetch offset %lld is outside [%lld, %lld]", t->name,

@@ -55,11 +55,7 @@ void api_list_offsets(srv *s, req *r) {
             rp->offset = -1;
             partition *p = NULL;
             int16_t code = t ? api_partition_check(s, r, t, qp->partition_index, &p) : KERR_UNKNOWN_TOPIC_OR_PARTITION;
-            if (!code && qp->current_leader_epoch >= 0 && qp->current_leader_epoch != p->leader_epoch) {
-                code = qp->current_leader_epoch > p->leader_epoch ? KERR_UNKNOWN_LEADER_EPOCH : KERR_FENCED_LEADER_EPOCH;
-                req_log_refusal(r, code, "%s-%d: client leader epoch %d, partition leader epoch %d", t->name,
-                                qp->partition_index, qp->current_leader_epoch, p->leader_epoch);
-            }
+            if (!code) code = api_leader_epoch_check(r, p, qp->current_leader_epoch, false);
             if (!code) code = lookup(s, r, t, p, qp->timestamp, &rp->offset, &rp->timestamp);
             rp->error_code = code;
             if (p) rp->leader_epoch = p->leader_epoch;

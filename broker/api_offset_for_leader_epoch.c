@@ -29,11 +29,7 @@ void api_offset_for_leader_epoch(srv *s, req *r) {
             rp->end_offset = -1;
             partition *p = NULL;
             int16_t code = t ? api_partition_check(s, r, t, qp->partition, &p) : KERR_UNKNOWN_TOPIC_OR_PARTITION;
-            if (!code && qp->current_leader_epoch >= 0 && qp->current_leader_epoch != p->leader_epoch) {
-                code = qp->current_leader_epoch > p->leader_epoch ? KERR_UNKNOWN_LEADER_EPOCH : KERR_FENCED_LEADER_EPOCH;
-                req_log_refusal(r, code, "%s-%d: client leader epoch %d, partition leader epoch %d", t->name,
-                                qp->partition, qp->current_leader_epoch, p->leader_epoch);
-            }
+            if (!code) code = api_leader_epoch_check(r, p, qp->current_leader_epoch, false);
             rp->error_code = code;
             if (!code && qp->leader_epoch <= p->leader_epoch) {
                 rp->leader_epoch = p->leader_epoch;

@@ -5,6 +5,7 @@
  * for lookups. Removal (forgetting long-expired credentials) is rare and rebuilds the table.
  */
 #include "iam_store.h"
+#include "iam_token.h"
 
 #include <jansson.h>
 #include <openssl/evp.h>
@@ -202,25 +203,6 @@ static bool printable(const char *s) {
     return true;
 }
 
-/* A value quoted in an error: printable ASCII, at most 64 characters. */
-typedef struct {
-    char s[72];
-} qstr;
-
-static qstr q(const char *v) {
-    qstr o;
-    size_t n = 0, i = 0;
-    for (; v[i] && n < 64; i++) {
-        unsigned char c = (unsigned char)v[i];
-        o.s[n++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
-    }
-    if (v[i]) {
-        memcpy(o.s + n, "...", 3);
-        n += 3;
-    }
-    o.s[n] = '\0';
-    return o;
-}
 
 /* ---- file parsing ---------------------------------------------------------------------- */
 
@@ -242,7 +224,7 @@ static int refuse_unknown(parse_ctx *p, json_t *obj, const char *const *known) {
         size_t l = 0;
         for (int i = 0; known[i] && l < sizeof list; i++)
             l += (size_t)snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "", known[i]);
-        return fail(p->err, p->n, "%s: %s: unknown key '%s' (known: %s)", p->file, p->where, q(key).s, list);
+        return fail(p->err, p->n, "%s: %s: unknown key '%s' (known: %s)", p->file, p->where, iam_quote(key).s, list);
     }
     return 0;
 }
@@ -264,15 +246,15 @@ static int get_str(parse_ctx *p, json_t *obj, const char *key, bool required, co
 static int check_arn(parse_ctx *p, const char *key, const char *arn) {
     if (strncmp(arn, "arn:aws", 7) != 0)
         return fail(p->err, p->n, "%s: %s: %s '%s' does not start with \"arn:aws\"", p->file, p->where, key,
-                    q(arn).s);
+                    iam_quote(arn).s);
     if (strlen(arn) > MAX_ARN || !printable(arn))
         return fail(p->err, p->n, "%s: %s: %s '%s' is not printable ASCII of at most %d characters", p->file,
-                    p->where, key, q(arn).s, MAX_ARN);
+                    p->where, key, iam_quote(arn).s, MAX_ARN);
     int colons = 0;
     for (const char *s = arn; *s; s++) colons += *s == ':';
     if (colons < 5)
         return fail(p->err, p->n, "%s: %s: %s '%s' is not arn:<partition>:<service>:<region>:<account>:<resource>",
-                    p->file, p->where, key, q(arn).s);
+                    p->file, p->where, key, iam_quote(arn).s);
     return 0;
 }
 
@@ -288,7 +270,7 @@ static int parse_identity(iam_store *st, parse_ctx *p, json_t *e) {
         return -1;
     if (strlen(akid) > MAX_KEY_ID || !all_chars(akid, NULL))
         return fail(p->err, p->n, "%s: %s: access_key_id '%s' is not 1-%d letters and digits", p->file, p->where,
-                    q(akid).s, MAX_KEY_ID);
+                    iam_quote(akid).s, MAX_KEY_ID);
     if (strlen(secret) > MAX_SECRET || !printable(secret))
         return fail(p->err, p->n, "%s: %s: secret_access_key is not printable ASCII of at most %d characters",
                     p->file, p->where, MAX_SECRET);
@@ -298,14 +280,14 @@ static int parse_identity(iam_store *st, parse_ctx *p, json_t *e) {
     int64_t expiry = -1;
     if (exp && parse_time(exp, &expiry) != 0)
         return fail(p->err, p->n, "%s: %s: expiration '%s' is not an ISO-8601 UTC time like 2026-12-31T00:00:00Z",
-                    p->file, p->where, q(exp).s);
+                    p->file, p->where, iam_quote(exp).s);
     if (check_arn(p, "principal", principal)) return -1;
     cred_rec *dup = find(st, akid);
     if (dup) {
         size_t i = 0;
         while (st->creds[i] != dup) i++;
         return fail(p->err, p->n, "%s: %s: access_key_id '%s' is already used by identities[%zu]", p->file, p->where,
-                    q(akid).s, i);
+                    iam_quote(akid).s, i);
     }
     cred_rec *c = cred_new(akid, secret, token, principal);
     if (!c || add(st, c) != 0) {
@@ -326,14 +308,14 @@ static int parse_role(iam_store *st, parse_ctx *p, json_t *e, role_rec *r) {
         return -1;
     if (strlen(name) > MAX_ROLE_NAME || !all_chars(name, "+=,.@_-"))
         return fail(p->err, p->n, "%s: %s: name '%s' is not 1-%d of A-Z a-z 0-9 +=,.@_-", p->file, p->where,
-                    q(name).s, MAX_ROLE_NAME);
+                    iam_quote(name).s, MAX_ROLE_NAME);
     for (size_t i = 0; &st->roles[i] != r; i++) /* the roles parsed before this one */
         if (strcmp(st->roles[i].name, name) == 0)
             return fail(p->err, p->n, "%s: %s: name '%s' is already used by roles[%zu]", p->file, p->where, name, i);
     if (!session) session = DEFAULT_SESSION_NAME;
     if (strlen(session) < 2 || strlen(session) > MAX_SESSION_NAME || !all_chars(session, "+=,.@_-"))
         return fail(p->err, p->n, "%s: %s: session_name '%s' is not 2-%d of A-Z a-z 0-9 +=,.@_-", p->file, p->where,
-                    q(session).s, MAX_SESSION_NAME);
+                    iam_quote(session).s, MAX_SESSION_NAME);
     if (check_arn(p, "arn", arn)) return -1;
     /* arn:<partition>:iam::<account>:role/[<path>/]<name> */
     const char *f[6];
@@ -344,7 +326,7 @@ static int parse_role(iam_store *st, parse_ctx *p, json_t *e, role_rec *r) {
     if (strncmp(f[2], "iam::", 5) != 0 || alen == 0 || strncmp(f[5], "role/", 5) != 0 || !rname[1] ||
         strchr(f[5], ':'))
         return fail(p->err, p->n, "%s: %s: arn '%s' is not an IAM role ARN (arn:aws:iam::<account>:role/<name>)",
-                    p->file, p->where, q(arn).s);
+                    p->file, p->where, iam_quote(arn).s);
     rname++;
     size_t need = strlen("arn::sts:::assumed-role//") + plen + alen + strlen(rname) + 1;
     r->name = strdup(name);

@@ -28,13 +28,8 @@ __attribute__((format(printf, 4, 5))) static iam_result fail(iam_result r, char 
     return r;
 }
 
-/* A client-supplied value made safe for a log line: printable ASCII, at most 64 characters. */
-typedef struct {
-    char s[72];
-} qstr;
-
-static qstr q(const char *v) {
-    qstr o;
+iam_qstr iam_quote(const char *v) {
+    iam_qstr o;
     size_t n = 0, i = 0;
     if (!v) v = "(null)";
     for (; v[i] && n < 64; i++) {
@@ -48,6 +43,7 @@ static qstr q(const char *v) {
     o.s[n] = '\0';
     return o;
 }
+
 
 typedef struct {
     char s[32];
@@ -205,7 +201,7 @@ static iam_result add_param(iam_token *tok, const char *name, const char *value,
     else if (!strcmp(name, "User-Agent"))
         slot = &tok->user_agent;
     if (slot ? *slot != NULL : param(tok, name) != NULL)
-        return fail(IAM_INVALID_PAYLOAD, reason, cap, "parameter '%s' appears twice", q(name).s);
+        return fail(IAM_INVALID_PAYLOAD, reason, cap, "parameter '%s' appears twice", iam_quote(name).s);
     if (slot) {
         *slot = value;
         return IAM_OK;
@@ -226,17 +222,17 @@ static iam_result normalize(iam_token *tok, char *reason, size_t cap) {
 
     const char *action = param(tok, "Action");
     if (strcmp(action, IAM_ACTION_CONNECT))
-        return fail(IAM_INVALID_PAYLOAD, reason, cap, "Action '%s' is not '" IAM_ACTION_CONNECT "'", q(action).s);
+        return fail(IAM_INVALID_PAYLOAD, reason, cap, "Action '%s' is not '" IAM_ACTION_CONNECT "'", iam_quote(action).s);
     const char *alg = param(tok, "X-Amz-Algorithm");
     if (strcmp(alg, SIGV4_ALGORITHM))
-        return fail(IAM_INVALID_PAYLOAD, reason, cap, "X-Amz-Algorithm '%s' is not '" SIGV4_ALGORITHM "'", q(alg).s);
+        return fail(IAM_INVALID_PAYLOAD, reason, cap, "X-Amz-Algorithm '%s' is not '" SIGV4_ALGORITHM "'", iam_quote(alg).s);
     const char *sh = param(tok, "X-Amz-SignedHeaders");
     if (strcmp(sh, "host"))
-        return fail(IAM_INVALID_PAYLOAD, reason, cap, "X-Amz-SignedHeaders '%s' is not 'host'", q(sh).s);
+        return fail(IAM_INVALID_PAYLOAD, reason, cap, "X-Amz-SignedHeaders '%s' is not 'host'", iam_quote(sh).s);
 
     const char *date = param(tok, "X-Amz-Date");
     if (!parse_amz_date(date, &tok->date_ms))
-        return fail(IAM_INVALID_PAYLOAD, reason, cap, "X-Amz-Date '%s' is not a yyyymmddTHHMMSSZ time", q(date).s);
+        return fail(IAM_INVALID_PAYLOAD, reason, cap, "X-Amz-Date '%s' is not a yyyymmddTHHMMSSZ time", iam_quote(date).s);
     tok->amz_date = date;
 
     const char *cred = param(tok, "X-Amz-Credential");
@@ -253,17 +249,17 @@ static iam_result normalize(iam_token *tok, char *reason, size_t cap) {
     }
     if (n != 5)
         return fail(IAM_INVALID_PAYLOAD, reason, cap, "X-Amz-Credential '%s' does not have 5 '/'-separated parts",
-                    q(cred).s);
-    if (!*part[0]) return fail(IAM_INVALID_PAYLOAD, reason, cap, "X-Amz-Credential '%s' has no access key id", q(cred).s);
+                    iam_quote(cred).s);
+    if (!*part[0]) return fail(IAM_INVALID_PAYLOAD, reason, cap, "X-Amz-Credential '%s' has no access key id", iam_quote(cred).s);
     if (strcmp(part[3], IAM_SERVICE))
         return fail(IAM_INVALID_PAYLOAD, reason, cap, "credential scope service '%s' is not '" IAM_SERVICE "'",
-                    q(part[3]).s);
+                    iam_quote(part[3]).s);
     if (strcmp(part[4], SIGV4_TERMINATOR))
         return fail(IAM_INVALID_PAYLOAD, reason, cap, "credential scope terminator '%s' is not '" SIGV4_TERMINATOR "'",
-                    q(part[4]).s);
+                    iam_quote(part[4]).s);
     if (strlen(part[1]) != 8 || memcmp(part[1], date, 8))
         return fail(IAM_INVALID_PAYLOAD, reason, cap, "credential scope date '%s' is not the date of X-Amz-Date '%s'",
-                    q(part[1]).s, date);
+                    iam_quote(part[1]).s, date);
     tok->access_key_id = part[0];
     tok->scope_date = part[1];
     tok->region = part[2];
@@ -273,11 +269,11 @@ static iam_result normalize(iam_token *tok, char *reason, size_t cap) {
     size_t el = strlen(exp);
     bool all_digits = el > 0;
     for (size_t i = 0; i < el; i++) all_digits = all_digits && is_digit(exp[i]);
-    if (!all_digits) return fail(IAM_INVALID_PAYLOAD, reason, cap, "X-Amz-Expires '%s' is not an integer", q(exp).s);
+    if (!all_digits) return fail(IAM_INVALID_PAYLOAD, reason, cap, "X-Amz-Expires '%s' is not an integer", iam_quote(exp).s);
     int64_t secs = 0;
     for (size_t i = 0; i < el && secs <= IAM_MAX_EXPIRES_S; i++) secs = secs * 10 + (exp[i] - '0');
     if (secs > IAM_MAX_EXPIRES_S)
-        return fail(IAM_INVALID_PAYLOAD, reason, cap, "X-Amz-Expires '%s' is more than %d seconds", q(exp).s,
+        return fail(IAM_INVALID_PAYLOAD, reason, cap, "X-Amz-Expires '%s' is more than %d seconds", iam_quote(exp).s,
                     IAM_MAX_EXPIRES_S);
     tok->expires_s = secs;
     tok->session_token = param(tok, "X-Amz-Security-Token");
@@ -326,7 +322,7 @@ static iam_result parse_query(iam_token *tok, const char *qs, size_t n, char *re
             if (oom) return fail(IAM_INTERNAL_ERROR, reason, cap, "out of memory");
             char raw[72];
             snprintf(raw, sizeof raw, "%.*s", (int)(e - i < 64 ? e - i : 64), qs + i);
-            return fail(IAM_INVALID_PAYLOAD, reason, cap, "malformed percent escape in query parameter '%s'", q(raw).s);
+            return fail(IAM_INVALID_PAYLOAD, reason, cap, "malformed percent escape in query parameter '%s'", iam_quote(raw).s);
         }
         iam_result r = add_param(tok, name, value, reason, cap);
         if (r != IAM_OK) return r;
@@ -351,7 +347,7 @@ static iam_result parse_url(iam_token *tok, const char *url, size_t n, char *rea
     if (!*host) return fail(IAM_INVALID_PAYLOAD, reason, cap, "URL has no host");
     for (char *p = host; *p; p++) {
         if (!host_char((unsigned char)*p))
-            return fail(IAM_INVALID_PAYLOAD, reason, cap, "URL host '%s' is not a host name", q(host).s);
+            return fail(IAM_INVALID_PAYLOAD, reason, cap, "URL host '%s' is not a host name", iam_quote(host).s);
         *p = lower(*p);
     }
     tok->host = host;
@@ -539,7 +535,7 @@ static iam_result parse_json_object(iam_token *tok, json_t *root, char *reason, 
     const char *version = NULL;
     json_object_foreach(root, key, val) {
         if (!json_is_string(val))
-            return fail(IAM_INVALID_PAYLOAD, reason, cap, "payload key '%s' is not a string", q(key).s);
+            return fail(IAM_INVALID_PAYLOAD, reason, cap, "payload key '%s' is not a string", iam_quote(key).s);
         size_t vl = json_string_length(val);
         char *v = mem_dup(tok, json_string_value(val), vl);
         if (!v) return fail(IAM_INTERNAL_ERROR, reason, cap, "out of memory");
@@ -548,7 +544,7 @@ static iam_result parse_json_object(iam_token *tok, json_t *root, char *reason, 
         } else if (!strcmp(key, "host")) {
             for (char *p = v; *p; p++) {
                 if (!host_char((unsigned char)*p))
-                    return fail(IAM_INVALID_PAYLOAD, reason, cap, "host '%s' is not a host name", q(v).s);
+                    return fail(IAM_INVALID_PAYLOAD, reason, cap, "host '%s' is not a host name", iam_quote(v).s);
                 *p = lower(*p);
             }
             tok->host = v;
@@ -564,7 +560,7 @@ static iam_result parse_json_object(iam_token *tok, json_t *root, char *reason, 
     }
     if (!version) return fail(IAM_INVALID_PAYLOAD, reason, cap, "missing version");
     if (strcmp(version, IAM_PAYLOAD_VERSION))
-        return fail(IAM_INVALID_PAYLOAD, reason, cap, "version '%s' is not '" IAM_PAYLOAD_VERSION "'", q(version).s);
+        return fail(IAM_INVALID_PAYLOAD, reason, cap, "version '%s' is not '" IAM_PAYLOAD_VERSION "'", iam_quote(version).s);
     if (!tok->host || !*tok->host) return fail(IAM_INVALID_PAYLOAD, reason, cap, "missing host");
     return normalize(tok, reason, cap);
 }
@@ -580,7 +576,7 @@ iam_result iam_parse_aws_msk_iam(const void *payload, size_t len, iam_token *tok
     json_error_t err;
     json_t *root = json_loadb(payload, len, JSON_REJECT_DUPLICATES, &err);
     if (!root)
-        return fail(IAM_INVALID_PAYLOAD, reason, cap, "payload is not JSON: %s (line %d, column %d)", q(err.text).s,
+        return fail(IAM_INVALID_PAYLOAD, reason, cap, "payload is not JSON: %s (line %d, column %d)", iam_quote(err.text).s,
                     err.line, err.column);
     iam_result r = parse_json_object(tok, root, reason, cap);
     json_decref(root);
@@ -609,26 +605,26 @@ iam_result iam_verify(const iam_token *tok, const iam_verifier *v, int64_t now_m
         return fail(IAM_INTERNAL_ERROR, reason, cap, "token not parsed or verifier not configured");
     if (strcmp(tok->region, v->region))
         return fail(IAM_ACCESS_DENIED, reason, cap, "credential scope region '%s' is not the configured region '%s'",
-                    q(tok->region).s, v->region);
+                    iam_quote(tok->region).s, v->region);
     if (!host_allowed(v, tok->host))
-        return fail(IAM_ACCESS_DENIED, reason, cap, "signed host '%s' is not an allowed host", q(tok->host).s);
+        return fail(IAM_ACCESS_DENIED, reason, cap, "signed host '%s' is not an allowed host", iam_quote(tok->host).s);
 
     iam_credential cred = {.expiry_ms = -1};
     if (v->lookup(v->lookup_ctx, tok->access_key_id, &cred) != 0)
-        return fail(IAM_ACCESS_DENIED, reason, cap, "unknown access key '%s'", q(tok->access_key_id).s);
+        return fail(IAM_ACCESS_DENIED, reason, cap, "unknown access key '%s'", iam_quote(tok->access_key_id).s);
     if (!cred.secret_access_key || !cred.principal_arn)
         return fail(IAM_INTERNAL_ERROR, reason, cap, "credential of access key '%s' has no secret or principal",
-                    q(tok->access_key_id).s);
+                    iam_quote(tok->access_key_id).s);
     if (cred.session_token && !tok->session_token)
         return fail(IAM_ACCESS_DENIED, reason, cap,
                     "missing X-Amz-Security-Token: access key '%s' is a temporary credential",
-                    q(tok->access_key_id).s);
+                    iam_quote(tok->access_key_id).s);
     if (!cred.session_token && tok->session_token)
         return fail(IAM_ACCESS_DENIED, reason, cap, "X-Amz-Security-Token sent for the long-term access key '%s'",
-                    q(tok->access_key_id).s);
+                    iam_quote(tok->access_key_id).s);
     if (cred.session_token && !secret_equal(cred.session_token, tok->session_token))
         return fail(IAM_ACCESS_DENIED, reason, cap,
-                    "X-Amz-Security-Token is not the session token of access key '%s'", q(tok->access_key_id).s);
+                    "X-Amz-Security-Token is not the session token of access key '%s'", iam_quote(tok->access_key_id).s);
 
     sigv4_presign p = {.host = tok->host,
                        .params = tok->params,
@@ -639,12 +635,12 @@ iam_result iam_verify(const iam_token *tok, const iam_verifier *v, int64_t now_m
     char sig[SIGV4_HEX_LEN + 1];
     if (sigv4_presign_signature(&p, cred.secret_access_key, NULL, sig))
         return fail(IAM_INTERNAL_ERROR, reason, cap, "could not compute the signature for access key '%s'",
-                    q(tok->access_key_id).s);
+                    iam_quote(tok->access_key_id).s);
     bool match = sigv4_hex_equal(sig, tok->signature);
     OPENSSL_cleanse(sig, sizeof sig);
     if (!match)
         return fail(IAM_ACCESS_DENIED, reason, cap, "signature does not match (access key %s)",
-                    q(tok->access_key_id).s);
+                    iam_quote(tok->access_key_id).s);
 
     int64_t token_expiry = tok->date_ms + tok->expires_s * 1000;
     if (now_ms >= token_expiry)
@@ -655,12 +651,12 @@ iam_result iam_verify(const iam_token *tok, const iam_verifier *v, int64_t now_m
                     t(tok->date_ms).s, (long long)skew, t(now_ms).s);
     if (cred.expiry_ms >= 0 && now_ms >= cred.expiry_ms)
         return fail(IAM_ACCESS_DENIED, reason, cap, "credentials of access key '%s' expired at %s, now %s",
-                    q(tok->access_key_id).s, t(cred.expiry_ms).s, t(now_ms).s);
+                    iam_quote(tok->access_key_id).s, t(cred.expiry_ms).s, t(now_ms).s);
 
     size_t al = strlen(cred.principal_arn);
     if (al > IAM_MAX_ARN)
         return fail(IAM_INTERNAL_ERROR, reason, cap, "principal ARN of access key '%s' is longer than %d",
-                    q(tok->access_key_id).s, IAM_MAX_ARN);
+                    iam_quote(tok->access_key_id).s, IAM_MAX_ARN);
     memcpy(out->principal_arn, cred.principal_arn, al + 1);
     out->token_expiry_ms = token_expiry;
     out->credential_expiry_ms = cred.expiry_ms >= 0 ? cred.expiry_ms : -1;

@@ -122,4 +122,10 @@ const char *iam_result_message(iam_result r);
 /* "2025-01-02T03:04:05Z" (".123" before the Z when ms is not whole seconds) into out. */
 void iam_format_time(int64_t ms, char out[32]);
 
+/* A client-supplied value made safe for a log line: printable ASCII, at most 64 characters (+ "..."). */
+typedef struct {
+    char s[72];
+} iam_qstr;
+iam_qstr iam_quote(const char *v);
+
 #endif

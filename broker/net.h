@@ -22,7 +22,8 @@ struct conn {
     char *principal;          /* "IAM.<arn>" once authenticated */
     char *access_key_id;      /* of the credentials that signed the session's token */
     int64_t session_expiry_ms;/* wall clock; 0: none */
-    int64_t reauth_started_ms;
+    int64_t reauth_started_ms;  /* a re-authentication is under way since then (0: none) */
+    int64_t last_reauth_ms;     /* start of the previous re-authentication (0: none yet) */
     const char *close_after_flush; /* set: close once the answers queued so far are written */
     uv_shutdown_t shutdown;
     char peer[64];

@@ -118,13 +118,7 @@ static void refuse_api_versions(srv *s, req *r) {
     kp_api_versions_response *resp = req_alloc(r, sizeof *resp);
     kp_defaults(r->msg->resp, 0, resp);
     resp->error_code = KERR_UNSUPPORTED_VERSION;
-    size_t n = api_count();
-    API_ARR(r, resp->api_keys, n);
-    for (size_t i = 0; i < n; i++) {
-        int16_t lo, hi;
-        api_range(s, api_at(i), &lo, &hi);
-        resp->api_keys.v[i] = (kp_api_versions_api_version){api_at(i)->key, lo, hi};
-    }
+    api_fill_versions(s, r, resp);
     /* the normal first step of clients newer than us, so info rather than warn */
     log_info("conn=%llu client=%s api=ApiVersions v%d corr=%d answered error=UNSUPPORTED_VERSION(35) with v0 and the "
              "served ranges, so the client retries with one we serve",

@@ -179,7 +179,9 @@ bool sasl_gate(srv *s, req *r, int16_t key) {
                  (unsigned long long)c->id, conn_client_id(c), kp_api_name(key), lsn_name(c->listener));
         return false;
     }
-    if (c->session_expiry_ms && clk_now_ms() >= c->session_expiry_ms && key != 17) {
+    /* an expired session may still re-authenticate: SaslHandshake, then the SaslAuthenticate it started */
+    bool reauthenticating = key == 17 || (key == 36 && c->reauth_started_ms);
+    if (c->session_expiry_ms && clk_now_ms() >= c->session_expiry_ms && !reauthenticating) {
         char when[32];
         iam_format_time(c->session_expiry_ms, when);
         log_warn("conn=%llu client=%s principal=%s: SASL session expired at %s; %s closes the connection without a "
@@ -226,6 +228,15 @@ void api_sasl_handshake(srv *s, req *r) {
             req_respond(r, resp);
             return;
         }
+        int64_t now = clk_now_ms();
+        if (c->last_reauth_ms && now - c->last_reauth_ms < 1000) {
+            /* Kafka starts at most one re-authentication a second (KafkaChannel.MIN_REAUTH_INTERVAL) */
+            resp->error_code = KERR_ILLEGAL_SASL_STATE;
+            req_log_refusal(r, resp->error_code, "re-authentication %lld ms after the previous one (at least 1 s apart)",
+                            (long long)(now - c->last_reauth_ms));
+            req_respond(r, resp);
+            return;
+        }
         if (mech != c->sasl_mechanism) {
             resp->error_code = KERR_UNSUPPORTED_SASL_MECHANISM;
             req_log_refusal(r, resp->error_code,
@@ -235,7 +246,7 @@ void api_sasl_handshake(srv *s, req *r) {
             req_respond(r, resp);
             return;
         }
-        c->reauth_started_ms = clk_now_ms();
+        c->reauth_started_ms = c->last_reauth_ms = now;
     } else if (c->sasl_state == SASL_HANDSHAKEN) {
         resp->error_code = KERR_ILLEGAL_SASL_STATE;
         req_log_refusal(r, resp->error_code, "a second SaslHandshake before SaslAuthenticate");
@@ -243,8 +254,7 @@ void api_sasl_handshake(srv *s, req *r) {
         return;
     }
     c->sasl_mechanism = mech;
-    c->sasl_state = c->sasl_state == SASL_AUTHENTICATED ? SASL_AUTHENTICATED : SASL_HANDSHAKEN;
-    if (c->sasl_state == SASL_AUTHENTICATED) c->reauth_started_ms = clk_now_ms();
+    if (c->sasl_state != SASL_AUTHENTICATED) c->sasl_state = SASL_HANDSHAKEN;
     c->sasl_raw = r->hdr.api_version == 0;
     req_respond(r, resp);
 }

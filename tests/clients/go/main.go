@@ -14,6 +14,21 @@
 //
 // Record i goes to partition i % P, key "key-<i>", value "value-<i>-" + "x" * (i % 50),
 // headers [("idx", "<i>"), ("codec", C)].
+//
+// IAM: --security-protocol, --ca, --mechanism, --region, --token-cache (see iam.go).
+//
+// Duration mode: produce|consume --duration S (instead of --count) runs for S seconds:
+// produce sends one record every ~50 ms (synchronously, acks=-1; a failed send is reported
+// and the same record is sent again at the next tick, so the topic holds an unbroken
+// sequence), consume reads from the earliest offset and checks every record. Both keep going
+// after errors and write JSON-line events to stdout as they happen, each with "t" (Unix ms):
+//
+//	{"event":"error","i":I,"message":M}          a failed send, or a fetch error
+//	{"event":"token",...} {"event":"credentials",...}   what was signed with (iam.go)
+//	{"event":"connect"|"disconnect"|"connect-error","node":N}
+//	{"event":"log","level":"WARN"|"ERROR","message":M,...}   franz-go's warnings and errors
+//
+// and end with {"produced"|"consumed": N, "errors": E, "disconnects": D, ...} (exit 0).
 package main
 
 import (
@@ -39,7 +54,12 @@ type options struct {
 	partitions  int
 	compression string
 	idempotent  bool
+	duration    time.Duration
+	iam         iamOptions
+	iamKgo      []kgo.Opt
 }
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
 
 var codecs = map[string]kgo.CompressionCodec{
 	"none":   kgo.NoCompression(),
@@ -62,8 +82,26 @@ func parse(cmd string, args []string) (options, error) {
 	fs.IntVar(&o.partitions, "partitions", 0, "number of partitions")
 	fs.StringVar(&o.compression, "compression", "", "none, gzip, snappy, lz4 or zstd")
 	fs.BoolVar(&o.idempotent, "idempotent", false, "use the idempotent producer")
+	durationS := fs.Float64("duration", 0, "produce/consume: run this many seconds (instead of --count)")
+	addIAMFlags(fs, &o.iam)
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if err := o.iam.check(); err != nil {
+		return o, err
+	}
+	if *durationS != 0 {
+		if cmd != "produce" && cmd != "consume" {
+			return o, errors.New("--duration is for produce and consume")
+		}
+		if *durationS < 0 || o.count >= 0 {
+			return o, errors.New("--duration must be > 0 and excludes --count")
+		}
+		o.duration = time.Duration(*durationS * float64(time.Second))
+		if o.compression == "" {
+			o.compression = "none"
+		}
+		eventsOn = true
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -74,13 +112,17 @@ func parse(cmd string, args []string) (options, error) {
 	if o.partitions < 1 {
 		return o, errors.New("--partitions must be >= 1")
 	}
-	if (cmd == "produce" || cmd == "consume") && o.count < 0 {
+	if (cmd == "produce" || cmd == "consume") && o.count < 0 && o.duration == 0 {
 		return o, errors.New("--count is required")
 	}
 	if cmd == "produce" {
 		if _, ok := codecs[o.compression]; !ok {
 			return o, fmt.Errorf("--compression must be one of none, gzip, snappy, lz4, zstd (got %q)", o.compression)
 		}
+	}
+	var err error
+	if o.iamKgo, err = iamOpts(context.Background(), o.iam); err != nil {
+		return o, err
 	}
 	return o, nil
 }
@@ -89,10 +131,13 @@ func baseOpts(o options) []kgo.Opt {
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(strings.Split(o.bootstrap, ",")...),
 		kgo.ClientID("mskmock-test-franz-go"),
-		kgo.WithLogger(kgo.BasicLogger(os.Stderr, logLevel(), nil)),
+		kgo.WithLogger(eventLogger{kgo.BasicLogger(os.Stderr, logLevel(), func() string {
+			return time.Now().UTC().Format("2006-01-02T15:04:05.000Z ")
+		})}),
 		kgo.DialTimeout(5 * time.Second),
+		kgo.WithHooks(connHooks{}),
 	}
-	return opts
+	return append(opts, o.iamKgo...)
 }
 
 func logLevel() kgo.LogLevel {
@@ -151,6 +196,9 @@ func createTopic(ctx context.Context, o options) (any, error) {
 }
 
 func produce(ctx context.Context, o options) (any, error) {
+	if o.duration > 0 {
+		return produceFor(ctx, o)
+	}
 	opts := append(baseOpts(o),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
@@ -212,6 +260,9 @@ func produce(ctx context.Context, o options) (any, error) {
 }
 
 func consume(ctx context.Context, o options) (any, error) {
+	if o.duration > 0 {
+		return consumeFor(ctx, o)
+	}
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 
@@ -353,7 +404,7 @@ func main() {
 		os.Exit(2)
 	}
 	// Overall bound so a broker that never answers cannot hang the test run.
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second+2*o.duration)
 	defer cancel()
 	res, err := run(ctx, o)
 	if err != nil {

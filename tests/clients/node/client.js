@@ -15,7 +15,32 @@
 //
 // Record i goes to partition i % P, key "key-<i>", value "value-<i>-" + "x" * (i % 50),
 // headers [("idx", "<i>"), ("codec", C)].
+//
+// IAM (MSK's listener; every command):
+//   --security-protocol PLAINTEXT|SASL_SSL|SASL_PLAINTEXT   (default PLAINTEXT)
+//   --ca FILE            PEM CA the TLS server certificate must chain to (SASL_SSL)
+//   --mechanism OAUTHBEARER|AWS_MSK_IAM
+//                        OAUTHBEARER: kafkajs' oauthBearerProvider calls generateAuthToken of
+//                        aws-msk-iam-sasl-signer-js (a new token at every (re-)authentication);
+//                        AWS_MSK_IAM: @jm18457/kafkajs-msk-iam-authentication-mechanism
+//   --region R           signing region (default $AWS_REGION, else us-east-1)
+//   --reauth-threshold-ms MS   kafkajs' reauthenticationThreshold (default 10000: kafkajs
+//                        re-authenticates when less than this is left of the session)
+// Credentials come from the AWS SDK's default chain: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY
+// [/AWS_SESSION_TOKEN], or AWS_CONTAINER_CREDENTIALS_FULL_URI (mskmock's credentials endpoint).
+// Each OAUTHBEARER token is described on stderr as `signer-token {"akid":..,"x_amz_expires":..}`.
+//
+// Duration mode: produce|consume --duration S (instead of --count) runs for S seconds:
+// produce sends one record every ~50 ms (record i as above, acks=-1, each send awaited),
+// consume fetches from the earliest offset and checks every record. Both keep going after
+// an error and write JSON-line events to stdout as they happen:
+//   {"event":"token","t":MS,"akid":..,"x_amz_date":..,"x_amz_expires":"..","expiry_ms":..}
+//   {"event":"error","t":MS,"i":I,"message":M,"type":T,"code":C}    a failed send or fetch
+//   {"event":"log-error","t":MS,"message":M}                          kafkajs logged an ERROR
+// and end with {"produced"|"consumed": N, "errors": E, "logged_errors": L, ...} (exit 0).
 'use strict'
+
+const fs = require('fs')
 
 const { Kafka, CompressionTypes, CompressionCodecs, Partitioners, logLevel } = require('kafkajs')
 
@@ -79,11 +104,71 @@ function needInt(opts, name, min) {
 
 // kafkajs' console logger writes to stdout; send everything to stderr so that stdout carries
 // only the result line.
+const loggedErrors = []
+let eventsOn = false // duration mode: events on stdout as they happen
 const stderrLogCreator = () => ({ namespace, level, label, log }) => {
   const { message, ...extra } = log
   // Retries are bounded on purpose (a test must fail rather than retry forever).
   if (message === 'Limiting retries for the idempotent producer may invalidate EoS guarantees') return
-  process.stderr.write(`[kafkajs ${label}] ${namespace}: ${message} ${JSON.stringify(extra)}\n`)
+  process.stderr.write(`[${new Date().toISOString()} kafkajs ${label}] ${namespace}: ${message} ${JSON.stringify(extra)}\n`)
+  if (label === 'ERROR') {
+    const text = `${namespace}: ${message}${extra.error ? ` (${extra.error})` : ''}`
+    loggedErrors.push(text)
+    if (eventsOn) emit({ event: 'log-error', t: Date.now(), message: text })
+  }
+}
+
+// ---- IAM: TLS, SASL mechanism, region ----
+
+const PROTOCOLS = ['PLAINTEXT', 'SASL_SSL', 'SASL_PLAINTEXT']
+
+// What a token says about itself: the presigned URL's access key, date and X-Amz-Expires.
+function describeToken(token, expiryTime) {
+  const url = new URL(Buffer.from(token, 'base64url').toString('utf8'))
+  const q = url.searchParams
+  return {
+    akid: (q.get('X-Amz-Credential') || '').split('/')[0],
+    x_amz_date: q.get('X-Amz-Date'),
+    x_amz_expires: q.get('X-Amz-Expires'),
+    session_token: q.has('X-Amz-Security-Token'),
+    host: url.host,
+    expiry_ms: expiryTime,
+  }
+}
+
+function securityConfig(opts) {
+  const proto = opts['security-protocol'] || 'PLAINTEXT'
+  if (!PROTOCOLS.includes(proto)) throw new Error(`--security-protocol must be one of ${PROTOCOLS.join(', ')}`)
+  if (proto === 'PLAINTEXT') {
+    if (opts.mechanism !== undefined) throw new Error('--mechanism needs --security-protocol SASL_SSL or SASL_PLAINTEXT')
+    return {}
+  }
+  const cfg = {}
+  if (proto === 'SASL_SSL') cfg.ssl = opts.ca ? { ca: [fs.readFileSync(opts.ca)] } : true
+  else if (opts.ca !== undefined) throw new Error('--ca needs --security-protocol SASL_SSL')
+  const region = opts.region || process.env.AWS_REGION || 'us-east-1'
+  const mech = need(opts, 'mechanism')
+  if (mech === 'OAUTHBEARER') {
+    const { generateAuthToken } = require('aws-msk-iam-sasl-signer-js')
+    cfg.sasl = {
+      mechanism: 'oauthbearer',
+      // As the signer's README shows: a new token from the default credential chain each time
+      // kafkajs (re-)authenticates.
+      oauthBearerProvider: async () => {
+        const { token, expiryTime } = await generateAuthToken({ region })
+        const d = describeToken(token, expiryTime)
+        process.stderr.write(`signer-token ${JSON.stringify({ t: Date.now(), ...d })}\n`)
+        if (eventsOn) emit({ event: 'token', t: Date.now(), ...d })
+        return { value: token }
+      },
+    }
+  } else if (mech === 'AWS_MSK_IAM') {
+    const { createMechanism } = require('@jm18457/kafkajs-msk-iam-authentication-mechanism')
+    cfg.sasl = createMechanism({ region })
+  } else {
+    throw new Error(`--mechanism must be OAUTHBEARER or AWS_MSK_IAM (got ${mech})`)
+  }
+  return cfg
 }
 
 function makeKafka(opts, KafkaClass = Kafka) {
@@ -95,6 +180,10 @@ function makeKafka(opts, KafkaClass = Kafka) {
     logLevel: process.env.KAFKAJS_LOG_LEVEL ? Number(process.env.KAFKAJS_LOG_LEVEL) : logLevel.WARN,
     logCreator: stderrLogCreator,
     retry: { retries: 5 },
+    ...(opts['reauth-threshold-ms'] !== undefined
+      ? { reauthenticationThreshold: needInt(opts, 'reauth-threshold-ms', 0) }
+      : {}),
+    ...securityConfig(opts),
   })
 }
 
@@ -120,7 +209,66 @@ async function createTopic(opts) {
   return { created: topic }
 }
 
+const sleep = ms => new Promise(resolve => setTimeout(resolve, ms))
+
+function durationMs(opts) {
+  const s = need(opts, 'duration')
+  if (!/^\d+(\.\d+)?$/.test(s) || Number(s) <= 0) throw new Error('--duration must be a number of seconds > 0')
+  if (opts.count !== undefined) throw new Error('--duration and --count exclude each other')
+  eventsOn = true
+  return Number(s) * 1000
+}
+
+// produce --duration S: one record every ~50 ms, each send awaited; a failed send is reported
+// and the same record is sent again at the next tick.
+async function produceFor(opts) {
+  const topic = need(opts, 'topic')
+  const partitions = needInt(opts, 'partitions', 1)
+  const codec = opts.compression || 'none'
+  if (!(codec in COMPRESSION)) throw new Error(`unknown --compression ${codec}`)
+  const until = Date.now() + durationMs(opts)
+  const producer = makeKafka(opts).producer({
+    createPartitioner: Partitioners.DefaultPartitioner,
+    allowAutoTopicCreation: false,
+  })
+  let produced = 0
+  let errors = 0
+  let sends = 0
+  const t0 = Date.now()
+  await producer.connect()
+  try {
+    // i = produced: a record whose send failed is sent again at the next tick, so the
+    // topic holds an unbroken sequence for consume to check
+    for (let tick = 0; Date.now() < until; tick++) {
+      const due = t0 + tick * 50
+      if (due > Date.now()) await sleep(due - Date.now())
+      const i = produced
+      sends++
+      try {
+        const res = await producer.send({
+          topic,
+          acks: -1,
+          timeout: 30000,
+          compression: COMPRESSION[codec],
+          messages: [{ partition: i % partitions, key: keyOf(i), value: valueOf(i), headers: { idx: String(i), codec } }],
+        })
+        for (const r of res) {
+          if (r.errorCode !== 0) throw new Error(`produce to ${r.topicName}/${r.partition}: error code ${r.errorCode}`)
+        }
+        produced++
+      } catch (e) {
+        errors++
+        emit(errorEvent(e, { t: Date.now(), i }))
+      }
+    }
+  } finally {
+    await producer.disconnect()
+  }
+  return { produced, sends, errors, logged_errors: loggedErrors.length }
+}
+
 async function produce(opts) {
+  if (opts.duration !== undefined) return produceFor(opts)
   const topic = need(opts, 'topic')
   const count = needInt(opts, 'count', 0)
   const partitions = needInt(opts, 'partitions', 1)
@@ -184,9 +332,12 @@ function headerString(headers, name) {
 // package.json pins exactly.
 async function consume(opts) {
   const topic = need(opts, 'topic')
-  const count = needInt(opts, 'count', 0)
+  const timed = opts.duration !== undefined
+  const until = timed ? Date.now() + durationMs(opts) : 0
+  const count = timed ? Infinity : needInt(opts, 'count', 0)
   const partitions = needInt(opts, 'partitions', 1)
   const deadline = Date.now() + 60000
+  let errors = 0
 
   const kafka = makeKafka(opts)
   const createClusterSym = Object.getOwnPropertySymbols(kafka).find(
@@ -226,13 +377,13 @@ async function consume(opts) {
 
     const expectedIn = p => (count > p ? Math.floor((count - 1 - p) / partitions) + 1 : 0)
     let consumed = 0
-    while (consumed < count) {
-      if (Date.now() > deadline) {
+    while (timed ? Date.now() < until : consumed < count) {
+      if (!timed && Date.now() > deadline) {
         throw new Error(`timed out after 60 s with ${consumed}/${count} records: ${JSON.stringify(perPartition)}`)
       }
       const pending = all.filter(p => perPartition[String(p)] < expectedIn(p))
       const byLeader = cluster.findLeaderForPartitions(topic, pending)
-      await Promise.all(
+      const round = Promise.all(
         Object.entries(byLeader).map(async ([nodeId, parts]) => {
           const broker = await cluster.findBroker({ nodeId })
           const { responses } = await broker.fetch({
@@ -287,7 +438,21 @@ async function consume(opts) {
           }
         })
       )
+      if (!timed) {
+        await round
+        continue
+      }
+      // Duration mode: a failed fetch is reported and retried; a wrong record still fails.
+      try {
+        await round
+      } catch (e) {
+        if (/^partition \d+ offset|unexpected control record|unrequested/.test(e.message)) throw e
+        errors++
+        emit(errorEvent(e, { t: Date.now() }))
+        await sleep(200)
+      }
     }
+    if (timed) return { consumed, per_partition: perPartition, errors, logged_errors: loggedErrors.length }
     return { consumed, per_partition: perPartition }
   } finally {
     await cluster.disconnect()
