@@ -352,10 +352,12 @@ static iam_result parse_url(iam_token *tok, const char *url, size_t n, char *rea
     }
     tok->host = host;
     if (memchr(url, '#', n)) return fail(IAM_INVALID_PAYLOAD, reason, cap, "URL has a fragment");
-    if (h >= n || url[h] != '/' || (h + 1 < n && url[h + 1] != '?'))
-        return fail(IAM_INVALID_PAYLOAD, reason, cap, "URL path is not '/'");
-    if (h + 1 >= n) return IAM_OK; /* no query: normalize reports what is missing */
-    return parse_query(tok, url + h + 2, n - h - 2, reason, cap);
+    /* an empty path is "/" (RFC 3986 for https; aws-msk-iam-auth's Java tokens have none) */
+    size_t q = h;
+    if (q < n && url[q] == '/') q++;
+    if (q < n && url[q] != '?') return fail(IAM_INVALID_PAYLOAD, reason, cap, "URL path is not '/'");
+    if (q >= n) return IAM_OK; /* no query: normalize reports what is missing */
+    return parse_query(tok, url + q + 1, n - q - 1, reason, cap);
 }
 
 /* Unpadded base64url, decoded with OpenSSL after translating to the standard alphabet. */

@@ -133,7 +133,7 @@ int sasl_init(srv *s, char *err, size_t n) {
         tls_settings ts = {*cfg->tls_cert_file ? cfg->tls_cert_file : NULL,
                            *cfg->tls_key_file ? cfg->tls_key_file : NULL, cfg->data_dir, hosts, nh};
         if (tls_ctx_new(&s->tls, &ts, err, n) != 0) return -1;
-        log_info("tls: %s", tls_ctx_summary(s->tls));
+        log_info("%s", tls_ctx_summary(s->tls));
         if (tls_ctx_warning(s->tls)) log_warn("tls: %s", tls_ctx_warning(s->tls));
     }
     if (cfg->iam_credentials_port &&
@@ -426,6 +426,7 @@ void api_sasl_authenticate(srv *s, req *r) {
         return;
     }
     resp->auth_bytes = success_bytes(r, &o, c->sasl_mechanism);
+    resp->error_message = KP_STR_NULL; /* as Kafka answers a success */
     resp->session_lifetime_ms = o.lifetime_ms;
     req_respond(r, resp);
 }

@@ -432,6 +432,22 @@ static void test_signer_tokens_verify(void **state) {
     expect_ok(run_token(JS_B, &tmp, NOW_MS), SIGNED_AT_MS + 3600 * 1000);
 }
 
+/*
+ * Regression: aws-msk-iam-auth's Java OAUTHBEARER handler writes
+ * "https://kafka.<region>.amazonaws.com?Action=..." with no "/" before the
+ * query; real MSK accepts it (an empty https path is "/"), mskmock refused it
+ * with "URL path is not '/'".
+ */
+static void test_java_token_without_path_verifies(void **state) {
+    (void)state;
+    fake_store lt = store_long_term();
+    char *url = signed_url("kafka.us-east-1.amazonaws.com", STD_PAIRS, N_STD, SECRET, "aws-msk-iam-auth%2F2.4.0");
+    char *no_slash = replace(url, "amazonaws.com/?", "amazonaws.com?");
+    expect_ok(run_url(no_slash, &lt, NOW_MS), -1);
+    free(no_slash);
+    free(url);
+}
+
 static void test_aws_msk_iam_payloads_verify(void **state) {
     (void)state;
     fake_store lt = store_long_term(), tmp = store_temporary();
@@ -855,6 +871,7 @@ int main(void) {
         cmocka_unit_test(test_msk_vectors_b_c_hashes),
         cmocka_unit_test(test_python_token_parses_to_the_documented_url),
         cmocka_unit_test(test_signer_tokens_verify),
+        cmocka_unit_test(test_java_token_without_path_verifies),
         cmocka_unit_test(test_aws_msk_iam_payloads_verify),
         cmocka_unit_test(test_fractional_expires_is_invalid_payload),
         cmocka_unit_test(test_tampered_signature),

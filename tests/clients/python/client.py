@@ -9,6 +9,21 @@ Implements the CLI contract shared by every client ecosystem under tests/clients
   consume      --bootstrap B --topic T --count N --partitions P
   group-consume --bootstrap B --group G --topic T [--assignor NAME] [--instance-id ID]
                [--session-timeout-ms MS] [--max-records N] [--commit sync|async|none]
+  produce-consume --bootstrap B --topic T --partitions P --duration S [--interval-ms MS]
+
+Every command also takes the security options of MSK's IAM listener:
+  --security-protocol PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL   (default PLAINTEXT)
+  --ca FILE            PEM CA bundle that signs the broker's certificate (SSL, SASL_SSL)
+  --mechanism M        OAUTHBEARER: an MSK IAM token from the official signer
+                       (aws-msk-iam-sasl-signer-python) via oauth_cb, with credentials from the
+                       standard AWS chain (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/
+                       AWS_SESSION_TOKEN, or AWS_CONTAINER_CREDENTIALS_FULL_URI ...);
+                       PLAIN, SCRAM-SHA-256, SCRAM-SHA-512: dummy user/password (MSK refuses
+                       them; for refusal tests). librdkafka has no AWS_MSK_IAM.
+  --region R           region the token is scoped to (default $AWS_REGION or us-east-1)
+  --timeout S          how long create-topic waits for the broker (default 60)
+A SASL authentication failure ends any command at once (exit 1, librdkafka's message on
+stderr, e.g. "SASL authentication error: [<uuid>]: Access denied ...").
 
 Record i (0-based) goes to partition i % P, key "key-<i>", value "value-<i>-" + "x" * (i % 50),
 headers [("idx", "<i>"), ("codec", C)]. The last stdout line is one JSON object; any error
@@ -17,6 +32,15 @@ exits non-zero with a message on stderr.
 produce --start S writes records S..S+N-1 instead of 0..N-1, to append a further batch to a
 topic that already holds records 0..S-1 (the acked offsets must then be consecutive in every
 partition rather than 0..n-1). group-consume prints JSON event lines instead (see its docstring).
+
+produce-consume --duration S keeps one producer and one consumer (assigned to every partition
+from the beginning) busy for S seconds: record i every --interval-ms (default 50), each consumed
+record checked as in consume. It ends by waiting for every produced record to be acknowledged
+and consumed, and prints {"produced": N, "consumed": N, "acked": N, "tokens": K,
+"disconnects": D, "errors": [...]} where tokens counts oauth_cb calls and disconnects the
+broker disconnects librdkafka counted (statistics); it exits 1 when errors is not empty.
+Every error librdkafka reports (error_cb), every failed delivery and every wrong record is an
+error, so a session that ends in a disconnect instead of a KIP-368 re-authentication shows up.
 """
 
 import argparse
@@ -36,6 +60,9 @@ from confluent_kafka import (
     TopicPartition,
 )
 from confluent_kafka.admin import AdminClient, NewTopic
+
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+MECHANISMS = ("OAUTHBEARER", "AWS_MSK_IAM", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 CONSUME_TIMEOUT_S = 60.0
@@ -59,18 +86,70 @@ def log(msg):
 
 def error_cb(err):
     # librdkafka reports connection trouble here; it retries by itself, so only fatal errors
-    # are failures. The rest is shown on stderr for whoever reads a failed test's output.
+    # and failed SASL authentication (it would retry the same credentials forever) are
+    # failures. The rest is shown on stderr for whoever reads a failed test's output.
     log("librdkafka error: %s" % err)
     if err.fatal():
         raise Failure("fatal librdkafka error: %s" % err)
+    if err.code() == KafkaError._AUTHENTICATION:
+        raise Failure("SASL authentication failed: %s" % err.str())
+
+
+class Security:
+    """The security part of every configuration (--security-protocol, --ca, --mechanism,
+    --region) and the OAUTHBEARER token callback with its call count."""
+
+    def __init__(self, a):
+        self.protocol = a.security_protocol
+        self.ca = a.ca
+        self.mechanism = a.mechanism
+        self.region = a.region or os.environ.get("AWS_REGION") or "us-east-1"
+        self.tokens = 0
+        if self.mechanism == "AWS_MSK_IAM":
+            raise Failure("librdkafka has no AWS_MSK_IAM mechanism; use OAUTHBEARER with the signer")
+        if self.mechanism and not self.protocol.startswith("SASL_"):
+            raise Failure("--mechanism needs --security-protocol SASL_SSL or SASL_PLAINTEXT")
+        if self.protocol.startswith("SASL_") and not self.mechanism:
+            raise Failure("--security-protocol %s needs --mechanism" % self.protocol)
+
+    def oauth_cb(self, oauth_config):
+        # Imported here so clients without IAM do not need boto3/botocore.
+        from aws_msk_iam_sasl_signer import MSKAuthTokenProvider
+        try:
+            token, expiry_ms = MSKAuthTokenProvider.generate_auth_token(self.region)
+        except Exception as e:  # shown by librdkafka as the token refresh failure
+            log("MSK signer failed: %r" % e)
+            raise
+        self.tokens += 1
+        # confluent-kafka wants the expiry in seconds since the epoch (the signer's README).
+        return token, expiry_ms / 1000.0
+
+    def conf(self):
+        c = {"security.protocol": self.protocol}
+        if self.ca and self.protocol in ("SSL", "SASL_SSL"):
+            c["ssl.ca.location"] = self.ca
+        if self.mechanism == "OAUTHBEARER":
+            c["sasl.mechanism"] = "OAUTHBEARER"
+            c["oauth_cb"] = self.oauth_cb
+        elif self.mechanism:
+            c["sasl.mechanism"] = self.mechanism
+            c["sasl.username"] = "mskmock-it"
+            c["sasl.password"] = "not-a-password"
+        return c
+
+
+SECURITY = None  # the Security of this run (main sets it)
 
 
 def base_conf(bootstrap):
-    return {
+    conf = {
         "bootstrap.servers": bootstrap,
         "client.id": "mskmock-it-python",
         "error_cb": error_cb,
     }
+    if SECURITY is not None:
+        conf.update(SECURITY.conf())
+    return conf
 
 
 def cmd_create_topic(a):
@@ -80,8 +159,15 @@ def cmd_create_topic(a):
         operation_timeout=30,
         request_timeout=30,
     )
+    fut = futures[a.topic]
+    deadline = time.monotonic() + a.timeout
+    # poll() serves error_cb (and oauth_cb), so a refused authentication ends the wait at once.
+    while not fut.done():
+        if time.monotonic() > deadline:
+            raise Failure("CreateTopics %s: no answer within %.0f s" % (a.topic, a.timeout))
+        admin.poll(0.1)
     try:
-        futures[a.topic].result(timeout=60)
+        fut.result(timeout=0)
     except KafkaException as e:
         raise Failure("CreateTopics %s failed: %s" % (a.topic, e.args[0]))
     return {"created": a.topic}
@@ -158,8 +244,53 @@ def _first_diff(got, want):
     return "got %d offsets, want %d" % (len(got), len(want))
 
 
-def cmd_consume(a):
-    conf = base_conf(a.bootstrap)
+class Checker:
+    """Checks consumed records against the CONTRACT: record n of partition p is at offset n and
+    is record i = p + n * P (key, value, headers idx and codec). expected (partition -> count),
+    when given, also refuses records beyond what was produced."""
+
+    def __init__(self, partitions, expected=None):
+        self.partitions = partitions
+        self.expected = expected
+        self.per_part = {part: 0 for part in range(partitions)}
+        self.codec_seen = None
+        self.total = 0
+
+    def add(self, m):
+        part = m.partition()
+        if part not in self.per_part:
+            raise Failure("record from unassigned partition %s" % part)
+        n = self.per_part[part]
+        where = "partition %d offset %d" % (part, m.offset())
+        if m.offset() != n:
+            raise Failure("%s: expected offset %d (offsets must be consecutive from 0)"
+                          % (where, n))
+        if self.expected is not None and n >= self.expected[part]:
+            raise Failure("%s: more records than the %d produced to this partition"
+                          % (where, self.expected[part]))
+        i = part + n * self.partitions
+        key = m.key().decode() if m.key() is not None else None
+        value = m.value().decode() if m.value() is not None else None
+        if key != key_of(i):
+            raise Failure("%s: key %r, expected %r" % (where, key, key_of(i)))
+        if value != value_of(i):
+            raise Failure("%s: value %r, expected %r" % (where, value, value_of(i)))
+        headers = [(k, v.decode() if v is not None else None)
+                   for k, v in (m.headers() or [])]
+        if len(headers) != 2 or headers[0] != ("idx", str(i)) or headers[1][0] != "codec":
+            raise Failure("%s: headers %r, expected [('idx', '%d'), ('codec', C)]"
+                          % (where, headers, i))
+        codec = headers[1][1]
+        if codec not in CODECS or (self.codec_seen is not None and codec != self.codec_seen):
+            raise Failure("%s: codec header %r (earlier records had %r)"
+                          % (where, codec, self.codec_seen))
+        self.codec_seen = codec
+        self.per_part[part] = n + 1
+        self.total += 1
+
+
+def consumer_conf(bootstrap):
+    conf = base_conf(bootstrap)
     conf.update({
         # librdkafka wants a group.id even for a manually assigned consumer; we never
         # subscribe or commit, so no group request reaches the broker.
@@ -169,18 +300,20 @@ def cmd_consume(a):
         "auto.offset.reset": "earliest",
         "enable.partition.eof": False,
     })
-    c = Consumer(conf)
+    return conf
+
+
+def cmd_consume(a):
+    c = Consumer(consumer_conf(a.bootstrap))
     c.assign([TopicPartition(a.topic, part, OFFSET_BEGINNING) for part in range(a.partitions)])
-    per_part = {part: 0 for part in range(a.partitions)}
     expected = {part: len(range(part, a.count, a.partitions)) for part in range(a.partitions)}
-    codec_seen = None
-    total = 0
+    chk = Checker(a.partitions, expected)
     deadline = time.monotonic() + CONSUME_TIMEOUT_S
     try:
-        while total < a.count:
+        while chk.total < a.count:
             if time.monotonic() > deadline:
                 raise Failure("timed out after %.0f s with %d of %d records; per partition %s"
-                              % (CONSUME_TIMEOUT_S, total, a.count, per_part))
+                              % (CONSUME_TIMEOUT_S, chk.total, a.count, chk.per_part))
             msgs = c.consume(num_messages=1000, timeout=1.0)
             for m in msgs:
                 err = m.error()
@@ -191,39 +324,113 @@ def cmd_consume(a):
                         raise Failure("consume error on partition %s: %s" % (m.partition(), err))
                     log("retriable consume error: %s" % err)
                     continue
-                part = m.partition()
-                if part not in per_part:
-                    raise Failure("record from unassigned partition %s" % part)
-                n = per_part[part]
-                where = "partition %d offset %d" % (part, m.offset())
-                if m.offset() != n:
-                    raise Failure("%s: expected offset %d (offsets must be consecutive from 0)"
-                                  % (where, n))
-                if n >= expected[part]:
-                    raise Failure("%s: more records than the %d produced to this partition"
-                                  % (where, expected[part]))
-                i = part + n * a.partitions
-                key = m.key().decode() if m.key() is not None else None
-                value = m.value().decode() if m.value() is not None else None
-                if key != key_of(i):
-                    raise Failure("%s: key %r, expected %r" % (where, key, key_of(i)))
-                if value != value_of(i):
-                    raise Failure("%s: value %r, expected %r" % (where, value, value_of(i)))
-                headers = [(k, v.decode() if v is not None else None)
-                           for k, v in (m.headers() or [])]
-                if len(headers) != 2 or headers[0] != ("idx", str(i)) or headers[1][0] != "codec":
-                    raise Failure("%s: headers %r, expected [('idx', '%d'), ('codec', C)]"
-                                  % (where, headers, i))
-                codec = headers[1][1]
-                if codec not in CODECS or (codec_seen is not None and codec != codec_seen):
-                    raise Failure("%s: codec header %r (earlier records had %r)"
-                                  % (where, codec, codec_seen))
-                codec_seen = codec
-                per_part[part] = n + 1
-                total += 1
+                chk.add(m)
     finally:
         c.close()
-    return {"consumed": total, "per_partition": {str(k): v for k, v in per_part.items()}}
+    return {"consumed": chk.total, "per_partition": {str(k): v for k, v in chk.per_part.items()}}
+
+
+# -- produce-consume --duration ------------------------------------------------------------
+
+def cmd_produce_consume(a):
+    errors = []
+
+    def note(msg):
+        log(msg)
+        if len(errors) < 100:
+            errors.append(msg)
+
+    def on_error(err):
+        note("librdkafka error: %s" % err)
+
+    disconnects = {}  # client name -> broker disconnects in the latest statistics
+
+    def stats_cb_for(name):
+        def on_stats(js):
+            try:
+                st = json.loads(js)
+                disconnects[name] = sum(b.get("disconnects", 0)
+                                        for b in st.get("brokers", {}).values())
+            except (ValueError, AttributeError) as e:
+                note("unreadable statistics: %r" % e)
+        return on_stats
+
+    pconf = base_conf(a.bootstrap)
+    pconf.update({"acks": "all", "enable.idempotence": False, "linger.ms": 0,
+                  "message.timeout.ms": 30000, "error_cb": on_error,
+                  "statistics.interval.ms": 1000, "stats_cb": stats_cb_for("producer")})
+    cconf = consumer_conf(a.bootstrap)
+    cconf.update({"fetch.wait.max.ms": 100, "error_cb": on_error,
+                  "statistics.interval.ms": 1000, "stats_cb": stats_cb_for("consumer")})
+    p = Producer(pconf)
+    c = Consumer(cconf)
+    c.assign([TopicPartition(a.topic, part, OFFSET_BEGINNING) for part in range(a.partitions)])
+    chk = Checker(a.partitions)
+    acked = 0
+    produced = 0
+
+    def on_delivery(err, msg):
+        nonlocal acked
+        if err is not None:
+            note("delivery of key=%r to partition %s failed: %s" % (msg.key(), msg.partition(), err))
+        else:
+            acked += 1
+
+    def consume_some(timeout):
+        for m in c.consume(num_messages=500, timeout=timeout):
+            err = m.error()
+            if err is not None:
+                if err.code() != KafkaError._PARTITION_EOF:
+                    note("consume error on partition %s: %s" % (m.partition(), err))
+                continue
+            try:
+                chk.add(m)
+            except Failure as e:
+                note(str(e))
+
+    interval = a.interval_ms / 1000.0
+    start = time.monotonic()
+    end = start + a.duration
+    next_at = start
+    try:
+        while time.monotonic() < end:
+            now = time.monotonic()
+            if now >= next_at:
+                i = produced
+                p.produce(a.topic, key=key_of(i).encode(), value=value_of(i).encode(),
+                          partition=i % a.partitions,
+                          headers=[("idx", str(i).encode()), ("codec", b"none")],
+                          on_delivery=on_delivery)
+                produced += 1
+                next_at += interval
+            p.poll(0)
+            consume_some(max(0.0, min(interval / 2, next_at - time.monotonic())))
+        # Drain: every record acknowledged and consumed.
+        deadline = time.monotonic() + 30
+        while len(p) > 0 and time.monotonic() < deadline:
+            p.flush(0.5)
+        if len(p) > 0:
+            note("%d records unacknowledged 30 s after the run" % len(p))
+        deadline = time.monotonic() + 30
+        while chk.total < acked and time.monotonic() < deadline:
+            consume_some(0.2)
+            p.poll(0)
+        if chk.total < acked:
+            note("consumed %d of %d acknowledged records 30 s after the run; per partition %s"
+                 % (chk.total, acked, chk.per_part))
+        p.poll(1.2)  # one more statistics round
+        consume_some(0)
+    finally:
+        c.close()
+    result = {"produced": produced, "acked": acked, "consumed": chk.total,
+              "tokens": SECURITY.tokens if SECURITY else 0,
+              "disconnects": sum(disconnects.values()), "errors": errors}
+    if acked != produced:
+        errors.append("acked %d of %d produced records" % (acked, produced))
+    print(json.dumps(result), flush=True)
+    if errors:
+        raise Failure("%d errors, first: %s" % (len(errors), errors[0]))
+    return None
 
 
 # -- group-consume ----------------------------------------------------------------------
@@ -310,6 +517,8 @@ def cmd_group_consume(a):
         "max.poll.interval.ms": 60000,
         "error_cb": on_error,
     }
+    if SECURITY is not None:
+        conf.update(SECURITY.conf())
     if a.commit == "async":
         conf["on_commit"] = on_commit
     if a.instance_id:
@@ -398,21 +607,36 @@ def cmd_group_consume(a):
     return None
 
 
+def add_security_options(sp):
+    sp.add_argument("--security-protocol", choices=SECURITY_PROTOCOLS, default="PLAINTEXT")
+    sp.add_argument("--ca")
+    sp.add_argument("--mechanism", choices=MECHANISMS)
+    sp.add_argument("--region")
+
+
 def main(argv):
+    global SECURITY
     ap = argparse.ArgumentParser(prog="client.py")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for name in ("create-topic", "produce", "consume"):
+    for name in ("create-topic", "produce", "consume", "produce-consume"):
         sp = sub.add_parser(name)
+        add_security_options(sp)
         sp.add_argument("--bootstrap", required=True)
         sp.add_argument("--topic", required=True)
         sp.add_argument("--partitions", type=int, required=True)
-        if name != "create-topic":
+        if name == "create-topic":
+            sp.add_argument("--timeout", type=float, default=60.0)
+        elif name == "produce-consume":
+            sp.add_argument("--duration", type=float, required=True)
+            sp.add_argument("--interval-ms", type=float, default=50.0)
+        else:
             sp.add_argument("--count", type=int, required=True)
         if name == "produce":
             sp.add_argument("--compression", choices=CODECS, required=True)
             sp.add_argument("--idempotent", action="store_true")
             sp.add_argument("--start", type=int, default=0)
     sp = sub.add_parser("group-consume")
+    add_security_options(sp)
     sp.add_argument("--bootstrap", required=True)
     sp.add_argument("--group", required=True)
     sp.add_argument("--topic", required=True)
@@ -423,8 +647,10 @@ def main(argv):
     sp.add_argument("--commit", choices=("sync", "async", "none"), default="sync")
     a = ap.parse_args(argv)
     handler = {"create-topic": cmd_create_topic, "produce": cmd_produce,
-               "consume": cmd_consume, "group-consume": cmd_group_consume}[a.cmd]
+               "consume": cmd_consume, "group-consume": cmd_group_consume,
+               "produce-consume": cmd_produce_consume}[a.cmd]
     try:
+        SECURITY = Security(a)
         result = handler(a)
     except Failure as e:
         print("client.py %s: %s" % (a.cmd, e), file=sys.stderr)

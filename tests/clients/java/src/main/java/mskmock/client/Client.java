@@ -44,7 +44,29 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *   group-consume --bootstrap B --group G --topic T [--assignor NAME] [--instance-id ID]
  *                 [--session-timeout-ms MS] [--max-records N] [--commit sync|async|none]
  *                                                   -> JSON event lines, see {@link GroupConsume}
+ *   produce-consume --bootstrap B --topic T --partitions P --duration S [--interval-ms MS]
+ *                                                   -> {"produced", "acked", "consumed", "reauths",
+ *                                                       "failed_reauths", "connections_created",
+ *                                                       "connections_closed", "errors": [...]}
  * </pre>
+ *
+ * <p>Security options (every command), as for MSK's IAM listener:
+ * <pre>
+ *   --security-protocol PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL   (default PLAINTEXT)
+ *   --ca FILE          PEM CA the broker certificate chains to (ssl.truststore.type=PEM)
+ *   --mechanism M      AWS_MSK_IAM (aws-msk-iam-auth IAMLoginModule + IAMClientCallbackHandler),
+ *                      OAUTHBEARER (aws-msk-iam-auth IAMOAuthBearerLoginCallbackHandler), or
+ *                      PLAIN / SCRAM-SHA-256 / SCRAM-SHA-512 with a dummy user (for refusal tests)
+ *   --region R         AWS region (system property aws.region; else AWS_REGION)
+ * </pre>
+ * Credentials come from the AWS SDK v2 default chain: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /
+ * AWS_SESSION_TOKEN, or AWS_CONTAINER_CREDENTIALS_FULL_URI, and so on.
+ *
+ * <p>produce-consume keeps a producer (record i every --interval-ms, default 50) and a consumer
+ * (all partitions from the beginning, every record checked as in consume) busy for S seconds,
+ * then waits until every record is acknowledged and consumed. reauths, failed_reauths and the
+ * connection counts are the clients' own metrics (successful-reauthentication-total, ...); any
+ * failed send, poll exception or wrong record is an error, and errors exit 1 (after the JSON).
  *
  * Record i goes to partition i % P, key "key-&lt;i&gt;", value "value-&lt;i&gt;-" + "x" * (i % 50),
  * headers [("idx", "&lt;i&gt;"), ("codec", C)].
@@ -69,6 +91,14 @@ public final class Client {
         int sessionTimeoutMs = -1;
         int maxRecords = -1;
         String commit = "sync";
+        // security
+        String securityProtocol = "PLAINTEXT";
+        String ca;
+        String mechanism;
+        String region;
+        // produce-consume
+        double durationS = -1;
+        int intervalMs = 50;
     }
 
     static final class UsageException extends Exception {
@@ -85,8 +115,15 @@ public final class Client {
         int rc;
         try {
             Options o = parse(args);
+            if (o.region != null) {
+                // Read by the AWS SDK's default region chain before AWS_REGION.
+                System.setProperty("aws.region", o.region);
+            }
             if (o.command.equals("group-consume")) {
                 System.exit(GroupConsume.run(o));
+            }
+            if (o.command.equals("produce-consume")) {
+                System.exit(ProduceConsume.run(o));
             }
             String json;
             switch (o.command) {
@@ -107,6 +144,9 @@ public final class Client {
             System.err.println("error: " + e.getMessage());
             System.err.println("usage: client (create-topic|produce|consume) --bootstrap B --topic T"
                     + " [--partitions P] [--count N] [--compression C] [--idempotent]\n"
+                    + "       client produce-consume --bootstrap B --topic T --partitions P --duration S"
+                    + " [--interval-ms MS]\n"
+                    + "       every command: [--security-protocol P] [--ca FILE] [--mechanism M] [--region R]\n"
                     + "       client group-consume --bootstrap B --group G --topic T [--assignor NAME]"
                     + " [--instance-id ID] [--session-timeout-ms MS] [--max-records N]"
                     + " [--commit sync|async|none]");
@@ -126,7 +166,7 @@ public final class Client {
         }
         Options o = new Options();
         o.command = args[0];
-        if (!Set.of("create-topic", "produce", "consume", "group-consume").contains(o.command)) {
+        if (!Set.of("create-topic", "produce", "consume", "group-consume", "produce-consume").contains(o.command)) {
             throw new UsageException("unknown command " + o.command);
         }
         for (int i = 1; i < args.length; i++) {
@@ -173,12 +213,51 @@ public final class Client {
                 case "--commit":
                     o.commit = v;
                     break;
+                case "--security-protocol":
+                    o.securityProtocol = v;
+                    break;
+                case "--ca":
+                    o.ca = v;
+                    break;
+                case "--mechanism":
+                    o.mechanism = v;
+                    break;
+                case "--region":
+                    o.region = v;
+                    break;
+                case "--duration":
+                    try {
+                        o.durationS = Double.parseDouble(v);
+                    } catch (NumberFormatException e) {
+                        throw new UsageException("--duration must be a number of seconds, got " + v);
+                    }
+                    break;
+                case "--interval-ms":
+                    o.intervalMs = parseInt(a, v);
+                    break;
                 default:
                     throw new UsageException("unknown option " + a);
             }
         }
         if (o.bootstrap == null || o.topic == null) {
             throw new UsageException("--bootstrap and --topic are required");
+        }
+        if (!Set.of("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL").contains(o.securityProtocol)) {
+            throw new UsageException("--security-protocol must be one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL");
+        }
+        boolean sasl = o.securityProtocol.startsWith("SASL_");
+        if (sasl != (o.mechanism != null)) {
+            throw new UsageException("--mechanism goes with --security-protocol SASL_SSL or SASL_PLAINTEXT");
+        }
+        if (o.mechanism != null && !Set.of("AWS_MSK_IAM", "OAUTHBEARER", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+                .contains(o.mechanism)) {
+            throw new UsageException("--mechanism must be one of AWS_MSK_IAM, OAUTHBEARER, PLAIN, SCRAM-SHA-256, SCRAM-SHA-512");
+        }
+        if (o.command.equals("produce-consume")) {
+            if (o.durationS <= 0 || o.partitions < 1 || o.intervalMs < 1) {
+                throw new UsageException("produce-consume needs --duration > 0, --partitions >= 1, --interval-ms >= 1");
+            }
+            return o;
         }
         if (o.command.equals("group-consume")) {
             if (o.group == null) {
@@ -220,19 +299,54 @@ public final class Client {
         return "value-" + i + "-" + "x".repeat(i % 50);
     }
 
-    private static byte[] utf8(String s) {
+    static byte[] utf8(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
-    private static String str(byte[] b) {
+    static String str(byte[] b) {
         return b == null ? null : new String(b, StandardCharsets.UTF_8);
     }
 
-    private static Properties common(Options o) {
+    static Properties common(Options o) {
         Properties p = new Properties();
         p.put("bootstrap.servers", o.bootstrap);
         p.put("client.id", "mskmock-test-java");
+        addSecurity(o, p);
         return p;
+    }
+
+    /** security.protocol, the PEM trust store and the SASL mechanism's login configuration. */
+    static void addSecurity(Options o, Properties p) {
+        p.put("security.protocol", o.securityProtocol);
+        if (o.ca != null && o.securityProtocol.endsWith("SSL")) {
+            p.put("ssl.truststore.type", "PEM");
+            p.put("ssl.truststore.location", o.ca);
+        }
+        if (o.mechanism == null) {
+            return;
+        }
+        p.put("sasl.mechanism", o.mechanism);
+        switch (o.mechanism) {
+            case "AWS_MSK_IAM":
+                p.put("sasl.jaas.config", "software.amazon.msk.auth.iam.IAMLoginModule required;");
+                p.put("sasl.client.callback.handler.class", "software.amazon.msk.auth.iam.IAMClientCallbackHandler");
+                break;
+            case "OAUTHBEARER":
+                p.put("sasl.jaas.config", "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;");
+                p.put("sasl.login.callback.handler.class",
+                        "software.amazon.msk.auth.iam.IAMOAuthBearerLoginCallbackHandler");
+                p.put("sasl.client.callback.handler.class",
+                        "software.amazon.msk.auth.iam.IAMOAuthBearerLoginCallbackHandler");
+                break;
+            case "PLAIN":
+                p.put("sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required"
+                        + " username=\"mskmock-it\" password=\"not-a-password\";");
+                break;
+            default: // SCRAM-SHA-256, SCRAM-SHA-512
+                p.put("sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required"
+                        + " username=\"mskmock-it\" password=\"not-a-password\";");
+                break;
+        }
     }
 
     static String createTopic(Options o) throws Exception {
@@ -348,7 +462,7 @@ public final class Client {
         return "{\"consumed\":" + consumed + ",\"per_partition\":" + perPartitionJson(counts) + "}";
     }
 
-    private static void verify(Options o, ConsumerRecord<byte[], byte[]> r, long expectedOffset, int i) {
+    static void verify(Options o, ConsumerRecord<byte[], byte[]> r, long expectedOffset, int i) {
         String where = "partition " + r.partition() + " offset " + r.offset();
         if (r.offset() != expectedOffset) {
             throw new IllegalStateException(where + ": expected offset " + expectedOffset
@@ -371,7 +485,7 @@ public final class Client {
         }
     }
 
-    private static String perPartitionJson(int[] counts) {
+    static String perPartitionJson(int[] counts) {
         StringBuilder sb = new StringBuilder("{");
         for (int q = 0; q < counts.length; q++) {
             sb.append(q > 0 ? "," : "").append('"').append(q).append("\":").append(counts[q]);

@@ -67,6 +67,7 @@ final class GroupConsume implements ConsumerRebalanceListener {
         Properties p = new Properties();
         p.put("bootstrap.servers", o.bootstrap);
         p.put("client.id", "mskmock-test-java");
+        Client.addSecurity(o, p);
         p.put(ConsumerConfig.GROUP_ID_CONFIG, o.group);
         p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
         p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, assignorClass(o.assignor));
