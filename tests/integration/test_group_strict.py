@@ -93,3 +93,18 @@ def test_lenient_accepts_what_apache_kafka_accepts():
     finally:
         b.stop(check=True)
         b.cleanup()
+
+
+def test_group_request_on_the_wrong_node_is_not_coordinator(broker):
+    """Groups are spread over the synthetic brokers; another node answers NOT_COORDINATOR (16)."""
+    port = find_coordinator(broker.port, "spread-group")
+    other = next(p for p in broker.ports if p != port)
+    s = kw.connect(other)
+    res = join_v5(s, 1, "spread-group", "", KAFKAJS_222)
+    s.close()
+    assert res["error"] == 16
+    assert broker.wait_for_log(r"NOT_COORDINATOR\(16\).*group spread-group is coordinated by node")
+    # the coordinator itself takes the join
+    s = kw.connect(port)
+    assert join_v5(s, 2, "spread-group", "", KAFKAJS_222)["error"] == 79  # MEMBER_ID_REQUIRED
+    s.close()
