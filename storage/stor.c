@@ -142,12 +142,6 @@ static int stor_configure(sqlite3 *db, stor_sync sync, char *err, size_t errlen)
     }
     sqlite3_extended_result_codes(db, 1);
     sqlite3_busy_timeout(db, STOR_BUSY_TIMEOUT_MS);
-    /*
-     * Record batches are blobs of up to a few MiB: 64 KiB pages keep their
-     * overflow chains short (a new database only; an existing file keeps its
-     * page size).
-     */
-    if (stor_pragma_exec(db, "PRAGMA page_size = 65536", err, errlen)) return -1;
     if (stor_set_journal(db, err, errlen)) return -1;
     if (stor_pragma_exec(db, sync_sql[sync], err, errlen)) return -1;
     if (stor_pragma_exec(db, "PRAGMA foreign_keys = ON", err, errlen)) return -1;

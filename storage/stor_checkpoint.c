@@ -29,8 +29,8 @@ struct stor_ckpt {
 /* Checkpoints at most this often, and at least this often while anything was written. */
 #define CKPT_MIN_INTERVAL_MS 20
 #define CKPT_IDLE_WAIT_MS 500
-/* 64 KiB pages: the loop thread checkpoints itself only past ~1 GiB of WAL */
-#define SAFETY_VALVE_PAGES 16384
+/* 4 KiB pages: the loop thread checkpoints itself only past ~1 GiB of WAL */
+#define SAFETY_VALVE_PAGES 262144
 
 static void sleep_ms(long ms) {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
