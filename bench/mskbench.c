@@ -13,7 +13,13 @@
  * `mock` runs the mock cluster inside this process (its RSS is the growth of
  * this process, clients included); `mock --isolated` runs it in a child
  * process (`mskbench mock-serve`) so that its RSS and CPU are its own, like
- * mskmock's. Method and figures: docs/benchmarks.md.
+ * mskmock's. `mskmock --security sasl_ssl` runs the same clients through the
+ * IAM listener (SASL_SSL, OAUTHBEARER with tokens the bench signs).
+ *
+ *   mskbench groups --target mskmock|mock|mock-isolated ...   consumer groups (groups.c)
+ *   mskbench auth --binary build/mskmock ...                 IAM authentication rate (auth.c)
+ *
+ * Method and figures: docs/benchmarks.md.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -39,34 +45,15 @@
 #include <time.h>
 #include <unistd.h>
 
-extern char **environ;
+#include "mskbench.h"
+#include "iamsign.h"
+#include "tlscert.h"
 
-/* Replication factor of every topic, on both targets: 3, or fewer brokers. */
-#define RF (O.brokers < 3 ? O.brokers : 3)
+extern char **environ;
 
 /* ---------------------------------------------------------------- options */
 
-typedef struct {
-    const char *mode; /* "mskmock" or "mock" */
-    const char *binary;
-    const char *data_dir; /* NULL: fresh temp dir; ":memory:" */
-    long messages;
-    int size;
-    int brokers;
-    bool isolated;
-    double lat_secs;
-    int lat_warmup_ms;
-    int lat_interval_us;
-    int lat_linger_ms;
-    int fetch_wait_ms;
-    int linger_ms;
-    bool keep;
-    bool verbose;
-    const char *broker_sets[16]; /* --broker-set KEY=VALUE, passed to mskmock as --set */
-    int nbroker_sets;
-} opts;
-
-static opts O = {
+opts O = {
     .messages = 200000,
     .size = 1024,
     .brokers = 3,
@@ -76,29 +63,57 @@ static opts O = {
     .lat_linger_ms = 0,
     .fetch_wait_ms = 100,
     .linger_ms = 5,
+    .group_sizes = {3, 30},
+    .ngroup_sizes = 2,
+    .scale_groups = 500,
+    .scale_members = 3,
+    .scale_heartbeat_ms = 3000,
+    .auth_conns = 32,
+    .auth_threads = 1,
+    .auth_secs = 4.0,
+    .auth_warmup_s = 0.5,
+    .auth_lat_count = 200,
 };
 
 /* ---------------------------------------------------------------- helpers */
 
-static double now_s(void) {
+double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int64_t now_ns(void) {
+int64_t now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static void sleep_us(long us) {
+int64_t wall_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+double pct_sorted(const double *v, size_t n, double p) {
+    if (!n) return -1;
+    size_t i = (size_t)(p * (double)n + 0.999999);
+    i = i ? i - 1 : 0;
+    return v[i < n ? i : n - 1];
+}
+
+int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void sleep_us(long us) {
     struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
     while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
     }
 }
 
-_Noreturn static void die(const char *fmt, ...) {
+_Noreturn void die(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "mskbench: ");
@@ -109,7 +124,7 @@ _Noreturn static void die(const char *fmt, ...) {
 }
 
 /* A field ("VmRSS:", "VmHWM:") of /proc/<pid>/status in KiB; pid 0 is this process. */
-static long status_kb(pid_t pid, const char *field) {
+long status_kb(pid_t pid, const char *field) {
     char path[64], line[256];
     if (pid) snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
     else snprintf(path, sizeof path, "/proc/self/status");
@@ -126,7 +141,7 @@ static long status_kb(pid_t pid, const char *field) {
     return kb;
 }
 
-static long rss_kb(pid_t pid) { return status_kb(pid, "VmRSS:"); }
+long rss_kb(pid_t pid) { return status_kb(pid, "VmRSS:"); }
 
 /* utime + stime in seconds of a /proc/.../stat file. */
 static double stat_cpu_s(const char *path) {
@@ -161,7 +176,7 @@ static long long proc_write_bytes(pid_t pid) {
 /* Busy CPU seconds of the whole machine (all cores) from /proc/stat. Minus
  * what this process and the broker used, it tells how much other work (other
  * people's builds and tests) competed for the 2 cores during a measurement. */
-static double machine_busy_s(void) {
+double machine_busy_s(void) {
     FILE *f = fopen("/proc/stat", "r");
     if (!f) return -1;
     unsigned long long u = 0, n = 0, sy = 0, id = 0, io = 0, irq = 0, sirq = 0, st = 0;
@@ -171,7 +186,7 @@ static double machine_busy_s(void) {
     return (double)(u + n + sy + irq + sirq + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
-static double proc_cpu_s(pid_t pid) {
+double proc_cpu_s(pid_t pid) {
     char path[64];
     if (pid) snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
     else snprintf(path, sizeof path, "/proc/self/stat");
@@ -199,7 +214,7 @@ static pid_t find_thread(const char *name) {
 }
 
 /* Connects to 127.0.0.1:port once; true when the connection was accepted. */
-static bool try_connect(int port) {
+bool try_connect(int port) {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return false;
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
@@ -220,7 +235,7 @@ static bool port_free(int port) {
 }
 
 /* A base port whose `n` consecutive ports are all free on 127.0.0.1 right now. */
-static int free_port_range(int n) {
+int free_port_range(int n) {
     unsigned seed = (unsigned)getpid() ^ (unsigned)now_ns();
     for (int tries = 0; tries < 200; tries++) {
         int base = 20000 + (int)(rand_r(&seed) % 30000);
@@ -266,9 +281,9 @@ static const char *fs_name(const char *dir) {
 
 /* Client warnings go to stderr (first few per run) and are counted: a target
  * that makes the clients complain should show it. */
-static atomic_int client_warnings;
-static atomic_int client_errors;
-static char first_client_error[512];
+atomic_int client_warnings;
+atomic_int client_errors;
+char first_client_error[512];
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf) {
@@ -288,18 +303,63 @@ static void error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque) 
     }
 }
 
-static void conf_set(rd_kafka_conf_t *c, const char *k, const char *v) {
+void conf_set(rd_kafka_conf_t *c, const char *k, const char *v) {
     char err[256];
     if (rd_kafka_conf_set(c, k, v, err, sizeof err) != RD_KAFKA_CONF_OK) die("config %s=%s: %s", k, v, err);
 }
 
-static rd_kafka_conf_t *base_conf(const char *bootstrap) {
+/* --security sasl_ssl: the mskmock target whose IAM listener the clients use. */
+static const target *sec_target;
+
+/* An OAUTHBEARER token signed by the bench (iamsign.c) for the identity in the
+ * identities file, as an MSK signer library would hand it to librdkafka. */
+static void set_oauth_token(rd_kafka_t *rk) {
+    iam_signer sg = {BENCH_AKID, BENCH_SECRET, BENCH_REGION, 900};
+    char tok[4096], err[256];
+    int64_t exp = iam_sign_oauth_token(&sg, "kafka." BENCH_REGION ".amazonaws.com", wall_ms(), tok, sizeof tok);
+    if (exp < 0) die("could not sign an OAUTHBEARER token");
+    if (rd_kafka_oauthbearer_set_token(rk, tok, exp, BENCH_PRINCIPAL, NULL, 0, err, sizeof err))
+        rd_kafka_oauthbearer_set_token_failure(rk, err);
+}
+
+static void oauth_refresh_cb(rd_kafka_t *rk, const char *config, void *opaque) {
+    (void)config, (void)opaque;
+    set_oauth_token(rk);
+}
+
+rd_kafka_conf_t *base_conf(const char *bootstrap) {
     rd_kafka_conf_t *c = rd_kafka_conf_new();
     if (bootstrap) conf_set(c, "bootstrap.servers", bootstrap);
     conf_set(c, "client.id", "mskbench");
     rd_kafka_conf_set_log_cb(c, log_cb);
     rd_kafka_conf_set_error_cb(c, error_cb);
+    if (getenv("MSKBENCH_DEBUG")) conf_set(c, "debug", getenv("MSKBENCH_DEBUG"));
+    for (int i = 0; i < O.nclient_sets; i++) {
+        char k[128];
+        const char *eq = strchr(O.client_sets[i], '=');
+        if (!eq || eq - O.client_sets[i] >= (int)sizeof k) die("--client-set %s: expected KEY=VALUE", O.client_sets[i]);
+        snprintf(k, sizeof k, "%.*s", (int)(eq - O.client_sets[i]), O.client_sets[i]);
+        conf_set(c, k, eq + 1);
+    }
+    if (sec_target) {
+        /* MSK's port 9098 as librdkafka users reach it: SASL_SSL with OAUTHBEARER and a signer's token */
+        conf_set(c, "security.protocol", "SASL_SSL");
+        conf_set(c, "sasl.mechanisms", "OAUTHBEARER");
+        conf_set(c, "ssl.ca.location", sec_target->ca_path);
+        rd_kafka_conf_set_oauthbearer_token_refresh_cb(c, oauth_refresh_cb);
+        rd_kafka_conf_enable_sasl_queue(c, 1); /* refreshes on librdkafka's background thread, not in poll() */
+    }
     return c;
+}
+
+void client_ready(rd_kafka_t *rk) {
+    if (!sec_target) return;
+    set_oauth_token(rk); /* the first token now: metadata calls before the first poll() need it */
+    rd_kafka_error_t *e = rd_kafka_sasl_background_callbacks_enable(rk);
+    if (e) {
+        fprintf(stderr, "mskbench: %s\n", rd_kafka_error_string(e));
+        rd_kafka_error_destroy(e);
+    }
 }
 
 /* The producer settings used against both targets (printed with the results). */
@@ -342,33 +402,15 @@ static const char *client_settings(void) {
 
 /* ---------------------------------------------------------------- targets */
 
-typedef struct {
-    const char *kind;    /* "mskmock", "mock", "mock-isolated" */
-    const char *storage; /* "disk", ":memory:", "memory (mock)" */
-    char bootstrap[512];
-    pid_t pid; /* broker process; 0 when the mock runs in this process */
-    /* mskmock */
-    char tmpdir[256], data_dir[300], log_path[300];
-    bool own_tmpdir;
-    double self_ready_ms; /* "ready in X ms" from mskmock's own log */
-    /* mock */
-    rd_kafka_t *mock_rk;
-    rd_kafka_mock_cluster_t *mcluster;
-    pid_t mock_tid;
-    long base_rss_kb; /* this process before the in-process mock */
-    FILE *ctl_in, *ctl_out; /* pipes to `mskbench mock-serve` */
-    double startup_ms;
-    double host_handle_ms; /* in-process mock: creating the rd_kafka_t it needs */
-} target;
 
 /* Broker RSS in KiB: the broker process, or this process's growth for the in-process mock. */
-static long target_rss_kb(const target *t) {
+long target_rss_kb(const target *t) {
     if (t->pid) return rss_kb(t->pid);
     return rss_kb(0) - t->base_rss_kb;
 }
 
 /* Broker CPU seconds: its process, or the mock cluster's thread in this process. */
-static double target_cpu_s(target *t) {
+double target_cpu_s(target *t) {
     if (t->pid) return proc_cpu_s(t->pid);
     if (!t->mock_tid) t->mock_tid = find_thread("rdk:mock"); /* it names itself once running */
     if (!t->mock_tid) return -1;
@@ -420,14 +462,65 @@ static void start_mskmock(target *t) {
     }
     t->storage = strcmp(t->data_dir, ":memory:") ? "disk" : ":memory:";
 
-    int port = free_port_range(O.brokers);
-    char portset[64], countset[64];
+    bool iam = O.security == SEC_SASL_SSL || !strcmp(O.mode, "auth");
+    /* Every listener on free ports: the serverless profile's IAM listener is on by
+     * default, and its fixed 9098 would collide with any other mskmock running here. */
+    int port = free_port_range(3 * O.brokers);
+    t->plain_port = port;
+    t->iam_port = port + O.brokers;
+    t->sasl_port = !strcmp(O.mode, "auth") ? port + 2 * O.brokers : 0;
+    char portset[64], countset[64], iamset[64], saslset[64], idset[500], certset[500], keyset[500];
     snprintf(portset, sizeof portset, "plaintext.port=%d", port);
     snprintf(countset, sizeof countset, "broker.count=%d", O.brokers);
+    snprintf(iamset, sizeof iamset, "iam.port=%d", t->iam_port);
     /* advertise 127.0.0.1, as the mock does, so no client tries ::1 first */
-    char *argv[16 + 2 * 16] = {(char *)O.binary, "--data-dir", t->data_dir, "--set", portset, "--set", countset,
-                               "--set", "advertised.host=127.0.0.1", "--log-level", "info"};
-    int argc = 11;
+    char *argv[32 + 2 * 16] = {(char *)O.binary, "--data-dir", t->data_dir, "--set", portset, "--set", countset,
+                               "--set", "advertised.host=127.0.0.1", "--log-level", "info", "--set", iamset};
+    int argc = 13;
+    if (iam) {
+        /* one long-term key; the bench signs its tokens with it (iamsign.c) */
+        snprintf(t->identities_path, sizeof t->identities_path, "%s/identities.json", t->tmpdir);
+        FILE *f = fopen(t->identities_path, "w");
+        if (!f) die("%s: %s", t->identities_path, strerror(errno));
+        fprintf(f, "{\"identities\": [{\"access_key_id\": \"%s\", \"secret_access_key\": \"%s\", \"principal\": \"%s\"}]}\n",
+                BENCH_AKID, BENCH_SECRET, BENCH_PRINCIPAL);
+        fclose(f);
+        snprintf(idset, sizeof idset, "iam.identities.file=%s", t->identities_path);
+        argv[argc++] = "--set";
+        argv[argc++] = idset;
+        /* the default 100 per second (MSK's limit) would cap the measurement */
+        argv[argc++] = "--set";
+        argv[argc++] = "iam.max.connects.per.second=0";
+        if (O.security == SEC_SASL_SSL) {
+            /* librdkafka before 2.10 enables SASL only when the broker advertises SaslHandshake v0
+             * (rdkafka_feature.c asks for the exact range 0-0) and then speaks v1; the serverless
+             * profile advertises v1 only, as MSK Serverless does, and 2.0.2 gives up with "SASL
+             * Handshake not supported by broker". Advertising v0 as well (the provisioned and kafka
+             * profiles' default) lets it authenticate; it still uses SaslHandshake v1. */
+            argv[argc++] = "--set";
+            argv[argc++] = "sasl.handshake.v0.enable=true";
+        }
+        if (t->sasl_port) {
+            snprintf(saslset, sizeof saslset, "sasl.plaintext.port=%d", t->sasl_port);
+            argv[argc++] = "--set";
+            argv[argc++] = saslset;
+        }
+        if (strcmp(t->data_dir, ":memory:")) {
+            snprintf(t->ca_path, sizeof t->ca_path, "%s/tls/ca.pem", t->data_dir);
+        } else {
+            /* mskmock keeps its generated CA in memory here: give it a certificate whose CA the clients can trust */
+            char dir[300], err[256];
+            snprintf(dir, sizeof dir, "%s/tls", t->tmpdir);
+            if (mkdir(dir, 0700) != 0 || tlscert_make(dir, err, sizeof err) != 0) die("%s", err);
+            snprintf(t->ca_path, sizeof t->ca_path, "%s/ca.pem", dir);
+            snprintf(certset, sizeof certset, "tls.cert.file=%s/server.pem", dir);
+            snprintf(keyset, sizeof keyset, "tls.key.file=%s/server.key", dir);
+            argv[argc++] = "--set";
+            argv[argc++] = certset;
+            argv[argc++] = "--set";
+            argv[argc++] = keyset;
+        }
+    }
     for (int i = 0; i < O.nbroker_sets; i++) {
         argv[argc++] = "--set";
         argv[argc++] = (char *)O.broker_sets[i];
@@ -474,9 +567,16 @@ static void start_mskmock(target *t) {
         sleep_us(200);
     }
     t->startup_ms = (now_s() - t0) * 1000.0;
-    char *b = t->bootstrap;
+    char *b = t->plain_bootstrap;
     for (int i = 0; i < O.brokers; i++)
-        b += snprintf(b, sizeof t->bootstrap - (size_t)(b - t->bootstrap), "%s127.0.0.1:%d", i ? "," : "", port + i);
+        b += snprintf(b, sizeof t->plain_bootstrap - (size_t)(b - t->plain_bootstrap), "%s127.0.0.1:%d", i ? "," : "",
+                      port + i);
+    b = t->bootstrap;
+    int client_port = O.security == SEC_SASL_SSL ? t->iam_port : port;
+    for (int i = 0; i < O.brokers; i++)
+        b += snprintf(b, sizeof t->bootstrap - (size_t)(b - t->bootstrap), "%s127.0.0.1:%d", i ? "," : "",
+                      client_port + i);
+    if (O.security == SEC_SASL_SSL) sec_target = t;
 
     /* the broker's own figure, for reference */
     t->self_ready_ms = -1;
@@ -525,6 +625,7 @@ static int mock_serve(void) {
     rd_kafka_conf_t *c = base_conf(NULL); /* as the in-process mock's handle */
     rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, c, err, sizeof err);
     if (!rk) die("rd_kafka_new: %s", err);
+    client_ready(rk);
     rd_kafka_mock_cluster_t *mc = rd_kafka_mock_cluster_new(rk, O.brokers);
     if (!mc) die("rd_kafka_mock_cluster_new failed");
     printf("BOOT %s\n", rd_kafka_mock_cluster_bootstraps(mc));
@@ -578,7 +679,7 @@ static void start_mock_isolated(target *t, const char *self) {
     t->startup_ms = (now_s() - t0) * 1000.0;
 }
 
-static void create_topics(target *t, char names[][128], const int *parts, int n) {
+void create_topics(target *t, char names[][128], const int *parts, int n) {
     if (t->mcluster) {
         for (int i = 0; i < n; i++) {
             rd_kafka_resp_err_t e = rd_kafka_mock_topic_create(t->mcluster, names[i], parts[i], RF);
@@ -598,6 +699,7 @@ static void create_topics(target *t, char names[][128], const int *parts, int n)
     char err[256];
     rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, base_conf(t->bootstrap), err, sizeof err);
     if (!rk) die("rd_kafka_new: %s", err);
+    client_ready(rk);
     rd_kafka_NewTopic_t *nt[8];
     for (int i = 0; i < n; i++) {
         nt[i] = rd_kafka_NewTopic_new(names[i], parts[i], RF, err, sizeof err);
@@ -623,7 +725,7 @@ static void create_topics(target *t, char names[][128], const int *parts, int n)
 }
 
 /* Stops the broker; returns the seconds it took to exit (-1 if it had to be killed). */
-static double stop_target(target *t, int *exit_status) {
+double stop_target(target *t, int *exit_status) {
     *exit_status = 0;
     if (t->mcluster) {
         double t0 = now_s();
@@ -745,6 +847,7 @@ static void run_produce(target *t, sampler *s, const char *topic, int parts, pha
     rd_kafka_conf_set_dr_msg_cb(c, dr_cb);
     rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, c, err, sizeof err);
     if (!rk) die("rd_kafka_new: %s", err);
+    client_ready(rk);
     rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
     const rd_kafka_metadata_t *md;
     /* connect and learn the leaders before the clock starts */
@@ -796,6 +899,7 @@ static rd_kafka_t *new_consumer(const target *t, const char *topic, int parts, l
     consumer_conf(c);
     rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, c, err, sizeof err);
     if (!rk) die("rd_kafka_new: %s", err);
+    client_ready(rk);
     rd_kafka_poll_set_consumer(rk);
     rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
     const rd_kafka_metadata_t *md;
@@ -948,6 +1052,7 @@ static void run_latency(const target *t, const char *topic, lat_result *r) {
     rd_kafka_conf_set_dr_msg_cb(c, dr_cb);
     rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, c, err, sizeof err);
     if (!rk) die("rd_kafka_new: %s", err);
+    client_ready(rk);
     rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
     const rd_kafka_metadata_t *md;
     if (rd_kafka_metadata(rk, 0, rkt, &md, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR) rd_kafka_metadata_destroy(md);
@@ -1012,12 +1117,7 @@ static void run_latency(const target *t, const char *topic, lat_result *r) {
 
 /* ---------------------------------------------------------------- output */
 
-typedef struct {
-    char *p;
-    size_t n, cap;
-} jbuf;
-
-static void jraw(jbuf *j, const char *fmt, ...) {
+void jraw(jbuf *j, const char *fmt, ...) {
     va_list ap;
     for (;;) {
         va_start(ap, fmt);
@@ -1032,12 +1132,12 @@ static void jraw(jbuf *j, const char *fmt, ...) {
     }
 }
 
-static void jnum(jbuf *j, const char *k, double v) {
+void jnum(jbuf *j, const char *k, double v) {
     if (v == (double)(long long)v && v < 1e15 && v > -1e15) jraw(j, ",\"%s\":%lld", k, (long long)v);
     else jraw(j, ",\"%s\":%.3f", k, v);
 }
 
-static void jstr(jbuf *j, const char *k, const char *v) {
+void jstr(jbuf *j, const char *k, const char *v) {
     jraw(j, ",\"%s\":\"", k);
     for (const char *s = v ? v : ""; *s; s++) {
         if (*s == '"' || *s == '\\') jraw(j, "\\%c", *s);
@@ -1071,7 +1171,7 @@ static void jphase(jbuf *j, const char *pre, const phase *ph, bool consume) {
 #undef K
 }
 
-static double mib(long kb) { return (double)kb / 1024.0; }
+double mib(long kb) { return (double)kb / 1024.0; }
 
 static void print_phase(const phase *ph) {
     char cpu[48] = "";
@@ -1096,13 +1196,52 @@ static void print_phase(const phase *ph) {
 
 _Noreturn static void usage(void) {
     fprintf(stderr,
-            "usage: mskbench mskmock --binary PATH [--data-dir DIR|:memory:] [options]\n"
+            "usage: mskbench mskmock --binary PATH [--data-dir DIR|:memory:] [--security plaintext|sasl_ssl] [options]\n"
             "       mskbench mock [--brokers N] [--isolated] [options]\n"
+            "       mskbench groups --target mskmock|mock|mock-isolated [--binary PATH] [--data-dir ...] [group options]\n"
+            "       mskbench auth --binary PATH [--data-dir ...] [auth options]\n"
             "options: --messages N (200000) --size BYTES (1024) --brokers N (3) --linger-ms MS (5)\n"
             "         --fetch-wait-ms MS (100) --lat-seconds S (5) --lat-interval-us US (1000)\n"
             "         --lat-linger-ms MS (0) --lat-warmup-ms MS (1000) --keep --verbose\n"
-            "         --broker-set KEY=VALUE (mskmock only, repeatable; MSKMOCK_* variables are not passed on)\n");
+            "         --broker-set KEY=VALUE (mskmock only, repeatable; MSKMOCK_* variables are not passed on)\n"
+            "         --client-set KEY=VALUE (librdkafka setting for every client, repeatable)\n"
+            "group options: --group-consumers 3,30 --heartbeat-ms MS (librdkafka's default) --scale-groups 500 (0: skip)\n"
+            "         --scale-members 3 --scale-heartbeat-ms 3000 --scale-leader-delay-ms 0\n"
+            "auth options: --auth-conns 32 --auth-threads 1 --auth-seconds 4 --auth-warmup 0.5 --auth-latency-count 200 --auth-only NAME\n");
     exit(2);
+}
+
+static void self_path(char *self, size_t n) {
+    ssize_t k = readlink("/proc/self/exe", self, n - 1);
+    if (k <= 0) die("readlink /proc/self/exe: %s", strerror(errno));
+    self[k] = 0;
+}
+
+void start_target(target *t, const char *name) {
+    running_target = t;
+    static bool registered;
+    if (!registered) atexit(cleanup_at_exit);
+    registered = true;
+    if (!strcmp(name, "mskmock")) {
+        start_mskmock(t);
+    } else if (!strcmp(name, "mock-isolated")) {
+        char self[4096];
+        self_path(self, sizeof self);
+        start_mock_isolated(t, self);
+    } else if (!strcmp(name, "mock")) {
+        start_mock_inprocess(t);
+    } else {
+        usage();
+    }
+}
+
+void finish_target(target *t) {
+    if (t->own_tmpdir) {
+        if (O.keep) fprintf(stderr, "mskbench: kept %s\n", t->tmpdir);
+        else nftw(t->tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    }
+    if (sec_target == t) sec_target = NULL;
+    running_target = NULL;
 }
 
 int main(int argc, char **argv) {
@@ -1127,6 +1266,35 @@ int main(int argc, char **argv) {
             if (O.nbroker_sets == 16) usage();
             O.broker_sets[O.nbroker_sets++] = v;
         }
+        else if (OPT("--client-set")) {
+            if (O.nclient_sets == 16) usage();
+            O.client_sets[O.nclient_sets++] = v;
+        }
+        else if (OPT("--security")) {
+            if (!strcmp(v, "plaintext")) O.security = SEC_PLAINTEXT;
+            else if (!strcmp(v, "sasl_ssl")) O.security = SEC_SASL_SSL;
+            else usage();
+        }
+        else if (OPT("--target")) O.target = v;
+        else if (OPT("--group-consumers")) {
+            O.ngroup_sizes = 0;
+            for (const char *p = v; *p && O.ngroup_sizes < 8;) {
+                O.group_sizes[O.ngroup_sizes++] = atoi(p);
+                p += strcspn(p, ",");
+                if (*p) p++;
+            }
+        }
+        else if (OPT("--heartbeat-ms")) O.heartbeat_ms = atoi(v);
+        else if (OPT("--scale-groups")) O.scale_groups = atoi(v);
+        else if (OPT("--scale-members")) O.scale_members = atoi(v);
+        else if (OPT("--scale-heartbeat-ms")) O.scale_heartbeat_ms = atoi(v);
+        else if (OPT("--scale-leader-delay-ms")) O.scale_leader_delay_ms = atoi(v);
+        else if (OPT("--auth-conns")) O.auth_conns = atoi(v);
+        else if (OPT("--auth-threads")) O.auth_threads = atoi(v);
+        else if (OPT("--auth-seconds")) O.auth_secs = atof(v);
+        else if (OPT("--auth-warmup")) O.auth_warmup_s = atof(v);
+        else if (OPT("--auth-latency-count")) O.auth_lat_count = atoi(v);
+        else if (OPT("--auth-only")) O.auth_only = v;
         else if (!strcmp(a, "--isolated")) O.isolated = true;
         else if (!strcmp(a, "--keep")) O.keep = true;
         else if (!strcmp(a, "--verbose")) O.verbose = true;
@@ -1136,19 +1304,19 @@ int main(int argc, char **argv) {
     if (O.messages < 1 || O.size < 16 || O.brokers < 1 || O.lat_interval_us < 1) usage();
     signal(SIGPIPE, SIG_IGN);
     if (!strcmp(O.mode, "mock-serve")) return mock_serve();
+    char self[4096];
+    self_path(self, sizeof self);
+    if (!strcmp(O.mode, "groups")) return groups_main(self);
+    if (!strcmp(O.mode, "auth")) {
+        O.target = "mskmock";
+        return auth_main(self);
+    }
+    if (O.security != SEC_PLAINTEXT && strcmp(O.mode, "mskmock")) usage();
 
     static target T;
     target *t = &T;
-    running_target = t;
-    atexit(cleanup_at_exit);
-    if (!strcmp(O.mode, "mskmock")) start_mskmock(t);
-    else if (!strcmp(O.mode, "mock") && O.isolated) {
-        char self[4096];
-        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-        if (n <= 0) die("readlink /proc/self/exe: %s", strerror(errno));
-        self[n] = 0;
-        start_mock_isolated(t, self);
-    } else if (!strcmp(O.mode, "mock")) start_mock_inprocess(t);
+    if (!strcmp(O.mode, "mskmock")) start_target(t, "mskmock");
+    else if (!strcmp(O.mode, "mock")) start_target(t, O.isolated ? "mock-isolated" : "mock");
     else usage();
 
     sleep_us(200000);
@@ -1170,6 +1338,11 @@ int main(int argc, char **argv) {
     else printf("  storage: %s\n", t->storage);
     for (int i = 0; i < O.nbroker_sets && !strcmp(t->kind, "mskmock"); i++) printf("  broker setting %s\n", O.broker_sets[i]);
     printf("  clients: %s\n", client_settings());
+    for (int i = 0; i < O.nclient_sets; i++) printf("  client setting %s\n", O.client_sets[i]);
+    if (O.security == SEC_SASL_SSL)
+        printf("  clients connect with security.protocol=SASL_SSL, sasl.mechanisms=OAUTHBEARER (token signed by the "
+               "bench), CA %s, to the IAM listener %s; broker setting sasl.handshake.v0.enable=true (librdkafka %s "
+               "needs SaslHandshake v0 advertised)\n", t->ca_path, t->bootstrap, rd_kafka_version_str());
     printf("  startup to first accepted connection  %8.2f ms", t->startup_ms);
     if (t->self_ready_ms > 0) printf("   (broker's log: ready in %.1f ms)", t->self_ready_ms);
     if (t->mcluster) printf("   (+ %.2f ms for the rd_kafka_t the mock needs)", t->host_handle_ms);
@@ -1246,6 +1419,13 @@ int main(int argc, char **argv) {
     jstr(&j, "target", t->kind);
     jstr(&j, "storage", t->storage);
     jstr(&j, "fs", strcmp(t->storage, "disk") ? "-" : fs_name(t->data_dir));
+    jstr(&j, "security", O.security == SEC_SASL_SSL ? "SASL_SSL/OAUTHBEARER" : "PLAINTEXT");
+    {
+        char cs[512] = "";
+        for (int i = 0; i < O.nclient_sets; i++)
+            snprintf(cs + strlen(cs), sizeof cs - strlen(cs), "%s%s", i ? " " : "", O.client_sets[i]);
+        jstr(&j, "client_sets", cs);
+    }
     jnum(&j, "messages", (double)O.messages);
     jnum(&j, "size", O.size);
     jnum(&j, "brokers", O.brokers);
@@ -1288,11 +1468,7 @@ int main(int argc, char **argv) {
     printf("%s\n", j.p);
     free(j.p);
 
-    if (t->own_tmpdir) {
-        if (O.keep) fprintf(stderr, "mskbench: kept %s\n", t->tmpdir);
-        else nftw(t->tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    }
-    running_target = NULL;
+    finish_target(t);
     bool bad = exit_status != 0 || stop_s < 0;
     for (int i = 0; i < 4; i++) bad |= ph[i].failed > 0 || ph[i].dups > 0 || ph[i].bad > 0;
     return bad ? 1 : 0;

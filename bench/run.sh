@@ -1,8 +1,19 @@
 #!/usr/bin/env bash
-# Builds mskmock and mskbench into build-bench/ and measures, with the same
-# librdkafka clients and the same record count, four targets:
-#   mskmock on disk (SQLite in a fresh temp dir), mskmock with :memory:,
-#   librdkafka's mock cluster in the bench process, and in a process of its own.
+# Builds mskbench (from the working tree) and mskmock (from a clean `git archive`
+# of HEAD, so uncommitted work in the tree is never measured) into build-bench/,
+# then runs one of three suites, each on several targets:
+#
+#   MODE=throughput (default): the same librdkafka clients, the same record count:
+#     mskmock on disk (SQLite in a fresh temp dir), mskmock with :memory:,
+#     librdkafka's mock cluster in the bench process, and in a process of its own.
+#     Also mskmock-{disk,memory}-sasl-ssl (clients on the IAM listener: SASL_SSL,
+#     OAUTHBEARER) and -sasl-ssl-nodelay (the same with socket.nagle.disable=true).
+#   MODE=groups: consumer-group rebalance time (3 and 30 librdkafka consumers) and
+#     500 groups x 3 members joining at once (raw driver), on mskmock-disk,
+#     mskmock-memory, mock-isolated (the mock without the 500-group test: see
+#     docs/benchmarks.md).
+#   MODE=auth: IAM authentications per second and their latency (mskmock-disk).
+#
 # Runs are interleaved (run 1 of every target, then run 2, ...) so that load
 # from other work on the machine spreads over all targets; before each run it
 # waits up to QUIET_WAIT seconds for the machine to be quiet. Prints every
@@ -11,28 +22,62 @@
 #   bench/run.sh                      3 runs of 200000 records of 1 KiB
 #   RUNS=5 MESSAGES=500000 bench/run.sh
 #   TARGETS="mskmock-disk mock" bench/run.sh -- --fetch-wait-ms 10
+#   TARGETS="mskmock-disk mskmock-disk-sasl-ssl" bench/run.sh
+#   MODE=groups RUNS=5 bench/run.sh
+#   MODE=auth RUNS=5 bench/run.sh
+#   MSKBENCH_REV=0d83d12 bench/run.sh                measure mskmock at another commit (default HEAD)
 #   MSKBENCH_BROKER=/path/to/mskmock bench/run.sh   measure another build of mskmock
 # Anything after -- goes to every mskbench run. Results: build-bench/bench-results/.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+MODE="${MODE:-throughput}"
 RUNS="${RUNS:-3}"
 MESSAGES="${MESSAGES:-200000}"
-TARGETS="${TARGETS:-mskmock-disk mskmock-memory mock mock-isolated}"
+case "$MODE" in
+  throughput) default_targets="mskmock-disk mskmock-memory mock mock-isolated" ;;
+  groups) default_targets="mskmock-disk mskmock-memory mock-isolated" ;;
+  auth) default_targets="mskmock-disk" ;;
+  *) echo "MODE must be throughput, groups or auth" >&2; exit 2 ;;
+esac
+TARGETS="${TARGETS:-$default_targets}"
 QUIET_WAIT="${QUIET_WAIT:-60}"
 BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}"
 extra=()
 if [[ "${1:-}" == "--" ]]; then shift; extra=("$@"); fi
 
-bin="${MSKBENCH_BROKER:-build-bench/mskmock}"
-targets=(mskbench)
-[[ -n "${MSKBENCH_BROKER:-}" ]] || targets+=(mskmock)
+# mskbench from the working tree (bench/ is what changes with the benchmark)
 if ! build_log=$(cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DMSKMOCK_BENCH=ON \
-  -DMSKMOCK_TESTS=OFF -DMSKMOCK_SANITIZE=OFF 2>&1 && ninja -C build-bench "${targets[@]}" 2>&1); then
+  -DMSKMOCK_TESTS=OFF -DMSKMOCK_SANITIZE=OFF 2>&1 && ninja -C build-bench mskbench 2>&1); then
   echo "$build_log" | tail -30
-  echo "bench/run.sh: building ${targets[*]} into build-bench/ failed" >&2
+  echo "bench/run.sh: building mskbench into build-bench/ failed" >&2
   exit 2
+fi
+
+# mskmock from a clean snapshot of HEAD: the working tree may be mid-edit
+if [[ -n "${MSKBENCH_BROKER:-}" ]]; then
+  bin="$MSKBENCH_BROKER"
+  broker_desc="$bin (given)"
+else
+  rev="$(git rev-parse --short=7 "${MSKBENCH_REV:-HEAD}^{commit}")"
+  snap="build-bench/snapshot-$rev"
+  if [[ ! -x "$snap/build/mskmock" ]]; then
+    rm -rf "$snap"
+    mkdir -p "$snap/src"
+    git archive "$rev" | tar -x -C "$snap/src"
+    if ! build_log=$(cmake -S "$snap/src" -B "$snap/build" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" \
+      -DMSKMOCK_TESTS=OFF -DMSKMOCK_SANITIZE=OFF 2>&1 && ninja -C "$snap/build" mskmock 2>&1); then
+      echo "$build_log" | tail -30
+      echo "bench/run.sh: building mskmock from git archive of $rev failed" >&2
+      exit 2
+    fi
+  fi
+  bin="$snap/build/mskmock"
+  broker_desc="$bin (git archive of $rev, $BUILD_TYPE)"
+  if [[ -z "${MSKBENCH_REV:-}" && -n "$(git status --porcelain -- broker protocol storage CMakeLists.txt 2>/dev/null)" ]]; then
+    broker_desc="$broker_desc; the working tree has uncommitted broker changes, not measured"
+  fi
 fi
 
 out="build-bench/bench-results/$(date +%Y%m%d-%H%M%S)"
@@ -60,24 +105,45 @@ wait_quiet() {
   echo "$busy"
 }
 
+# mskbench arguments of a target in the current MODE.
+target_args() {
+  local t="$1" storage=() security=() client=()
+  case "$t" in
+    mskmock-memory*) storage=(--data-dir :memory:) ;;
+  esac
+  case "$t" in
+    *-sasl-ssl*) security=(--security sasl_ssl) ;;
+  esac
+  case "$t" in
+    *-nodelay) client=(--client-set socket.nagle.disable=true) ;;
+  esac
+  case "$MODE:$t" in
+    throughput:mskmock-disk* | throughput:mskmock-memory*)
+      args=(mskmock --binary "$bin" "${storage[@]}" "${security[@]}" "${client[@]}" --messages "$MESSAGES") ;;
+    throughput:mock) args=(mock --messages "$MESSAGES") ;;
+    throughput:mock-isolated) args=(mock --isolated --messages "$MESSAGES") ;;
+    groups:mskmock-disk | groups:mskmock-memory) args=(groups --target mskmock --binary "$bin" "${storage[@]}") ;;
+    # 1500 raw members overwhelm the mock (accept queue of 5, a follower's SyncGroup after the
+    # leader's gets INVALID_REQUEST): run it by hand, see docs/benchmarks.md
+    groups:mock | groups:mock-isolated) args=(groups --target "$t" --scale-groups 0) ;;
+    auth:mskmock-disk | auth:mskmock-memory) args=(auth --binary "$bin" "${storage[@]}") ;;
+    *) echo "unknown target $t for MODE=$MODE" >&2; exit 2 ;;
+  esac
+}
+
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), build $BUILD_TYPE"
-echo "mskmock: $bin ($("$bin" --version 2>/dev/null || echo '?')), librdkafka $(pkg-config --modversion rdkafka 2>/dev/null || echo '?')"
+echo "mskmock: $broker_desc ($("$bin" --version 2>/dev/null || echo '?')), librdkafka $(pkg-config --modversion rdkafka 2>/dev/null || echo '?'), mode $MODE"
 echo "results: $out"
+echo "mskmock: $broker_desc" >"$out/broker.txt"
 for ((i = 1; i <= RUNS; i++)); do
   for target in $TARGETS; do
-    case "$target" in
-      mskmock-disk) args=(mskmock --binary "$bin") ;;
-      mskmock-memory) args=(mskmock --binary "$bin" --data-dir :memory:) ;;
-      mock) args=(mock) ;;
-      mock-isolated) args=(mock --isolated) ;;
-      *) echo "unknown target $target" >&2; exit 2 ;;
-    esac
+    target_args "$target"
     busy=$(wait_quiet)
     echo
     echo "=== $target run $i/$RUNS (machine busy before: $busy cores) ==="
     log="$out/$target-$i.txt"
     status=0
-    build-bench/bench/mskbench "${args[@]}" --messages "$MESSAGES" ${extra[@]+"${extra[@]}"} >"$log" 2>"$out/$target-$i.stderr" || status=$?
+    build-bench/bench/mskbench "${args[@]}" ${extra[@]+"${extra[@]}"} >"$log" 2>"$out/$target-$i.stderr" || status=$?
     grep -v '^{' "$log" || true
     if [[ -s "$out/$target-$i.stderr" ]]; then sed 's/^/  stderr: /' "$out/$target-$i.stderr" | head -20; fi
     if ! grep '^{' "$log" | sed "s/^{/{\"label\":\"$target\",\"run\":$i,\"busy_before\":$busy,\"exit\":$status,/" >>"$jsonl"; then

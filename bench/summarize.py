@@ -46,6 +46,61 @@ ROWS = [
 ]
 
 
+GROUP_ROWS = [
+    ("rebal_n3_ms", "rebalance, 3 consumers: last subscribe() to all assigned (ms)", 1, "{:,.0f}"),
+    ("rebal_n3_from_first_ms", "  from the first subscribe() (ms)", 1, "{:,.0f}"),
+    ("rebal_n3_assigns", "  assign callbacks, all consumers", 1, "{:.0f}"),
+    ("rebal_n30_ms", "rebalance, 30 consumers: last subscribe() to all assigned (ms)", 1, "{:,.0f}"),
+    ("rebal_n30_from_first_ms", "  from the first subscribe() (ms)", 1, "{:,.0f}"),
+    ("rebal_n30_assigns", "  assign callbacks, all consumers", 1, "{:.0f}"),
+    ("rebal_n30_broker_cpu_s", "  broker CPU (s)", 1, "{:.2f}"),
+    ("scale_stable_ms", "500 groups x 3: first JoinGroup to all Stable (ms)", 1, "{:,.1f}"),
+    ("scale_group_p50_ms", "  per group, p50 (ms)", 1, "{:,.1f}"),
+    ("scale_group_p99_ms", "  per group, p99 (ms)", 1, "{:,.1f}"),
+    ("scale_multi_gen_groups", "  groups Stable only after generation 1", 1, "{:.0f}"),
+    ("scale_joins", "  JoinGroup requests", 1, "{:.0f}"),
+    ("scale_broker_cpu_s", "  broker CPU (s)", 1, "{:.2f}"),
+    ("scale_verified", "  DescribeGroups: Stable with 3 members", 1, "{:.0f}"),
+    ("scale_connect_ms", "  opening the 1500 connections (ms)", 1, "{:.1f}"),
+    ("scale_rss_before_kib", "  broker RSS before (MiB)", 1 / 1024, "{:.1f}"),
+    ("scale_rss_conns_kib", "  broker RSS, 1500 idle connections (MiB)", 1 / 1024, "{:.1f}"),
+    ("scale_rss_stable_kib", "  broker RSS, all groups Stable (MiB)", 1 / 1024, "{:.1f}"),
+    ("other_cpu_s", "other processes' CPU during the run (s)", 1, "{:.2f}"),
+    ("wall_s", "run wall time (s)", 1, "{:.1f}"),
+]
+
+AUTH_CONFIGS = [
+    ("plain_apiversions", "no auth, connect + ApiVersions, plaintext"),
+    ("tls_apiversions", "no auth, connect + TLS + ApiVersions"),
+    ("oauth_sasl", "OAUTHBEARER, no TLS"),
+    ("iam_sasl", "AWS_MSK_IAM, no TLS"),
+    ("oauth_tls", "OAUTHBEARER, TLS"),
+    ("iam_tls", "AWS_MSK_IAM, TLS"),
+]
+AUTH_ROWS = []
+for _k, _t in AUTH_CONFIGS:
+    AUTH_ROWS += [
+        (f"{_k}_per_core_s", f"{_t}: per broker core (/s)", 1, "{:,.0f}"),
+        (f"{_k}_broker_us", f"  broker CPU each (us)", 1, "{:.1f}"),
+        (f"{_k}_rate_s", f"  reached, {{conns}} in flight (/s)", 1, "{:,.0f}"),
+        (f"{_k}_broker_busy", f"  broker busy (share of a core)", 1, "{:.2f}"),
+        (f"{_k}_lat_p50_ms", f"  one at a time, p50 (ms)", 1, "{:.3f}"),
+        (f"{_k}_lat_p99_ms", f"  one at a time, p99 (ms)", 1, "{:.3f}"),
+        (f"{_k}_other_cpu_s", f"  other processes' CPU (s)", 1, "{:.2f}"),
+    ]
+
+
+def rows_for(runs):
+    benches = {r.get("bench") for rs in runs.values() for r in rs}
+    if benches == {"mskbench-groups"}:
+        return GROUP_ROWS
+    if benches == {"mskbench-auth"}:
+        conns = {r.get("auth_conns") for rs in runs.values() for r in rs}
+        c = conns.pop() if len(conns) == 1 else "?"
+        return [(k, t.replace("{conns}", str(c)), sc, f) for k, t, sc, f in AUTH_ROWS]
+    return ROWS
+
+
 def main():
     runs = {}
     order = []
@@ -62,7 +117,7 @@ def main():
 
     print("| figure | " + " | ".join(f"{l} ({len(runs[l])} runs)" for l in order) + " |")
     print("|---|" + "---|" * len(order))
-    for key, title, scale, fmt in ROWS:
+    for key, title, scale, fmt in rows_for(runs):
         cells = []
         for l in order:
             vals = [r[key] * scale for r in runs[l] if isinstance(r.get(key), (int, float)) and r[key] >= 0]
@@ -79,7 +134,7 @@ def main():
     problems = []
     for l in order:
         for r in runs[l]:
-            bad = [k for k in r if k.endswith(("_failed", "_dups", "_bad")) and r[k]]
+            bad = [k for k in r if k.endswith(("_failed", "_dups", "_bad", "_conflicts", "_errors")) and r[k]]
             errs = [f"{k}: {r[k]}" for k in r if k.endswith("error") and r[k]]
             if r.get("exit") or bad or errs:
                 problems.append(f"- {l} run {r.get('run')}: exit {r.get('exit')} {' '.join(bad)} {'; '.join(errs)}")
