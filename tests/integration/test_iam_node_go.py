@@ -17,7 +17,7 @@ or AWS_CONTAINER_CREDENTIALS_FULL_URI = the broker's endpoint).
                                      with exactly that mechanism and refused nothing
   test_roundtrip_sasl_plaintext      the same over the SASL listener without TLS (100 records)
   test_reauthentication              connections.max.reauth.ms=10000: both clients produce and
-                                     consume for 40 s (one record every 50 ms) with no error,
+                                     consume for 60 s (one record every 50 ms) with no error,
                                      every record arrives, the log shows each client
                                      re-authenticating with each mechanism
   test_rotation_*                    role credentials rotated every 4 s, valid 6 s; franz-go with
@@ -32,7 +32,7 @@ or AWS_CONTAINER_CREDENTIALS_FULL_URI = the broker's endpoint).
                                      (msk-iam-auth.md 3.2) checked on the wire (regression
                                      tests: mskmock broke both at first)
 
-Runtime: about 2 minutes (the 40 s re-authentication run and five 12 s rotation runs dominate).
+Runtime: about 2 minutes (the 60 s re-authentication run and five 12 s rotation runs dominate).
 """
 
 import contextlib
@@ -206,11 +206,11 @@ def test_roundtrip_sasl_plaintext(shared_broker, lang, mechanism, creds):
 # -- 2. KIP-368 re-authentication ------------------------------------------------------------
 
 REAUTH_MS = 10000
-RUN_S = 40
+RUN_S = 60  # the issue asks for 60 s across several re-authentications
 
 
 def test_reauthentication(tmp_path):
-    """Sessions capped at 10 s: 40 s of produce and consume need ~4 re-authentications per
+    """Sessions capped at 10 s: 60 s of produce and consume need ~6 re-authentications per
     connection. kafkajs re-authenticates when less than reauthenticationThreshold is left; its
     default (10 s) equals the whole session, so it would re-authenticate before every request,
     which Apache Kafka refuses more often than once a second (test_reauth_twice_within_one_second):

@@ -9,7 +9,7 @@ AWS_MSK_IAM and its OAUTHBEARER handler), msk-iam-auth.md sections 1-4 and msk-b
      uuid in the broker log with the failed check), a plaintext client on the TLS port, PLAIN
      and SCRAM (UNSUPPORTED_SASL_MECHANISM), Produce before authentication;
   3. KIP-368: with connections.max.reauth.ms=10000, Java and librdkafka clients produce and
-     consume for 40 s across several re-authentications without an error;
+     consume for 60 s across several re-authentications without an error;
   4. a raw client that never re-authenticates is disconnected at its first request after
      expiry (no reply) and a new connection works; one that re-authenticates by hand keeps going.
 """
@@ -26,7 +26,7 @@ from iam import ALICE, BOB, REGION, ROLE, IamBroker, SaslConn, aws_env, run_clie
 PARTITIONS = 3
 RECORDS = 1000
 REAUTH_MS = 10000
-REAUTH_RUN_S = 40
+REAUTH_RUN_S = 60  # the issue asks for 60 s across several re-authentications
 UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 CLIENT_ID = {"python": "mskmock-it-python", "java": "mskmock-test-java"}
 
@@ -351,7 +351,7 @@ def test_reauthentication(reauth_runs, name):
     reauths = {cid: len(c["reauth"]) for cid, c in conns.items()}
     print("%s: %s; broker re-authentications per connection %s" % (name, res, reauths))
     busiest = max(reauths.values())
-    # 40 s of 10 s sessions, re-authenticated at 85-95 % (Java) or 90 % (librdkafka): >= 3 each.
+    # 60 s of 10 s sessions, re-authenticated at 85-95 % (Java) or 90 % (librdkafka): >= 3 each.
     assert busiest >= REAUTH_RUN_S * 1000 // REAUTH_MS - 1, \
         "re-authentications per connection: %s" % reauths
     for cid, c in conns.items():
