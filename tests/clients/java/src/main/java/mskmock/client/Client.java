@@ -408,7 +408,7 @@ public final class Client {
 
     static String consume(Options o) throws Exception {
         Properties p = common(o);
-        // No group.id: manual assignment only, nothing committed (groups are not implemented yet).
+        // No group.id: manual assignment only, nothing committed; group-consume is the group path.
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         p.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "500");
