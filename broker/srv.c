@@ -67,9 +67,20 @@ static void on_prepare(uv_prepare_t *h) {
     } while (net_pumps_pending());
 }
 
+/* The checkpoint thread cannot log; its failures are reported from here. */
+static void report_checkpoint_failures(srv *s) {
+    stor_ckpt_stats st;
+    stor_checkpoint_stats(s->st, &st);
+    if (st.failures == s->ckpt_failures_logged) return;
+    log_warn("storage: %llu WAL checkpoint(s) failed since the last report: %s; the WAL keeps growing until one succeeds",
+             (unsigned long long)(st.failures - s->ckpt_failures_logged), st.last_error);
+    s->ckpt_failures_logged = st.failures;
+}
+
 static void on_housekeeping(uv_timer_t *h) {
     srv *s = h->data;
     net_sweep_idle(s);
+    report_checkpoint_failures(s);
     int64_t now = clk_mono_ms();
     if (now >= s->next_retention_ms) {
         s->next_retention_ms = now + s->cfg->log_retention_check_interval_ms;
@@ -142,6 +153,11 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen) {
 
 void srv_close(srv *s) {
     srv_commit_now(s);
+    stor_ckpt_stats st;
+    stor_checkpoint_stats(s->st, &st);
+    if (st.runs)
+        log_info("storage: %llu WAL checkpoints since start, %llu failed", (unsigned long long)st.runs,
+                 (unsigned long long)st.failures);
     fetch_cancel_all(s);
     net_close_all(s);
     grp_close_all(s);

@@ -116,6 +116,7 @@ struct srv {
     int64_t next_retention_ms;
     int64_t next_offsets_expiry_ms;
     int64_t started_us;
+    uint64_t ckpt_failures_logged;
     bool stopping;
 };
 

@@ -58,6 +58,18 @@ bool stor_in_txn(stor *s);
 uint64_t stor_commit_seq(stor *s);
 const char *stor_errmsg(stor *s);
 
+/*
+ * What the background checkpoint thread (which copies the WAL into the
+ * database file) has done; all zero without one (:memory:). The thread cannot
+ * log, so the broker reports failures from these counters.
+ */
+typedef struct stor_ckpt_stats {
+    uint64_t runs, failures;
+    int wal_frames, backfilled; /* of the latest checkpoint: frames in the WAL, frames copied to the database */
+    char last_error[160];
+} stor_ckpt_stats;
+void stor_checkpoint_stats(stor *s, stor_ckpt_stats *out);
+
 /* ---- topics ---- */
 
 typedef struct stor_topic {

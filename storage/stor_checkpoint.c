@@ -8,7 +8,13 @@
  * valve, should this thread fall far behind.
  *
  * Ownership: the thread owns its connection; the loop thread only touches the
- * mutex-guarded flags.
+ * mutex-guarded flags and counters.
+ *
+ * A fresh connection has not read the database header yet, so SQLite does not
+ * know the file is in WAL mode and a checkpoint on it does nothing (it
+ * answers -1 frames). Start-up therefore reads the schema once on this
+ * connection, which opens the WAL, and refuses to go on if a checkpoint still
+ * sees no WAL.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -24,6 +30,7 @@ struct stor_ckpt {
     pthread_cond_t cv;
     bool stop, kicked;
     sqlite3 *db;
+    stor_ckpt_stats stats;
 };
 
 /* Checkpoints at most this often, and at least this often while anything was written. */
@@ -35,6 +42,20 @@ struct stor_ckpt {
 static void sleep_ms(long ms) {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
+}
+
+static void checkpoint(stor_ckpt *k) {
+    int log = 0, done = 0;
+    int rc = sqlite3_wal_checkpoint_v2(k->db, "main", SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+    pthread_mutex_lock(&k->mu);
+    k->stats.runs++;
+    k->stats.wal_frames = log;
+    k->stats.backfilled = done;
+    if (rc != SQLITE_OK && rc != SQLITE_BUSY) {
+        k->stats.failures++;
+        snprintf(k->stats.last_error, sizeof k->stats.last_error, "%s", sqlite3_errmsg(k->db));
+    }
+    pthread_mutex_unlock(&k->mu);
 }
 
 static void *run(void *arg) {
@@ -53,8 +74,7 @@ static void *run(void *arg) {
         k->kicked = false;
         pthread_mutex_unlock(&k->mu);
         if (work) {
-            int log = 0, done = 0;
-            sqlite3_wal_checkpoint_v2(k->db, "main", SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+            checkpoint(k);
             sleep_ms(CKPT_MIN_INTERVAL_MS);
         }
         pthread_mutex_lock(&k->mu);
@@ -78,6 +98,16 @@ int stor_ckpt_start(stor *s, const char *path, char *err, size_t errlen) {
         return -1;
     }
     sqlite3_busy_timeout(k->db, STOR_BUSY_TIMEOUT_MS);
+    int log = -1, done = -1;
+    rc = sqlite3_exec(k->db, "SELECT count(*) FROM sqlite_schema", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_wal_checkpoint_v2(k->db, "main", SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+    if ((rc != SQLITE_OK && rc != SQLITE_BUSY) || log < 0) {
+        stor_errf(err, errlen, "checkpoint connection: %s",
+                  rc != SQLITE_OK ? sqlite3_errmsg(k->db) : "the database is not in WAL mode for it");
+        sqlite3_close_v2(k->db);
+        free(k);
+        return -1;
+    }
     pthread_mutex_init(&k->mu, NULL);
     pthread_cond_init(&k->cv, NULL);
     if (pthread_create(&k->thread, NULL, run, k) != 0) {
@@ -101,6 +131,15 @@ void stor_ckpt_kick(stor *s) {
     pthread_mutex_lock(&k->mu);
     k->kicked = true;
     pthread_cond_signal(&k->cv);
+    pthread_mutex_unlock(&k->mu);
+}
+
+void stor_checkpoint_stats(stor *s, stor_ckpt_stats *out) {
+    stor_ckpt *k = s->ckpt;
+    memset(out, 0, sizeof *out);
+    if (!k) return;
+    pthread_mutex_lock(&k->mu);
+    *out = k->stats;
     pthread_mutex_unlock(&k->mu);
 }
 

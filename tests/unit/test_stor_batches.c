@@ -13,52 +13,17 @@
 
 #include "stor.h"
 #include "stor_int.h"
+#include "stor_fixture.h"
 
-/* ---- fixture: a fresh database file with topic "t" (3 partitions) ---- */
-
-typedef struct fx {
-    char dir[64];
-    char path[128];
-    stor *s;
-    int64_t topic;
-} fx;
-
-static void fx_open(fx *f) {
-    char err[512] = "";
-    if (stor_open(&f->s, f->path, STOR_SYNC_OFF, err, sizeof err) != 0) fail_msg("stor_open: %s", err);
-}
-
-static void fx_reopen(fx *f) {
-    stor_close(f->s);
-    f->s = NULL;
-    fx_open(f);
-}
+/* ---- fixture (stor_fixture.h) with topic "t" (3 partitions) ---- */
 
 static int fx_setup(void **state) {
-    fx *f = calloc(1, sizeof *f);
+    fx *f = fx_new("stor_batches", STOR_SYNC_OFF);
     if (!f) return -1;
-    snprintf(f->dir, sizeof f->dir, "/tmp/stor_batches.XXXXXX");
-    if (!mkdtemp(f->dir)) return -1;
-    snprintf(f->path, sizeof f->path, "%s/mskmock.db", f->dir);
-    fx_open(f);
     stor_topic t = {.name = "t", .partitions = 3, .created_ms = 1};
     if (stor_topic_create(f->s, &t) != 0) return -1;
     f->topic = t.id;
     *state = f;
-    return 0;
-}
-
-static int fx_teardown(void **state) {
-    fx *f = *state;
-    stor_close(f->s);
-    char p[160];
-    static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
-    for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
-        snprintf(p, sizeof p, "%s%s", f->path, suffix[i]);
-        unlink(p);
-    }
-    rmdir(f->dir);
-    free(f);
     return 0;
 }
 

@@ -14,49 +14,14 @@
 
 #include "stor.h"
 #include "stor_int.h"
+#include "stor_fixture.h"
 
-/* ---- fixture: a fresh database file in its own temp dir ---- */
-
-typedef struct fx {
-    char dir[64];
-    char path[128];
-    stor *s;
-} fx;
-
-static void fx_open(fx *f) {
-    char err[512] = "";
-    if (stor_open(&f->s, f->path, STOR_SYNC_NORMAL, err, sizeof err) != 0) fail_msg("stor_open: %s", err);
-}
-
-static void fx_reopen(fx *f) {
-    stor_close(f->s);
-    f->s = NULL;
-    fx_open(f);
-}
+/* ---- fixture (stor_fixture.h) ---- */
 
 static int fx_setup(void **state) {
-    fx *f = calloc(1, sizeof *f);
-    if (!f) return -1;
-    snprintf(f->dir, sizeof f->dir, "/tmp/stor_groups.XXXXXX");
-    if (!mkdtemp(f->dir)) return -1;
-    snprintf(f->path, sizeof f->path, "%s/mskmock.db", f->dir);
-    fx_open(f);
+    fx *f = fx_new("stor_groups", STOR_SYNC_NORMAL);
     *state = f;
-    return 0;
-}
-
-static int fx_teardown(void **state) {
-    fx *f = *state;
-    stor_close(f->s);
-    char p[160];
-    static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
-    for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
-        snprintf(p, sizeof p, "%s%s", f->path, suffix[i]);
-        unlink(p);
-    }
-    rmdir(f->dir);
-    free(f);
-    return 0;
+    return f ? 0 : -1;
 }
 
 static void raw_exec(fx *f, const char *sql) {

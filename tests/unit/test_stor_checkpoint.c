@@ -1,0 +1,123 @@
+/* stor: the background checkpoint thread really copies the WAL into the database file. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "stor.h"
+#include "stor_int.h"
+#include "stor_fixture.h"
+
+static int fx_setup(void **state) {
+    fx *f = fx_new("stor_checkpoint", STOR_SYNC_NORMAL);
+    if (!f) return -1;
+    stor_topic t = {.name = "t", .partitions = 1, .created_ms = 1};
+    if (stor_topic_create(f->s, &t) != 0 || stor_commit(f->s) != 0) return -1;
+    f->topic = t.id;
+    *state = f;
+    return 0;
+}
+
+static off_t file_size(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? st.st_size : -1;
+}
+
+/* Appends n batches of len bytes after *next, one commit for them all. */
+static void append_batches(fx *f, int64_t *next, int n, size_t len) {
+    uint8_t *data = malloc(len);
+    assert_non_null(data);
+    for (int i = 0; i < n; i++) {
+        memset(data, 'a' + (int)(*next % 26), len);
+        stor_batch_meta m = {.base_offset = *next,
+                             .last_offset = *next,
+                             .max_timestamp = 1,
+                             .producer_id = -1,
+                             .producer_epoch = -1,
+                             .base_sequence = -1,
+                             .last_sequence = -1,
+                             .records_count = 1};
+        assert_int_equal(stor_batch_append(f->s, f->topic, 0, &m, data, len), 0);
+        (*next)++;
+    }
+    free(data);
+    assert_int_equal(stor_commit(f->s), 0);
+}
+
+/* Waits up to 5 s for a checkpoint that copied every one of more than min_frames WAL frames. */
+static stor_ckpt_stats wait_backfilled(fx *f, int min_frames) {
+    stor_ckpt_stats st;
+    for (int i = 0; i < 500; i++) {
+        stor_checkpoint_stats(f->s, &st);
+        if (st.wal_frames > min_frames && st.backfilled == st.wal_frames) break;
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    return st;
+}
+
+/*
+ * Regression (checkpoint_thread_saw_no_wal): the thread's fresh connection
+ * had never read the database header, so each PASSIVE checkpoint answered
+ * -1 frames and copied nothing; the WAL grew to the 1 GiB safety valve under
+ * load and the loop thread then checkpointed it all in one stall.
+ */
+static void test_checkpoint_thread_saw_no_wal(void **state) {
+    fx *f = *state;
+    off_t before = file_size(f->path);
+    int64_t next = 0;
+    append_batches(f, &next, 64, 32 * 1024); /* 2 MiB */
+    stor_ckpt_stats st = wait_backfilled(f, 512); /* 2 MiB is more than 512 pages of 4 KiB */
+    assert_int_equal(st.failures, 0);
+    assert_true(st.wal_frames > 512);
+    assert_int_equal(st.backfilled, st.wal_frames);
+    /* the pages are in the database file itself, not only in the WAL */
+    assert_true(file_size(f->path) >= before + 2 * 1024 * 1024);
+}
+
+/* The same after a restart: the thread's connection is opened on an existing WAL database. */
+static void test_checkpoint_after_reopen(void **state) {
+    fx *f = *state;
+    int64_t next = 0;
+    append_batches(f, &next, 4, 1024);
+    fx_reopen(f);
+    off_t before = file_size(f->path);
+    append_batches(f, &next, 64, 32 * 1024);
+    stor_ckpt_stats st = wait_backfilled(f, 512);
+    assert_int_equal(st.failures, 0);
+    assert_true(st.wal_frames > 512);
+    assert_int_equal(st.backfilled, st.wal_frames);
+    assert_true(file_size(f->path) >= before + 2 * 1024 * 1024);
+}
+
+/* :memory: has no WAL and no thread: the stats stay zero. */
+static void test_memory_store_has_no_checkpoints(void **state) {
+    (void)state;
+    stor *s = NULL;
+    char err[256] = "";
+    assert_int_equal(stor_open(&s, ":memory:", STOR_SYNC_NORMAL, err, sizeof err), 0);
+    stor_ckpt_stats st;
+    stor_checkpoint_stats(s, &st);
+    assert_int_equal(st.runs, 0);
+    stor_close(s);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        T(test_checkpoint_thread_saw_no_wal),
+        T(test_checkpoint_after_reopen),
+        cmocka_unit_test(test_memory_store_has_no_checkpoints),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
