@@ -17,6 +17,9 @@
 #include "clock.h"
 #include "log.h"
 
+/* A partition's buffer starts at most this large and grows to what its budget allows. */
+#define FETCH_FIRST_CAP (1 << 20)
+
 typedef struct fetch_wait {
     srv *s;
     req *r;
@@ -25,20 +28,33 @@ typedef struct fetch_wait {
 } fetch_wait;
 
 typedef struct collect {
-    kp_writer w;
+    uint8_t *buf;
+    size_t len, cap;
     int64_t budget_partition, budget_total;
     bool first;                 /* nothing returned yet: the first batch goes out whatever its size */
 } collect;
 
-static bool take_batch(void *ctx, const stor_batch_meta *m, const void *data, size_t len) {
+/* Where the next batch goes: the end of one buffer, which becomes the partition's records as they are. */
+static void *place_batch(void *ctx, const stor_batch_meta *m, size_t len) {
     (void)m;
     collect *c = ctx;
-    if (!c->first && ((int64_t)len > c->budget_partition || (int64_t)len > c->budget_total)) return false;
-    kp_wr_raw(&c->w, data, len);
+    if (!c->first && ((int64_t)len > c->budget_partition || (int64_t)len > c->budget_total)) return NULL;
+    if (c->cap - c->len < len) {
+        size_t cap = c->cap ? c->cap : len;
+        while (cap - c->len < len) cap *= 2;
+        uint8_t *b = realloc(c->buf, cap);
+        if (!b) abort();
+        c->buf = b;
+        c->cap = cap;
+    }
+    void *p = c->buf + c->len;
+    c->len += len;
     c->first = false;
     c->budget_partition -= (int64_t)len;
     c->budget_total -= (int64_t)len;
-    return c->budget_partition > 0 && c->budget_total > 0;
+    /* a batch that spent the budget is the last one: the next call answers NULL */
+    if (c->budget_partition <= 0 || c->budget_total <= 0) c->budget_partition = c->budget_total = -1;
+    return p;
 }
 
 static topic *resolve_topic(srv *s, req *r, const kp_fetch_topic *ft, int16_t *code) {
@@ -71,21 +87,27 @@ static int16_t fetch_partition(srv *s, req *r, topic *t, const kp_fetch_partitio
     }
     if (fp->fetch_offset >= p->hw || *total_left <= 0) return 0;
     collect c = {.budget_partition = fp->partition_max_bytes, .budget_total = *total_left, .first = !*returned_any};
-    kp_writer_init(&c.w, 0);
-    if (stor_batch_read(s->st, t->id, p->index, fp->fetch_offset, p->hw, take_batch, &c) != 0) {
-        kp_writer_free(&c.w);
+    /* room for what the budget allows, up to what the partition holds past the offset */
+    int64_t want = c.budget_partition < c.budget_total ? c.budget_partition : c.budget_total;
+    if (want > 0) {
+        c.cap = (size_t)(want < FETCH_FIRST_CAP ? want : FETCH_FIRST_CAP);
+        c.buf = malloc(c.cap);
+        if (!c.buf) abort();
+    }
+    if (stor_batch_read_into(s->st, t->id, p->index, fp->fetch_offset, p->hw, place_batch, &c) != 0) {
+        free(c.buf);
         req_log_refusal(r, KERR_KAFKA_STORAGE_ERROR, "%s-%d: reading the log failed: %s", t->name, fp->partition,
                         stor_errmsg(s->st));
         return KERR_KAFKA_STORAGE_ERROR;
     }
-    if (c.w.len) {
-        /* the response points at the collected batches; the request frees them */
-        out->records = (kp_bytes){(const char *)c.w.buf, (int32_t)c.w.len};
-        req_adopt(r, c.w.buf);
-        *total_left -= (int64_t)c.w.len;
+    if (c.len) {
+        /* the response references the collected batches (no copy); the request, then the write, owns them */
+        out->records = (kp_bytes){(const char *)c.buf, (int32_t)c.len};
+        req_adopt(r, c.buf);
+        *total_left -= (int64_t)c.len;
         *returned_any = true;
     } else {
-        kp_writer_free(&c.w);
+        free(c.buf);
     }
     return 0;
 }

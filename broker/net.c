@@ -11,6 +11,15 @@
 
 /* Stop reading from a connection with this many requests not yet answered. */
 #define MAX_QUEUED 256
+/*
+ * A frame at least this large that has not fully arrived is read straight
+ * into its own buffer rather than through rbuf, so its bytes are copied once
+ * (by the kernel) instead of twice. The buffer grows with what arrives, from
+ * FILL_FIRST_CAP, so a client announcing a huge frame and sending little
+ * holds little memory.
+ */
+#define FILL_MIN 65536
+#define FILL_FIRST_CAP (1u << 20)
 
 static conn *commit_list; /* conns with answers held for the next commit */
 static conn *pump_list;   /* conns to resume before the loop waits */
@@ -22,6 +31,7 @@ static void on_close(uv_handle_t *h) {
         c->head = r->next;
         req_free(r);
     }
+    if (c->filling) req_free(c->filling);
     free(c->rbuf);
     free(c->client_id);
     free(c->principal);
@@ -101,19 +111,28 @@ static void send_tls_output(conn *c) {
     }
 }
 
-/* Write every finished answer at the head of the queue, in one uv_write. */
+/*
+ * Write every finished answer at the head of the queue, in one uv_write. An
+ * answer is its encoded bytes plus the buffers it references (fetched
+ * records, kp_writer refs); the write takes ownership of all of them.
+ */
 static void flush_ready(conn *c) {
     uint64_t seq = stor_commit_seq(c->s->st);
-    int n = 0;
+    int n = 0, nspans = 0, nowned = 0;
     for (req *r = c->head; r && r != c->next_start; r = r->next) {
         if (r->state == REQ_WAIT_COMMIT && seq > r->commit_seq) r->state = REQ_READY;
         if (r->state != REQ_READY && r->state != REQ_SILENT) break;
         n++;
+        if (r->state == REQ_READY) {
+            nspans += 2 * r->out.nrefs + 1;
+            nowned += 1 + r->nadopted;
+        }
     }
     if (!n) return;
-    write_ctx *wc = malloc(sizeof(*wc) + sizeof(uint8_t *) * (size_t)n);
-    uv_buf_t *bufs = malloc(sizeof(uv_buf_t) * (size_t)n);
-    if (!wc || !bufs) abort();
+    write_ctx *wc = malloc(sizeof(*wc) + sizeof(uint8_t *) * (size_t)(nowned ? nowned : 1));
+    uv_buf_t *bufs = malloc(sizeof(uv_buf_t) * (size_t)(nspans ? nspans : 1));
+    kp_span *spans = malloc(sizeof(kp_span) * (size_t)(nspans ? nspans : 1));
+    if (!wc || !bufs || !spans) abort();
     wc->c = c;
     wc->n = 0;
     int nb = 0;
@@ -123,12 +142,17 @@ static void flush_ready(conn *c) {
         if (!c->head) c->tail = NULL;
         c->nqueued--;
         if (r->state == REQ_READY) {
-            bufs[nb++] = uv_buf_init((char *)r->out.buf, (unsigned)r->out.len);
+            int k = kp_writer_spans(&r->out, spans);
+            for (int j = 0; j < k; j++) bufs[nb++] = uv_buf_init((char *)spans[j].p, (unsigned)spans[j].len);
+            /* now owned by the write */
             wc->bufs[wc->n++] = r->out.buf;
-            r->out.buf = NULL; /* now owned by the write */
+            r->out.buf = NULL;
+            for (int j = 0; j < r->nadopted; j++) wc->bufs[wc->n++] = r->adopted[j];
+            r->nadopted = 0;
         }
         req_free(r);
     }
+    free(spans);
     if (nb && c->tls) {
         /* answers leave as TLS records: encrypt in order, send the ciphertext in one write */
         for (int i = 0; i < nb; i++)
@@ -153,9 +177,47 @@ static void flush_ready(conn *c) {
     free(bufs);
 }
 
+static void enqueue(conn *c, req *r) {
+    r->state = REQ_QUEUED;
+    if (c->tail)
+        c->tail->next = r;
+    else
+        c->head = r;
+    c->tail = r;
+    if (!c->next_start) c->next_start = r;
+    c->nqueued++;
+}
+
+/* Where the next bytes of the frame being filled go, growing its buffer if it is full. */
+static uint8_t *fill_room(conn *c, size_t *room) {
+    req *r = c->filling;
+    if (c->fill_have == c->fill_cap) {
+        size_t cap = c->fill_cap * 2 < r->len ? c->fill_cap * 2 : r->len;
+        uint8_t *b = realloc(r->frame, cap);
+        if (!b) abort();
+        r->frame = b;
+        c->fill_cap = cap;
+    }
+    *room = c->fill_cap - c->fill_have;
+    return r->frame + c->fill_have;
+}
+
+static void fill_advance(conn *c, size_t got) {
+    c->fill_have += got;
+    if (c->fill_have < c->filling->len) return;
+    enqueue(c, c->filling);
+    c->filling = NULL;
+}
+
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
     conn *c = h->data;
     (void)suggested;
+    if (c->filling && !c->tls) {
+        size_t room;
+        uint8_t *p = fill_room(c, &room);
+        *buf = uv_buf_init((char *)p, (unsigned)room);
+        return;
+    }
     if (c->rcap - c->rlen < 65536) {
         size_t cap = c->rcap ? c->rcap * 2 : 65536;
         while (cap - c->rlen < 65536) cap *= 2;
@@ -178,11 +240,14 @@ static void set_reading(conn *c, bool on) {
         uv_read_stop((uv_stream_t *)&c->tcp);
 }
 
-/* Cut complete frames out of the read buffer into queued requests. */
+/*
+ * Cut complete frames out of the read buffer into queued requests; a large
+ * frame that has only begun to arrive becomes the one being filled.
+ */
 static bool take_frames(conn *c) {
     size_t pos = 0;
     int64_t max = c->s->cfg->socket_request_max_bytes;
-    while (c->rlen - pos >= 4) {
+    while (!c->filling && c->rlen - pos >= 4) {
         int32_t size = kp_get_i32(c->rbuf + pos);
         if (size < 0 || size > max) {
             log_warn("conn=%llu refused frame: size %d is outside [0, socket.request.max.bytes=%lld]",
@@ -190,23 +255,27 @@ static bool take_frames(conn *c) {
             net_close(c, "frame size out of range");
             return false;
         }
-        if (c->rlen - pos - 4 < (size_t)size) break;
+        size_t have = c->rlen - pos - 4;
+        bool whole = have >= (size_t)size;
+        if (!whole && (size_t)size < FILL_MIN) break;
         req *r = calloc(1, sizeof(*r));
         if (!r) abort();
         r->c = c;
         r->len = (size_t)size;
-        r->frame = malloc(r->len ? r->len : 1);
+        size_t cap = whole ? r->len : (r->len < FILL_FIRST_CAP ? r->len : FILL_FIRST_CAP);
+        if (cap < have) cap = have;
+        r->frame = malloc(cap ? cap : 1);
         if (!r->frame) abort();
-        memcpy(r->frame, c->rbuf + pos + 4, r->len);
-        r->state = REQ_QUEUED;
-        if (c->tail)
-            c->tail->next = r;
-        else
-            c->head = r;
-        c->tail = r;
-        if (!c->next_start) c->next_start = r;
-        c->nqueued++;
-        pos += 4 + (size_t)size;
+        size_t take = whole ? r->len : have;
+        memcpy(r->frame, c->rbuf + pos + 4, take);
+        pos += 4 + take;
+        if (whole) {
+            enqueue(c, r);
+        } else {
+            c->filling = r;
+            c->fill_have = take;
+            c->fill_cap = cap;
+        }
     }
     memmove(c->rbuf, c->rbuf + pos, c->rlen - pos);
     c->rlen -= pos;
@@ -250,6 +319,7 @@ void net_pump(conn *c) {
         if (prev_parked) break;
         c->next_start = r->next;
         c->requests++;
+        c->s->requests++;
         if (!req_dispatch(c->s, r)) {
             net_close(c, "request refused");
             return;
@@ -280,16 +350,25 @@ static bool decrypt(conn *c, size_t nread) {
     int rc = tls_conn_feed(c->tls, c->rbuf + c->rlen, nread);
     for (;;) {
         if (rc < 0) break;
-        if (c->rcap - c->rlen < 16384) {
-            size_t cap = c->rcap * 2;
-            uint8_t *b = realloc(c->rbuf, cap);
-            if (!b) abort();
-            c->rbuf = b;
-            c->rcap = cap;
+        size_t got = 0, room;
+        if (c->filling) {
+            uint8_t *p = fill_room(c, &room);
+            rc = tls_conn_read(c->tls, p, room, &got);
+            fill_advance(c, got);
+        } else {
+            if (c->rcap - c->rlen < 16384) {
+                size_t cap = c->rcap * 2;
+                uint8_t *b = realloc(c->rbuf, cap);
+                if (!b) abort();
+                c->rbuf = b;
+                c->rcap = cap;
+            }
+            room = c->rcap - c->rlen;
+            rc = tls_conn_read(c->tls, c->rbuf + c->rlen, room, &got);
+            c->rlen += got;
+            /* a large frame may start here: what follows it must go to its buffer */
+            if (!take_frames(c)) return false;
         }
-        size_t got = 0, room = c->rcap - c->rlen;
-        rc = tls_conn_read(c->tls, c->rbuf + c->rlen, room, &got);
-        c->rlen += got;
         if (rc != 0 || got < room) break;
     }
     send_tls_output(c);
@@ -313,14 +392,20 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
     conn *c = st->data;
     (void)buf;
     if (nread < 0) {
-        if (c->rlen) log_warn("conn=%llu closed by peer inside a frame (%zu bytes pending)", (unsigned long long)c->id, c->rlen);
+        size_t pending = c->filling ? c->fill_have + 4 : c->rlen;
+        if (pending) log_warn("conn=%llu closed by peer inside a frame (%zu bytes pending)", (unsigned long long)c->id, pending);
         net_close(c, nread == UV_EOF ? "peer closed" : uv_strerror((int)nread));
         return;
     }
     if (nread == 0) return;
     c->last_active_ms = clk_mono_ms();
-    if (c->tls && !decrypt(c, (size_t)nread)) return;
-    if (!c->tls) c->rlen += (size_t)nread;
+    if (c->tls) {
+        if (!decrypt(c, (size_t)nread)) return;
+    } else if (c->filling) {
+        fill_advance(c, (size_t)nread);
+    } else {
+        c->rlen += (size_t)nread;
+    }
     if (!take_frames(c)) return;
     net_pump(c);
 }

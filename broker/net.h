@@ -30,6 +30,8 @@ struct conn {
     char *client_id;          /* from the latest request header, for log lines */
     uint8_t *rbuf;
     size_t rlen, rcap;
+    req *filling;             /* a large frame read straight into its own buffer (net.c) */
+    size_t fill_have, fill_cap;
     req *head, *tail;         /* requests in arrival order, answered from the head */
     req *next_start;          /* first request not yet started */
     int nqueued;

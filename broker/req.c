@@ -59,13 +59,19 @@ void *req_resp(req *r) {
     return p;
 }
 
+/* Records fields from this size on go out by reference (net.c writes the spans). */
+#define RESP_REF_MIN 4096
+#define RESP_INLINE_CAP 65536
+
 /* Size prefix, response header (v1 with tagged fields when flexible, v0 otherwise), body. */
 static void encode_response(req *r, const kp_msg *m, int16_t ver, const void *resp) {
     bool flex = kp_is_flex(m, ver);
     bool hflex = kp_resp_header_flex(m, ver);
     size_t body = kp_size(m->resp, ver, flex, resp);
     size_t total = 4 + (hflex ? 1 : 0) + body;
-    kp_writer_init(&r->out, 4 + total);
+    /* large records fields (Fetch) are referenced, not copied: the inline part is then small */
+    kp_writer_init(&r->out, 4 + total <= RESP_INLINE_CAP ? 4 + total : RESP_INLINE_CAP);
+    r->out.ref_min = RESP_REF_MIN;
     kp_wr_i32(&r->out, (int32_t)total);
     kp_wr_i32(&r->out, r->hdr.correlation_id);
     if (hflex) kp_wr_uvarint(&r->out, 0);

@@ -1,6 +1,7 @@
 /* Start-up, the per-iteration commit, and housekeeping (idle connections, retention). */
 #include "srv.h"
 
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,19 @@ static void on_prepare(uv_prepare_t *h) {
     } while (net_pumps_pending());
 }
 
+/*
+ * Under load the heap keeps what it frees (main.c raises glibc's trim and
+ * mmap thresholds, so megabyte-sized request buffers do not fault in fresh
+ * zeroed pages each time); after a second without requests it goes back.
+ */
+static void trim_heap_when_idle(srv *s) {
+    uint64_t before = s->requests_at_tick;
+    s->requests_at_tick = s->requests;
+    if (s->requests == s->requests_at_trim || s->requests != before) return;
+    s->requests_at_trim = s->requests;
+    malloc_trim(0);
+}
+
 /* The checkpoint thread cannot log; its failures are reported from here. */
 static void report_checkpoint_failures(srv *s) {
     stor_ckpt_stats st;
@@ -80,6 +94,7 @@ static void report_checkpoint_failures(srv *s) {
 static void on_housekeeping(uv_timer_t *h) {
     srv *s = h->data;
     net_sweep_idle(s);
+    trim_heap_when_idle(s);
     report_checkpoint_failures(s);
     int64_t now = clk_mono_ms();
     if (now >= s->next_retention_ms) {

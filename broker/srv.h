@@ -116,6 +116,9 @@ struct srv {
     int64_t next_retention_ms;
     int64_t next_offsets_expiry_ms;
     int64_t started_us;
+    uint64_t requests;       /* every request started, on every connection */
+    uint64_t requests_at_tick; /* srv.requests at the previous housekeeping tick */
+    uint64_t requests_at_trim; /* srv.requests when the heap was last trimmed */
     uint64_t ckpt_failures_logged;
     bool stopping;
 };

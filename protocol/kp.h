@@ -84,10 +84,28 @@ static inline size_t kp_rd_left(const kp_reader *r) { return r->len - r->pos; }
 
 /* ---- writer: growable; a writer with counting=true only measures ---- */
 
+/* Bytes of the encoded message that stay where they are: they belong at offset `at` of buf. */
+typedef struct kp_wref {
+    size_t at;
+    const uint8_t *p;
+    size_t len;
+} kp_wref;
+
 typedef struct kp_writer {
     uint8_t *buf;
     size_t len, cap;
     bool counting;
+    /*
+     * With ref_min > 0, records fields of at least ref_min bytes are not
+     * copied into buf but referenced: the message is buf with each refs[i]
+     * inserted at refs[i].at, in order (see kp_writer_spans). Fetch answers
+     * thus go from the bytes read out of storage to the socket without
+     * another copy; whoever set ref_min keeps the referenced bytes alive
+     * until the message is written.
+     */
+    size_t ref_min;
+    kp_wref *refs;
+    int nrefs, cap_refs;
 } kp_writer;
 
 void kp_writer_init(kp_writer *w, size_t cap);
@@ -101,6 +119,14 @@ void kp_wr_uvarint(kp_writer *w, uint64_t v);
 void kp_wr_varint(kp_writer *w, int32_t v);
 void kp_wr_varlong(kp_writer *w, int64_t v);
 void kp_wr_raw(kp_writer *w, const void *p, size_t n);
+/* kp_wr_raw, or a reference to p when the writer takes references of n bytes (ref_min). */
+void kp_wr_ref(kp_writer *w, const void *p, size_t n);
+/* The message as consecutive spans, at most 2 * nrefs + 1 of them, into out; returns how many. */
+typedef struct kp_span {
+    const uint8_t *p;
+    size_t len;
+} kp_span;
+int kp_writer_spans(const kp_writer *w, kp_span *out);
 size_t kp_uvarint_len(uint64_t v);
 
 /* big-endian helpers for patching buffers in place */

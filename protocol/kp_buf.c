@@ -176,6 +176,7 @@ void kp_writer_init(kp_writer *w, size_t cap) {
 
 void kp_writer_free(kp_writer *w) {
     free(w->buf);
+    free(w->refs);
     memset(w, 0, sizeof(*w));
 }
 
@@ -200,6 +201,33 @@ void *kp_wr_reserve(kp_writer *w, size_t n) {
 void kp_wr_raw(kp_writer *w, const void *p, size_t n) {
     uint8_t *d = kp_wr_reserve(w, n);
     if (d && n) memcpy(d, p, n);
+}
+
+void kp_wr_ref(kp_writer *w, const void *p, size_t n) {
+    if (w->counting || !w->ref_min || n < w->ref_min) {
+        kp_wr_raw(w, p, n);
+        return;
+    }
+    if (w->nrefs == w->cap_refs) {
+        int cap = w->cap_refs ? w->cap_refs * 2 : 8;
+        kp_wref *r = realloc(w->refs, sizeof(*r) * (size_t)cap);
+        if (!r) abort();
+        w->refs = r;
+        w->cap_refs = cap;
+    }
+    w->refs[w->nrefs++] = (kp_wref){.at = w->len, .p = p, .len = n};
+}
+
+int kp_writer_spans(const kp_writer *w, kp_span *out) {
+    int n = 0;
+    size_t from = 0;
+    for (int i = 0; i < w->nrefs; i++) {
+        if (w->refs[i].at > from) out[n++] = (kp_span){w->buf + from, w->refs[i].at - from};
+        out[n++] = (kp_span){w->refs[i].p, w->refs[i].len};
+        from = w->refs[i].at;
+    }
+    if (w->len > from || n == 0) out[n++] = (kp_span){w->buf + from, w->len - from};
+    return n;
 }
 
 void kp_wr_i8(kp_writer *w, int8_t v) {

@@ -279,7 +279,10 @@ static void encode_value(kp_writer *w, uint8_t t, const kp_field *f, int ver, bo
          * clients refuse longer compact ones): cut the rest rather than corrupt the frame */
         int32_t n = t == KP_STR && s->len > INT16_MAX ? INT16_MAX : s->len;
         write_len(w, flex, t != KP_STR, n);
-        kp_wr_raw(w, s->p, (size_t)n);
+        if (t == KP_RECORDS)
+            kp_wr_ref(w, s->p, (size_t)n);
+        else
+            kp_wr_raw(w, s->p, (size_t)n);
         break;
     }
     case KP_ARRAY: {

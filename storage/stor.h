@@ -132,6 +132,14 @@ int stor_batch_append(stor *s, int64_t topic_id, int32_t partition, const stor_b
 typedef bool (*stor_batch_fn)(void *ctx, const stor_batch_meta *m, const void *data, size_t len);
 int stor_batch_read(stor *s, int64_t topic_id, int32_t partition, int64_t from, int64_t upto, stor_batch_fn fn,
                     void *ctx);
+/*
+ * The same batches, read straight into the caller's memory (Fetch): dest
+ * answers where a batch's len bytes go, or NULL to stop before it. Large
+ * batches are copied once, from SQLite's pages (or the file) into dest.
+ */
+typedef void *(*stor_batch_dest_fn)(void *ctx, const stor_batch_meta *m, size_t len);
+int stor_batch_read_into(stor *s, int64_t topic_id, int32_t partition, int64_t from, int64_t upto,
+                         stor_batch_dest_fn dest, void *ctx);
 
 /*
  * ListOffsets by timestamp: the base offset and max timestamp of the first

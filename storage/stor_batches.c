@@ -1,6 +1,8 @@
 /* Record batches: append, fetch, offset and timestamp look-ups, log start (retention, DeleteRecords). */
 #include "stor_int.h"
 
+#include <stdlib.h>
+
 static int stor_bind_key(stor *s, sqlite3_stmt *st, int64_t topic_id, int32_t partition) {
     if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition))
         return stor_fail(s, "bind partition key");
@@ -61,28 +63,86 @@ int stor_batch_append(stor *s, int64_t topic_id, int32_t partition, const stor_b
     return rc;
 }
 
-int stor_batch_read(stor *s, int64_t topic_id, int32_t partition, int64_t from, int64_t upto, stor_batch_fn fn,
-                    void *ctx) {
-    if (!fn) return stor_failf(s, "read batches: no callback");
+/*
+ * The read statement leaves the data column out: naming it would make each
+ * step assemble the whole blob in SQLite's memory. The bytes are read with
+ * the blob API instead, straight into dest; `after` (stor_batch_read) then
+ * sees them.
+ */
+static int batch_read(stor *s, int64_t topic_id, int32_t partition, int64_t from, int64_t upto,
+                      stor_batch_dest_fn dest, stor_batch_fn after, void *ctx) {
     sqlite3_stmt *st = stor_stmt(s, STOR_BATCH_READ);
     if (stor_bind_key(s, st, topic_id, partition) || sqlite3_bind_int64(st, 3, from) ||
         sqlite3_bind_int64(st, 4, upto))
         return stor_fail(s, "bind read range");
-    int rc;
+    sqlite3_blob *blob = NULL;
+    int ret = 0, rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         stor_batch_meta m;
         stor_meta_from_row(st, 0, &m);
-        const void *data = sqlite3_column_blob(st, STOR_META_NCOLS);
-        int len = sqlite3_column_bytes(st, STOR_META_NCOLS);
-        if (!fn(ctx, &m, data, len > 0 ? (size_t)len : 0)) {
-            rc = SQLITE_DONE;
+        sqlite3_int64 rowid = sqlite3_column_int64(st, STOR_META_NCOLS);
+        sqlite3_int64 size = sqlite3_column_int64(st, STOR_META_NCOLS + 1);
+        void *p = dest(ctx, &m, (size_t)size);
+        if (!p) break;
+        int brc = blob ? sqlite3_blob_reopen(blob, rowid)
+                       : sqlite3_blob_open(s->db, "main", "batches", "data", rowid, 0, &blob);
+        if (brc == SQLITE_OK && sqlite3_blob_bytes(blob) != size) {
+            ret = stor_failf(s, "read batches: batch at offset %lld holds %d bytes, its row says %lld",
+                             (long long)m.base_offset, sqlite3_blob_bytes(blob), (long long)size);
             break;
         }
+        if (brc == SQLITE_OK) brc = sqlite3_blob_read(blob, p, (int)size, 0);
+        if (brc != SQLITE_OK) {
+            ret = stor_fail(s, "read batch data");
+            break;
+        }
+        if (after && !after(ctx, &m, p, (size_t)size)) break;
     }
-    int ret = rc == SQLITE_DONE ? 0 : stor_fail(s, "read batches");
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE && ret == 0) ret = stor_fail(s, "read batches");
+    if (blob) sqlite3_blob_close(blob);
     /* Resetting ends the implicit read transaction, which would otherwise hold back WAL checkpoints. */
     sqlite3_reset(st);
     return ret;
+}
+
+int stor_batch_read_into(stor *s, int64_t topic_id, int32_t partition, int64_t from, int64_t upto,
+                         stor_batch_dest_fn dest, void *ctx) {
+    if (!dest) return stor_failf(s, "read batches: no destination");
+    return batch_read(s, topic_id, partition, from, upto, dest, NULL, ctx);
+}
+
+/* stor_batch_read on top of batch_read: each batch goes through one scratch buffer. */
+typedef struct scratch_read {
+    stor_batch_fn fn;
+    void *ctx;
+    uint8_t *buf;
+    size_t cap;
+} scratch_read;
+
+static void *scratch_dest(void *ctx, const stor_batch_meta *m, size_t len) {
+    (void)m;
+    scratch_read *sr = ctx;
+    if (len > sr->cap || !sr->buf) {
+        uint8_t *b = realloc(sr->buf, len ? len : 1);
+        if (!b) return NULL;
+        sr->buf = b;
+        sr->cap = len;
+    }
+    return sr->buf;
+}
+
+static bool scratch_after(void *ctx, const stor_batch_meta *m, const void *data, size_t len) {
+    scratch_read *sr = ctx;
+    return sr->fn(sr->ctx, m, data, len);
+}
+
+int stor_batch_read(stor *s, int64_t topic_id, int32_t partition, int64_t from, int64_t upto, stor_batch_fn fn,
+                    void *ctx) {
+    if (!fn) return stor_failf(s, "read batches: no callback");
+    scratch_read sr = {.fn = fn, .ctx = ctx};
+    int rc = batch_read(s, topic_id, partition, from, upto, scratch_dest, scratch_after, &sr);
+    free(sr.buf);
+    return rc;
 }
 
 /* Step a keyed one-row look-up: 1 with the row still current, 0 none, -1 error (statement reset). */

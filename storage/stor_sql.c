@@ -42,7 +42,7 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
      * from (the last one starting <= from): seek there, and let the
      * last_offset filter drop that one batch if from falls past its end.
      */
-    [STOR_BATCH_READ] = "SELECT " STOR_META_COLS ", data FROM batches"
+    [STOR_BATCH_READ] = "SELECT " STOR_META_COLS ", rowid, size FROM batches"
                         " WHERE " BATCH_KEY " AND base_offset < ?4 AND last_offset >= ?3"
                         "   AND base_offset >= coalesce((SELECT base_offset FROM batches"
                         "     WHERE " BATCH_KEY " AND base_offset <= ?3 ORDER BY base_offset DESC LIMIT 1), ?3)"

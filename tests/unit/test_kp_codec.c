@@ -1669,6 +1669,68 @@ static void test_vec_fetch(void **state) {
     kp_arena_free(&a);
 }
 
+/*
+ * A writer with ref_min references large records fields instead of copying
+ * them (Fetch answers): its spans, laid end to end, are byte for byte the
+ * copying encoding, and the big field's span is the caller's own memory.
+ */
+static void test_records_by_reference(void **state) {
+    (void)state;
+    static uint8_t big[10000], small[100];
+    for (size_t i = 0; i < sizeof big; i++) big[i] = (uint8_t)(i * 7 + 1);
+    for (size_t i = 0; i < sizeof small; i++) small[i] = (uint8_t)(i * 3 + 2);
+    for (int ver = 4; ver <= 12; ver += 8) {
+        bool flex = kp_is_flex(&kp_msg_fetch, (int16_t)ver);
+        kp_fetch_partition_data pd[3];
+        for (int i = 0; i < 3; i++) {
+            kp_defaults(&kp_fetch_partition_data_schema, ver, &pd[i]);
+            pd[i].partition_index = i;
+            pd[i].aborted_transactions.n = -1;
+        }
+        pd[0].records = (kp_bytes){(const char *)big, (int32_t)sizeof big};
+        pd[1].records = (kp_bytes){(const char *)small, (int32_t)sizeof small};
+        pd[2].records = (kp_bytes){(const char *)big, (int32_t)sizeof big};
+        kp_fetchable_topic_response tr;
+        kp_defaults(&kp_fetchable_topic_response_schema, ver, &tr);
+        tr.topic = (kp_str){"t", 1};
+        tr.partitions.v = pd;
+        tr.partitions.n = 3;
+        kp_fetch_response resp;
+        kp_defaults(&kp_fetch_response_schema, ver, &resp);
+        resp.responses.v = &tr;
+        resp.responses.n = 1;
+
+        kp_writer copy, ref;
+        kp_writer_init(&copy, 0);
+        kp_writer_init(&ref, 0);
+        ref.ref_min = 4096;
+        kp_encode(&copy, &kp_fetch_response_schema, ver, flex, &resp);
+        kp_encode(&ref, &kp_fetch_response_schema, ver, flex, &resp);
+        assert_int_equal(copy.nrefs, 0);
+        assert_int_equal(ref.nrefs, 2); /* the two big fields; the small one is copied */
+        assert_ptr_equal(ref.refs[0].p, big);
+        assert_int_equal(ref.len + 2 * sizeof big, copy.len);
+        assert_int_equal(kp_size(&kp_fetch_response_schema, ver, flex, &resp), copy.len);
+
+        kp_span spans[5];
+        int n = kp_writer_spans(&ref, spans);
+        /* inline, big, inline, big; then the tagged fields when flexible */
+        assert_int_equal(n, flex ? 5 : 4);
+        uint8_t *joined = malloc(copy.len);
+        size_t at = 0;
+        for (int i = 0; i < n; i++) {
+            assert_true(at + spans[i].len <= copy.len);
+            memcpy(joined + at, spans[i].p, spans[i].len);
+            at += spans[i].len;
+        }
+        assert_int_equal(at, copy.len);
+        assert_memory_equal(joined, copy.buf, copy.len);
+        free(joined);
+        kp_writer_free(&copy);
+        kp_writer_free(&ref);
+    }
+}
+
 static void test_vec_list_offsets(void **state) {
     (void)state;
     const kp_msg *m = &kp_msg_list_offsets;
@@ -1760,6 +1822,7 @@ int main(void) {
         cmocka_unit_test(test_round_trip_all_messages),
         cmocka_unit_test(test_vec_api_versions),
         cmocka_unit_test(test_vec_metadata),
+        cmocka_unit_test(test_records_by_reference),
         cmocka_unit_test(test_vec_produce),
         cmocka_unit_test(test_vec_fetch),
         cmocka_unit_test(test_vec_list_offsets),
