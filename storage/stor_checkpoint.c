@@ -12,9 +12,9 @@
  *
  * A fresh connection has not read the database header yet, so SQLite does not
  * know the file is in WAL mode and a checkpoint on it does nothing (it
- * answers -1 frames). Start-up therefore reads the schema once on this
- * connection, which opens the WAL, and refuses to go on if a checkpoint still
- * sees no WAL.
+ * answers -1 frames). Start-up therefore asks this connection for its
+ * journal mode, which reads the header and opens the WAL, and refuses to go
+ * on unless the answer is WAL.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -42,6 +42,12 @@ struct stor_ckpt {
 static void sleep_ms(long ms) {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
+}
+
+static int copy_text(void *out, int ncols, char **vals, char **names) {
+    (void)names;
+    if (ncols > 0 && vals[0]) snprintf(out, 16, "%s", vals[0]);
+    return 0;
 }
 
 static void checkpoint(stor_ckpt *k) {
@@ -98,10 +104,10 @@ int stor_ckpt_start(stor *s, const char *path, char *err, size_t errlen) {
         return -1;
     }
     sqlite3_busy_timeout(k->db, STOR_BUSY_TIMEOUT_MS);
-    int log = -1, done = -1;
-    rc = sqlite3_exec(k->db, "SELECT count(*) FROM sqlite_schema", NULL, NULL, NULL);
-    if (rc == SQLITE_OK) rc = sqlite3_wal_checkpoint_v2(k->db, "main", SQLITE_CHECKPOINT_PASSIVE, &log, &done);
-    if ((rc != SQLITE_OK && rc != SQLITE_BUSY) || log < 0) {
+    /* asking for the journal mode reads the header, which opens the WAL */
+    char mode[16] = "";
+    rc = sqlite3_exec(k->db, "PRAGMA journal_mode", copy_text, mode, NULL);
+    if (rc != SQLITE_OK || strcmp(mode, "wal") != 0) {
         stor_errf(err, errlen, "checkpoint connection: %s",
                   rc != SQLITE_OK ? sqlite3_errmsg(k->db) : "the database is not in WAL mode for it");
         sqlite3_close_v2(k->db);
