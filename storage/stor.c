@@ -190,7 +190,9 @@ int stor_open(stor **out, const char *path, stor_sync sync, char *err, size_t er
     }
     /* Only the loop thread touches the handle, so SQLite's own mutexes are pure cost. */
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-    int rc = sqlite3_open_v2(path, &s->db, flags, NULL);
+    /* files on disk go through the gathering VFS (stor_vfs.c); :memory: has no files */
+    const char *vfs = strcmp(path, ":memory:") == 0 ? NULL : stor_vfs_name();
+    int rc = sqlite3_open_v2(path, &s->db, flags, vfs);
     if (rc != SQLITE_OK) {
         stor_errf(err, errlen, "open %s: %s", path, s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
         stor_close(s);

@@ -95,6 +95,12 @@ int stor_ckpt_start(stor *s, const char *path, char *err, size_t errlen);
 void stor_ckpt_kick(stor *s);
 void stor_ckpt_stop(stor *s);
 
+/* ---- stor_vfs.c ---- */
+
+#define STOR_VFS_NAME "mskmock-gather"
+/* The loop connection's VFS (WAL appends gathered into large writes), registered on first use; NULL if unavailable. */
+const char *stor_vfs_name(void);
+
 /* ---- stor.c: helpers for the other files ---- */
 
 /* Format into a caller's buffer that may be NULL or empty. */

@@ -46,11 +46,11 @@ static void append_batches(fx *f, int64_t *next, int n, size_t len) {
                              .base_sequence = -1,
                              .last_sequence = -1,
                              .records_count = 1};
-        assert_int_equal(stor_batch_append(f->s, f->topic, 0, &m, data, len), 0);
+        if (stor_batch_append(f->s, f->topic, 0, &m, data, len) != 0) fail_msg("append: %s", stor_errmsg(f->s));
         (*next)++;
     }
     free(data);
-    assert_int_equal(stor_commit(f->s), 0);
+    if (stor_commit(f->s) != 0) fail_msg("commit: %s", stor_errmsg(f->s));
 }
 
 /* Waits up to 5 s for a checkpoint that copied every one of more than min_frames WAL frames. */
