@@ -28,27 +28,17 @@ typedef struct fetch_wait {
 } fetch_wait;
 
 typedef struct collect {
-    uint8_t *buf;
-    size_t len, cap;
+    kp_writer w;                /* the partition's records: batches back to back, as stored */
     int64_t budget_partition, budget_total;
     bool first;                 /* nothing returned yet: the first batch goes out whatever its size */
 } collect;
 
-/* Where the next batch goes: the end of one buffer, which becomes the partition's records as they are. */
+/* Where the next batch goes: the end of the partition's buffer. NULL stops the read. */
 static void *place_batch(void *ctx, const stor_batch_meta *m, size_t len) {
     (void)m;
     collect *c = ctx;
     if (!c->first && ((int64_t)len > c->budget_partition || (int64_t)len > c->budget_total)) return NULL;
-    if (c->cap - c->len < len) {
-        size_t cap = c->cap ? c->cap : len;
-        while (cap - c->len < len) cap *= 2;
-        uint8_t *b = realloc(c->buf, cap);
-        if (!b) abort();
-        c->buf = b;
-        c->cap = cap;
-    }
-    void *p = c->buf + c->len;
-    c->len += len;
+    void *p = kp_wr_reserve(&c->w, len);
     c->first = false;
     c->budget_partition -= (int64_t)len;
     c->budget_total -= (int64_t)len;
@@ -87,27 +77,23 @@ static int16_t fetch_partition(srv *s, req *r, topic *t, const kp_fetch_partitio
     }
     if (fp->fetch_offset >= p->hw || *total_left <= 0) return 0;
     collect c = {.budget_partition = fp->partition_max_bytes, .budget_total = *total_left, .first = !*returned_any};
-    /* room for what the budget allows, up to what the partition holds past the offset */
+    /* room for what the budget allows, up to FETCH_FIRST_CAP to begin with */
     int64_t want = c.budget_partition < c.budget_total ? c.budget_partition : c.budget_total;
-    if (want > 0) {
-        c.cap = (size_t)(want < FETCH_FIRST_CAP ? want : FETCH_FIRST_CAP);
-        c.buf = malloc(c.cap);
-        if (!c.buf) abort();
-    }
+    kp_writer_init(&c.w, want <= 0 ? 0 : (size_t)(want < FETCH_FIRST_CAP ? want : FETCH_FIRST_CAP));
     if (stor_batch_read_into(s->st, t->id, p->index, fp->fetch_offset, p->hw, place_batch, &c) != 0) {
-        free(c.buf);
+        kp_writer_free(&c.w);
         req_log_refusal(r, KERR_KAFKA_STORAGE_ERROR, "%s-%d: reading the log failed: %s", t->name, fp->partition,
                         stor_errmsg(s->st));
         return KERR_KAFKA_STORAGE_ERROR;
     }
-    if (c.len) {
+    if (c.w.len) {
         /* the response references the collected batches (no copy); the request, then the write, owns them */
-        out->records = (kp_bytes){(const char *)c.buf, (int32_t)c.len};
-        req_adopt(r, c.buf);
-        *total_left -= (int64_t)c.len;
+        out->records = (kp_bytes){(const char *)c.w.buf, (int32_t)c.w.len};
+        req_adopt(r, c.w.buf);
+        *total_left -= (int64_t)c.w.len;
         *returned_any = true;
     } else {
-        free(c.buf);
+        kp_writer_free(&c.w);
     }
     return 0;
 }

@@ -2,6 +2,7 @@
 #include "srv.h"
 
 #include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,23 @@ static int open_storage(srv *s, char *err, size_t errlen) {
     return 0;
 }
 
+/*
+ * Storage opens on a thread while sasl_init makes the TLS material: both
+ * wait on fsync when the data directory is new (SQLite's WAL, the CA files),
+ * so start-up takes the longer of the two instead of their sum.
+ */
+typedef struct open_job {
+    srv *s;
+    int rc;
+    char err[4700]; /* open_storage names a path of up to 4 KiB */
+} open_job;
+
+static void *open_storage_job(void *arg) {
+    open_job *j = arg;
+    j->rc = open_storage(j->s, j->err, sizeof j->err);
+    return NULL;
+}
+
 int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen) {
     memset(s, 0, sizeof *s);
     s->loop = loop;
@@ -143,7 +161,17 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen) {
         s->nodes[i].ports[LSN_IAM] = cfg->iam_port ? (int32_t)(cfg->iam_port + i) : 0;
         s->nodes[i].ports[LSN_SASL_PLAINTEXT] = cfg->sasl_plaintext_port ? (int32_t)(cfg->sasl_plaintext_port + i) : 0;
     }
-    if (open_storage(s, err, errlen) != 0) return -1;
+    open_job job = {.s = s};
+    pthread_t opener;
+    bool threaded = pthread_create(&opener, NULL, open_storage_job, &job) == 0;
+    if (!threaded) open_storage_job(&job);
+    int sasl_rc = sasl_init(s, err, errlen);
+    if (threaded) pthread_join(opener, NULL);
+    if (job.rc != 0) {
+        snprintf(err, errlen, "%s", job.err);
+        return -1;
+    }
+    if (sasl_rc != 0) return -1;
     if (srv_load_topics(s) != 0) {
         snprintf(err, errlen, "loading topics: %s", stor_errmsg(s->st));
         return -1;
@@ -152,7 +180,6 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen) {
         snprintf(err, errlen, "loading groups and offsets: %s", stor_errmsg(s->st));
         return -1;
     }
-    if (sasl_init(s, err, errlen) != 0) return -1;
     if (net_listen(s, err, errlen) != 0) return -1;
     uv_prepare_init(loop, &s->commit_handle);
     s->commit_handle.data = s;

@@ -46,6 +46,16 @@ static fx *fx_new(const char *name, stor_sync sync) {
     return f;
 }
 
+/* fx_new with a topic "t" of the given partition count, committed. */
+static inline fx *fx_new_with_topic(const char *name, stor_sync sync, int32_t partitions) {
+    fx *f = fx_new(name, sync);
+    if (!f) return NULL;
+    stor_topic t = {.name = "t", .partitions = partitions, .created_ms = 1};
+    if (stor_topic_create(f->s, &t) != 0 || stor_commit(f->s) != 0) fail_msg("topic: %s", stor_errmsg(f->s));
+    f->topic = t.id;
+    return f;
+}
+
 static int fx_teardown(void **state) {
     fx *f = *state;
     stor_close(f->s);

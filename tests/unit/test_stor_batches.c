@@ -18,13 +18,9 @@
 /* ---- fixture (stor_fixture.h) with topic "t" (3 partitions) ---- */
 
 static int fx_setup(void **state) {
-    fx *f = fx_new("stor_batches", STOR_SYNC_OFF);
-    if (!f) return -1;
-    stor_topic t = {.name = "t", .partitions = 3, .created_ms = 1};
-    if (stor_topic_create(f->s, &t) != 0) return -1;
-    f->topic = t.id;
+    fx *f = fx_new_with_topic("stor_batches", STOR_SYNC_OFF, 3);
     *state = f;
-    return 0;
+    return f ? 0 : -1;
 }
 
 /* Batch payload derived from its base offset, so reads can be checked byte for byte. */

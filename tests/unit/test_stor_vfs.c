@@ -20,13 +20,9 @@
 #include "stor_fixture.h"
 
 static int fx_setup(void **state) {
-    fx *f = fx_new("stor_vfs", STOR_SYNC_NORMAL);
-    if (!f) return -1;
-    stor_topic t = {.name = "t", .partitions = 1, .created_ms = 1};
-    if (stor_topic_create(f->s, &t) != 0 || stor_commit(f->s) != 0) return -1;
-    f->topic = t.id;
+    fx *f = fx_new_with_topic("stor_vfs", STOR_SYNC_NORMAL, 1);
     *state = f;
-    return 0;
+    return f ? 0 : -1;
 }
 
 static uint8_t byte_at(int64_t base, size_t i) { return (uint8_t)(base * 131 + (int64_t)i * 7 + (int64_t)(i >> 9)); }
