@@ -101,23 +101,45 @@ static void test_gathered_write_of_128k_multiple(void **state) {
     read_all(f, sizes, n);
 }
 
+/* ---- failures: the VFS on its own, on a raw connection that never checkpoints ---- */
+
+static void raw_exec(sqlite3 *db, const char *sql) {
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) fail_msg("%s: %s", sql, msg);
+}
+
+static int insert_row(sqlite3 *db, size_t len) {
+    uint8_t *data = calloc(1, len);
+    sqlite3_stmt *st = NULL;
+    int rc = data ? sqlite3_prepare_v2(db, "INSERT INTO t VALUES (?)", -1, &st, NULL) : SQLITE_NOMEM;
+    if (rc == SQLITE_OK) rc = sqlite3_bind_blob64(st, 1, data, len, SQLITE_STATIC);
+    if (rc == SQLITE_OK) rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+    sqlite3_finalize(st);
+    free(data);
+    return rc;
+}
+
 /*
- * In a child (the limit is per process): with the WAL allowed to grow by only
- * `room` bytes, appending a batch of len bytes and committing must fail.
+ * In a child (the limit is per process; the parent has no threads): the WAL
+ * may not grow by a byte, and a transaction inserting len bytes must fail at
+ * COMMIT. Without checkpoints the WAL cannot start over inside the limit.
  */
-static void commit_fails_in_child(fx *f, int64_t base, size_t len, off_t room) {
-    char wal[160];
-    snprintf(wal, sizeof wal, "%s-wal", f->path);
-    struct stat st;
-    assert_int_equal(stat(wal, &st), 0);
+static void commit_fails_in_child(const char *path, size_t len) {
+    char wal[200];
+    snprintf(wal, sizeof wal, "%s-wal", path);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
+        sqlite3 *db;
+        if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, stor_vfs_name()) != SQLITE_OK) _exit(10);
+        if (sqlite3_exec(db, "PRAGMA wal_autocheckpoint = 0; SELECT count(*) FROM t", NULL, NULL, NULL)) _exit(11);
+        struct stat st;
+        if (stat(wal, &st) != 0) _exit(12);
         signal(SIGXFSZ, SIG_IGN);
-        struct rlimit lim = {.rlim_cur = (rlim_t)(st.st_size + room), .rlim_max = RLIM_INFINITY};
-        if (setrlimit(RLIMIT_FSIZE, &lim) != 0) _exit(10);
-        if (append(f, base, len) != 0) _exit(11); /* the insert only touches pages in memory */
-        _exit(stor_commit(f->s) == -1 ? 0 : 12);
+        struct rlimit lim = {.rlim_cur = (rlim_t)st.st_size, .rlim_max = RLIM_INFINITY};
+        if (setrlimit(RLIMIT_FSIZE, &lim) != 0) _exit(13);
+        if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) || insert_row(db, len)) _exit(14);
+        _exit(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK ? 0 : 15);
     }
     int status = 0;
     assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -127,21 +149,39 @@ static void commit_fails_in_child(fx *f, int64_t base, size_t len, off_t room) {
 
 /*
  * A gathered write that fails (here: the file size limit) fails the commit,
- * as an unbuffered write would, and nothing of it is readable afterwards:
- * a small commit fails at the flush after its commit frame, a large one at a
- * flush of a full buffer. What was committed before stays intact.
+ * as an unbuffered write would: a small transaction fails at the flush after
+ * its commit frame, a large one at the flush of a full buffer. Nothing of
+ * either is readable afterwards, and the database is sound and writable.
  */
 static void test_failed_gathered_write_fails_the_commit(void **state) {
     fx *f = *state;
-    static const size_t sizes[] = {5000, 7000, 9000};
-    for (int64_t i = 0; i < 3; i++) assert_int_equal(append(f, i, sizes[i]), 0);
-    assert_int_equal(stor_commit(f->s), 0);
-    commit_fails_in_child(f, 3, 6000, 4096);
-    commit_fails_in_child(f, 3, 1 << 20, 65536);
-    /* the parent's handle saw none of the children's work; a fresh open must not either */
-    fx_reopen(f);
-    read_all(f, sizes, 3);
-    check_from_default_vfs(f, 3);
+    char path[160];
+    snprintf(path, sizeof path, "%s/raw.db", f->dir);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, stor_vfs_name()), SQLITE_OK);
+    raw_exec(db, "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0; CREATE TABLE t (b BLOB)");
+    assert_int_equal(insert_row(db, 5000), SQLITE_OK);
+
+    commit_fails_in_child(path, 6000);    /* fits the buffer */
+    commit_fails_in_child(path, 1 << 20); /* flushed when the buffer fills */
+
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM t", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), 1);
+    sqlite3_finalize(st);
+    assert_int_equal(insert_row(db, 7000), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(st, 0), "ok");
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    static const char *const suffix[] = {"", "-wal", "-shm"};
+    for (size_t i = 0; i < 3; i++) {
+        char p[200];
+        snprintf(p, sizeof p, "%s%s", path, suffix[i]);
+        unlink(p);
+    }
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
