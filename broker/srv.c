@@ -108,21 +108,23 @@ static void on_housekeeping(uv_timer_t *h) {
     }
 }
 
+/* The data directory, made before storage and TLS (which keeps tls/ in it) start side by side. */
+static int make_data_dir(srv *s, char *err, size_t errlen) {
+    const char *dir = s->cfg->data_dir;
+    if (strcmp(dir, ":memory:") == 0 || mkdir(dir, 0755) == 0) return 0;
+    struct stat st;
+    if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) return 0;
+    snprintf(err, errlen, "data.dir %s: cannot create the directory", dir);
+    return -1;
+}
+
 static int open_storage(srv *s, char *err, size_t errlen) {
     const char *dir = s->cfg->data_dir;
     char path[4096];
-    if (strcmp(dir, ":memory:") == 0) {
+    if (strcmp(dir, ":memory:") == 0)
         snprintf(path, sizeof path, ":memory:");
-    } else {
-        if (mkdir(dir, 0755) != 0) {
-            struct stat st;
-            if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-                snprintf(err, errlen, "data.dir %s: cannot create the directory", dir);
-                return -1;
-            }
-        }
+    else
         snprintf(path, sizeof path, "%s/mskmock.db", dir);
-    }
     char why[512];
     if (stor_open(&s->st, path, (stor_sync)s->cfg->storage_sync, why, sizeof why) != 0) {
         snprintf(err, errlen, "storage %s: %s", path, why);
@@ -161,6 +163,7 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen) {
         s->nodes[i].ports[LSN_IAM] = cfg->iam_port ? (int32_t)(cfg->iam_port + i) : 0;
         s->nodes[i].ports[LSN_SASL_PLAINTEXT] = cfg->sasl_plaintext_port ? (int32_t)(cfg->sasl_plaintext_port + i) : 0;
     }
+    if (make_data_dir(s, err, errlen) != 0) return -1;
     open_job job = {.s = s};
     pthread_t opener;
     bool threaded = pthread_create(&opener, NULL, open_storage_job, &job) == 0;
