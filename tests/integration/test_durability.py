@@ -121,3 +121,27 @@ def test_restart_serves_topics_configs_and_offsets():
     finally:
         b.stop(check=True)
         b.cleanup()
+
+
+def test_data_dir_mode_does_not_depend_on_start_up_order(tmp_path):
+    """Regression (data_dir_mode_raced): storage and the IAM listener's TLS material start side
+    by side, and both created a missing data directory, TLS with mode 0700 and storage with 0755.
+    The directory is now made first, readable as before (0755 under the usual umask), with the
+    CA's tls/ directory private inside it."""
+    import os
+    import stat
+    for i in range(5):
+        data_dir = tmp_path / ("fresh-%d" % i) / "data"
+        data_dir.parent.mkdir()
+        b = Broker(config={"data.dir": str(data_dir)})  # the harness's own dir stays its cwd
+        b.start()
+        try:
+            mode = stat.S_IMODE(os.stat(data_dir).st_mode)
+            tls_mode = stat.S_IMODE(os.stat(data_dir / "tls").st_mode)
+        finally:
+            b.stop(check=True)
+            b.cleanup()
+        umask = os.umask(0)
+        os.umask(umask)
+        assert mode == 0o755 & ~umask, "start %d: data dir mode %o" % (i, mode)
+        assert tls_mode == 0o700, "start %d: tls dir mode %o" % (i, tls_mode)
