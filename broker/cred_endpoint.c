@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "iam_token.h"
 #include "log.h"
+#include "net.h"
 
 #define SWEEP_MS 250
 #define MAX_NAME 128
@@ -422,23 +423,6 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b) {
     }
 }
 
-static void peer_name(uv_tcp_t *t, char *out, size_t n) {
-    struct sockaddr_storage ss;
-    int len = sizeof ss;
-    snprintf(out, n, "?");
-    if (uv_tcp_getpeername(t, (struct sockaddr *)&ss, &len) != 0) return;
-    char host[48] = "?";
-    int port = 0;
-    if (ss.ss_family == AF_INET) {
-        uv_ip4_name((struct sockaddr_in *)&ss, host, sizeof host);
-        port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
-    } else if (ss.ss_family == AF_INET6) {
-        uv_ip6_name((struct sockaddr_in6 *)&ss, host, sizeof host);
-        port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-    }
-    snprintf(out, n, "%s:%d", host, port);
-}
-
 static void on_connection(uv_stream_t *server, int status) {
     cred_endpoint *ep = server->data;
     if (status < 0) {
@@ -462,7 +446,7 @@ static void on_connection(uv_stream_t *server, int status) {
         client_close(c);
         return;
     }
-    peer_name(&c->tcp, c->peer, sizeof c->peer);
+    net_peer_name(&c->tcp, c->peer, sizeof c->peer);
     if (ep->nclients > CRED_MAX_CLIENTS) {
         log_warn("cred: peer=%s refused: already %d connections open", c->peer, CRED_MAX_CLIENTS);
         client_close(c);

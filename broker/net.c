@@ -42,6 +42,23 @@ static void on_close(uv_handle_t *h) {
 
 const char *conn_client_id(const conn *c) { return c->client_id ? c->client_id : "-"; }
 
+void net_peer_name(uv_tcp_t *t, char *out, size_t n) {
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+    snprintf(out, n, "?");
+    if (uv_tcp_getpeername(t, (struct sockaddr *)&ss, &len) != 0) return;
+    char host[48] = "?";
+    int port = 0;
+    if (ss.ss_family == AF_INET) {
+        uv_ip4_name((struct sockaddr_in *)&ss, host, sizeof host);
+        port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    } else if (ss.ss_family == AF_INET6) {
+        uv_ip6_name((struct sockaddr_in6 *)&ss, host, sizeof host);
+        port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    }
+    snprintf(out, n, "%s:%d", host, port);
+}
+
 void net_close(conn *c, const char *why) {
     if (c->closing) return;
     c->closing = true;
@@ -471,21 +488,7 @@ static void on_connection(uv_stream_t *server, int status) {
         if (!c->tls) abort();
     }
     c->opened_ms = c->last_active_ms = clk_mono_ms();
-    struct sockaddr_storage ss;
-    int len = sizeof ss;
-    snprintf(c->peer, sizeof c->peer, "?");
-    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) == 0) {
-        char host[48] = "?";
-        int port = 0;
-        if (ss.ss_family == AF_INET) {
-            uv_ip4_name((struct sockaddr_in *)&ss, host, sizeof host);
-            port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
-        } else if (ss.ss_family == AF_INET6) {
-            uv_ip6_name((struct sockaddr_in6 *)&ss, host, sizeof host);
-            port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-        }
-        snprintf(c->peer, sizeof c->peer, "%s:%d", host, port);
-    }
+    net_peer_name(&c->tcp, c->peer, sizeof c->peer);
     c->next = s->conns;
     if (s->conns) s->conns->prev = c;
     s->conns = c;

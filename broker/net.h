@@ -70,5 +70,7 @@ bool net_pumps_pending(void);
 /* The connection holds an answer until the next commit. */
 void net_hold_for_commit(conn *c);
 const char *conn_client_id(const conn *c);
+/* "host:port" of the peer of a TCP handle, for log lines ("?" when unknown). */
+void net_peer_name(uv_tcp_t *t, char *out, size_t n);
 
 #endif
