@@ -12,4 +12,8 @@ int64_t clk_mono_ms(void);     /* monotonic ms, plus the offset: for durations *
 int64_t clk_mono_us(void);
 void clk_advance(int64_t ms);  /* move both clocks forward */
 
+/* Days since 1970-01-01 of a date (m 1-12, d 1-31), and back. */
+int64_t clk_days_from_civil(int64_t y, unsigned m, unsigned d);
+void clk_civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d);
+
 #endif

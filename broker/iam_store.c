@@ -7,6 +7,8 @@
 #include "iam_store.h"
 #include "iam_token.h"
 
+#include "clock.h"
+
 #include <jansson.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
@@ -143,15 +145,6 @@ static void cred_free(cred_rec *c) {
 
 /* ---- time ------------------------------------------------------------------------------ */
 
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    unsigned yoe = (unsigned)(y - era * 400);
-    unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + (int64_t)doe - 719468;
-}
-
 static int digits(const char *s, int n) {
     int v = 0;
     for (int i = 0; i < n; i++) {
@@ -181,7 +174,7 @@ static int parse_time(const char *s, int64_t *out) {
         for (; nd < 3; nd++) ms *= 10;
     }
     if (p[0] != 'Z' || p[1]) return -1;
-    *out = (days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + se) * 1000 + ms;
+    *out = (clk_days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + se) * 1000 + ms;
     return 0;
 }
 

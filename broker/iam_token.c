@@ -6,6 +6,8 @@
  */
 #include "iam_token.h"
 
+#include "clock.h"
+
 #include <jansson.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -55,28 +57,7 @@ static tstr t(int64_t ms) {
     return o;
 }
 
-/* ---- calendar (proleptic Gregorian, UTC) ----------------------------------------------- */
-
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    unsigned yoe = (unsigned)(y - era * 400);
-    unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + (int64_t)doe - 719468;
-}
-
-static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d) {
-    z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    unsigned doe = (unsigned)(z - era * 146097);
-    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    unsigned mp = (5 * doy + 2) / 153;
-    *d = doy - (153 * mp + 2) / 5 + 1;
-    *m = mp < 10 ? mp + 3 : mp - 9;
-    *y = (int64_t)yoe + era * 400 + (*m <= 2);
-}
+/* ---- calendar: clk_days_from_civil / clk_civil_from_days (clock.c) ---------------------- */
 
 void iam_format_time(int64_t ms, char out[32]) {
     int64_t days = ms / 86400000, rem = ms % 86400000;
@@ -86,7 +67,7 @@ void iam_format_time(int64_t ms, char out[32]) {
     }
     int64_t y;
     unsigned m, d;
-    civil_from_days(days, &y, &m, &d);
+    clk_civil_from_days(days, &y, &m, &d);
     int sec = (int)(rem / 1000), frac = (int)(rem % 1000);
     char buf[96]; /* wide enough for any int64 year; real times need 25 bytes */
     if (frac)
@@ -117,7 +98,7 @@ static bool parse_amz_date(const char *s, int64_t *ms) {
     if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 || mi > 59 || se > 59) return false;
     bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
     if (mo == 2 && d == 29 && !leap) return false;
-    *ms = (days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se) * 1000;
+    *ms = (clk_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se) * 1000;
     return true;
 }
 
