@@ -104,7 +104,7 @@ static const key_def keys[] = {
     K("log.retention.check.interval.ms", T_INT, log_retention_check_interval_ms, "300000", NULL, NULL, 10,
       INT64_MAX, NULL, "how often retention is enforced in the background"),
     K("storage.sync", T_ENUM, storage_sync, "normal", NULL, NULL, 0, 0, "off|normal|full",
-      "SQLite synchronous mode: normal survives kill -9, full also survives power loss"),
+      "SQLite sync and journal: all survive kill -9; off (rollback journal, fastest) may corrupt on power loss, normal (WAL) may lose the newest commits, full loses none"),
     K("fetch.max.wait.cap.ms", T_INT, fetch_max_wait_cap_ms, "30000", NULL, NULL, 0, INT32_MAX, NULL,
       "upper bound on how long a Fetch long poll is parked, whatever max_wait_ms asks"),
     K("topic.config.policy", T_ENUM, topic_config_policy, "serverless", "kafka", "kafka", 0, 0, "serverless|kafka",

@@ -116,21 +116,49 @@ static int stor_pragma_query(sqlite3 *db, const char *sql, char *out, size_t out
     return 0;
 }
 
-static int stor_set_journal(sqlite3 *db, char *err, size_t errlen) {
+/*
+ * The journal follows the sync mode. With normal and full a power cut must
+ * never corrupt the file, and WAL gives that without an fsync per commit.
+ * With off nothing is promised past a kill -9 of the process (the page cache
+ * survives it; SQLite finds the journal it left and rolls back), and a
+ * rollback journal writes each byte once, straight into the database file,
+ * where WAL writes it twice (the WAL, then the checkpoint into the file) and
+ * keeps two copies in the page cache. New pages hardly need journaling: only
+ * the b-tree pages an append changes are copied to the journal first.
+ * PERSIST keeps the journal file between commits (its header zeroed) instead
+ * of creating and deleting it each time.
+ */
+static int stor_set_journal(sqlite3 *db, stor_sync sync, bool *wal, char *err, size_t errlen) {
     char mode[32];
-    if (stor_pragma_query(db, "PRAGMA journal_mode = WAL", mode, sizeof mode, err, errlen)) return -1;
-    if (strcmp(mode, "wal") == 0) return 0;
-    /* In-memory and temporary databases cannot use WAL; nothing there needs to survive anyway. */
+    const char *want = sync == STOR_SYNC_OFF ? "persist" : "wal";
+    const char *sql = sync == STOR_SYNC_OFF ? "PRAGMA journal_mode = PERSIST" : "PRAGMA journal_mode = WAL";
+    *wal = false;
+    if (stor_pragma_query(db, sql, mode, sizeof mode, err, errlen)) return -1;
+    /* In-memory and temporary databases keep their own journal; nothing there needs to survive anyway. */
     const char *file = sqlite3_db_filename(db, "main");
     if (!file || !*file) return 0;
-    stor_errf(err, errlen,
-              "cannot put %s in WAL journal mode (SQLite kept '%s'); the data directory must be on a local "
-              "filesystem that supports shared memory",
-              file, mode);
-    return -1;
+    if (strcmp(mode, want) != 0) {
+        stor_errf(err, errlen, "cannot put %s in %s journal mode (SQLite kept '%s')%s", file, want, mode,
+                  *want == 'w' ? "; the data directory must be on a local filesystem that supports shared memory"
+                               : "");
+        return -1;
+    }
+    *wal = sync != STOR_SYNC_OFF;
+    if (!*wal) {
+        /* the journal keeps the size of its largest transaction: give a peak's space back */
+        if (stor_pragma_exec(db, "PRAGMA journal_size_limit = 67108864", err, errlen)) return -1;
+        int on = 1;
+        int rc = sqlite3_file_control(db, "main", STOR_FCNTL_GATHER_DB, &on);
+        /* SQLITE_NOTFOUND: not opened through the gathering VFS (unavailable); writes go page by page */
+        if (rc != SQLITE_OK && rc != SQLITE_NOTFOUND) {
+            stor_errf(err, errlen, "gathering writes of %s: %s", file, sqlite3_errstr(rc));
+            return -1;
+        }
+    }
+    return 0;
 }
 
-static int stor_configure(sqlite3 *db, stor_sync sync, char *err, size_t errlen) {
+static int stor_configure(sqlite3 *db, stor_sync sync, bool *wal, char *err, size_t errlen) {
     static const char *const sync_sql[] = {
         [STOR_SYNC_OFF] = "PRAGMA synchronous = OFF",
         [STOR_SYNC_NORMAL] = "PRAGMA synchronous = NORMAL",
@@ -149,7 +177,7 @@ static int stor_configure(sqlite3 *db, stor_sync sync, char *err, size_t errlen)
      * runs unsynced; the configured mode applies from here on.
      */
     if (stor_pragma_exec(db, sync_sql[STOR_SYNC_OFF], err, errlen)) return -1;
-    if (stor_set_journal(db, err, errlen)) return -1;
+    if (stor_set_journal(db, sync, wal, err, errlen)) return -1;
     if (stor_pragma_exec(db, sync_sql[sync], err, errlen)) return -1;
     if (stor_pragma_exec(db, "PRAGMA foreign_keys = ON", err, errlen)) return -1;
     /* Topic deletion relies on ON DELETE CASCADE; a build without foreign keys would leave orphans. */
@@ -199,14 +227,15 @@ int stor_open(stor **out, const char *path, stor_sync sync, char *err, size_t er
         return -1;
     }
     char why[400] = "";
-    if (stor_configure(s->db, sync, why, sizeof why) || stor_migrate(s->db, &s->schema_version, why, sizeof why) ||
+    bool wal = false;
+    if (stor_configure(s->db, sync, &wal, why, sizeof why) || stor_migrate(s->db, &s->schema_version, why, sizeof why) ||
         stor_prepare_all(s, why, sizeof why)) {
         stor_errf(err, errlen, "%s: %s", path, why);
         stor_close(s);
         return -1;
     }
     const char *file = sqlite3_db_filename(s->db, "main");
-    if (file && *file && stor_ckpt_start(s, file, why, sizeof why) != 0) {
+    if (wal && stor_ckpt_start(s, file, why, sizeof why) != 0) {
         stor_errf(err, errlen, "%s: %s", path, why);
         stor_close(s);
         return -1;

@@ -73,7 +73,7 @@ typedef struct stor_ckpt stor_ckpt;
 
 struct stor {
     sqlite3 *db;
-    stor_ckpt *ckpt;  /* background checkpoints (stor_checkpoint.c); NULL for :memory: */
+    stor_ckpt *ckpt;  /* background WAL checkpoints (stor_checkpoint.c); NULL for :memory: and sync off */
     sqlite3_stmt *stmt[STOR_STMT_COUNT];
     int schema_version;
     bool in_txn;     /* we ran BEGIN and neither COMMIT nor ROLLBACK since */
@@ -98,8 +98,15 @@ void stor_ckpt_stop(stor *s);
 /* ---- stor_vfs.c ---- */
 
 #define STOR_VFS_NAME "mskmock-gather"
-/* The loop connection's VFS (WAL appends gathered into large writes), registered on first use; NULL if unavailable. */
+/* The loop connection's VFS (appends gathered into large writes), registered on first use; NULL if unavailable. */
 const char *stor_vfs_name(void);
+/*
+ * sqlite3_file_control(db, "main", STOR_FCNTL_GATHER_DB, &on) on a connection
+ * of that VFS: gather the database file's own writes too (rollback-journal
+ * mode; never with a WAL, whose checkpoints write the file from other
+ * connections). Not a SQLite opcode: only the shim answers it.
+ */
+#define STOR_FCNTL_GATHER_DB 0x6d736b01
 
 /* ---- stor.c: helpers for the other files ---- */
 

@@ -1,5 +1,8 @@
 """kill -9 at any moment loses no acknowledged record; a clean restart serves everything as before.
 
+Both journal modes are covered: WAL (storage.sync=normal, the default) and the rollback journal
+with the database file's writes gathered (storage.sync=off).
+
 A confluent-kafka producer (acks=all) writes while the broker is killed with SIGKILL at a
 random moment. Every record whose delivery was acknowledged must be readable after the
 restart, at the offset the acknowledgement named, with its content.
@@ -48,9 +51,10 @@ def read_all(bootstrap, topic, timeout=30):
     return seen
 
 
+@pytest.mark.parametrize("sync", ["normal", "off"])
 @pytest.mark.parametrize("run", range(3))
-def test_kill9_loses_no_acknowledged_record(run):
-    b = Broker()
+def test_kill9_loses_no_acknowledged_record(run, sync):
+    b = Broker(config={"storage.sync": sync})
     b.start()
     try:
         topic = "durable-%d" % run
@@ -102,8 +106,9 @@ def test_kill9_loses_no_acknowledged_record(run):
         b.cleanup()
 
 
-def test_restart_serves_topics_configs_and_offsets():
-    b = Broker()
+@pytest.mark.parametrize("sync", ["normal", "off", "full"])
+def test_restart_serves_topics_configs_and_offsets(sync):
+    b = Broker(config={"storage.sync": sync})
     b.start()
     try:
         create_topic(b.bootstrap, "kept")

@@ -1,4 +1,8 @@
-/* stor: the gathering VFS (stor_vfs.c) keeps every commit intact, and a failed gathered write fails the commit. */
+/*
+ * stor: the gathering VFS (stor_vfs.c) keeps every commit intact, in WAL mode
+ * (storage.sync normal, full) and in rollback-journal mode (off), and a
+ * failed gathered write fails the commit.
+ */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -23,6 +27,19 @@ static int fx_setup(void **state) {
     fx *f = fx_new_with_topic("stor_vfs", STOR_SYNC_NORMAL, 1);
     *state = f;
     return f ? 0 : -1;
+}
+
+static int fx_setup_off(void **state) {
+    fx *f = fx_new_with_topic("stor_vfs_off", STOR_SYNC_OFF, 1);
+    *state = f;
+    return f ? 0 : -1;
+}
+
+static bool exists(const char *path, const char *suffix) {
+    char p[200];
+    snprintf(p, sizeof p, "%s%s", path, suffix);
+    struct stat st;
+    return stat(p, &st) == 0;
 }
 
 static uint8_t byte_at(int64_t base, size_t i) { return (uint8_t)(base * 131 + (int64_t)i * 7 + (int64_t)(i >> 9)); }
@@ -84,8 +101,7 @@ static void check_from_default_vfs(fx *f, int64_t n) {
  * must read back byte for byte, before and after a reopen, and from a
  * connection on SQLite's own VFS (the checkpoint thread's).
  */
-static void test_gathered_write_of_128k_multiple(void **state) {
-    fx *f = *state;
+static void gathered_writes_of_many_sizes(fx *f) {
     static const size_t sizes[] = {1,      100,     4096,    4097,    65536,  122880, 131071,
                                    131072, 131073,  262144,  524288,  1 << 20, 3000,  (1 << 20) + 5};
     const int64_t n = (int64_t)(sizeof sizes / sizeof sizes[0]);
@@ -99,6 +115,42 @@ static void test_gathered_write_of_128k_multiple(void **state) {
     check_from_default_vfs(f, n);
     fx_reopen(f);
     read_all(f, sizes, n);
+}
+
+static void test_gathered_write_of_128k_multiple(void **state) {
+    fx *f = *state;
+    gathered_writes_of_many_sizes(f);
+    assert_true(exists(f->path, "-wal"));
+}
+
+/*
+ * storage.sync=off: a rollback journal, and the database file's own writes
+ * gathered. The same commits read back the same way; no WAL is made.
+ */
+static void test_rollback_mode_gathers_database_writes(void **state) {
+    fx *f = *state;
+    gathered_writes_of_many_sizes(f);
+    assert_false(exists(f->path, "-wal"));
+    assert_true(exists(f->path, "-journal"));
+}
+
+/* A file that was in WAL mode comes back in rollback mode with sync off, and back again, with its data. */
+static void test_switching_modes_keeps_data(void **state) {
+    fx *f = *state;
+    assert_int_equal(append(f, 0, 300000), 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    static const size_t sizes[] = {300000, 5000, 70000};
+    f->sync = STOR_SYNC_OFF;
+    fx_reopen(f);
+    assert_false(exists(f->path, "-wal"));
+    assert_int_equal(append(f, 1, sizes[1]), 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    f->sync = STOR_SYNC_FULL;
+    fx_reopen(f);
+    assert_int_equal(append(f, 2, sizes[2]), 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    read_all(f, sizes, 3);
+    check_from_default_vfs(f, 3);
 }
 
 /* ---- failures: the VFS on its own, on a raw connection that never checkpoints ---- */
@@ -184,12 +236,83 @@ static void test_failed_gathered_write_fails_the_commit(void **state) {
     }
 }
 
+/*
+ * The same in rollback-journal mode with the database file's writes
+ * gathered: the database file may not grow by a byte (the journal, rewritten
+ * from its start, may), so the commit fails at the flush SQLite asks for
+ * before it retires the journal, or at a full buffer. The child leaves
+ * without closing, as a killed broker would; the journal it leaves behind
+ * rolls the half-written commit back.
+ */
+static void rollback_commit_fails_in_child(const char *path, size_t len) {
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        sqlite3 *db;
+        if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, stor_vfs_name()) != SQLITE_OK) _exit(10);
+        if (sqlite3_exec(db, "PRAGMA journal_mode = PERSIST; PRAGMA synchronous = OFF", NULL, NULL, NULL)) _exit(11);
+        int on = 1;
+        if (sqlite3_file_control(db, "main", STOR_FCNTL_GATHER_DB, &on) != SQLITE_OK) _exit(12);
+        if (sqlite3_exec(db, "SELECT count(*) FROM t", NULL, NULL, NULL)) _exit(13);
+        struct stat st;
+        if (stat(path, &st) != 0) _exit(14);
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit lim = {.rlim_cur = (rlim_t)st.st_size, .rlim_max = RLIM_INFINITY};
+        if (setrlimit(RLIMIT_FSIZE, &lim) != 0) _exit(15);
+        if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) || insert_row(db, len)) _exit(16);
+        _exit(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK ? 0 : 17);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void test_failed_gathered_database_write_fails_the_commit(void **state) {
+    fx *f = *state;
+    char path[160];
+    snprintf(path, sizeof path, "%s/raw.db", f->dir);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, stor_vfs_name()), SQLITE_OK);
+    raw_exec(db, "PRAGMA journal_mode = PERSIST; CREATE TABLE t (b BLOB)");
+    /* a database longer than any journal below, and no free pages in it: each insert must grow the file */
+    raw_exec(db, "CREATE TABLE pad (b BLOB); INSERT INTO pad VALUES (zeroblob(200000))");
+    assert_int_equal(insert_row(db, 5000), SQLITE_OK);
+    sqlite3_close(db);
+
+    rollback_commit_fails_in_child(path, 6000);    /* fits the buffer */
+    rollback_commit_fails_in_child(path, 1 << 20); /* flushed when the buffer fills */
+
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, stor_vfs_name()), SQLITE_OK);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM t", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), 1);
+    sqlite3_finalize(st);
+    assert_int_equal(insert_row(db, 7000), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(st, 0), "ok");
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    static const char *const suffix[] = {"", "-journal"};
+    for (size_t i = 0; i < 2; i++) {
+        char p[200];
+        snprintf(p, sizeof p, "%s%s", path, suffix[i]);
+        unlink(p);
+    }
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+#define T_OFF(fn) cmocka_unit_test_setup_teardown(fn, fx_setup_off, fx_teardown)
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         T(test_gathered_write_of_128k_multiple),
         T(test_failed_gathered_write_fails_the_commit),
+        T_OFF(test_rollback_mode_gathers_database_writes),
+        T(test_switching_modes_keeps_data),
+        T(test_failed_gathered_database_write_fails_the_commit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
