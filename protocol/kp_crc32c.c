@@ -408,13 +408,42 @@ static uint32_t crc32c_sw(uint32_t crc, const uint8_t *p, size_t n) {
     return crc;
 }
 
-#ifdef KP_CRC32C_HAVE_HW
-__attribute__((target("sse4.2"))) static uint32_t crc32c_hw(uint32_t crc, const uint8_t *p, size_t n) {
-    /* Unaligned 8-byte crc32 is legal but can split cache lines; align first. */
-    while (n > 0 && ((uintptr_t)p & 7) != 0) {
-        crc = _mm_crc32_u8(crc, *p++);
-        n--;
+/*
+ * Product of two polynomials modulo the CRC polynomial, both in the CRC
+ * register's reflected form (bit 31 is x^0). Plain shift-and-add: it runs a
+ * few times per megabyte, so tables or carry-less multiply would not pay.
+ */
+static inline uint32_t crc32c_mulmod(uint32_t a, uint32_t b) {
+    uint32_t prod = 0;
+    for (uint32_t bit = 1u << 31; bit; bit >>= 1) {
+        if (a & bit) prod ^= b;
+        b = (b & 1) ? (b >> 1) ^ 0x82F63B78u : b >> 1; /* b *= x */
     }
+    return prod;
+}
+
+/* x^(8n) modulo the polynomial: what feeding n zero bytes multiplies a register by. */
+static inline uint32_t crc32c_zeros_op(size_t n) {
+    uint32_t result = 1u << 31, sq = 1u << 23; /* 1 and x^8 */
+    for (; n; n >>= 1) {
+        if (n & 1) result = crc32c_mulmod(result, sq);
+        sq = crc32c_mulmod(sq, sq);
+    }
+    return result;
+}
+
+#ifdef KP_CRC32C_HAVE_HW
+/*
+ * Bytes per lane in the three-lane loop. The crc32 instruction takes three
+ * cycles but can start one per cycle, so one dependent chain uses a third of
+ * it: three independent lanes, joined by the linearity of CRCs (the register
+ * after A then B is the register after A shifted over |B| zero bytes, xored
+ * with B's CRC from zero), run close to three times faster. Record batches
+ * under three lanes take the single-chain loop.
+ */
+#define CRC32C_LANE 4096
+
+__attribute__((target("sse4.2"))) static uint32_t crc32c_hw_chain(uint32_t crc, const uint8_t *p, size_t n) {
 #ifdef __x86_64__
     while (n >= 8) {
         uint64_t v;
@@ -435,6 +464,36 @@ __attribute__((target("sse4.2"))) static uint32_t crc32c_hw(uint32_t crc, const 
     while (n--)
         crc = _mm_crc32_u8(crc, *p++);
     return crc;
+}
+
+__attribute__((target("sse4.2"))) static uint32_t crc32c_hw(uint32_t crc, const uint8_t *p, size_t n) {
+    /* Unaligned 8-byte crc32 is legal but can split cache lines; align first. */
+    while (n > 0 && ((uintptr_t)p & 7) != 0) {
+        crc = _mm_crc32_u8(crc, *p++);
+        n--;
+    }
+#ifdef __x86_64__
+    if (n >= 3 * CRC32C_LANE) {
+        const uint32_t shift = crc32c_zeros_op(CRC32C_LANE);
+        do {
+            uint32_t c0 = crc, c1 = 0, c2 = 0;
+            const uint8_t *q = p;
+            for (size_t i = 0; i < CRC32C_LANE; i += 8, q += 8) {
+                uint64_t v0, v1, v2;
+                memcpy(&v0, q, 8);
+                memcpy(&v1, q + CRC32C_LANE, 8);
+                memcpy(&v2, q + 2 * CRC32C_LANE, 8);
+                c0 = (uint32_t)_mm_crc32_u64(c0, v0);
+                c1 = (uint32_t)_mm_crc32_u64(c1, v1);
+                c2 = (uint32_t)_mm_crc32_u64(c2, v2);
+            }
+            crc = crc32c_mulmod(crc32c_mulmod(c0, shift) ^ c1, shift) ^ c2;
+            p += 3 * CRC32C_LANE;
+            n -= 3 * CRC32C_LANE;
+        } while (n >= 3 * CRC32C_LANE);
+    }
+#endif
+    return crc32c_hw_chain(crc, p, n);
 }
 
 /*

@@ -287,6 +287,35 @@ static void test_crc32c_both_paths(void **state) {
     assert_int_equal(kp_crc32c_private_copy(0, "123456789", 9), 0xE3069283u);
 }
 
+/*
+ * The three-lane hardware loop and its joining arithmetic: lengths around
+ * every multiple of three lanes up to four rounds, at several alignments,
+ * from a non-trivial starting register.
+ */
+static void test_crc32c_three_lanes(void **state) {
+    (void)state;
+    /* feeding n zero bytes multiplies the register by crc32c_zeros_op(n) */
+    uint8_t zeros[100] = {0};
+    for (size_t n = 0; n <= sizeof zeros; n += 11)
+        assert_int_equal(crc32c_mulmod(0x12345678u, crc32c_zeros_op(n)), crc32c_sw(0x12345678u, zeros, n));
+    enum { ROUND = 3 * CRC32C_LANE };
+    static uint8_t buf[4 * ROUND + 64];
+    fill_random(buf, sizeof buf, 1234);
+    for (size_t rounds = 1; rounds <= 4; rounds++) {
+        for (size_t off = 0; off < 9; off += 4) {
+            for (long d = -9; d <= 9; d += 3) {
+                size_t n = rounds * ROUND + (size_t)d;
+                if (off + n > sizeof buf) continue;
+                uint32_t want = crc32c_sw(0xCAFEBABEu, buf + off, n);
+#ifdef KP_CRC32C_HAVE_HW
+                if (__builtin_cpu_supports("sse4.2")) assert_int_equal(crc32c_hw(0xCAFEBABEu, buf + off, n), want);
+#endif
+                assert_int_equal(~crc32c_bitwise(~0xCAFEBABEu, buf + off, n), want);
+            }
+        }
+    }
+}
+
 /* ======================= builder sanity ======================= */
 
 static void test_builder_zigzag(void **state) {
@@ -805,6 +834,7 @@ int main(void) {
         cmocka_unit_test(test_crc32c_incremental),
         cmocka_unit_test(test_crc32c_lengths_and_alignments),
         cmocka_unit_test(test_crc32c_both_paths),
+        cmocka_unit_test(test_crc32c_three_lanes),
         cmocka_unit_test(test_builder_zigzag),
         cmocka_unit_test(test_builder_record_bytes),
         cmocka_unit_test(test_builder_matches_librdkafka),
