@@ -303,6 +303,42 @@ static void test_failed_gathered_database_write_fails_the_commit(void **state) {
     }
 }
 
+/*
+ * A large batch goes in as a zeroblob and its bytes through the blob API
+ * (stor_batches.c). When a large append fails half-way (here: a page cache
+ * of a few pages spills into a database file that may not grow, which the
+ * zeroblob insert hits first), neither the row of zeros nor anything else
+ * of it may be committed: the append or the commit fails, and after the
+ * child is gone the file holds what it held before, soundly.
+ */
+static void test_failed_large_append_commits_nothing(void **state) {
+    fx *f = *state;
+    static const size_t sizes[] = {20000};
+    assert_int_equal(append(f, 0, sizes[0]), 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (sqlite3_exec(f->s->db, "PRAGMA cache_size = 8", NULL, NULL, NULL)) _exit(10);
+        struct stat st;
+        if (stat(f->path, &st) != 0) _exit(11);
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit lim = {.rlim_cur = (rlim_t)st.st_size, .rlim_max = RLIM_INFINITY};
+        if (setrlimit(RLIMIT_FSIZE, &lim) != 0) _exit(12);
+        int rc = append(f, 1, 1 << 20);
+        _exit(rc != 0 || stor_commit(f->s) != 0 ? 0 : 13);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    fx_reopen(f);
+    read_all(f, sizes, 1);
+    check_from_default_vfs(f, 1);
+    assert_int_equal(append(f, 1, 30000), 0);
+    assert_int_equal(stor_commit(f->s), 0);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 #define T_OFF(fn) cmocka_unit_test_setup_teardown(fn, fx_setup_off, fx_teardown)
 
@@ -313,6 +349,8 @@ int main(void) {
         T_OFF(test_rollback_mode_gathers_database_writes),
         T(test_switching_modes_keeps_data),
         T(test_failed_gathered_database_write_fails_the_commit),
+        T_OFF(test_failed_large_append_commits_nothing),
+        T(test_failed_large_append_commits_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
