@@ -4,7 +4,9 @@
 # then runs one of three suites, each on several targets:
 #
 #   MODE=throughput (default): the same librdkafka clients, the same record count:
-#     mskmock on disk (SQLite in a fresh temp dir), mskmock with :memory:,
+#     mskmock on disk (SQLite in a fresh temp dir; the default storage.sync=normal,
+#     WAL), mskmock-disk-off (storage.sync=off: rollback journal, no fsync, the
+#     durability of Kafka's own defaults), mskmock with :memory:,
 #     librdkafka's mock cluster in the bench process, and in a process of its own.
 #     Also mskmock-{disk,memory}-sasl-ssl (clients on the IAM listener: SASL_SSL,
 #     OAUTHBEARER) and -sasl-ssl-nodelay (the same with socket.nagle.disable=true).
@@ -36,7 +38,7 @@ MODE="${MODE:-throughput}"
 RUNS="${RUNS:-3}"
 MESSAGES="${MESSAGES:-200000}"
 case "$MODE" in
-  throughput) default_targets="mskmock-disk mskmock-memory mock mock-isolated" ;;
+  throughput) default_targets="mskmock-disk mskmock-disk-off mskmock-memory mock mock-isolated" ;;
   groups) default_targets="mskmock-disk mskmock-memory mock-isolated" ;;
   auth) default_targets="mskmock-disk" ;;
   *) echo "MODE must be throughput, groups or auth" >&2; exit 2 ;;
@@ -110,6 +112,7 @@ target_args() {
   local t="$1" storage=() security=() client=()
   case "$t" in
     mskmock-memory*) storage=(--data-dir :memory:) ;;
+    mskmock-disk-off*) storage=(--broker-set storage.sync=off) ;;
   esac
   case "$t" in
     *-sasl-ssl*) security=(--security sasl_ssl) ;;
