@@ -58,8 +58,8 @@ static int stor_batch_write_data(stor *s, const void *data, size_t len) {
     int rc = sqlite3_blob_open(s->db, "main", "batches", "data", sqlite3_last_insert_rowid(s->db), 1, &blob);
     if (rc == SQLITE_OK) rc = sqlite3_blob_write(blob, data, (int)len, 0);
     if (rc != SQLITE_OK) stor_fail(s, "append batch: write data");
-    int crc = sqlite3_blob_close(blob);
-    if (rc == SQLITE_OK && crc != SQLITE_OK) rc = stor_fail(s, "append batch: close data");
+    int close_rc = sqlite3_blob_close(blob);
+    if (rc == SQLITE_OK && close_rc != SQLITE_OK) rc = stor_fail(s, "append batch: close data");
     if (rc == SQLITE_OK) return 0;
     /*
      * The row is in, with zeros for data: it must not be committed. Losing
