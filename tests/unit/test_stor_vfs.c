@@ -171,28 +171,18 @@ static int insert_row(sqlite3 *db, size_t len) {
     return rc;
 }
 
-/*
- * In a child (the limit is per process; the parent has no threads): the WAL
- * may not grow by a byte, and a transaction inserting len bytes must fail at
- * COMMIT. Without checkpoints the WAL cannot start over inside the limit.
- */
-static void commit_fails_in_child(const char *path, size_t len) {
-    char wal[200];
-    snprintf(wal, sizeof wal, "%s-wal", path);
-    pid_t pid = fork();
+/* In the child: no file may grow past the size `limited` has now (the limit is per process). */
+static void limit_file_size_to(const char *limited) {
+    struct stat st;
+    if (stat(limited, &st) != 0) _exit(20);
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit lim = {.rlim_cur = (rlim_t)st.st_size, .rlim_max = RLIM_INFINITY};
+    if (setrlimit(RLIMIT_FSIZE, &lim) != 0) _exit(21);
+}
+
+/* The parent's side of a fork: the child exited 0. */
+static void child_succeeded(pid_t pid) {
     assert_true(pid >= 0);
-    if (pid == 0) {
-        sqlite3 *db;
-        if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, stor_vfs_name()) != SQLITE_OK) _exit(10);
-        if (sqlite3_exec(db, "PRAGMA wal_autocheckpoint = 0; SELECT count(*) FROM t", NULL, NULL, NULL)) _exit(11);
-        struct stat st;
-        if (stat(wal, &st) != 0) _exit(12);
-        signal(SIGXFSZ, SIG_IGN);
-        struct rlimit lim = {.rlim_cur = (rlim_t)st.st_size, .rlim_max = RLIM_INFINITY};
-        if (setrlimit(RLIMIT_FSIZE, &lim) != 0) _exit(13);
-        if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) || insert_row(db, len)) _exit(14);
-        _exit(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK ? 0 : 15);
-    }
     int status = 0;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status));
@@ -200,23 +190,30 @@ static void commit_fails_in_child(const char *path, size_t len) {
 }
 
 /*
- * A gathered write that fails (here: the file size limit) fails the commit,
- * as an unbuffered write would: a small transaction fails at the flush after
- * its commit frame, a large one at the flush of a full buffer. Nothing of
- * either is readable afterwards, and the database is sound and writable.
+ * In a child, on a connection of the gathering VFS set up by setup_sql (and
+ * gathering the database file's writes when gather_db): once `limited` may
+ * not grow by a byte, a transaction inserting len bytes must fail at COMMIT.
+ * The child leaves without closing, as a killed broker would.
  */
-static void test_failed_gathered_write_fails_the_commit(void **state) {
-    fx *f = *state;
-    char path[160];
-    snprintf(path, sizeof path, "%s/raw.db", f->dir);
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, stor_vfs_name()), SQLITE_OK);
-    raw_exec(db, "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0; CREATE TABLE t (b BLOB)");
-    assert_int_equal(insert_row(db, 5000), SQLITE_OK);
+static void commit_fails_in_child(const char *path, const char *setup_sql, bool gather_db, const char *limited,
+                                  size_t len) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        sqlite3 *db;
+        if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, stor_vfs_name()) != SQLITE_OK) _exit(10);
+        if (sqlite3_exec(db, setup_sql, NULL, NULL, NULL)) _exit(11);
+        int on = 1;
+        if (gather_db && sqlite3_file_control(db, "main", STOR_FCNTL_GATHER_DB, &on) != SQLITE_OK) _exit(12);
+        if (sqlite3_exec(db, "SELECT count(*) FROM t", NULL, NULL, NULL)) _exit(13);
+        limit_file_size_to(limited);
+        if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) || insert_row(db, len)) _exit(14);
+        _exit(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK ? 0 : 15);
+    }
+    child_succeeded(pid);
+}
 
-    commit_fails_in_child(path, 6000);    /* fits the buffer */
-    commit_fails_in_child(path, 1 << 20); /* flushed when the buffer fills */
-
+/* After the failed commits: only the first row is there, the file is sound and takes another; then remove it. */
+static void check_one_row_then_remove(sqlite3 *db, const char *path) {
     sqlite3_stmt *st;
     assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM t", -1, &st, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(st), SQLITE_ROW);
@@ -228,8 +225,8 @@ static void test_failed_gathered_write_fails_the_commit(void **state) {
     assert_string_equal((const char *)sqlite3_column_text(st, 0), "ok");
     sqlite3_finalize(st);
     sqlite3_close(db);
-    static const char *const suffix[] = {"", "-wal", "-shm"};
-    for (size_t i = 0; i < 3; i++) {
+    static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
+    for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
         char p[200];
         snprintf(p, sizeof p, "%s%s", path, suffix[i]);
         unlink(p);
@@ -237,37 +234,35 @@ static void test_failed_gathered_write_fails_the_commit(void **state) {
 }
 
 /*
+ * A gathered WAL write that fails (here: the file size limit) fails the
+ * commit, as an unbuffered write would: a small transaction fails at the
+ * flush after its commit frame, a large one at the flush of a full buffer.
+ * Without checkpoints the WAL cannot start over inside the limit. Nothing of
+ * either is readable afterwards, and the database is sound and writable.
+ */
+static void test_failed_gathered_write_fails_the_commit(void **state) {
+    fx *f = *state;
+    char path[160], wal[200];
+    snprintf(path, sizeof path, "%s/raw.db", f->dir);
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, stor_vfs_name()), SQLITE_OK);
+    raw_exec(db, "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0; CREATE TABLE t (b BLOB)");
+    assert_int_equal(insert_row(db, 5000), SQLITE_OK);
+
+    static const char setup[] = "PRAGMA wal_autocheckpoint = 0";
+    commit_fails_in_child(path, setup, false, wal, 6000);    /* fits the buffer */
+    commit_fails_in_child(path, setup, false, wal, 1 << 20); /* flushed when the buffer fills */
+    check_one_row_then_remove(db, path);
+}
+
+/*
  * The same in rollback-journal mode with the database file's writes
  * gathered: the database file may not grow by a byte (the journal, rewritten
  * from its start, may), so the commit fails at the flush SQLite asks for
- * before it retires the journal, or at a full buffer. The child leaves
- * without closing, as a killed broker would; the journal it leaves behind
- * rolls the half-written commit back.
+ * before it retires the journal, or at a full buffer. The journal the child
+ * leaves behind rolls the half-written commit back.
  */
-static void rollback_commit_fails_in_child(const char *path, size_t len) {
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        sqlite3 *db;
-        if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, stor_vfs_name()) != SQLITE_OK) _exit(10);
-        if (sqlite3_exec(db, "PRAGMA journal_mode = PERSIST; PRAGMA synchronous = OFF", NULL, NULL, NULL)) _exit(11);
-        int on = 1;
-        if (sqlite3_file_control(db, "main", STOR_FCNTL_GATHER_DB, &on) != SQLITE_OK) _exit(12);
-        if (sqlite3_exec(db, "SELECT count(*) FROM t", NULL, NULL, NULL)) _exit(13);
-        struct stat st;
-        if (stat(path, &st) != 0) _exit(14);
-        signal(SIGXFSZ, SIG_IGN);
-        struct rlimit lim = {.rlim_cur = (rlim_t)st.st_size, .rlim_max = RLIM_INFINITY};
-        if (setrlimit(RLIMIT_FSIZE, &lim) != 0) _exit(15);
-        if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) || insert_row(db, len)) _exit(16);
-        _exit(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK ? 0 : 17);
-    }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
-}
-
 static void test_failed_gathered_database_write_fails_the_commit(void **state) {
     fx *f = *state;
     char path[160];
@@ -280,27 +275,11 @@ static void test_failed_gathered_database_write_fails_the_commit(void **state) {
     assert_int_equal(insert_row(db, 5000), SQLITE_OK);
     sqlite3_close(db);
 
-    rollback_commit_fails_in_child(path, 6000);    /* fits the buffer */
-    rollback_commit_fails_in_child(path, 1 << 20); /* flushed when the buffer fills */
-
+    static const char setup[] = "PRAGMA journal_mode = PERSIST; PRAGMA synchronous = OFF";
+    commit_fails_in_child(path, setup, true, path, 6000);    /* fits the buffer */
+    commit_fails_in_child(path, setup, true, path, 1 << 20); /* flushed when the buffer fills */
     assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, stor_vfs_name()), SQLITE_OK);
-    sqlite3_stmt *st;
-    assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM t", -1, &st, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(st, 0), 1);
-    sqlite3_finalize(st);
-    assert_int_equal(insert_row(db, 7000), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    assert_string_equal((const char *)sqlite3_column_text(st, 0), "ok");
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    static const char *const suffix[] = {"", "-journal"};
-    for (size_t i = 0; i < 2; i++) {
-        char p[200];
-        snprintf(p, sizeof p, "%s%s", path, suffix[i]);
-        unlink(p);
-    }
+    check_one_row_then_remove(db, path);
 }
 
 /*
@@ -317,21 +296,13 @@ static void test_failed_large_append_commits_nothing(void **state) {
     assert_int_equal(append(f, 0, sizes[0]), 0);
     assert_int_equal(stor_commit(f->s), 0);
     pid_t pid = fork();
-    assert_true(pid >= 0);
     if (pid == 0) {
         if (sqlite3_exec(f->s->db, "PRAGMA cache_size = 8", NULL, NULL, NULL)) _exit(10);
-        struct stat st;
-        if (stat(f->path, &st) != 0) _exit(11);
-        signal(SIGXFSZ, SIG_IGN);
-        struct rlimit lim = {.rlim_cur = (rlim_t)st.st_size, .rlim_max = RLIM_INFINITY};
-        if (setrlimit(RLIMIT_FSIZE, &lim) != 0) _exit(12);
+        limit_file_size_to(f->path);
         int rc = append(f, 1, 1 << 20);
         _exit(rc != 0 || stor_commit(f->s) != 0 ? 0 : 13);
     }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
+    child_succeeded(pid);
     fx_reopen(f);
     read_all(f, sizes, 1);
     check_from_default_vfs(f, 1);
