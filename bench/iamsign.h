@@ -1,7 +1,7 @@
 /*
  * iamsign: MSK IAM tokens built by the bench itself, written from the
  * reference (shared/reference/msk-iam-auth.md §1.2-§1.7, §2.2-§2.3) rather
- * than from broker/sigv4.c, so the broker's verifier is checked against an
+ * than from broker/iam/sigv4.c, so the broker's verifier is checked against an
  * independent signer: SigV4 query-string presign of GET / with host as the
  * only signed header, service kafka-cluster, HMAC-SHA256 from OpenSSL.
  * Long-term keys only (no X-Amz-Security-Token).

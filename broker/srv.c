@@ -10,9 +10,9 @@
 
 #include "clock.h"
 #include "log.h"
-#include "group.h"
-#include "net.h"
-#include "sasl.h"
+#include "group/group.h"
+#include "net/net.h"
+#include "iam/sasl.h"
 
 void srv_mark_dirty(srv *s, partition *p) {
     if (p->dirty) return;

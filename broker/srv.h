@@ -106,9 +106,9 @@ struct srv {
     conn *conns;             /* every open connection */
     int nconns;
     struct fetch_wait *fetch_waiters; /* parked fetches */
-    struct group *groups;    /* consumer groups (broker/group.c) */
-    struct tls_ctx *tls;     /* the IAM listener's certificate (broker/tls.c) */
-    struct sasl_ctx *sasl;   /* identities, rate limit, credentials endpoint (broker/sasl.c) */
+    struct group *groups;    /* consumer groups (broker/group/group.c) */
+    struct tls_ctx *tls;     /* the IAM listener's certificate (broker/net/tls.c) */
+    struct sasl_ctx *sasl;   /* identities, rate limit, credentials endpoint (broker/iam/sasl.c) */
     partition **dirty;       /* partitions appended to since the last commit */
     int ndirty, cap_dirty;
     uv_prepare_t commit_handle;
@@ -127,7 +127,7 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen);
 void srv_close(srv *s);   /* stop listening and close connections */
 void srv_free(srv *s);    /* after the loop ended */
 
-/* ---- topics (broker/topics.c) ---- */
+/* ---- topics (broker/topic/topics.c) ---- */
 topic *srv_topic_find(srv *s, const char *name, size_t len);
 topic *srv_topic_find_uuid(srv *s, const uint8_t uuid[16]);
 partition *srv_partition(srv *s, const char *name, size_t len, int32_t index);
@@ -143,7 +143,7 @@ const char *srv_topic_config_value(const srv *s, const topic *t, const char *key
 /* Validate a topic name as Kafka does; returns a reason or NULL. */
 const char *srv_topic_name_invalid(const char *name, size_t len);
 
-/* ---- the log (broker/log_append.c, broker/retention.c) ---- */
+/* ---- the log (broker/topic/append.c, broker/topic/retention.c) ---- */
 void srv_mark_dirty(srv *s, partition *p);
 /* Commit now (normally once per loop iteration); returns -1 if the commit failed. */
 int srv_commit_now(srv *s);
@@ -160,7 +160,7 @@ void srv_producer_record(producer_state *ps, int16_t epoch, int32_t first_seq, i
  */
 int16_t srv_append(srv *s, partition *p, uint8_t *batch, size_t size, const kp_batch *b, int64_t *base_offset,
                    int64_t *append_time, const char **why);
-void fetch_wake(srv *s);      /* parked fetches re-check their partitions (api_fetch.c) */
+void fetch_wake(srv *s);      /* parked fetches re-check their partitions (broker/api/fetch.c) */
 void fetch_cancel_all(srv *s);
 
 /* The node index that leads partition i of a topic: spread round-robin. */

@@ -1,7 +1,7 @@
 /*
  * Text of every statement stor prepares at open. Hot-path statements are
  * written so SQLite can seek an index (test_query_plans in
- * tests/unit/test_stor_batches.c checks that none of them scans or sorts).
+ * tests/unit/storage/test_stor_batches.c checks that none of them scans or sorts).
  */
 #include "stor_int.h"
 

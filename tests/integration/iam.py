@@ -4,7 +4,7 @@ with that environment, and raw SaslHandshake/SaslAuthenticate for wire-level tes
 
   REGION, ALICE (long-term key), BOB (a second long-term key), ROLE (served by the credentials
   endpoint)                          the fake identities every IAM test can use
-  write_identities(path, ...)        writes an iam.identities.file (broker/iam_store.h format)
+  write_identities(path, ...)        writes an iam.identities.file (broker/iam/iam_store.h format)
   IamBroker(identities_file, ...)    harness.Broker with four listener groups on consecutive
                                      ports: plaintext base+i, IAM (TLS+SASL) base+n+i,
                                      SASL_PLAINTEXT base+2n+i, and the container-credentials

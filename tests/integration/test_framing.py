@@ -1,7 +1,7 @@
 """Large frames that arrive in many pieces, over plaintext and over TLS (the IAM listener).
 
 The broker reads a large frame straight into a buffer of its own once the frame has begun to
-arrive (broker/net.c). These tests send a ~400 KiB Produce frame in small, paced chunks, with
+arrive (broker/net/net.c). These tests send a ~400 KiB Produce frame in small, paced chunks, with
 an ApiVersions request in the same byte stream right behind it, and check that:
   - both requests are answered, in order, and the batch is stored intact (read back with
     confluent-kafka and compared byte for byte);

@@ -22,10 +22,10 @@
 
 #include "clock.h"
 #include "config.h"
-#include "group.h"
+#include "group/group.h"
 #include "log.h"
-#include "net.h"
-#include "req.h"
+#include "net/net.h"
+#include "net/req.h"
 #include "srv.h"
 
 #define H_MAX_CONNS 16

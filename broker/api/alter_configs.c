@@ -1,0 +1,36 @@
+/*
+ * AlterConfigs (key 33), v0–2: the legacy full replace of a topic's
+ * overrides. Under the serverless policy a config MSK does not allow
+ * (cleanup.policy included, as tools that re-send it learn) fails the whole
+ * resource with INVALID_CONFIG and MSK's message.
+ */
+#include "api.h"
+#include "topic/config_alter.h"
+
+void api_alter_configs(srv *s, req *r) {
+    kp_alter_configs_request *q = r->body;
+    kp_alter_configs_response *resp = req_resp(r);
+    API_ARR(r, resp->responses, q->resources.n);
+    for (int32_t i = 0; i < q->resources.n; i++) {
+        kp_alter_configs_resource *res = &q->resources.v[i];
+        kp_alter_configs_resource_response *out = &resp->responses.v[i];
+        out->resource_type = res->resource_type;
+        out->resource_name = res->resource_name;
+        out->error_message = KP_STR_NULL;
+        if (res->resource_type == 2) {
+            alter_op *ops = req_alloc(r, sizeof(*ops) * (size_t)(res->configs.n + 1));
+            for (int32_t k = 0; k < res->configs.n; k++)
+                ops[k] = (alter_op){res->configs.v[k].name, res->configs.v[k].value, ALTER_SET};
+            out->error_code = alter_topic_configs(s, r, res->resource_name, ops, res->configs.n, true, q->validate_only,
+                                                  &out->error_message);
+        } else if (res->resource_type == 4) {
+            out->error_code = alter_broker_configs(s, r, res->resource_name, &out->error_message);
+        } else {
+            out->error_code = KERR_INVALID_REQUEST;
+            out->error_message = req_strf(r, "Unsupported resource type %d", res->resource_type);
+            req_log_refusal(r, KERR_INVALID_REQUEST, "resource type %d is not served", res->resource_type);
+        }
+        if (!out->error_code) out->error_message = KP_STR_NULL;
+    }
+    req_respond(r, resp);
+}

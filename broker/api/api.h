@@ -1,0 +1,61 @@
+/* Handlers, one file each (broker/api_<name>.c), and helpers they share. */
+#ifndef API_H
+#define API_H
+
+#include "net/req.h"
+
+void api_produce(srv *s, req *r);
+void api_fetch(srv *s, req *r);
+void api_list_offsets(srv *s, req *r);
+void api_metadata(srv *s, req *r);
+void api_api_versions(srv *s, req *r);
+void api_create_topics(srv *s, req *r);
+void api_delete_topics(srv *s, req *r);
+void api_init_producer_id(srv *s, req *r);
+void api_offset_for_leader_epoch(srv *s, req *r);
+void api_describe_configs(srv *s, req *r);
+void api_alter_configs(srv *s, req *r);
+void api_incremental_alter_configs(srv *s, req *r);
+void api_create_partitions(srv *s, req *r);
+void api_describe_cluster(srv *s, req *r);
+void api_find_coordinator(srv *s, req *r);
+void api_join_group(srv *s, req *r);
+void api_sync_group(srv *s, req *r);
+void api_heartbeat(srv *s, req *r);
+void api_leave_group(srv *s, req *r);
+void api_offset_commit(srv *s, req *r);
+void api_offset_fetch(srv *s, req *r);
+void api_describe_groups(srv *s, req *r);
+void api_list_groups(srv *s, req *r);
+void api_delete_groups(srv *s, req *r);
+void api_offset_delete(srv *s, req *r);
+
+/*
+ * Where a partition request may be served: the partition must exist
+ * (UNKNOWN_TOPIC_OR_PARTITION) and be led by the node the connection reached
+ * (NOT_LEADER_OR_FOLLOWER), as Kafka answers. Logs the refusal. Returns 0 or
+ * the error code.
+ */
+int16_t api_partition_check(srv *s, req *r, topic *t, int32_t index, partition **out);
+
+/*
+ * The client's current_leader_epoch (Fetch v9+, ListOffsets v4+,
+ * OffsetForLeaderEpoch v2+) against the partition's: -1 means "not given";
+ * newer than ours is UNKNOWN_LEADER_EPOCH, older FENCED_LEADER_EPOCH. Logs
+ * the refusal unless quiet.
+ */
+int16_t api_leader_epoch_check(req *r, const partition *p, int32_t client_epoch, bool quiet);
+
+/* Every served API with its range under the active configuration (ApiVersions, and its v0 fallback). */
+void api_fill_versions(srv *s, req *r, kp_api_versions_response *resp);
+
+/* Allocate an array of n elements for a response field. */
+#define API_ARR(r, field, count)                                         \
+    do {                                                                 \
+        (field).n = (int32_t)(count);                                    \
+        (field).v = (count) ? req_alloc((r), sizeof(*(field).v) * (size_t)(count)) : NULL; \
+    } while (0)
+
+static inline kp_str api_str(const char *s) { return kp_str_c(s); }
+
+#endif

@@ -1,0 +1,40 @@
+#include "api.h"
+
+#include "net/net.h"
+
+int16_t api_partition_check(srv *s, req *r, topic *t, int32_t index, partition **out) {
+    *out = NULL;
+    if (!t) return KERR_UNKNOWN_TOPIC_OR_PARTITION;
+    if (index < 0 || index >= t->nparts) {
+        req_log_refusal(r, KERR_UNKNOWN_TOPIC_OR_PARTITION, "topic %s has %d partitions, asked for partition %d",
+                        t->name, t->nparts, index);
+        return KERR_UNKNOWN_TOPIC_OR_PARTITION;
+    }
+    partition *p = &t->parts[index];
+    if (p->leader != r->c->node) {
+        req_log_refusal(r, KERR_NOT_LEADER_OR_FOLLOWER, "%s-%d is led by node %d, the request reached node %d",
+                        t->name, index, s->nodes[p->leader].id, s->nodes[r->c->node].id);
+        return KERR_NOT_LEADER_OR_FOLLOWER;
+    }
+    *out = p;
+    return 0;
+}
+
+int16_t api_leader_epoch_check(req *r, const partition *p, int32_t client_epoch, bool quiet) {
+    if (client_epoch < 0 || client_epoch == p->leader_epoch) return 0;
+    int16_t code = client_epoch > p->leader_epoch ? KERR_UNKNOWN_LEADER_EPOCH : KERR_FENCED_LEADER_EPOCH;
+    if (!quiet)
+        req_log_refusal(r, code, "%s-%d: client leader epoch %d, partition leader epoch %d", p->topic->name, p->index,
+                        client_epoch, p->leader_epoch);
+    return code;
+}
+
+void api_fill_versions(srv *s, req *r, kp_api_versions_response *resp) {
+    size_t n = api_count();
+    API_ARR(r, resp->api_keys, n);
+    for (size_t i = 0; i < n; i++) {
+        int16_t lo, hi;
+        api_range(s, api_at(i), &lo, &hi);
+        resp->api_keys.v[i] = (kp_api_versions_api_version){api_at(i)->key, lo, hi};
+    }
+}

@@ -1,0 +1,156 @@
+/*
+ * CreateTopics (key 19), v0–7. Names are validated as Kafka does;
+ * num_partitions / replication_factor -1 take the broker defaults; a
+ * replication factor above the number of synthetic brokers is refused.
+ * Configs pass the active topic policy (MSK Serverless: only its 7 settable
+ * configs, INVALID_CONFIG with MSK's message otherwise). v5+ answers with
+ * the resulting configs, v7 with the topic id. validate_only creates nothing.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "log.h"
+#include "topic/topic_config.h"
+
+static void fill_configs(srv *s, req *r, topic *t, kp_create_topics_creatable_topic_result *res,
+                         const kp_create_topics_creatable_topic *qt) {
+    size_t n = tcfg_count();
+    API_ARR(r, res->configs, n);
+    for (size_t i = 0; i < n; i++) {
+        const char *key = tcfg_name(i);
+        kp_create_topics_creatable_topic_configs *c = &res->configs.v[i];
+        bool dflt = true;
+        const char *v = NULL;
+        char buf[32];
+        if (t) {
+            v = srv_topic_config_value(s, t, key, &dflt);
+        } else { /* validate_only: what the topic would have */
+            for (int32_t k = 0; k < qt->configs.n && dflt; k++)
+                if (kp_str_eq(qt->configs.v[k].name, key)) {
+                    v = req_strf(r, "%.*s", qt->configs.v[k].value.len, qt->configs.v[k].value.p).p;
+                    dflt = false;
+                }
+            if (dflt) v = tcfg_default(s, key, buf, sizeof buf);
+        }
+        c->name = kp_str_c(key);
+        c->value = req_strf(r, "%s", v);
+        c->read_only = false;
+        c->config_source = dflt ? 5 : 1; /* DEFAULT_CONFIG : DYNAMIC_TOPIC_CONFIG */
+        c->is_sensitive = false;
+    }
+}
+
+static int16_t check_topic(srv *s, req *r, const kp_create_topics_request *q, int32_t idx, int32_t *nparts,
+                           int16_t *rf, char *why, size_t n) {
+    const kp_create_topics_creatable_topic *qt = &q->topics.v[idx];
+    const char *bad = srv_topic_name_invalid(qt->name.p, qt->name.len > 0 ? (size_t)qt->name.len : 0);
+    if (bad) {
+        snprintf(why, n, "Topic name \"%.*s\" is illegal, %s", qt->name.len > 0 ? qt->name.len : 0, qt->name.p, bad);
+        return KERR_INVALID_TOPIC_EXCEPTION;
+    }
+    for (int32_t j = 0; j < q->topics.n; j++)
+        if (j != idx && q->topics.v[j].name.len == qt->name.len &&
+            memcmp(q->topics.v[j].name.p, qt->name.p, (size_t)qt->name.len) == 0) {
+            snprintf(why, n, "Create topics request from client `%s` contains multiple entries for the following topics: %.*s",
+                     r->hdr.client_id.len >= 0 ? "client" : "-", qt->name.len, qt->name.p);
+            return KERR_INVALID_REQUEST;
+        }
+    if (srv_topic_find(s, qt->name.p, (size_t)qt->name.len)) {
+        snprintf(why, n, "Topic '%.*s' already exists.", qt->name.len, qt->name.p);
+        return KERR_TOPIC_ALREADY_EXISTS;
+    }
+    if (qt->assignments.n > 0) {
+        if (qt->num_partitions != -1 || qt->replication_factor != -1) {
+            snprintf(why, n, "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.");
+            return KERR_INVALID_REQUEST;
+        }
+        *nparts = qt->assignments.n;
+        *rf = (int16_t)qt->assignments.v[0].broker_ids.n;
+    } else {
+        *nparts = qt->num_partitions == -1 ? (int32_t)s->cfg->num_partitions : qt->num_partitions;
+        *rf = qt->replication_factor == -1 ? (int16_t)s->cfg->default_replication_factor : qt->replication_factor;
+    }
+    if (*nparts <= 0) {
+        snprintf(why, n, "Number of partitions must be larger than 0.");
+        return KERR_INVALID_PARTITIONS;
+    }
+    if (*rf <= 0) {
+        snprintf(why, n, "Replication factor must be larger than 0.");
+        return KERR_INVALID_REPLICATION_FACTOR;
+    }
+    if (*rf > s->nnodes) {
+        snprintf(why, n, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.",
+                 *rf, *rf, s->nnodes);
+        return KERR_INVALID_REPLICATION_FACTOR;
+    }
+    for (int32_t k = 0; k < qt->configs.n; k++) {
+        const kp_create_topics_creatable_topic_config *c = &qt->configs.v[k];
+        char *key = kp_str_dup(c->name), *val = kp_str_dup(c->value);
+        int16_t code;
+        if (!key) {
+            snprintf(why, n, "Null config name");
+            code = KERR_INVALID_REQUEST;
+        } else if (!val) {
+            snprintf(why, n, "Null value not supported for topic configs: %s", key);
+            code = KERR_INVALID_REQUEST;
+        } else {
+            code = tcfg_check(s, key, val, true, why, n);
+        }
+        free(key);
+        free(val);
+        if (code) return code;
+    }
+    return 0;
+}
+
+void api_create_topics(srv *s, req *r) {
+    kp_create_topics_request *q = r->body;
+    kp_create_topics_response *resp = req_resp(r);
+    int16_t ver = r->hdr.api_version;
+    API_ARR(r, resp->topics, q->topics.n);
+    for (int32_t i = 0; i < q->topics.n; i++) {
+        kp_create_topics_creatable_topic *qt = &q->topics.v[i];
+        kp_create_topics_creatable_topic_result *res = &resp->topics.v[i];
+        kp_defaults(&kp_create_topics_creatable_topic_result_schema, ver, res);
+        res->name = qt->name;
+        res->num_partitions = -1;
+        res->replication_factor = -1;
+        res->configs.n = -1;
+        int32_t nparts = 0;
+        int16_t rf = 0;
+        char why[512];
+        int16_t code = check_topic(s, r, q, i, &nparts, &rf, why, sizeof why);
+        if (code) {
+            res->error_code = code;
+            res->error_message = req_strf(r, "%s", why);
+            req_log_refusal(r, code, "topic '%.*s': %s", qt->name.len > 0 ? qt->name.len : 0, qt->name.p, why);
+            continue;
+        }
+        topic *t = NULL;
+        if (!q->validate_only) {
+            topic_override *ov = req_alloc(r, sizeof(*ov) * (size_t)(qt->configs.n + 1));
+            for (int32_t k = 0; k < qt->configs.n; k++) {
+                ov[k].key = (char *)req_strf(r, "%.*s", qt->configs.v[k].name.len, qt->configs.v[k].name.p).p;
+                ov[k].value = (char *)req_strf(r, "%.*s", qt->configs.v[k].value.len, qt->configs.v[k].value.p).p;
+            }
+            char *name = kp_str_dup(qt->name);
+            const char *err = NULL;
+            t = srv_topic_create(s, name, nparts, ov, qt->configs.n, &err);
+            free(name);
+            if (!t) {
+                res->error_code = KERR_UNKNOWN_SERVER_ERROR;
+                req_log_refusal(r, KERR_UNKNOWN_SERVER_ERROR, "storing topic '%.*s' failed: %s", qt->name.len,
+                                qt->name.p, err);
+                continue;
+            }
+            memcpy(res->topic_id.b, t->uuid, 16);
+            log_info("created topic %s: %d partitions, replication factor %d, %d config overrides", t->name, nparts,
+                     rf, qt->configs.n);
+        }
+        res->num_partitions = nparts;
+        res->replication_factor = rf;
+        if (ver >= 5) fill_configs(s, r, t, res, qt);
+    }
+    req_respond(r, resp);
+}

@@ -1,0 +1,32 @@
+/*
+ * DescribeCluster (key 60), v0–1: the synthetic brokers with the advertised
+ * host. Only the brokers endpoint type (1) exists; asking for controllers
+ * (2) gets UNSUPPORTED_ENDPOINT_TYPE as from a broker.
+ */
+#include "api.h"
+#include "net/net.h"
+
+#define KERR_UNSUPPORTED_ENDPOINT_TYPE 119
+
+void api_describe_cluster(srv *s, req *r) {
+    kp_describe_cluster_request *q = r->body;
+    kp_describe_cluster_response *resp = req_resp(r);
+    resp->endpoint_type = 1;
+    resp->cluster_id = kp_str_c(s->cfg->cluster_id);
+    resp->controller_id = s->nodes[0].id;
+    if (r->hdr.api_version >= 1 && q->endpoint_type != 1) {
+        resp->error_code = KERR_UNSUPPORTED_ENDPOINT_TYPE;
+        resp->error_message = kp_str_c("The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER");
+        req_log_refusal(r, KERR_UNSUPPORTED_ENDPOINT_TYPE, "endpoint type %d asked; only brokers (1) exist",
+                        q->endpoint_type);
+        req_respond(r, resp);
+        return;
+    }
+    API_ARR(r, resp->brokers, s->nnodes);
+    for (int i = 0; i < s->nnodes; i++)
+        resp->brokers.v[i] = (kp_describe_cluster_broker){s->nodes[i].id, kp_str_c(s->cfg->advertised_host),
+                                                          s->nodes[i].ports[r->c->listener], KP_STR_NULL};
+    if (q->include_cluster_authorized_operations)
+        resp->cluster_authorized_operations = (1 << 5) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12);
+    req_respond(r, resp);
+}

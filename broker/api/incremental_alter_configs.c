@@ -1,0 +1,35 @@
+/*
+ * IncrementalAlterConfigs (key 44), v0–1: SET, DELETE, APPEND and SUBTRACT
+ * on a topic's configs; all ops of a resource are checked before any is
+ * applied. Under the serverless policy only MSK's settable configs pass.
+ */
+#include "api.h"
+#include "topic/config_alter.h"
+
+void api_incremental_alter_configs(srv *s, req *r) {
+    kp_incremental_alter_configs_request *q = r->body;
+    kp_incremental_alter_configs_response *resp = req_resp(r);
+    API_ARR(r, resp->responses, q->resources.n);
+    for (int32_t i = 0; i < q->resources.n; i++) {
+        kp_incremental_alter_configs_alter_configs_resource *res = &q->resources.v[i];
+        kp_incremental_alter_configs_alter_configs_resource_response *out = &resp->responses.v[i];
+        out->resource_type = res->resource_type;
+        out->resource_name = res->resource_name;
+        out->error_message = KP_STR_NULL;
+        if (res->resource_type == 2) {
+            alter_op *ops = req_alloc(r, sizeof(*ops) * (size_t)(res->configs.n + 1));
+            for (int32_t k = 0; k < res->configs.n; k++)
+                ops[k] = (alter_op){res->configs.v[k].name, res->configs.v[k].value, res->configs.v[k].config_operation};
+            out->error_code = alter_topic_configs(s, r, res->resource_name, ops, res->configs.n, false, q->validate_only,
+                                                  &out->error_message);
+        } else if (res->resource_type == 4) {
+            out->error_code = alter_broker_configs(s, r, res->resource_name, &out->error_message);
+        } else {
+            out->error_code = KERR_INVALID_REQUEST;
+            out->error_message = req_strf(r, "Unsupported resource type %d", res->resource_type);
+            req_log_refusal(r, KERR_INVALID_REQUEST, "resource type %d is not served", res->resource_type);
+        }
+        if (!out->error_code) out->error_message = KP_STR_NULL;
+    }
+    req_respond(r, resp);
+}

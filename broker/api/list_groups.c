@@ -1,0 +1,43 @@
+/*
+ * ListGroups (key 16), v0–5: the groups this node coordinates (admin clients
+ * ask every broker), with state (v4+) and type "classic" (v5+) filters.
+ * Offsets-only groups are listed with protocol type "".
+ */
+#include <string.h>
+#include <strings.h>
+
+#include "api.h"
+#include "group/group.h"
+#include "net/net.h"
+
+static bool matches(const kp_arr *filter, const char *value) {
+    const kp_str *v = filter->v;
+    if (filter->n <= 0) return true;
+    for (int32_t i = 0; i < filter->n; i++) {
+        kp_str f = v[i];
+        /* the 4.x coordinator compares case-insensitively */
+        if (f.len >= 0 && (size_t)f.len == strlen(value) && strncasecmp(f.p, value, (size_t)f.len) == 0) return true;
+    }
+    return false;
+}
+
+void api_list_groups(srv *s, req *r) {
+    kp_list_groups_request *q = r->body;
+    kp_list_groups_response *resp = req_resp(r);
+    int n = 0;
+    for (group *g = s->groups; g; g = g->next) n++;
+    API_ARR(r, resp->groups, n);
+    int k = 0;
+    for (group *g = s->groups; g; g = g->next) {
+        if (g->node != r->c->node || g->state == GS_DEAD) continue;
+        if (!matches(&q->states_filter.a, grp_state_name(g->state))) continue;
+        if (!matches(&q->types_filter.a, "classic")) continue;
+        kp_list_groups_listed_group *e = &resp->groups.v[k++];
+        e->group_id = kp_str_c(g->id);
+        e->protocol_type = kp_str_c(g->protocol_type ? g->protocol_type : "");
+        e->group_state = kp_str_c(grp_state_name(g->state));
+        e->group_type = kp_str_c("classic");
+    }
+    resp->groups.n = k;
+    req_respond(r, resp);
+}

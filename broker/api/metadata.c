@@ -1,0 +1,121 @@
+/*
+ * Metadata (key 3), v0–12. Every synthetic broker is listed with the
+ * advertised host; partition leaders are spread across them. Topic ids from
+ * v10 (lookup by id when the name is null). Unknown topics are created only
+ * when auto.create.topics.enable is on and the request allows it (v4+), which
+ * MSK Serverless never does. Gaps: rack is always null; authorized
+ * operations report everything allowed (no authorization yet).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "net/net.h"
+#include "log.h"
+
+/* READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS */
+#define ALL_TOPIC_OPS ((1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | (1 << 10) | (1 << 11))
+/* CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE */
+#define ALL_CLUSTER_OPS ((1 << 5) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12))
+
+static int32_t replication_factor(const srv *s) {
+    return s->cfg->default_replication_factor < s->nnodes ? (int32_t)s->cfg->default_replication_factor : s->nnodes;
+}
+
+static void describe_topic(srv *s, req *r, const kp_metadata_request *q, topic *t, kp_metadata_response_topic *out) {
+    out->error_code = 0;
+    out->name = kp_str_c(t->name);
+    memcpy(out->topic_id.b, t->uuid, 16);
+    out->is_internal = false;
+    if (q->include_topic_authorized_operations) out->topic_authorized_operations = ALL_TOPIC_OPS;
+    API_ARR(r, out->partitions, t->nparts);
+    int32_t rf = replication_factor(s);
+    for (int32_t i = 0; i < t->nparts; i++) {
+        partition *p = &t->parts[i];
+        kp_metadata_response_partition *mp = &out->partitions.v[i];
+        kp_defaults(&kp_metadata_response_partition_schema, r->hdr.api_version, mp);
+        mp->partition_index = i;
+        mp->leader_id = s->nodes[p->leader].id;
+        mp->leader_epoch = p->leader_epoch;
+        API_ARR(r, mp->replica_nodes, rf);
+        for (int32_t k = 0; k < rf; k++) mp->replica_nodes.v[k] = s->nodes[(p->leader + k) % s->nnodes].id;
+        mp->isr_nodes.a = mp->replica_nodes.a;
+        mp->offline_replicas.n = 0;
+    }
+}
+
+void api_metadata(srv *s, req *r) {
+    kp_metadata_request *q = r->body;
+    kp_metadata_response *resp = req_resp(r);
+    int16_t ver = r->hdr.api_version;
+
+    API_ARR(r, resp->brokers, s->nnodes);
+    for (int i = 0; i < s->nnodes; i++)
+        resp->brokers.v[i] = (kp_metadata_response_broker){s->nodes[i].id, kp_str_c(s->cfg->advertised_host),
+                                                           s->nodes[i].ports[r->c->listener], KP_STR_NULL};
+    resp->cluster_id = kp_str_c(s->cfg->cluster_id);
+    resp->controller_id = s->nodes[0].id;
+    if (q->include_cluster_authorized_operations) resp->cluster_authorized_operations = ALL_CLUSTER_OPS;
+
+    /* v0: an empty list means all topics; v1+: null means all, empty means none */
+    bool all = q->topics.n < 0 || (ver == 0 && q->topics.n == 0);
+    if (all) {
+        API_ARR(r, resp->topics, s->ntopics);
+        int i = 0;
+        for (topic *t = s->topics; t; t = t->next) {
+            kp_defaults(&kp_metadata_response_topic_schema, ver, &resp->topics.v[i]);
+            describe_topic(s, r, q, t, &resp->topics.v[i++]);
+        }
+        req_respond(r, resp);
+        return;
+    }
+    bool may_create = s->cfg->auto_create_topics_enable && (ver < 4 || q->allow_auto_topic_creation);
+    API_ARR(r, resp->topics, q->topics.n);
+    for (int32_t i = 0; i < q->topics.n; i++) {
+        kp_metadata_request_topic *qt = &q->topics.v[i];
+        kp_metadata_response_topic *out = &resp->topics.v[i];
+        kp_defaults(&kp_metadata_response_topic_schema, ver, out);
+        out->name = qt->name;
+        out->topic_id = qt->topic_id;
+        topic *t;
+        if (qt->name.len < 0) {
+            t = srv_topic_find_uuid(s, qt->topic_id.b);
+            if (!t) {
+                out->error_code = KERR_UNKNOWN_TOPIC_ID;
+                req_log_refusal(r, KERR_UNKNOWN_TOPIC_ID, "no topic has the requested topic id");
+                continue;
+            }
+        } else {
+            t = srv_topic_find(s, qt->name.p, (size_t)qt->name.len);
+        }
+        if (!t) {
+            const char *bad = srv_topic_name_invalid(qt->name.p, (size_t)qt->name.len);
+            if (bad) {
+                out->error_code = KERR_INVALID_TOPIC_EXCEPTION;
+                req_log_refusal(r, KERR_INVALID_TOPIC_EXCEPTION, "topic name '%.*s' is invalid: %s", qt->name.len,
+                                qt->name.p, bad);
+                continue;
+            }
+            if (!may_create) {
+                out->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+                req_log_refusal(r, KERR_UNKNOWN_TOPIC_OR_PARTITION, "topic '%.*s' does not exist%s", qt->name.len,
+                                qt->name.p,
+                                s->cfg->auto_create_topics_enable ? "" : " (auto.create.topics.enable=false, as on MSK Serverless)");
+                continue;
+            }
+            char *name = kp_str_dup(qt->name);
+            const char *why = NULL;
+            t = srv_topic_create(s, name, (int32_t)s->cfg->num_partitions, NULL, 0, &why);
+            free(name);
+            if (!t) {
+                out->error_code = KERR_UNKNOWN_SERVER_ERROR;
+                req_log_refusal(r, KERR_UNKNOWN_SERVER_ERROR, "auto-creating topic '%.*s' failed: %s", qt->name.len,
+                                qt->name.p, why);
+                continue;
+            }
+            log_info("auto-created topic %s with %d partitions", t->name, t->nparts);
+        }
+        describe_topic(s, r, q, t, out);
+    }
+    req_respond(r, resp);
+}

@@ -1,0 +1,113 @@
+/*
+ * Produce (key 0), v0–11. Each partition's records must be exactly one
+ * magic-2 batch (Kafka 4 rejects the old formats); it is validated (CRC,
+ * counts, codec, control and sequence fields), checked against
+ * max.message.bytes and the idempotent-producer state, given its offsets and
+ * stored as produced. acks=1/-1 are answered only after the storage commit
+ * that holds the batch; acks=0 is never answered, and a failed acks=0
+ * produce closes the connection, as Kafka does. Gaps: no transactions
+ * (transactional batches get INVALID_TXN_STATE); compression.type other than
+ * "producer" is not applied (batches keep the producer's codec).
+ */
+#include "api.h"
+#include "kp_batch.h"
+#include "net/net.h"
+
+static int16_t produce_partition(srv *s, req *r, topic *t, kp_produce_partition_produce_data *pd,
+                                 kp_produce_partition_produce_response *out, bool *any_stored) {
+    partition *p;
+    int16_t code = api_partition_check(s, r, t, pd->index, &p);
+    if (code) return code;
+    out->log_start_offset = p->log_start;
+    if (pd->records.len <= 0) {
+        req_log_refusal(r, KERR_INVALID_RECORD, "%s-%d: no record batch in the request", t->name, pd->index);
+        return KERR_INVALID_RECORD;
+    }
+    uint8_t *buf = (uint8_t *)pd->records.p; /* inside r->frame, which this request owns */
+    size_t len = (size_t)pd->records.len, pos = 0;
+    kp_batch b;
+    const char *why = NULL;
+    int rc = kp_batch_next(buf, len, &pos, &b, &why);
+    if (rc < 0) {
+        req_log_refusal(r, KERR_CORRUPT_MESSAGE, "%s-%d: %s", t->name, pd->index, why);
+        return KERR_CORRUPT_MESSAGE;
+    }
+    if (pos != len) {
+        req_log_refusal(r, KERR_INVALID_RECORD, "%s-%d: more than one record batch (or trailing bytes) for one partition",
+                        t->name, pd->index);
+        return KERR_INVALID_RECORD;
+    }
+    code = (int16_t)kp_batch_validate(&b, &why);
+    if (code) {
+        req_log_refusal(r, code, "%s-%d: %s", t->name, pd->index, why);
+        return code;
+    }
+    if (kp_batch_codec(&b) == KP_CODEC_ZSTD && r->hdr.api_version < 7) {
+        req_log_refusal(r, KERR_UNSUPPORTED_COMPRESSION_TYPE, "%s-%d: zstd needs Produce v7 or later", t->name,
+                        pd->index);
+        return KERR_UNSUPPORTED_COMPRESSION_TYPE;
+    }
+    int64_t base, append_time;
+    code = srv_append(s, p, buf, b.size, &b, &base, &append_time, &why);
+    if (code) {
+        if (code == KERR_MESSAGE_TOO_LARGE)
+            req_log_refusal(r, code, "%s-%d: batch of %zu bytes, max.message.bytes is %lld", t->name, pd->index, b.size,
+                            (long long)t->max_message_bytes);
+        else
+            req_log_refusal(r, code, "%s-%d: %s (producer id %lld epoch %d sequence %d)", t->name, pd->index, why,
+                            (long long)b.producer_id, b.producer_epoch, b.base_sequence);
+        return code;
+    }
+    out->base_offset = base;
+    out->log_append_time_ms = append_time;
+    *any_stored = true;
+    return 0;
+}
+
+void api_produce(srv *s, req *r) {
+    kp_produce_request *q = r->body;
+    kp_produce_response *resp = req_resp(r);
+    int16_t ver = r->hdr.api_version;
+    bool bad_acks = q->acks != 0 && q->acks != 1 && q->acks != -1;
+    bool any_error = false, any_stored = false;
+    API_ARR(r, resp->responses, q->topic_data.n);
+    for (int32_t i = 0; i < q->topic_data.n; i++) {
+        kp_produce_topic_produce_data *td = &q->topic_data.v[i];
+        kp_produce_topic_produce_response *tr = &resp->responses.v[i];
+        tr->name = td->name;
+        topic *t = srv_topic_find(s, td->name.p, td->name.len > 0 ? (size_t)td->name.len : 0);
+        if (!t)
+            req_log_refusal(r, KERR_UNKNOWN_TOPIC_OR_PARTITION, "topic '%.*s' does not exist",
+                            td->name.len > 0 ? td->name.len : 0, td->name.p);
+        API_ARR(r, tr->partition_responses, td->partition_data.n);
+        for (int32_t j = 0; j < td->partition_data.n; j++) {
+            kp_produce_partition_produce_data *pd = &td->partition_data.v[j];
+            kp_produce_partition_produce_response *out = &tr->partition_responses.v[j];
+            kp_defaults(&kp_produce_partition_produce_response_schema, ver, out);
+            out->index = pd->index;
+            out->base_offset = -1;
+            int16_t code;
+            if (bad_acks) {
+                code = KERR_INVALID_REQUIRED_ACKS;
+                req_log_refusal(r, code, "acks=%d; only -1, 0 and 1 are valid", q->acks);
+            } else if (!t) {
+                code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+            } else {
+                code = produce_partition(s, r, t, pd, out, &any_stored);
+            }
+            out->error_code = code;
+            if (code) {
+                any_error = true;
+                out->base_offset = -1;
+                if (ver >= 8) out->error_message = kp_str_c(kp_err_name(code));
+            }
+        }
+    }
+    if (q->acks == 0) {
+        req_silent(r);
+        if (any_error) net_close(r->c, "acks=0 produce failed (Kafka closes instead of answering)");
+        return;
+    }
+    (void)any_stored;
+    req_respond_after_commit(s, r, resp);
+}

@@ -1,0 +1,1117 @@
+/* The group state machine: membership, join and sync phases, timers. */
+#include "group.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "clock.h"
+#include "group_store.h"
+#include "ids.h"
+#include "kp_consumer.h"
+#include "log.h"
+#include "net/net.h"
+
+/* Kafka's hard-coded timeout for a brand-new member whose first JoinGroup is parked. */
+#define NEW_MEMBER_JOIN_TIMEOUT_MS 300000
+
+static const char *const state_names[] = {"Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"};
+
+const char *grp_state_name(group_state st) { return state_names[st]; }
+
+static char *dup_str(kp_str s) { return kp_str_dup(s); }
+static char *xstrdup(const char *s) {
+    if (!s) return NULL;
+    char *d = strdup(s);
+    if (!d) abort();
+    return d;
+}
+
+int grp_coordinator_for(const srv *s, const char *id, size_t len) {
+    /* FNV-1a: stable across restarts, so a group keeps its coordinator */
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++) h = (h ^ (uint8_t)id[i]) * 16777619u;
+    return (int)(h % (uint32_t)s->nnodes);
+}
+
+group *grp_find(srv *s, const char *id, size_t len) {
+    for (group *g = s->groups; g; g = g->next)
+        if (strlen(g->id) == len && memcmp(g->id, id, len) == 0) return g;
+    return NULL;
+}
+
+static void on_group_timer(uv_timer_t *t);
+
+group *grp_get_or_create(srv *s, const char *id, size_t len) {
+    group *g = grp_find(s, id, len);
+    if (g) return g;
+    g = calloc(1, sizeof *g);
+    if (!g) abort();
+    g->id = malloc(len + 1);
+    if (!g->id) abort();
+    memcpy(g->id, id, len);
+    g->id[len] = 0;
+    g->state = GS_EMPTY;
+    g->state_ms = clk_now_ms();
+    g->node = grp_coordinator_for(s, id, len);
+    g->srv = s;
+    g->timer = malloc(sizeof *g->timer);
+    if (!g->timer) abort();
+    uv_timer_init(s->loop, g->timer);
+    g->timer->data = g;
+    g->next = s->groups;
+    s->groups = g;
+    return g;
+}
+
+static void free_member(member *m) {
+    for (int i = 0; i < m->nprotocols; i++) {
+        free(m->protocols[i].name);
+        free(m->protocols[i].meta);
+    }
+    free(m->protocols);
+    free(m->assignment);
+    free(m->id);
+    free(m->instance_id);
+    free(m->client_id);
+    free(m->client_host);
+    free(m);
+}
+
+static void free_timer(uv_handle_t *h) { free(h); }
+
+static void free_group(group *g) {
+    while (g->members) {
+        member *m = g->members;
+        g->members = m->next;
+        free_member(m);
+    }
+    while (g->pending) {
+        pending_member *p = g->pending;
+        g->pending = p->next;
+        free(p->id);
+        free(p);
+    }
+    for (int i = 0; i < g->noffsets; i++) {
+        free(g->offsets[i].topic);
+        free(g->offsets[i].metadata);
+    }
+    free(g->offsets);
+    uv_close((uv_handle_t *)g->timer, free_timer);
+    free(g->id);
+    free(g->protocol_type);
+    free(g->protocol_name);
+    free(g->leader);
+    free(g);
+}
+
+static member *find_member(group *g, const char *id, size_t len) {
+    for (member *m = g->members; m; m = m->next)
+        if (strlen(m->id) == len && memcmp(m->id, id, len) == 0) return m;
+    return NULL;
+}
+
+static member *find_static(group *g, kp_str instance) {
+    if (instance.len < 0) return NULL;
+    for (member *m = g->members; m; m = m->next)
+        if (m->instance_id && kp_str_eq(instance, m->instance_id)) return m;
+    return NULL;
+}
+
+static pending_member **find_pending(group *g, kp_str id) {
+    for (pending_member **pp = &g->pending; *pp; pp = &(*pp)->next)
+        if (kp_str_eq(id, (*pp)->id)) return pp;
+    return NULL;
+}
+
+static void set_state(group *g, group_state st) {
+    if (g->state == st) return;
+    g->state = st;
+    g->state_ms = clk_now_ms();
+}
+
+/* ---- timers: one per group, armed at the earliest deadline ---- */
+
+static void arm(group *g) {
+    int64_t next = INT64_MAX;
+    if (g->state == GS_PREPARING) {
+        if (g->delay_deadline_ms) next = g->delay_deadline_ms;
+        else if (g->join_deadline_ms) next = g->join_deadline_ms;
+    }
+    if ((g->state == GS_COMPLETING || g->state == GS_STABLE) && g->sync_deadline_ms && g->sync_deadline_ms < next)
+        next = g->sync_deadline_ms;
+    for (member *m = g->members; m; m = m->next)
+        if (m->deadline_ms < next) next = m->deadline_ms;
+    for (pending_member *p = g->pending; p; p = p->next)
+        if (p->deadline_ms < next) next = p->deadline_ms;
+    if (next == INT64_MAX) {
+        uv_timer_stop(g->timer);
+        return;
+    }
+    int64_t wait = next - clk_mono_ms();
+    uv_timer_start(g->timer, on_group_timer, wait > 0 ? (uint64_t)wait : 0, 0);
+}
+
+static void touch(member *m) {
+    int64_t t = m->is_new ? NEW_MEMBER_JOIN_TIMEOUT_MS : m->session_timeout_ms;
+    m->deadline_ms = clk_mono_ms() + t;
+}
+
+static int32_t max_rebalance_timeout(const group *g) {
+    int32_t t = 0;
+    for (const member *m = g->members; m; m = m->next)
+        if (m->rebalance_timeout_ms > t) t = m->rebalance_timeout_ms;
+    return t;
+}
+
+/* ---- answering parked requests ---- */
+
+static const member_protocol *protocol_of(const member *m, const char *name) {
+    for (int i = 0; name && i < m->nprotocols; i++)
+        if (strcmp(m->protocols[i].name, name) == 0) return &m->protocols[i];
+    return NULL;
+}
+
+static kp_join_group_response *join_response(srv *s, req *r, group *g, member *m, int16_t err) {
+    (void)s;
+    kp_join_group_response *resp = req_resp(r);
+    resp->error_code = err;
+    resp->generation_id = err ? -1 : g->generation;
+    resp->protocol_type = err || !g->protocol_type ? KP_STR_NULL : req_strf(r, "%s", g->protocol_type);
+    resp->protocol_name = err || !g->protocol_name ? KP_STR_NULL : req_strf(r, "%s", g->protocol_name);
+    resp->leader = req_strf(r, "%s", !err && g->leader ? g->leader : "");
+    resp->member_id = req_strf(r, "%s", m ? m->id : "");
+    resp->members.n = 0;
+    if (!err && m && g->leader && strcmp(g->leader, m->id) == 0) {
+        API_ARR(r, resp->members, g->nmembers);
+        int i = 0;
+        for (member *x = g->members; x; x = x->next) {
+            const member_protocol *p = protocol_of(x, g->protocol_name);
+            kp_join_group_response_member *e = &resp->members.v[i++];
+            e->member_id = req_strf(r, "%s", x->id);
+            e->group_instance_id = x->instance_id ? req_strf(r, "%s", x->instance_id) : KP_STR_NULL;
+            if (p) {
+                void *copy = req_alloc(r, p->len ? p->len : 1);
+                memcpy(copy, p->meta, p->len);
+                e->metadata = (kp_bytes){copy, (int32_t)p->len};
+            } else {
+                e->metadata = (kp_bytes){"", 0};
+            }
+        }
+    }
+    return resp;
+}
+
+static void answer_join(srv *s, group *g, member *m, int16_t err) {
+    req *r = m->join;
+    if (!r) return;
+    m->join = NULL;
+    m->is_new = false;
+    kp_join_group_response *resp = join_response(s, r, g, m, err);
+    if (err) resp->member_id = kp_str_c("");
+    req_unpark_respond(s, r, resp);
+    touch(m);
+}
+
+static void answer_sync(srv *s, group *g, member *m, int16_t err) {
+    req *r = m->sync;
+    if (!r) return;
+    m->sync = NULL;
+    kp_sync_group_response *resp = req_resp(r);
+    resp->error_code = err;
+    resp->protocol_type = g->protocol_type ? req_strf(r, "%s", g->protocol_type) : KP_STR_NULL;
+    resp->protocol_name = g->protocol_name ? req_strf(r, "%s", g->protocol_name) : KP_STR_NULL;
+    resp->assignment = (kp_bytes){"", 0};
+    if (!err && m->assignment_len) {
+        void *copy = req_alloc(r, m->assignment_len);
+        memcpy(copy, m->assignment, m->assignment_len);
+        resp->assignment = (kp_bytes){copy, (int32_t)m->assignment_len};
+    }
+    req_unpark_respond(s, r, resp);
+    touch(m);
+}
+
+static void cancel_join(srv *s, req *r) {
+    (void)s;
+    member *m = r->park;
+    if (m && m->join == r) m->join = NULL;
+}
+
+static void cancel_sync(srv *s, req *r) {
+    (void)s;
+    member *m = r->park;
+    if (m && m->sync == r) m->sync = NULL;
+}
+
+void grp_rearm(group *g) { arm(g); }
+
+/* ---- rebalance ---- */
+
+static void complete_join(srv *s, group *g);
+
+static void prepare_rebalance(srv *s, group *g, const char *reason) {
+    if (g->state == GS_COMPLETING) {
+        /* the assignment being synced is void: everyone rejoins */
+        for (member *m = g->members; m; m = m->next) {
+            answer_sync(s, g, m, KERR_REBALANCE_IN_PROGRESS);
+            free(m->assignment);
+            m->assignment = NULL;
+            m->assignment_len = 0;
+        }
+    }
+    bool from_empty = g->state == GS_EMPTY;
+    int64_t now = clk_mono_ms();
+    int32_t rto = max_rebalance_timeout(g);
+    g->delay_deadline_ms = 0;
+    if (from_empty && s->cfg->group_initial_rebalance_delay_ms > 0) {
+        int64_t delay = s->cfg->group_initial_rebalance_delay_ms;
+        if (delay > rto) delay = rto;
+        g->delay_deadline_ms = now + delay;
+        g->delay_remaining_ms = rto - delay > 0 ? rto - delay : 0;
+        g->joined_during_delay = false;
+    }
+    g->join_deadline_ms = now + rto;
+    for (member *m = g->members; m; m = m->next) m->joined = m->join != NULL;
+    set_state(g, GS_PREPARING);
+    log_info("group %s: preparing rebalance (generation %d, %d members): %s", g->id, g->generation, g->nmembers,
+             reason);
+}
+
+static bool all_joined(const group *g) {
+    if (g->pending) return false;
+    for (const member *m = g->members; m; m = m->next)
+        if (!m->joined) return false;
+    return true;
+}
+
+static void try_complete_join(srv *s, group *g) {
+    if (g->state != GS_PREPARING || g->delay_deadline_ms) return;
+    if (all_joined(g)) complete_join(s, g);
+}
+
+static void unlink_member(group *g, member *m) {
+    for (member **pp = &g->members; *pp; pp = &(*pp)->next)
+        if (*pp == m) {
+            *pp = m->next;
+            break;
+        }
+    g->nmembers--;
+    if (g->leader && strcmp(g->leader, m->id) == 0) {
+        free(g->leader);
+        g->leader = g->members ? xstrdup(g->members->id) : NULL;
+    }
+}
+
+/* Remove a member; its parked requests learn it is gone. */
+static void remove_member(srv *s, group *g, member *m, const char *why) {
+    log_info("group %s: member %s%s%s removed: %s", g->id, m->id, m->instance_id ? " instance " : "",
+             m->instance_id ? m->instance_id : "", why);
+    answer_join(s, g, m, KERR_UNKNOWN_MEMBER_ID);
+    answer_sync(s, g, m, KERR_UNKNOWN_MEMBER_ID);
+    unlink_member(g, m);
+    free_member(m);
+}
+
+/* Candidates supported by every member; each member votes for its first candidate. */
+static char *select_protocol(group *g) {
+    const member *first = g->members;
+    const char *best = NULL;
+    int best_votes = -1;
+    for (int i = 0; first && i < first->nprotocols; i++) {
+        const char *cand = first->protocols[i].name;
+        bool everyone = true;
+        for (const member *m = g->members; m && everyone; m = m->next) everyone = protocol_of(m, cand) != NULL;
+        if (!everyone) continue;
+        int votes = 0;
+        for (const member *m = g->members; m; m = m->next)
+            for (int k = 0; k < m->nprotocols; k++) {
+                const char *n = m->protocols[k].name;
+                bool shared = true;
+                for (const member *o = g->members; o && shared; o = o->next) shared = protocol_of(o, n) != NULL;
+                if (!shared) continue;
+                if (strcmp(n, cand) == 0) votes++;
+                break;
+            }
+        /* ties go to the earliest in the first member's order: deterministic */
+        if (votes > best_votes) best = cand, best_votes = votes;
+    }
+    return xstrdup(best);
+}
+
+static void complete_join(srv *s, group *g) {
+    member *m = g->members;
+    while (m) {
+        member *next = m->next;
+        if (!m->joined && !m->instance_id) remove_member(s, g, m, "did not rejoin within the rebalance timeout");
+        m = next;
+    }
+    bool anyone = false;
+    for (member *x = g->members; x; x = x->next) anyone |= x->joined;
+    if (g->members && !anyone) {
+        /* only static members remain and none came back: wait another rebalance timeout */
+        g->join_deadline_ms = clk_mono_ms() + max_rebalance_timeout(g);
+        arm(g);
+        return;
+    }
+    if (g->leader && !find_member(g, g->leader, strlen(g->leader))) {
+        free(g->leader);
+        g->leader = NULL;
+    }
+    if (!g->leader || !find_member(g, g->leader, strlen(g->leader))->joined) {
+        for (member *x = g->members; x; x = x->next)
+            if (x->joined) {
+                free(g->leader);
+                g->leader = xstrdup(x->id);
+                break;
+            }
+    }
+    g->generation++;
+    g->join_deadline_ms = 0;
+    free(g->protocol_name);
+    g->protocol_name = NULL;
+    if (!g->members) {
+        set_state(g, GS_EMPTY);
+        free(g->leader);
+        g->leader = NULL;
+        log_info("group %s: generation %d is empty", g->id, g->generation);
+        grp_store_save(s, g);
+        arm(g);
+        return;
+    }
+    g->protocol_name = select_protocol(g);
+    set_state(g, GS_COMPLETING);
+    g->sync_deadline_ms = clk_mono_ms() + max_rebalance_timeout(g);
+    log_info("group %s: generation %d with %d members, protocol %s, leader %s", g->id, g->generation, g->nmembers,
+             g->protocol_name, g->leader);
+    for (member *x = g->members; x; x = x->next) {
+        x->pending_sync = true;
+        x->joined = false;
+        if (x->join)
+            answer_join(s, g, x, 0);
+        else
+            touch(x);
+    }
+    arm(g);
+}
+
+/* ---- timer ---- */
+
+static void on_group_timer(uv_timer_t *t) { grp_tick(t->data); }
+
+void grp_tick(group *g) {
+    srv *s = g->srv;
+    int64_t now = clk_mono_ms();
+    for (pending_member **pp = &g->pending; *pp;) {
+        pending_member *p = *pp;
+        if (p->deadline_ms <= now) {
+            log_info("group %s: pending member %s never came back with its member id", g->id, p->id);
+            *pp = p->next;
+            free(p->id);
+            free(p);
+        } else {
+            pp = &p->next;
+        }
+    }
+    bool removed = false;
+    member *m = g->members;
+    while (m) {
+        member *next = m->next;
+        /* a member whose JoinGroup or SyncGroup is parked is alive: it is waiting on us */
+        if (m->deadline_ms <= now && ((!m->join && !m->sync) || m->is_new)) {
+            remove_member(s, g, m, m->is_new ? "new member timed out waiting for the join phase"
+                                              : "session timeout expired without a heartbeat");
+            removed = true;
+        }
+        m = next;
+    }
+    /* members that never sent SyncGroup go, even once the leader's sync made the group Stable (Kafka 3.0+) */
+    if ((g->state == GS_COMPLETING || g->state == GS_STABLE) && g->sync_deadline_ms && g->sync_deadline_ms <= now) {
+        m = g->members;
+        while (m) {
+            member *next = m->next;
+            if (m->pending_sync) {
+                remove_member(s, g, m, "did not send SyncGroup within the rebalance timeout");
+                removed = true;
+            }
+            m = next;
+        }
+        g->sync_deadline_ms = 0;
+    }
+    if (removed && (g->state == GS_STABLE || g->state == GS_COMPLETING))
+        prepare_rebalance(s, g, "a member left the group");
+    if (g->state == GS_PREPARING) {
+        if (g->delay_deadline_ms && g->delay_deadline_ms <= now) {
+            if (g->joined_during_delay && g->delay_remaining_ms > 0) {
+                int64_t d = s->cfg->group_initial_rebalance_delay_ms;
+                if (d > g->delay_remaining_ms) d = g->delay_remaining_ms;
+                g->delay_remaining_ms -= d;
+                g->delay_deadline_ms = now + d;
+                g->joined_during_delay = false;
+            } else {
+                /* Kafka's InitialDelayedJoin completes the phase when the delay runs out */
+                g->delay_deadline_ms = 0;
+                complete_join(s, g);
+            }
+        } else if (!g->delay_deadline_ms && g->join_deadline_ms && g->join_deadline_ms <= now) {
+            complete_join(s, g);
+        } else {
+            try_complete_join(s, g);
+        }
+    }
+    if (g->state == GS_PREPARING && !g->members && !g->pending) {
+        /* everybody left during the join phase */
+        complete_join(s, g);
+    }
+    arm(g);
+}
+
+/* ---- JoinGroup ---- */
+
+static void new_member_id(char *out, size_t n, kp_str prefix) {
+    char uuid[37];
+    ids_uuid4_str(uuid);
+    snprintf(out, n, "%.*s-%s", prefix.len > 0 ? (prefix.len > 200 ? 200 : prefix.len) : 0,
+             prefix.len > 0 ? prefix.p : "", uuid);
+}
+
+static void set_protocols(member *m, const kp_join_group_request *q) {
+    for (int i = 0; i < m->nprotocols; i++) {
+        free(m->protocols[i].name);
+        free(m->protocols[i].meta);
+    }
+    free(m->protocols);
+    m->nprotocols = q->protocols.n;
+    m->protocols = calloc((size_t)q->protocols.n + 1, sizeof *m->protocols);
+    if (!m->protocols) abort();
+    for (int32_t i = 0; i < q->protocols.n; i++) {
+        kp_bytes md = q->protocols.v[i].metadata;
+        m->protocols[i].name = dup_str(q->protocols.v[i].name);
+        m->protocols[i].len = md.len > 0 ? (size_t)md.len : 0;
+        m->protocols[i].meta = malloc(m->protocols[i].len ? m->protocols[i].len : 1);
+        if (!m->protocols[i].meta) abort();
+        if (md.len > 0) memcpy(m->protocols[i].meta, md.p, (size_t)md.len);
+    }
+    m->rebalance_timeout_ms = q->rebalance_timeout_ms;
+    m->session_timeout_ms = q->session_timeout_ms;
+}
+
+static bool same_protocols(const member *m, const kp_join_group_request *q) {
+    if (m->nprotocols != q->protocols.n) return false;
+    for (int32_t i = 0; i < q->protocols.n; i++) {
+        const kp_join_group_request_protocol *p = &q->protocols.v[i];
+        size_t len = p->metadata.len > 0 ? (size_t)p->metadata.len : 0;
+        if (!kp_str_eq(p->name, m->protocols[i].name) || len != m->protocols[i].len ||
+            (len && memcmp(p->metadata.p, m->protocols[i].meta, len) != 0))
+            return false;
+    }
+    return true;
+}
+
+static member *add_member(srv *s, group *g, req *r, const char *id, const kp_join_group_request *q) {
+    (void)s;
+    member *m = calloc(1, sizeof *m);
+    if (!m) abort();
+    m->id = xstrdup(id);
+    m->instance_id = dup_str(q->group_instance_id);
+    m->client_id = xstrdup(conn_client_id(r->c));
+    char host[80];
+    snprintf(host, sizeof host, "/%s", r->c->peer);
+    char *colon = strrchr(host, ':');
+    if (colon) *colon = 0;
+    m->client_host = xstrdup(host);
+    set_protocols(m, q);
+    m->is_new = true;
+    /* join order: append */
+    if (!g->members) {
+        /* the first member decides the group's type (an Empty group may change it, as in Kafka) */
+        free(g->protocol_type);
+        g->protocol_type = dup_str(q->protocol_type);
+    }
+    member **pp = &g->members;
+    while (*pp) pp = &(*pp)->next;
+    *pp = m;
+    g->nmembers++;
+    if (!g->leader) g->leader = xstrdup(id);
+    if (g->state == GS_PREPARING && g->delay_deadline_ms) g->joined_during_delay = true;
+    return m;
+}
+
+/* Does every current member support at least one of the request's protocols? */
+static bool protocols_compatible(const group *g, const kp_join_group_request *q) {
+    if (g->state == GS_EMPTY && !g->members) return q->protocol_type.len > 0 && q->protocols.n > 0;
+    if (!g->protocol_type || !kp_str_eq(q->protocol_type, g->protocol_type)) return false;
+    for (int32_t i = 0; i < q->protocols.n; i++) {
+        char *name = dup_str(q->protocols.v[i].name);
+        bool everyone = true;
+        for (const member *m = g->members; m && everyone; m = m->next) everyone = protocol_of(m, name) != NULL;
+        free(name);
+        if (everyone) return true;
+    }
+    return false;
+}
+
+static void join_refuse(srv *s, req *r, group *g, int16_t err, kp_str member_id, const char *fmt, const char *detail) {
+    (void)s;
+    req_log_refusal(r, err, fmt, g ? g->id : "-", detail);
+    kp_join_group_response *resp = req_resp(r);
+    resp->error_code = err;
+    resp->generation_id = -1;
+    resp->leader = kp_str_c("");
+    resp->member_id = err == KERR_MEMBER_ID_REQUIRED ? member_id : kp_str_c("");
+    resp->members.n = 0;
+    req_respond(r, resp);
+}
+
+/*
+ * MSK Serverless decodes each protocol's ConsumerProtocolSubscription at the
+ * version it declares; Apache Kafka keeps the bytes opaque.
+ */
+static bool subscriptions_valid(srv *s, req *r, const kp_join_group_request *q) {
+    if (!kp_str_eq(q->protocol_type, "consumer") ||
+        s->cfg->group_consumer_protocol_validation != VALIDATION_STRICT)
+        return true;
+    for (int32_t i = 0; i < q->protocols.n; i++) {
+        const kp_join_group_request_protocol *p = &q->protocols.v[i];
+        kp_subscription sub;
+        kp_consumer_error e;
+        size_t len = p->metadata.len > 0 ? (size_t)p->metadata.len : 0;
+        if (kp_subscription_decode((const uint8_t *)p->metadata.p, len, KP_CONSUMER_STRICT, &sub, &r->arena, &e))
+            continue;
+        char why[256];
+        int16_t declared = len >= 2 ? kp_get_i16((const uint8_t *)p->metadata.p) : -1;
+        kp_consumer_error_format(&e, "ConsumerProtocolSubscription", declared, len, why, sizeof why);
+        req_log_refusal(r, KERR_INVALID_REQUEST,
+                        "group %.*s member '%.*s' protocol %.*s: %s (MSK Serverless decodes consumer metadata strictly; "
+                        "group.consumer.protocol.validation=lenient accepts it as Apache Kafka does)",
+                        q->group_id.len, q->group_id.p, q->member_id.len > 0 ? q->member_id.len : 0, q->member_id.p,
+                        p->name.len > 0 ? p->name.len : 0, p->name.p, why);
+        return false;
+    }
+    return true;
+}
+
+/* A follower with nothing new, or anyone in CompletingRebalance without changes: the current generation. */
+static void join_current(srv *s, req *r, group *g, member *m) {
+    kp_join_group_response *resp = join_response(s, r, g, m, 0);
+    req_respond(r, resp);
+    m->is_new = false;
+    touch(m);
+}
+
+static void park_join(srv *s, req *r, group *g, member *m) {
+    (void)s;
+    if (m->join && m->join != r) {
+        /* the client gave up on its earlier JoinGroup (new connection): that one is void */
+        req *old = m->join;
+        m->join = NULL;
+        kp_join_group_response *resp = join_response(s, old, g, m, KERR_UNKNOWN_MEMBER_ID);
+        req_unpark_respond(s, old, resp);
+    }
+    m->join = r;
+    m->joined = true;
+    req_park(r, m, cancel_join);
+}
+
+/* Static member returning with an empty member id: it takes over its instance's slot. */
+static void replace_static(srv *s, req *r, group *g, member *old, const kp_join_group_request *q) {
+    char id[300];
+    new_member_id(id, sizeof id, q->group_instance_id);
+    char *old_id = old->id;
+    bool was_leader = g->leader && strcmp(g->leader, old_id) == 0;
+    char *old_leader = xstrdup(g->leader);
+    answer_join(s, g, old, KERR_FENCED_INSTANCE_ID);
+    answer_sync(s, g, old, KERR_FENCED_INSTANCE_ID);
+    old->id = xstrdup(id);
+    if (was_leader) {
+        free(g->leader);
+        g->leader = xstrdup(id);
+    }
+    log_info("group %s: static member %s replaced member %s with %s", g->id, old->instance_id, old_id, id);
+    free(old_id);
+    set_protocols(old, q);
+    /* as in Kafka: only a change of the selected protocol makes a rebalance necessary */
+    char *selected = g->state == GS_STABLE ? select_protocol(g) : NULL;
+    bool unchanged = selected && g->protocol_name && strcmp(selected, g->protocol_name) == 0;
+    free(selected);
+    if (g->state == GS_STABLE && unchanged) {
+        /* no rebalance: the member gets the current generation; it is not told it leads (< v9) */
+        kp_join_group_response *resp = join_response(s, r, g, old, 0);
+        if (was_leader) {
+            if (r->hdr.api_version >= 9) {
+                resp->skip_assignment = true;
+            } else {
+                resp->leader = req_strf(r, "%s", old_leader);
+                resp->members.n = 0;
+            }
+        }
+        free(old_leader);
+        req_respond(r, resp);
+        old->is_new = false;
+        touch(old);
+        grp_store_save(s, g);
+        return;
+    }
+    free(old_leader);
+    if (g->state != GS_PREPARING) prepare_rebalance(s, g, "static member rejoined with new metadata");
+    park_join(s, r, g, old);
+    try_complete_join(s, g);
+}
+
+void grp_join(srv *s, req *r) {
+    kp_join_group_request *q = r->body;
+    int16_t ver = r->hdr.api_version;
+    if (q->group_id.len <= 0) {
+        join_refuse(s, r, NULL, KERR_INVALID_GROUP_ID, q->member_id, "group id '%s' is empty%s", "");
+        return;
+    }
+    int16_t err = grp_check_coordinator(s, r, q->group_id);
+    if (err) {
+        kp_join_group_response *resp = req_resp(r);
+        resp->error_code = err;
+        resp->generation_id = -1;
+        resp->leader = resp->member_id = kp_str_c("");
+        req_respond(r, resp);
+        return;
+    }
+    char detail[160];
+    if (q->session_timeout_ms < s->cfg->group_min_session_timeout_ms ||
+        q->session_timeout_ms > s->cfg->group_max_session_timeout_ms) {
+        snprintf(detail, sizeof detail, "%d ms is outside [group.min.session.timeout.ms=%lld, group.max.session.timeout.ms=%lld]",
+                 q->session_timeout_ms, (long long)s->cfg->group_min_session_timeout_ms,
+                 (long long)s->cfg->group_max_session_timeout_ms);
+        join_refuse(s, r, NULL, KERR_INVALID_SESSION_TIMEOUT, q->member_id, "group %s: session timeout %s", detail);
+        return;
+    }
+    if (ver == 0) q->rebalance_timeout_ms = q->session_timeout_ms; /* v0 has none: Kafka uses the session timeout */
+    if (q->protocol_type.len <= 0 || q->protocols.n <= 0) {
+        join_refuse(s, r, NULL, KERR_INCONSISTENT_GROUP_PROTOCOL, q->member_id, "group %s: %s",
+                    "empty protocol type or no protocols");
+        return;
+    }
+    if (!subscriptions_valid(s, r, q)) {
+        kp_join_group_response *resp = req_resp(r);
+        resp->error_code = KERR_INVALID_REQUEST;
+        resp->generation_id = -1;
+        resp->leader = resp->member_id = kp_str_c("");
+        req_respond(r, resp);
+        return;
+    }
+    group *g = grp_find(s, q->group_id.p, (size_t)q->group_id.len);
+    if (!g && q->member_id.len > 0) {
+        join_refuse(s, r, NULL, KERR_UNKNOWN_MEMBER_ID, q->member_id, "group %s: %s",
+                    "the group does not exist, but the request names a member id");
+        return;
+    }
+    if (!g) g = grp_get_or_create(s, q->group_id.p, (size_t)q->group_id.len);
+    if (g->state == GS_DEAD) {
+        join_refuse(s, r, g, KERR_COORDINATOR_NOT_AVAILABLE, q->member_id, "group %s: %s", "the group is being deleted");
+        return;
+    }
+    if (!protocols_compatible(g, q)) {
+        snprintf(detail, sizeof detail, "protocol type '%.*s' or none of its %d protocols matches every member (group type %s)",
+                 q->protocol_type.len, q->protocol_type.p, q->protocols.n, g->protocol_type ? g->protocol_type : "none");
+        join_refuse(s, r, g, KERR_INCONSISTENT_GROUP_PROTOCOL, q->member_id, "group %s: %s", detail);
+        return;
+    }
+    bool known = q->member_id.len > 0 && (find_member(g, q->member_id.p, (size_t)q->member_id.len) ||
+                                          find_pending(g, q->member_id));
+    if (!known && !find_static(g, q->group_instance_id) && g->nmembers >= s->cfg->group_max_size) {
+        snprintf(detail, sizeof detail, "%d members, group.max.size=%lld", g->nmembers, (long long)s->cfg->group_max_size);
+        join_refuse(s, r, g, KERR_GROUP_MAX_SIZE_REACHED, q->member_id, "group %s: %s", detail);
+        return;
+    }
+
+    if (q->member_id.len <= 0) {
+        member *old = find_static(g, q->group_instance_id);
+        if (old) {
+            replace_static(s, r, g, old, q);
+            arm(g);
+            return;
+        }
+        char id[300];
+        new_member_id(id, sizeof id, q->group_instance_id.len >= 0 ? q->group_instance_id : r->hdr.client_id);
+        if (ver >= 4 && q->group_instance_id.len < 0) {
+            /* KIP-394: the client must come back with this id */
+            pending_member *p = calloc(1, sizeof *p);
+            if (!p) abort();
+            p->id = xstrdup(id);
+            p->deadline_ms = clk_mono_ms() + q->session_timeout_ms;
+            p->next = g->pending;
+            g->pending = p;
+            kp_join_group_response *resp = req_resp(r);
+            resp->error_code = KERR_MEMBER_ID_REQUIRED;
+            resp->generation_id = -1;
+            resp->leader = kp_str_c("");
+            resp->member_id = req_strf(r, "%s", id);
+            req_respond(r, resp);
+            arm(g);
+            return;
+        }
+        member *m = add_member(s, g, r, id, q);
+        if (g->state != GS_PREPARING) prepare_rebalance(s, g, "a new member joined");
+        park_join(s, r, g, m);
+        touch(m);
+        try_complete_join(s, g);
+        arm(g);
+        return;
+    }
+
+    pending_member **pp = find_pending(g, q->member_id);
+    if (pp) {
+        pending_member *p = *pp;
+        *pp = p->next;
+        member *m = add_member(s, g, r, p->id, q);
+        free(p->id);
+        free(p);
+        if (g->state != GS_PREPARING) prepare_rebalance(s, g, "a new member joined");
+        park_join(s, r, g, m);
+        touch(m);
+        try_complete_join(s, g);
+        arm(g);
+        return;
+    }
+    member *m = find_member(g, q->member_id.p, (size_t)q->member_id.len);
+    member *by_instance = find_static(g, q->group_instance_id);
+    if (q->group_instance_id.len >= 0 && !by_instance) {
+        join_refuse(s, r, g, KERR_UNKNOWN_MEMBER_ID, q->member_id, "group %s: %s",
+                    "no static member has this instance id");
+        return;
+    }
+    if (q->group_instance_id.len >= 0 && by_instance != m) {
+        join_refuse(s, r, g, KERR_FENCED_INSTANCE_ID, q->member_id, "group %s: %s",
+                    "the instance id belongs to another member id (an older incarnation was fenced)");
+        return;
+    }
+    if (!m) {
+        snprintf(detail, sizeof detail, "member '%.*s' is not in the group", q->member_id.len, q->member_id.p);
+        join_refuse(s, r, g, KERR_UNKNOWN_MEMBER_ID, q->member_id, "group %s: %s", detail);
+        return;
+    }
+    switch (g->state) {
+    case GS_PREPARING:
+        set_protocols(m, q);
+        park_join(s, r, g, m);
+        try_complete_join(s, g);
+        break;
+    case GS_COMPLETING:
+        if (same_protocols(m, q)) {
+            join_current(s, r, g, m);
+        } else {
+            set_protocols(m, q);
+            prepare_rebalance(s, g, "a member rejoined with new metadata");
+            park_join(s, r, g, m);
+            try_complete_join(s, g);
+        }
+        break;
+    case GS_STABLE:
+        if (g->leader && strcmp(g->leader, m->id) != 0 && same_protocols(m, q)) {
+            join_current(s, r, g, m);
+        } else {
+            set_protocols(m, q);
+            prepare_rebalance(s, g, strcmp(g->leader ? g->leader : "", m->id) == 0 ? "the leader rejoined"
+                                                                                     : "a member rejoined with new metadata");
+            park_join(s, r, g, m);
+            try_complete_join(s, g);
+        }
+        break;
+    default:
+        join_refuse(s, r, g, KERR_UNKNOWN_MEMBER_ID, q->member_id, "group %s is %s", grp_state_name(g->state));
+        return;
+    }
+    arm(g);
+}
+
+/* ---- SyncGroup ---- */
+
+/* Validation shared by SyncGroup and Heartbeat: member, instance and generation. */
+static int16_t check_member(srv *s, req *r, group *g, kp_str member_id, kp_str instance_id, int32_t generation,
+                            member **out) {
+    (void)s;
+    *out = NULL;
+    if (g->state == GS_DEAD) {
+        req_log_refusal(r, KERR_COORDINATOR_NOT_AVAILABLE, "group %s is being deleted", g->id);
+        return KERR_COORDINATOR_NOT_AVAILABLE;
+    }
+    member *m = member_id.len > 0 ? find_member(g, member_id.p, (size_t)member_id.len) : NULL;
+    if (instance_id.len >= 0) {
+        member *st = find_static(g, instance_id);
+        if (!st) {
+            req_log_refusal(r, KERR_UNKNOWN_MEMBER_ID, "group %s: no static member has instance id %.*s", g->id,
+                            instance_id.len, instance_id.p);
+            return KERR_UNKNOWN_MEMBER_ID;
+        }
+        if (st != m) {
+            req_log_refusal(r, KERR_FENCED_INSTANCE_ID, "group %s: instance %.*s now belongs to member %s, not '%.*s'",
+                            g->id, instance_id.len, instance_id.p, st->id, member_id.len > 0 ? member_id.len : 0,
+                            member_id.p);
+            return KERR_FENCED_INSTANCE_ID;
+        }
+    }
+    if (!m) {
+        req_log_refusal(r, KERR_UNKNOWN_MEMBER_ID, "group %s: member '%.*s' is not in the group", g->id,
+                        member_id.len > 0 ? member_id.len : 0, member_id.p);
+        return KERR_UNKNOWN_MEMBER_ID;
+    }
+    if (generation != g->generation) {
+        req_log_refusal(r, KERR_ILLEGAL_GENERATION, "group %s: member %s sent generation %d, the group is at %d", g->id,
+                        m->id, generation, g->generation);
+        return KERR_ILLEGAL_GENERATION;
+    }
+    *out = m;
+    return 0;
+}
+
+static bool assignments_valid(srv *s, req *r, group *g, const kp_sync_group_request *q) {
+    if (!g->protocol_type || strcmp(g->protocol_type, "consumer") != 0 ||
+        s->cfg->group_consumer_protocol_validation != VALIDATION_STRICT)
+        return true;
+    for (int32_t i = 0; i < q->assignments.n; i++) {
+        kp_bytes b = q->assignments.v[i].assignment;
+        size_t len = b.len > 0 ? (size_t)b.len : 0;
+        if (len == 0) continue; /* an empty assignment is what Kafka itself sends to members left out */
+        kp_assignment a;
+        kp_consumer_error e;
+        if (kp_assignment_decode((const uint8_t *)b.p, len, KP_CONSUMER_STRICT, &a, &r->arena, &e)) continue;
+        char why[256];
+        kp_consumer_error_format(&e, "ConsumerProtocolAssignment", len >= 2 ? kp_get_i16((const uint8_t *)b.p) : -1,
+                                 len, why, sizeof why);
+        req_log_refusal(r, KERR_INVALID_REQUEST, "group %s: leader's assignment for member '%.*s': %s", g->id,
+                        q->assignments.v[i].member_id.len, q->assignments.v[i].member_id.p, why);
+        return false;
+    }
+    return true;
+}
+
+static void sync_refuse(req *r, int16_t err) {
+    kp_sync_group_response *resp = req_resp(r);
+    resp->error_code = err;
+    resp->assignment = (kp_bytes){"", 0};
+    req_respond(r, resp);
+}
+
+void grp_sync(srv *s, req *r) {
+    kp_sync_group_request *q = r->body;
+    if (q->group_id.len <= 0) {
+        req_log_refusal(r, KERR_INVALID_GROUP_ID, "empty group id");
+        sync_refuse(r, KERR_INVALID_GROUP_ID);
+        return;
+    }
+    int16_t err = grp_check_coordinator(s, r, q->group_id);
+    if (err) {
+        sync_refuse(r, err);
+        return;
+    }
+    group *g = grp_find(s, q->group_id.p, (size_t)q->group_id.len);
+    if (!g) {
+        req_log_refusal(r, KERR_UNKNOWN_MEMBER_ID, "group %.*s does not exist", q->group_id.len, q->group_id.p);
+        sync_refuse(r, KERR_UNKNOWN_MEMBER_ID);
+        return;
+    }
+    member *m;
+    err = check_member(s, r, g, q->member_id, q->group_instance_id, q->generation_id, &m);
+    if (!err && ((q->protocol_type.len >= 0 && (!g->protocol_type || !kp_str_eq(q->protocol_type, g->protocol_type))) ||
+                 (q->protocol_name.len >= 0 && (!g->protocol_name || !kp_str_eq(q->protocol_name, g->protocol_name))))) {
+        err = KERR_INCONSISTENT_GROUP_PROTOCOL;
+        req_log_refusal(r, err, "group %s: SyncGroup names protocol %.*s/%.*s, the group uses %s/%s", g->id,
+                        q->protocol_type.len > 0 ? q->protocol_type.len : 0, q->protocol_type.p,
+                        q->protocol_name.len > 0 ? q->protocol_name.len : 0, q->protocol_name.p,
+                        g->protocol_type ? g->protocol_type : "-", g->protocol_name ? g->protocol_name : "-");
+    }
+    if (!err && g->state == GS_EMPTY) err = KERR_UNKNOWN_MEMBER_ID;
+    if (!err && g->state == GS_PREPARING) err = KERR_REBALANCE_IN_PROGRESS;
+    if (err) {
+        sync_refuse(r, err);
+        return;
+    }
+    touch(m);
+    m->pending_sync = false;
+    bool everyone_synced = true;
+    for (member *x = g->members; x; x = x->next) everyone_synced &= !x->pending_sync;
+    if (everyone_synced) g->sync_deadline_ms = 0;
+    if (g->state == GS_STABLE) {
+        m->sync = r;
+        req_park(r, m, cancel_sync);
+        answer_sync(s, g, m, 0);
+        arm(g);
+        return;
+    }
+    /* CompletingRebalance */
+    bool leader = g->leader && strcmp(g->leader, m->id) == 0;
+    if (leader && !assignments_valid(s, r, g, q)) {
+        sync_refuse(r, KERR_INVALID_REQUEST);
+        return;
+    }
+    if (m->sync && m->sync != r) answer_sync(s, g, m, KERR_REBALANCE_IN_PROGRESS);
+    m->sync = r;
+    req_park(r, m, cancel_sync);
+    if (leader) {
+        for (member *x = g->members; x; x = x->next) {
+            free(x->assignment);
+            x->assignment = NULL;
+            x->assignment_len = 0;
+        }
+        for (int32_t i = 0; i < q->assignments.n; i++) {
+            kp_sync_group_request_assignment *a = &q->assignments.v[i];
+            member *x = a->member_id.len > 0 ? find_member(g, a->member_id.p, (size_t)a->member_id.len) : NULL;
+            if (!x || a->assignment.len <= 0) continue;
+            x->assignment = malloc((size_t)a->assignment.len);
+            if (!x->assignment) abort();
+            memcpy(x->assignment, a->assignment.p, (size_t)a->assignment.len);
+            x->assignment_len = (size_t)a->assignment.len;
+        }
+        set_state(g, GS_STABLE);
+        grp_store_save(s, g);
+        log_info("group %s: generation %d is stable", g->id, g->generation);
+        for (member *x = g->members; x; x = x->next) answer_sync(s, g, x, 0);
+    }
+    arm(g);
+}
+
+/* ---- Heartbeat and LeaveGroup ---- */
+
+int16_t grp_heartbeat(srv *s, req *r, kp_str group_id, int32_t generation, kp_str member_id, kp_str instance_id) {
+    if (group_id.len <= 0) {
+        req_log_refusal(r, KERR_INVALID_GROUP_ID, "empty group id");
+        return KERR_INVALID_GROUP_ID;
+    }
+    int16_t err = grp_check_coordinator(s, r, group_id);
+    if (err) return err;
+    group *g = grp_find(s, group_id.p, (size_t)group_id.len);
+    if (!g) {
+        req_log_refusal(r, KERR_UNKNOWN_MEMBER_ID, "group %.*s does not exist", group_id.len, group_id.p);
+        return KERR_UNKNOWN_MEMBER_ID;
+    }
+    member *m;
+    err = check_member(s, r, g, member_id, instance_id, generation, &m);
+    if (err) return err;
+    switch (g->state) {
+    case GS_EMPTY: return KERR_UNKNOWN_MEMBER_ID;
+    case GS_PREPARING:
+        touch(m);
+        arm(g);
+        return KERR_REBALANCE_IN_PROGRESS; /* how followers learn to rejoin */
+    default:
+        touch(m);
+        arm(g);
+        return 0;
+    }
+}
+
+int16_t grp_leave(srv *s, req *r, group *g, kp_str member_id, kp_str instance_id) {
+    member *m = NULL;
+    if (member_id.len <= 0 && instance_id.len >= 0) {
+        m = find_static(g, instance_id); /* administrative removal of a static member */
+    } else {
+        pending_member **pp = find_pending(g, member_id);
+        if (pp) {
+            pending_member *p = *pp;
+            *pp = p->next;
+            free(p->id);
+            free(p);
+            return 0;
+        }
+        m = member_id.len > 0 ? find_member(g, member_id.p, (size_t)member_id.len) : NULL;
+        member *st = find_static(g, instance_id);
+        if (instance_id.len >= 0 && !st) {
+            req_log_refusal(r, KERR_UNKNOWN_MEMBER_ID, "group %s: no static member has instance id %.*s", g->id,
+                            instance_id.len, instance_id.p);
+            return KERR_UNKNOWN_MEMBER_ID;
+        }
+        if (instance_id.len >= 0 && st != m) {
+            req_log_refusal(r, KERR_FENCED_INSTANCE_ID, "group %s: instance %.*s belongs to member %s", g->id,
+                            instance_id.len, instance_id.p, st->id);
+            return KERR_FENCED_INSTANCE_ID;
+        }
+    }
+    if (!m) {
+        req_log_refusal(r, KERR_UNKNOWN_MEMBER_ID, "group %s: member '%.*s' (instance %.*s) is not in the group", g->id,
+                        member_id.len > 0 ? member_id.len : 0, member_id.p, instance_id.len > 0 ? instance_id.len : 0,
+                        instance_id.p);
+        return KERR_UNKNOWN_MEMBER_ID;
+    }
+    group_state st = g->state;
+    remove_member(s, g, m, "left the group (LeaveGroup)");
+    if (st == GS_STABLE || st == GS_COMPLETING)
+        prepare_rebalance(s, g, "a member left the group");
+    else if (st == GS_PREPARING)
+        try_complete_join(s, g);
+    if (g->state == GS_PREPARING && !g->members && !g->pending) complete_join(s, g);
+    arm(g);
+    return 0;
+}
+
+int16_t grp_check_coordinator(srv *s, req *r, kp_str group_id) {
+    int node = grp_coordinator_for(s, group_id.p, group_id.len > 0 ? (size_t)group_id.len : 0);
+    if (node == r->c->node) return 0;
+    req_log_refusal(r, KERR_NOT_COORDINATOR, "group %.*s is coordinated by node %d, the request reached node %d",
+                    group_id.len > 0 ? group_id.len : 0, group_id.p, s->nodes[node].id, s->nodes[r->c->node].id);
+    return KERR_NOT_COORDINATOR;
+}
+
+int grp_delete(srv *s, group *g) {
+    if (grp_store_delete(s, g) != 0) return -1;
+    for (group **pp = &s->groups; *pp; pp = &(*pp)->next)
+        if (*pp == g) {
+            *pp = g->next;
+            break;
+        }
+    free_group(g);
+    return 0;
+}
+
+void grp_init(srv *s) { s->groups = NULL; }
+
+void grp_close_all(srv *s) {
+    while (s->groups) {
+        group *g = s->groups;
+        s->groups = g->next;
+        /* parked requests belong to connections that are closing too */
+        for (member *m = g->members; m; m = m->next) m->join = m->sync = NULL;
+        free_group(g);
+    }
+}
+
+/* ---- OffsetCommit rules (reference §2.10) ---- */
+
+int16_t grp_commit_check(srv *s, req *r, kp_str group_id, int32_t generation, kp_str member_id, kp_str instance_id,
+                         group **out) {
+    *out = NULL;
+    int16_t err = grp_check_coordinator(s, r, group_id);
+    if (err) return err;
+    size_t len = group_id.len > 0 ? (size_t)group_id.len : 0;
+    group *g = grp_find(s, group_id.p ? group_id.p : "", len);
+    if (!g) {
+        if (generation >= 0) {
+            req_log_refusal(r, KERR_ILLEGAL_GENERATION, "group %.*s does not exist, but the commit names generation %d",
+                            (int)len, group_id.p, generation);
+            return KERR_ILLEGAL_GENERATION;
+        }
+        *out = grp_get_or_create(s, group_id.p ? group_id.p : "", len); /* a simple (offsets-only) group */
+        return 0;
+    }
+    if (g->state == GS_DEAD) {
+        req_log_refusal(r, KERR_COORDINATOR_NOT_AVAILABLE, "group %s is being deleted", g->id);
+        return KERR_COORDINATOR_NOT_AVAILABLE;
+    }
+    if (generation < 0 && g->state == GS_EMPTY) {
+        *out = g;
+        return 0;
+    }
+    if (generation >= 0 || member_id.len > 0 || instance_id.len >= 0) {
+        member *m;
+        err = check_member(s, r, g, member_id, instance_id, generation, &m);
+        if (err) return err;
+        if (g->state == GS_COMPLETING) {
+            req_log_refusal(r, KERR_REBALANCE_IN_PROGRESS, "group %s is waiting for the leader's assignment", g->id);
+            return KERR_REBALANCE_IN_PROGRESS;
+        }
+        touch(m);
+        arm(g);
+        *out = g;
+        return 0;
+    }
+    req_log_refusal(r, KERR_UNKNOWN_MEMBER_ID, "group %s is %s with members; a commit without member id is refused",
+                    g->id, grp_state_name(g->state));
+    return KERR_UNKNOWN_MEMBER_ID;
+}

@@ -1,0 +1,117 @@
+/*
+ * group: the classic group coordinator, as Apache Kafka implements it
+ * (reference/kafka-protocol-reference.md §2): states Empty,
+ * PreparingRebalance, CompletingRebalance, Stable and Dead; the join phase
+ * with MEMBER_ID_REQUIRED, the initial rebalance delay and the rebalance
+ * timeout; protocol selection by vote; session expiry; static membership;
+ * committed offsets. Groups are spread across the synthetic brokers by group
+ * id; each group has one timer armed at its earliest deadline.
+ *
+ * The handlers (broker/api/join_group.c, ...) decode and validate the request
+ * shape; everything about group state lives here.
+ */
+#ifndef GROUP_H
+#define GROUP_H
+
+#include "net/req.h"
+
+typedef enum group_state { GS_EMPTY, GS_PREPARING, GS_COMPLETING, GS_STABLE, GS_DEAD } group_state;
+
+typedef struct member_protocol {
+    char *name;
+    uint8_t *meta;
+    size_t len;
+} member_protocol;
+
+typedef struct member {
+    char *id;
+    char *instance_id;            /* NULL: dynamic member */
+    char *client_id;
+    char *client_host;
+    int32_t session_timeout_ms;
+    int32_t rebalance_timeout_ms;
+    member_protocol *protocols;   /* the member's preference order */
+    int nprotocols;
+    uint8_t *assignment;
+    size_t assignment_len;
+    req *join;                    /* parked JoinGroup, answered when the join phase completes */
+    req *sync;                    /* parked SyncGroup, answered when the leader's assignment arrives */
+    bool joined;                  /* re-sent JoinGroup in the current join phase */
+    bool pending_sync;            /* has not sent SyncGroup since the last join phase */
+    bool is_new;                  /* first join still parked: the new-member timeout applies */
+    int64_t deadline_ms;          /* session expiry (monotonic clock) */
+    struct member *next;
+} member;
+
+typedef struct pending_member {
+    char *id;
+    int64_t deadline_ms;
+    struct pending_member *next;
+} pending_member;
+
+typedef struct committed_offset {
+    char *topic;
+    int32_t partition;
+    int64_t offset;
+    int32_t leader_epoch;
+    char *metadata;
+    int64_t commit_ms;
+    int64_t expire_ms;
+} committed_offset;
+
+typedef struct group {
+    char *id;
+    group_state state;
+    int node;                     /* the coordinator among the synthetic brokers */
+    char *protocol_type;          /* NULL: none yet / simple group */
+    char *protocol_name;          /* selected protocol, NULL when none */
+    int32_t generation;
+    char *leader;                 /* member id */
+    member *members;              /* in join order */
+    int nmembers;
+    pending_member *pending;      /* got MEMBER_ID_REQUIRED, not back yet */
+    int64_t state_ms;             /* wall clock when the state was entered */
+    int64_t join_deadline_ms;     /* PreparingRebalance: the rebalance timeout */
+    int64_t delay_deadline_ms;    /* initial rebalance delay, 0 when not delaying */
+    int64_t delay_remaining_ms;
+    bool joined_during_delay;
+    int64_t sync_deadline_ms;     /* CompletingRebalance: members that never sync are removed */
+    committed_offset *offsets;
+    int noffsets, cap_offsets;
+    uv_timer_t *timer;
+    srv *srv;
+    struct group *next;
+} group;
+
+void grp_init(srv *s);
+int grp_load(srv *s);               /* groups and offsets from storage */
+void grp_close_all(srv *s);
+group *grp_find(srv *s, const char *id, size_t len);
+int grp_coordinator_for(const srv *s, const char *id, size_t len);
+const char *grp_state_name(group_state st);
+
+/* Common first checks: the request reached the coordinator (NOT_COORDINATOR). */
+int16_t grp_check_coordinator(srv *s, req *r, kp_str group_id);
+
+void grp_join(srv *s, req *r);
+void grp_sync(srv *s, req *r);
+int16_t grp_heartbeat(srv *s, req *r, kp_str group_id, int32_t generation, kp_str member_id, kp_str instance_id);
+int16_t grp_leave(srv *s, req *r, group *g, kp_str member_id, kp_str instance_id);
+
+/* Offsets. */
+int16_t grp_commit_check(srv *s, req *r, kp_str group_id, int32_t generation, kp_str member_id, kp_str instance_id,
+                         group **out);
+void grp_offset_put(srv *s, group *g, const char *topic, int32_t partition, int64_t offset, int32_t leader_epoch,
+                    const char *metadata, int64_t expire_ms);
+committed_offset *grp_offset_get(group *g, const char *topic, size_t topic_len, int32_t partition);
+void grp_offset_remove(srv *s, group *g, size_t index);
+group *grp_get_or_create(srv *s, const char *id, size_t len);
+int grp_delete(srv *s, group *g);
+void grp_forget_topic(srv *s, const char *topic);
+void grp_rearm(group *g);
+/* Handle every deadline that has passed (the group's timer calls it; tests call it after clk_advance). */
+void grp_tick(group *g);
+/* Offset retention (KIP-211): run from housekeeping. */
+void grp_expire_offsets(srv *s);
+
+#endif

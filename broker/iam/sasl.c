@@ -1,0 +1,449 @@
+#include "sasl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "api/api.h"
+#include "clock.h"
+#include "cred_endpoint.h"
+#include "iam_store.h"
+#include "iam_token.h"
+#include "ids.h"
+#include "log.h"
+#include "net/net.h"
+#include "net/tls.h"
+
+enum { MECH_NONE = -1, MECH_AWS_MSK_IAM = 0, MECH_OAUTHBEARER = 1 };
+static const char *const mech_names[] = {"AWS_MSK_IAM", "OAUTHBEARER"};
+
+typedef struct sasl_ctx {
+    iam_store *iam;
+    cred_endpoint *creds;
+    uv_timer_t rotation;
+    bool enabled[2];
+    char **oauth_hosts;  /* hosts an OAUTHBEARER token may be signed for */
+    size_t n_oauth_hosts;
+    char **broker_hosts; /* hosts an AWS_MSK_IAM payload may name: what clients dial */
+    size_t n_broker_hosts;
+    double connect_tokens;
+    int64_t refill_ms;
+} sasl_ctx;
+
+/* ---- set-up ---- */
+
+static void add_host(char ***list, size_t *n, const char *h, size_t len) {
+    while (len && *h == ' ') h++, len--;
+    while (len && h[len - 1] == ' ') len--;
+    if (!len) return;
+    char **l = realloc(*list, sizeof(char *) * (*n + 1));
+    if (!l) abort();
+    *list = l;
+    l[*n] = strndup(h, len);
+    (*n)++;
+}
+
+static void add_hosts(char ***list, size_t *n, const char *csv, const char *region) {
+    for (const char *p = csv; p && *p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char buf[512];
+        const char *tag = strstr(p, "{region}");
+        if (tag && tag < p + len && len - 8 + strlen(region) < sizeof buf) {
+            snprintf(buf, sizeof buf, "%.*s%s%.*s", (int)(tag - p), p, region, (int)(p + len - tag - 8), tag + 8);
+            add_host(list, n, buf, strlen(buf));
+        } else {
+            add_host(list, n, p, len);
+        }
+        p = comma ? comma + 1 : p + len;
+    }
+}
+
+static void on_rotation(uv_timer_t *t);
+
+static void arm_rotation(srv *s) {
+    int64_t next = iam_store_next_rotation(s->sasl->iam);
+    if (next < 0) return;
+    int64_t wait = next - clk_now_ms();
+    uv_timer_start(&s->sasl->rotation, on_rotation, wait > 0 ? (uint64_t)wait : 0, 0);
+}
+
+static void on_rotation(uv_timer_t *t) {
+    srv *s = t->data;
+    int n = iam_store_rotate_due(s->sasl->iam, clk_now_ms());
+    if (n && s->cfg->iam_token_invalidation == IAM_INVALIDATE_ROTATION) {
+        /* sessions signed with what was just superseded end at their next request */
+        int64_t now = clk_now_ms();
+        for (conn *c = s->conns; c; c = c->next) {
+            if (c->sasl_state != SASL_AUTHENTICATED || !c->access_key_id) continue;
+            const iam_cred *cr = iam_store_lookup(s->sasl->iam, c->access_key_id);
+            if (cr && cr->superseded_ms >= 0 && (!c->session_expiry_ms || c->session_expiry_ms > now)) {
+                c->session_expiry_ms = now;
+                log_info("conn=%llu principal=%s: credentials %s superseded by rotation; the session ends at the next "
+                         "request (iam.token.invalidation=rotation)",
+                         (unsigned long long)c->id, c->principal, c->access_key_id);
+            }
+        }
+    }
+    if (n) log_info("iam: rotated the credentials of %d role(s) (iam.token.invalidation=%s)", n,
+                    s->cfg->iam_token_invalidation == IAM_INVALIDATE_ROTATION ? "rotation"
+                    : s->cfg->iam_token_invalidation == IAM_INVALIDATE_TOKEN_EXPIRY ? "token-expiry"
+                                                                                     : "credential-expiry");
+    arm_rotation(s);
+}
+
+int sasl_init(srv *s, char *err, size_t n) {
+    sasl_ctx *x = calloc(1, sizeof *x);
+    if (!x) abort();
+    s->sasl = x;
+    const config *cfg = s->cfg;
+    for (const char *p = cfg->sasl_enabled_mechanisms; *p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        bool known = false;
+        for (int m = 0; m < 2; m++)
+            if (strlen(mech_names[m]) == len && strncasecmp(p, mech_names[m], len) == 0) x->enabled[m] = known = true;
+        if (!known && len) {
+            snprintf(err, n, "sasl.enabled.mechanisms: '%.*s' is not AWS_MSK_IAM or OAUTHBEARER", (int)len, p);
+            return -1;
+        }
+        p = comma ? comma + 1 : p + len;
+    }
+    add_hosts(&x->oauth_hosts, &x->n_oauth_hosts, cfg->iam_oauthbearer_hosts, cfg->iam_region);
+    add_hosts(&x->broker_hosts, &x->n_broker_hosts, cfg->advertised_host, cfg->iam_region);
+    add_hosts(&x->broker_hosts, &x->n_broker_hosts, cfg->tls_hosts, cfg->iam_region);
+    add_hosts(&x->broker_hosts, &x->n_broker_hosts, "localhost,127.0.0.1", cfg->iam_region);
+    x->connect_tokens = (double)cfg->iam_max_connects_per_second;
+    x->refill_ms = clk_mono_ms();
+
+    iam_store_settings set = {cfg->iam_identities_file, cfg->iam_credentials_rotation_interval_ms,
+                              cfg->iam_credentials_lifetime_ms, cfg->iam_credentials_new_session_name};
+    if (iam_store_open(&x->iam, &set, clk_now_ms(), err, n) != 0) return -1;
+    uv_timer_init(s->loop, &x->rotation);
+    x->rotation.data = s;
+    uv_unref((uv_handle_t *)&x->rotation);
+    arm_rotation(s);
+
+    bool tls_needed = cfg->iam_port != 0;
+    if (tls_needed) {
+        const char *hosts[64];
+        size_t nh = 0;
+        for (size_t i = 0; i < x->n_broker_hosts && nh < 64; i++) hosts[nh++] = x->broker_hosts[i];
+        tls_settings ts = {*cfg->tls_cert_file ? cfg->tls_cert_file : NULL,
+                           *cfg->tls_key_file ? cfg->tls_key_file : NULL, cfg->data_dir, hosts, nh};
+        if (tls_ctx_new(&s->tls, &ts, err, n) != 0) return -1;
+        log_info("%s", tls_ctx_summary(s->tls));
+        if (tls_ctx_warning(s->tls)) log_warn("tls: %s", tls_ctx_warning(s->tls));
+    }
+    if (cfg->iam_credentials_port &&
+        cred_endpoint_start(s->loop, cfg->bind_address, (int)cfg->iam_credentials_port, x->iam, &x->creds, err, n) != 0)
+        return -1;
+    log_info("iam: %zu identities from %s, region %s, credentials endpoint %s", iam_store_count(x->iam),
+             *cfg->iam_identities_file ? cfg->iam_identities_file : "(none)", cfg->iam_region,
+             cfg->iam_credentials_port ? "on" : "off");
+    return 0;
+}
+
+void sasl_close(srv *s) {
+    sasl_ctx *x = s->sasl;
+    if (!x) return;
+    if (x->creds) cred_endpoint_close(x->creds);
+    x->creds = NULL;
+    if (!uv_is_closing((uv_handle_t *)&x->rotation)) uv_close((uv_handle_t *)&x->rotation, NULL);
+}
+
+void sasl_free(srv *s) {
+    sasl_ctx *x = s->sasl;
+    if (!x) return;
+    for (size_t i = 0; i < x->n_oauth_hosts; i++) free(x->oauth_hosts[i]);
+    for (size_t i = 0; i < x->n_broker_hosts; i++) free(x->broker_hosts[i]);
+    free(x->oauth_hosts);
+    free(x->broker_hosts);
+    iam_store_free(x->iam);
+    if (s->tls) tls_ctx_free(s->tls);
+    s->tls = NULL;
+    free(x);
+    s->sasl = NULL;
+}
+
+/* ---- the gate ---- */
+
+bool sasl_gate(srv *s, req *r, int16_t key) {
+    (void)s;
+    conn *c = r->c;
+    if (!lsn_sasl(c->listener)) return true;
+    if (c->sasl_state != SASL_AUTHENTICATED) {
+        if (key == 18 || key == 17 || key == 36) return true;
+        log_warn("conn=%llu client=%s refused %s before SASL authentication on the %s listener; closing as Kafka does",
+                 (unsigned long long)c->id, conn_client_id(c), kp_api_name(key), lsn_name(c->listener));
+        return false;
+    }
+    /* an expired session may still re-authenticate: SaslHandshake, then the SaslAuthenticate it started */
+    bool reauthenticating = key == 17 || (key == 36 && c->reauth_started_ms);
+    if (c->session_expiry_ms && clk_now_ms() >= c->session_expiry_ms && !reauthenticating) {
+        char when[32];
+        iam_format_time(c->session_expiry_ms, when);
+        log_warn("conn=%llu client=%s principal=%s: SASL session expired at %s; %s closes the connection without a "
+                 "reply (re-authenticate before expiry)",
+                 (unsigned long long)c->id, conn_client_id(c), c->principal, when, kp_api_name(key));
+        return false;
+    }
+    return true;
+}
+
+/* ---- SaslHandshake ---- */
+
+void api_sasl_handshake(srv *s, req *r) {
+    kp_sasl_handshake_request *q = r->body;
+    kp_sasl_handshake_response *resp = req_resp(r);
+    sasl_ctx *x = s->sasl;
+    conn *c = r->c;
+    int n = 0;
+    API_ARR(r, resp->mechanisms, 2);
+    for (int m = 0; m < 2; m++)
+        if (x->enabled[m]) resp->mechanisms.v[n++] = kp_str_c(mech_names[m]);
+    resp->mechanisms.n = n;
+    if (!lsn_sasl(c->listener)) {
+        resp->error_code = KERR_ILLEGAL_SASL_STATE;
+        req_log_refusal(r, resp->error_code, "SaslHandshake on the plaintext listener, which does not authenticate");
+        req_respond(r, resp);
+        return;
+    }
+    int mech = MECH_NONE;
+    for (int m = 0; m < 2; m++)
+        if (x->enabled[m] && kp_str_eq(q->mechanism, mech_names[m])) mech = m;
+    if (mech == MECH_NONE) {
+        resp->error_code = KERR_UNSUPPORTED_SASL_MECHANISM;
+        req_log_refusal(r, resp->error_code, "mechanism '%.*s' is not enabled (sasl.enabled.mechanisms=%s)",
+                        q->mechanism.len > 0 ? q->mechanism.len : 0, q->mechanism.p, s->cfg->sasl_enabled_mechanisms);
+        req_respond(r, resp);
+        return;
+    }
+    if (c->sasl_state == SASL_AUTHENTICATED) {
+        /* KIP-368 re-authentication */
+        if (!c->session_expiry_ms) {
+            resp->error_code = KERR_ILLEGAL_SASL_STATE;
+            req_log_refusal(r, resp->error_code, "re-authentication on a session without expiry");
+            req_respond(r, resp);
+            return;
+        }
+        int64_t now = clk_now_ms();
+        if (c->last_reauth_ms && now - c->last_reauth_ms < 1000) {
+            /* Kafka starts at most one re-authentication a second (KafkaChannel.MIN_REAUTH_INTERVAL) */
+            resp->error_code = KERR_ILLEGAL_SASL_STATE;
+            req_log_refusal(r, resp->error_code, "re-authentication %lld ms after the previous one (at least 1 s apart)",
+                            (long long)(now - c->last_reauth_ms));
+            req_respond(r, resp);
+            return;
+        }
+        if (mech != c->sasl_mechanism) {
+            resp->error_code = KERR_UNSUPPORTED_SASL_MECHANISM;
+            req_log_refusal(r, resp->error_code,
+                            "SASL mechanism '%s' requested by client is not supported for re-authentication of "
+                            "mechanism '%s'",
+                            mech_names[mech], mech_names[c->sasl_mechanism]);
+            req_respond(r, resp);
+            return;
+        }
+        c->reauth_started_ms = c->last_reauth_ms = now;
+    } else if (c->sasl_state == SASL_HANDSHAKEN) {
+        resp->error_code = KERR_ILLEGAL_SASL_STATE;
+        req_log_refusal(r, resp->error_code, "a second SaslHandshake before SaslAuthenticate");
+        req_respond(r, resp);
+        return;
+    }
+    c->sasl_mechanism = mech;
+    if (c->sasl_state != SASL_AUTHENTICATED) c->sasl_state = SASL_HANDSHAKEN;
+    c->sasl_raw = r->hdr.api_version == 0;
+    req_respond(r, resp);
+}
+
+/* ---- verification ---- */
+
+typedef struct lookup_ctx {
+    srv *s;
+    bool superseded;
+} lookup_ctx;
+
+static int lookup(void *ctx, const char *akid, iam_credential *out) {
+    lookup_ctx *lc = ctx;
+    const iam_cred *cr = iam_store_lookup(lc->s->sasl->iam, akid);
+    if (!cr) return -1;
+    out->secret_access_key = cr->secret_access_key;
+    out->session_token = cr->session_token;
+    out->principal_arn = cr->principal;
+    out->expiry_ms = cr->expiry_ms;
+    lc->superseded = cr->superseded_ms >= 0;
+    switch (lc->s->cfg->iam_token_invalidation) {
+    case IAM_INVALIDATE_ROTATION:
+        /* superseded credentials count as expired from the moment of rotation */
+        if (cr->superseded_ms >= 0 && (cr->expiry_ms < 0 || cr->superseded_ms < cr->expiry_ms))
+            out->expiry_ms = cr->superseded_ms;
+        break;
+    case IAM_INVALIDATE_TOKEN_EXPIRY: out->expiry_ms = -1; break;
+    default: break;
+    }
+    return 0;
+}
+
+typedef struct auth_outcome {
+    bool ok;
+    char request_id[37];
+    char message[2 * (IAM_MAX_ARN + 8) + IAM_REASON_MAX]; /* what the client sees */
+    char principal[IAM_MAX_ARN + 8];   /* IAM.<arn> */
+    char access_key_id[128];
+    int64_t lifetime_ms;               /* 0: no expiry */
+} auth_outcome;
+
+static bool take_connect_token(srv *s) {
+    sasl_ctx *x = s->sasl;
+    int64_t rate = s->cfg->iam_max_connects_per_second;
+    if (rate <= 0) return true;
+    int64_t now = clk_mono_ms();
+    x->connect_tokens += (double)(now - x->refill_ms) * (double)rate / 1000.0;
+    if (x->connect_tokens > (double)rate) x->connect_tokens = (double)rate;
+    x->refill_ms = now;
+    if (x->connect_tokens < 1.0) return false;
+    x->connect_tokens -= 1.0;
+    return true;
+}
+
+static void authenticate(srv *s, req *r, const uint8_t *bytes, size_t len, auth_outcome *o) {
+    conn *c = r->c;
+    sasl_ctx *x = s->sasl;
+    memset(o, 0, sizeof *o);
+    ids_uuid4_str(o->request_id);
+    bool reauth = c->sasl_state == SASL_AUTHENTICATED;
+    char reason[IAM_REASON_MAX];
+    const char *msk = NULL;
+    iam_token tok;
+    memset(&tok, 0, sizeof tok);
+    if (!reauth && !take_connect_token(s)) {
+        msk = "Too many connects";
+        snprintf(reason, sizeof reason, "more than iam.max.connects.per.second=%lld new authentications per second",
+                 (long long)s->cfg->iam_max_connects_per_second);
+    } else {
+        iam_result res = c->sasl_mechanism == MECH_OAUTHBEARER
+                             ? iam_parse_oauthbearer(bytes, len, &tok, reason, sizeof reason)
+                             : iam_parse_aws_msk_iam(bytes, len, &tok, reason, sizeof reason);
+        iam_verified v;
+        lookup_ctx lc = {s, false};
+        if (res == IAM_OK) {
+            iam_verifier ver = {s->cfg->iam_region,
+                                (const char *const *)(c->sasl_mechanism == MECH_OAUTHBEARER ? x->oauth_hosts
+                                                                                            : x->broker_hosts),
+                                c->sasl_mechanism == MECH_OAUTHBEARER ? x->n_oauth_hosts : x->n_broker_hosts,
+                                s->cfg->iam_clock_skew_ms, lookup, &lc};
+            res = iam_verify(&tok, &ver, clk_now_ms(), &v, reason, sizeof reason);
+            if (res != IAM_OK && lc.superseded && s->cfg->iam_token_invalidation == IAM_INVALIDATE_ROTATION) {
+                size_t l = strlen(reason);
+                snprintf(reason + l, sizeof reason - l, " (credentials superseded by rotation; iam.token.invalidation=rotation)");
+            }
+        }
+        if (res != IAM_OK) {
+            msk = iam_result_message(res);
+        } else {
+            int64_t now = clk_now_ms();
+            int64_t end = INT64_MAX;
+            if (v.credential_expiry_ms >= 0) end = v.credential_expiry_ms;
+            if (s->cfg->iam_session_cap_by_token && v.token_expiry_ms < end) end = v.token_expiry_ms;
+            if (s->cfg->connections_max_reauth_ms > 0 && now + s->cfg->connections_max_reauth_ms < end)
+                end = now + s->cfg->connections_max_reauth_ms;
+            int64_t life = end == INT64_MAX ? 0 : end - now;
+            snprintf(o->principal, sizeof o->principal, "IAM.%s", v.principal_arn);
+            snprintf(o->access_key_id, sizeof o->access_key_id, "%s", tok.access_key_id);
+            if (end != INT64_MAX && life <= 0) {
+                msk = "Access denied";
+                snprintf(reason, sizeof reason, "the session would already be over (credentials or token expired)");
+            } else if (end != INT64_MAX && life < s->cfg->iam_session_min_ms) {
+                msk = "Session too short";
+                snprintf(reason, sizeof reason, "session lifetime %lld ms is below iam.session.min.ms=%lld",
+                         (long long)life, (long long)s->cfg->iam_session_min_ms);
+            } else if (reauth && c->principal && strcmp(c->principal, o->principal) != 0) {
+                /* Apache Kafka's own message, without MSK's request-id prefix */
+                snprintf(o->message, sizeof o->message, "Cannot change principals during re-authentication from %s: %s",
+                         c->principal, o->principal);
+                log_warn("conn=%llu client=%s api=SaslAuthenticate refused error=SASL_AUTHENTICATION_FAILED(58): %s",
+                         (unsigned long long)c->id, conn_client_id(c), o->message);
+                iam_token_free(&tok);
+                return;
+            } else {
+                o->ok = true;
+                o->lifetime_ms = life;
+            }
+        }
+    }
+    iam_token_free(&tok);
+    if (!o->ok) {
+        snprintf(o->message, sizeof o->message, "[%s]: %s", o->request_id, msk);
+        log_warn("conn=%llu client=%s principal=%s api=SaslAuthenticate mechanism=%s refused "
+                 "error=SASL_AUTHENTICATION_FAILED(58) request-id=%s: %s: %s",
+                 (unsigned long long)c->id, conn_client_id(c), c->principal ? c->principal : "ANONYMOUS",
+                 mech_names[c->sasl_mechanism], o->request_id, msk, reason);
+        return;
+    }
+    free(c->principal);
+    c->principal = strdup(o->principal);
+    free(c->access_key_id);
+    c->access_key_id = strdup(o->access_key_id);
+    c->sasl_state = SASL_AUTHENTICATED;
+    c->session_expiry_ms = o->lifetime_ms ? clk_now_ms() + o->lifetime_ms : 0;
+    log_info("conn=%llu client=%s %s as %s via %s, session %lld ms, request-id=%s", (unsigned long long)c->id,
+             conn_client_id(c), reauth ? "re-authenticated" : "authenticated", c->principal,
+             mech_names[c->sasl_mechanism], (long long)o->lifetime_ms, o->request_id);
+}
+
+static kp_bytes success_bytes(req *r, const auth_outcome *o, int mech) {
+    if (mech == MECH_OAUTHBEARER) return (kp_bytes){"", 0}; /* clients treat any server reply as an error */
+    kp_str js = req_strf(r, "{\"version\":\"2020_10_22\",\"request-id\":\"%s\"}", o->request_id);
+    return (kp_bytes){js.p, js.len};
+}
+
+void api_sasl_authenticate(srv *s, req *r) {
+    kp_sasl_authenticate_request *q = r->body;
+    kp_sasl_authenticate_response *resp = req_resp(r);
+    conn *c = r->c;
+    resp->auth_bytes = (kp_bytes){"", 0};
+    bool expecting = lsn_sasl(c->listener) && !c->sasl_raw &&
+                     (c->sasl_state == SASL_HANDSHAKEN || (c->sasl_state == SASL_AUTHENTICATED && c->reauth_started_ms));
+    if (!expecting) {
+        resp->error_code = KERR_ILLEGAL_SASL_STATE;
+        resp->error_message = kp_str_c("Unexpected SaslAuthenticate request");
+        req_log_refusal(r, resp->error_code, "SaslAuthenticate without a preceding SaslHandshake v1");
+        req_respond(r, resp);
+        net_close_after_flush(c, "unexpected SaslAuthenticate");
+        return;
+    }
+    auth_outcome o;
+    authenticate(s, r, (const uint8_t *)q->auth_bytes.p, q->auth_bytes.len > 0 ? (size_t)q->auth_bytes.len : 0, &o);
+    c->reauth_started_ms = 0;
+    if (!o.ok) {
+        resp->error_code = KERR_SASL_AUTHENTICATION_FAILED;
+        resp->error_message = req_strf(r, "%s", o.message);
+        req_respond(r, resp);
+        net_close_after_flush(c, "SASL authentication failed");
+        return;
+    }
+    resp->auth_bytes = success_bytes(r, &o, c->sasl_mechanism);
+    resp->error_message = KP_STR_NULL; /* as Kafka answers a success */
+    resp->session_lifetime_ms = o.lifetime_ms;
+    req_respond(r, resp);
+}
+
+bool sasl_raw_token(srv *s, req *r) {
+    conn *c = r->c;
+    c->sasl_raw = false;
+    r->hdr.api_key = 36; /* for log lines: this is what the frame stands for */
+    r->msg = kp_msg_get(36);
+    auth_outcome o;
+    authenticate(s, r, r->frame, r->len, &o);
+    c->reauth_started_ms = 0;
+    if (!o.ok) return false; /* SaslHandshake v0 has no way to carry an error: Kafka closes */
+    kp_bytes b = success_bytes(r, &o, c->sasl_mechanism);
+    kp_writer_init(&r->out, 4 + (size_t)b.len);
+    kp_wr_i32(&r->out, b.len);
+    kp_wr_raw(&r->out, b.p, (size_t)b.len);
+    r->state = REQ_READY;
+    return true;
+}

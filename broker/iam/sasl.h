@@ -1,0 +1,38 @@
+/*
+ * sasl: authentication on the IAM listeners, as MSK does it.
+ *
+ * Before a connection has authenticated only ApiVersions, SaslHandshake and
+ * SaslAuthenticate are served; anything else closes it (Kafka's behaviour on
+ * a SASL listener). Mechanisms: AWS_MSK_IAM (JSON payload) and OAUTHBEARER
+ * (RFC 7628 message carrying a presigned URL), both verified with SigV4
+ * against the identities in iam_store. Failures answer SASL_AUTHENTICATION_
+ * FAILED (58) with MSK's message "[<request id>]: <reason>" and close; the
+ * log line carries the same request id and the check that failed.
+ *
+ * KIP-368: SaslAuthenticate v1+ returns the session lifetime, min(expiry of
+ * the signing credentials, the token's own expiry when
+ * iam.session.cap.by.token, connections.max.reauth.ms) - now. The first
+ * request after expiry other than SaslHandshake closes the connection
+ * without a reply, for v0 clients too. Re-authentication must keep the
+ * principal and the mechanism.
+ */
+#ifndef SASL_H
+#define SASL_H
+
+#include "net/req.h"
+
+enum { SASL_NONE, SASL_HANDSHAKEN, SASL_AUTHENTICATED };
+
+int sasl_init(srv *s, char *err, size_t n);
+void sasl_close(srv *s); /* handles */
+void sasl_free(srv *s);  /* memory, after the loop ended */
+
+/* Whether the request may go on to its handler; false closes the connection (the reason is logged). */
+bool sasl_gate(srv *s, req *r, int16_t key);
+/* A raw SASL token frame after SaslHandshake v0. False closes the connection. */
+bool sasl_raw_token(srv *s, req *r);
+
+void api_sasl_handshake(srv *s, req *r);
+void api_sasl_authenticate(srv *s, req *r);
+
+#endif

@@ -1,0 +1,549 @@
+#include "net.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "log.h"
+#include "req.h"
+#include "iam/sasl.h"
+#include "tls.h"
+
+/* Stop reading from a connection with this many requests not yet answered. */
+#define MAX_QUEUED 256
+/*
+ * A frame at least this large that has not fully arrived is read straight
+ * into its own buffer rather than through rbuf, so its bytes are copied once
+ * (by the kernel) instead of twice. The buffer grows with what arrives, from
+ * FILL_FIRST_CAP, so a client announcing a huge frame and sending little
+ * holds little memory.
+ */
+#define FILL_MIN 65536
+#define FILL_FIRST_CAP (1u << 20)
+
+static conn *commit_list; /* conns with answers held for the next commit */
+static conn *pump_list;   /* conns to resume before the loop waits */
+
+static void on_close(uv_handle_t *h) {
+    conn *c = h->data;
+    while (c->head) {
+        req *r = c->head;
+        c->head = r->next;
+        req_free(r);
+    }
+    if (c->filling) req_free(c->filling);
+    free(c->rbuf);
+    free(c->client_id);
+    free(c->principal);
+    free(c->access_key_id);
+    if (c->tls) tls_conn_free(c->tls);
+    free(c);
+}
+
+const char *conn_client_id(const conn *c) { return c->client_id ? c->client_id : "-"; }
+
+void net_peer_name(uv_tcp_t *t, char *out, size_t n) {
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+    snprintf(out, n, "?");
+    if (uv_tcp_getpeername(t, (struct sockaddr *)&ss, &len) != 0) return;
+    char host[48] = "?";
+    int port = 0;
+    if (ss.ss_family == AF_INET) {
+        uv_ip4_name((struct sockaddr_in *)&ss, host, sizeof host);
+        port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    } else if (ss.ss_family == AF_INET6) {
+        uv_ip6_name((struct sockaddr_in6 *)&ss, host, sizeof host);
+        port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    }
+    snprintf(out, n, "%s:%d", host, port);
+}
+
+void net_close(conn *c, const char *why) {
+    if (c->closing) return;
+    c->closing = true;
+    srv *s = c->s;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        s->conns = c->next;
+    if (c->next) c->next->prev = c->prev;
+    s->nconns--;
+    /* a parked request may be registered elsewhere (fetch waiters): let it go */
+    for (req *r = c->head; r; r = r->next)
+        if (r->state == REQ_PARKED) req_cancel_park(s, r);
+    if (c->in_commit_list) {
+        for (conn **pp = &commit_list; *pp; pp = &(*pp)->commit_next)
+            if (*pp == c) {
+                *pp = c->commit_next;
+                break;
+            }
+    }
+    if (c->in_pump_list) {
+        for (conn **pp = &pump_list; *pp; pp = &(*pp)->pump_next)
+            if (*pp == c) {
+                *pp = c->pump_next;
+                break;
+            }
+    }
+    log_info("conn=%llu close peer=%s client=%s node=%d requests=%llu reason=%s", (unsigned long long)c->id, c->peer,
+             conn_client_id(c), s->nodes[c->node].id, (unsigned long long)c->requests, why);
+    uv_close((uv_handle_t *)&c->tcp, on_close);
+}
+
+typedef struct write_ctx {
+    uv_write_t w;
+    conn *c;
+    int n;
+    uint8_t *bufs[];
+} write_ctx;
+
+static void on_write(uv_write_t *w, int status) {
+    write_ctx *wc = (write_ctx *)w;
+    for (int i = 0; i < wc->n; i++) free(wc->bufs[i]);
+    if (status < 0 && !wc->c->closing) net_close(wc->c, uv_strerror(status));
+    free(wc);
+}
+
+/* Send whatever the TLS engine has produced (handshake records, alerts, application data). */
+static void send_tls_output(conn *c) {
+    size_t len = 0;
+    uint8_t *out = tls_conn_take_all(c->tls, &len);
+    if (!out) return;
+    if (!len) {
+        free(out);
+        return;
+    }
+    write_ctx *wc = malloc(sizeof(*wc) + sizeof(uint8_t *));
+    if (!wc) abort();
+    wc->c = c;
+    wc->n = 1;
+    wc->bufs[0] = out;
+    uv_buf_t b = uv_buf_init((char *)out, (unsigned)len);
+    int rc = uv_write(&wc->w, (uv_stream_t *)&c->tcp, &b, 1, on_write);
+    if (rc < 0) {
+        free(out);
+        free(wc);
+        net_close(c, uv_strerror(rc));
+    }
+}
+
+/*
+ * Write every finished answer at the head of the queue, in one uv_write. An
+ * answer is its encoded bytes plus the buffers it references (fetched
+ * records, kp_writer refs); the write takes ownership of all of them.
+ */
+static void flush_ready(conn *c) {
+    uint64_t seq = stor_commit_seq(c->s->st);
+    int n = 0, nspans = 0, nowned = 0;
+    for (req *r = c->head; r && r != c->next_start; r = r->next) {
+        if (r->state == REQ_WAIT_COMMIT && seq > r->commit_seq) r->state = REQ_READY;
+        if (r->state != REQ_READY && r->state != REQ_SILENT) break;
+        n++;
+        if (r->state == REQ_READY) {
+            nspans += 2 * r->out.nrefs + 1;
+            nowned += 1 + r->nadopted;
+        }
+    }
+    if (!n) return;
+    write_ctx *wc = malloc(sizeof(*wc) + sizeof(uint8_t *) * (size_t)(nowned ? nowned : 1));
+    uv_buf_t *bufs = malloc(sizeof(uv_buf_t) * (size_t)(nspans ? nspans : 1));
+    kp_span *spans = malloc(sizeof(kp_span) * (size_t)(nspans ? nspans : 1));
+    if (!wc || !bufs || !spans) abort();
+    wc->c = c;
+    wc->n = 0;
+    int nb = 0;
+    for (int i = 0; i < n; i++) {
+        req *r = c->head;
+        c->head = r->next;
+        if (!c->head) c->tail = NULL;
+        c->nqueued--;
+        if (r->state == REQ_READY) {
+            int k = kp_writer_spans(&r->out, spans);
+            for (int j = 0; j < k; j++) bufs[nb++] = uv_buf_init((char *)spans[j].p, (unsigned)spans[j].len);
+            /* now owned by the write */
+            wc->bufs[wc->n++] = r->out.buf;
+            r->out.buf = NULL;
+            for (int j = 0; j < r->nadopted; j++) wc->bufs[wc->n++] = r->adopted[j];
+            r->nadopted = 0;
+        }
+        req_free(r);
+    }
+    free(spans);
+    if (nb && c->tls) {
+        /* answers leave as TLS records: encrypt in order, send the ciphertext in one write */
+        for (int i = 0; i < nb; i++)
+            if (tls_conn_write(c->tls, (const uint8_t *)bufs[i].base, bufs[i].len) < 0) break;
+        for (int i = 0; i < wc->n; i++) free(wc->bufs[i]);
+        free(wc);
+        free(bufs);
+        send_tls_output(c);
+        if (tls_conn_failed(c->tls)) net_close(c, tls_conn_error(c->tls));
+        return;
+    }
+    if (nb) {
+        int rc = uv_write(&wc->w, (uv_stream_t *)&c->tcp, bufs, (unsigned)nb, on_write);
+        if (rc < 0) {
+            for (int i = 0; i < wc->n; i++) free(wc->bufs[i]);
+            free(wc);
+            net_close(c, uv_strerror(rc));
+        }
+    } else {
+        free(wc);
+    }
+    free(bufs);
+}
+
+static void enqueue(conn *c, req *r) {
+    r->state = REQ_QUEUED;
+    if (c->tail)
+        c->tail->next = r;
+    else
+        c->head = r;
+    c->tail = r;
+    if (!c->next_start) c->next_start = r;
+    c->nqueued++;
+}
+
+/* Where the next bytes of the frame being filled go, growing its buffer if it is full. */
+static uint8_t *fill_room(conn *c, size_t *room) {
+    req *r = c->filling;
+    if (c->fill_have == c->fill_cap) {
+        size_t cap = c->fill_cap * 2 < r->len ? c->fill_cap * 2 : r->len;
+        uint8_t *b = realloc(r->frame, cap);
+        if (!b) abort();
+        r->frame = b;
+        c->fill_cap = cap;
+    }
+    *room = c->fill_cap - c->fill_have;
+    return r->frame + c->fill_have;
+}
+
+static void fill_advance(conn *c, size_t got) {
+    c->fill_have += got;
+    if (c->fill_have < c->filling->len) return;
+    enqueue(c, c->filling);
+    c->filling = NULL;
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+    conn *c = h->data;
+    (void)suggested;
+    if (c->filling && !c->tls) {
+        size_t room;
+        uint8_t *p = fill_room(c, &room);
+        *buf = uv_buf_init((char *)p, (unsigned)room);
+        return;
+    }
+    if (c->rcap - c->rlen < 65536) {
+        size_t cap = c->rcap ? c->rcap * 2 : 65536;
+        while (cap - c->rlen < 65536) cap *= 2;
+        uint8_t *b = realloc(c->rbuf, cap);
+        if (!b) abort();
+        c->rbuf = b;
+        c->rcap = cap;
+    }
+    *buf = uv_buf_init((char *)c->rbuf + c->rlen, (unsigned)(c->rcap - c->rlen));
+}
+
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf);
+
+static void set_reading(conn *c, bool on) {
+    if (c->closing || c->reading == on) return;
+    c->reading = on;
+    if (on)
+        uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+    else
+        uv_read_stop((uv_stream_t *)&c->tcp);
+}
+
+/*
+ * Cut complete frames out of the read buffer into queued requests; a large
+ * frame that has only begun to arrive becomes the one being filled.
+ */
+static bool take_frames(conn *c) {
+    size_t pos = 0;
+    int64_t max = c->s->cfg->socket_request_max_bytes;
+    while (!c->filling && c->rlen - pos >= 4) {
+        int32_t size = kp_get_i32(c->rbuf + pos);
+        if (size < 0 || size > max) {
+            log_warn("conn=%llu refused frame: size %d is outside [0, socket.request.max.bytes=%lld]",
+                     (unsigned long long)c->id, size, (long long)max);
+            net_close(c, "frame size out of range");
+            return false;
+        }
+        size_t have = c->rlen - pos - 4;
+        bool whole = have >= (size_t)size;
+        if (!whole && (size_t)size < FILL_MIN) break;
+        req *r = calloc(1, sizeof(*r));
+        if (!r) abort();
+        r->c = c;
+        r->len = (size_t)size;
+        size_t cap = whole ? r->len : (r->len < FILL_FIRST_CAP ? r->len : FILL_FIRST_CAP);
+        if (cap < have) cap = have;
+        r->frame = malloc(cap ? cap : 1);
+        if (!r->frame) abort();
+        size_t take = whole ? r->len : have;
+        memcpy(r->frame, c->rbuf + pos + 4, take);
+        pos += 4 + take;
+        if (whole) {
+            enqueue(c, r);
+        } else {
+            c->filling = r;
+            c->fill_have = take;
+            c->fill_cap = cap;
+        }
+    }
+    memmove(c->rbuf, c->rbuf + pos, c->rlen - pos);
+    c->rlen -= pos;
+    return true;
+}
+
+void net_hold_for_commit(conn *c) {
+    if (c->in_commit_list) return;
+    c->in_commit_list = true;
+    c->commit_next = commit_list;
+    commit_list = c;
+}
+
+static void on_shutdown(uv_shutdown_t *sh, int status) {
+    conn *c = sh->data;
+    (void)status;
+    net_close(c, c->close_after_flush);
+}
+
+void net_close_after_flush(conn *c, const char *why) {
+    if (c->closing || c->close_after_flush) return;
+    c->close_after_flush = why;
+}
+
+/* Once the last answer before a close_after_flush is out, shut the write side down, then close. */
+static void maybe_shutdown(conn *c) {
+    if (!c->close_after_flush || c->closing || c->head) return;
+    set_reading(c, false);
+    c->shutdown.data = c;
+    if (uv_shutdown(&c->shutdown, (uv_stream_t *)&c->tcp, on_shutdown) != 0) net_close(c, c->close_after_flush);
+}
+
+void net_pump(conn *c) {
+    if (c->closing) return;
+    while (c->next_start && !c->close_after_flush) {
+        req *r = c->next_start;
+        /* a parked request mutes the connection until it is answered */
+        req *prev_parked = NULL;
+        for (req *q = c->head; q != r; q = q->next)
+            if (q->state == REQ_PARKED) prev_parked = q;
+        if (prev_parked) break;
+        c->next_start = r->next;
+        c->requests++;
+        c->s->requests++;
+        if (!req_dispatch(c->s, r)) {
+            net_close(c, "request refused");
+            return;
+        }
+        if (c->closing) return;
+    }
+    flush_ready(c);
+    if (c->close_after_flush) {
+        /* requests after the refused one are never answered */
+        while (c->next_start) {
+            req *r = c->next_start;
+            c->next_start = r->next;
+            r->state = REQ_SILENT;
+        }
+        flush_ready(c);
+        maybe_shutdown(c);
+        return;
+    }
+    if (!c->closing) set_reading(c, c->nqueued < MAX_QUEUED);
+}
+
+/*
+ * The ciphertext just read sits at rbuf + rlen; the engine copies it, and the
+ * plaintext it yields is written over it, so frames are cut as for plaintext.
+ */
+static bool decrypt(conn *c, size_t nread) {
+    bool was_established = tls_conn_established(c->tls);
+    int rc = tls_conn_feed(c->tls, c->rbuf + c->rlen, nread);
+    for (;;) {
+        if (rc < 0) break;
+        size_t got = 0, room;
+        if (c->filling) {
+            uint8_t *p = fill_room(c, &room);
+            rc = tls_conn_read(c->tls, p, room, &got);
+            fill_advance(c, got);
+        } else {
+            if (c->rcap - c->rlen < 16384) {
+                size_t cap = c->rcap * 2;
+                uint8_t *b = realloc(c->rbuf, cap);
+                if (!b) abort();
+                c->rbuf = b;
+                c->rcap = cap;
+            }
+            room = c->rcap - c->rlen;
+            rc = tls_conn_read(c->tls, c->rbuf + c->rlen, room, &got);
+            c->rlen += got;
+            /* a large frame may start here: what follows it must go to its buffer */
+            if (!take_frames(c)) return false;
+        }
+        if (rc != 0 || got < room) break;
+    }
+    send_tls_output(c);
+    if (rc < 0) {
+        log_warn("conn=%llu peer=%s TLS %s failed: %s", (unsigned long long)c->id, c->peer,
+                 was_established ? "connection" : "handshake", tls_conn_error(c->tls));
+        net_close(c, "TLS failure");
+        return false;
+    }
+    if (!was_established && tls_conn_established(c->tls))
+        log_info("conn=%llu TLS established: %s %s sni=%s", (unsigned long long)c->id, tls_conn_version(c->tls),
+                 tls_conn_cipher(c->tls), tls_conn_sni(c->tls) ? tls_conn_sni(c->tls) : "-");
+    if (rc == TLS_CLOSED) {
+        net_close(c, "peer sent TLS close_notify");
+        return false;
+    }
+    return true;
+}
+
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
+    conn *c = st->data;
+    (void)buf;
+    if (nread < 0) {
+        size_t pending = c->filling ? c->fill_have + 4 : c->rlen;
+        if (pending) log_warn("conn=%llu closed by peer inside a frame (%zu bytes pending)", (unsigned long long)c->id, pending);
+        net_close(c, nread == UV_EOF ? "peer closed" : uv_strerror((int)nread));
+        return;
+    }
+    if (nread == 0) return;
+    c->last_active_ms = clk_mono_ms();
+    if (c->tls) {
+        if (!decrypt(c, (size_t)nread)) return;
+    } else if (c->filling) {
+        fill_advance(c, (size_t)nread);
+    } else {
+        c->rlen += (size_t)nread;
+    }
+    if (!take_frames(c)) return;
+    net_pump(c);
+}
+
+void net_pump_later(conn *c) {
+    if (c->in_pump_list || c->closing) return;
+    c->in_pump_list = true;
+    c->pump_next = pump_list;
+    pump_list = c;
+}
+
+bool net_pumps_pending(void) { return pump_list != NULL; }
+
+void net_run_pumps(srv *s) {
+    (void)s;
+    while (pump_list) {
+        conn *c = pump_list;
+        pump_list = c->pump_next;
+        c->in_pump_list = false;
+        net_pump(c);
+    }
+}
+
+void net_after_commit(srv *s) {
+    (void)s;
+    conn *list = commit_list;
+    commit_list = NULL;
+    while (list) {
+        conn *c = list;
+        list = c->commit_next;
+        c->in_commit_list = false;
+        net_pump(c);
+    }
+}
+
+const char *lsn_name(listener_kind k) {
+    static const char *const names[] = {"plaintext", "iam", "sasl_plaintext"};
+    return names[k];
+}
+
+static void on_connection(uv_stream_t *server, int status) {
+    listener *l = server->data;
+    srv *s = l->s;
+    if (status < 0) {
+        log_warn("accept failed: %s", uv_strerror(status));
+        return;
+    }
+    conn *c = calloc(1, sizeof(*c));
+    if (!c) abort();
+    uv_tcp_init(s->loop, &c->tcp);
+    c->tcp.data = c;
+    if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0) {
+        uv_close((uv_handle_t *)&c->tcp, on_close);
+        return;
+    }
+    uv_tcp_nodelay(&c->tcp, 1);
+    c->s = s;
+    c->id = ++s->next_conn_id;
+    c->node = l->node;
+    c->listener = l->kind;
+    if (l->kind == LSN_IAM) {
+        c->tls = tls_conn_new(s->tls);
+        if (!c->tls) abort();
+    }
+    c->opened_ms = c->last_active_ms = clk_mono_ms();
+    net_peer_name(&c->tcp, c->peer, sizeof c->peer);
+    c->next = s->conns;
+    if (s->conns) s->conns->prev = c;
+    s->conns = c;
+    s->nconns++;
+    log_info("conn=%llu open peer=%s node=%d listener=%s", (unsigned long long)c->id, c->peer, s->nodes[c->node].id,
+             lsn_name(c->listener));
+    set_reading(c, true);
+}
+
+int net_listen(srv *s, char *err, size_t errlen) {
+    const char *host = s->cfg->bind_address;
+    for (int i = 0; i < s->nnodes; i++) {
+        node *n = &s->nodes[i];
+        for (int k = 0; k < LSN_COUNT; k++) {
+            if (!n->ports[k]) continue;
+            listener *l = &n->lsn[k];
+            struct sockaddr_storage addr;
+            int rc = strchr(host, ':') ? uv_ip6_addr(host, n->ports[k], (struct sockaddr_in6 *)&addr)
+                                       : uv_ip4_addr(host, n->ports[k], (struct sockaddr_in *)&addr);
+            if (rc == 0) {
+                uv_tcp_init(s->loop, &l->tcp);
+                l->tcp.data = l;
+                l->s = s;
+                l->node = i;
+                l->kind = (listener_kind)k;
+                rc = uv_tcp_bind(&l->tcp, (struct sockaddr *)&addr, 0);
+                if (rc == 0) rc = uv_listen((uv_stream_t *)&l->tcp, 1024, on_connection);
+            }
+            if (rc != 0) {
+                snprintf(err, errlen, "cannot listen on %s:%d (%s listener of node %d): %s", host, n->ports[k],
+                         lsn_name((listener_kind)k), n->id, uv_strerror(rc));
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+void net_close_all(srv *s) {
+    while (s->conns) net_close(s->conns, "shutdown");
+    for (int i = 0; i < s->nnodes; i++)
+        for (int k = 0; k < LSN_COUNT; k++) {
+            uv_handle_t *h = (uv_handle_t *)&s->nodes[i].lsn[k].tcp;
+            if (s->nodes[i].ports[k] && h->loop && !uv_is_closing(h)) uv_close(h, NULL);
+        }
+}
+
+void net_sweep_idle(srv *s) {
+    int64_t idle = s->cfg->connections_max_idle_ms;
+    if (idle <= 0) return;
+    int64_t now = clk_mono_ms();
+    conn *c = s->conns;
+    while (c) {
+        conn *next = c->next;
+        if (!c->head && now - c->last_active_ms > idle) net_close(c, "idle longer than connections.max.idle.ms");
+        c = next;
+    }
+}

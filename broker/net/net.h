@@ -1,0 +1,76 @@
+/*
+ * net: TCP listeners (one per synthetic broker), connections and Kafka
+ * framing (int32 size prefix). Frames become requests queued on their
+ * connection; answers leave in request order.
+ */
+#ifndef NET_H
+#define NET_H
+
+#include "srv.h"
+
+struct conn {
+    uv_tcp_t tcp;
+    srv *s;
+    uint64_t id;
+    int node;                 /* index of the synthetic broker it connected to */
+    listener_kind listener;   /* which of its listeners */
+    struct tls_conn *tls;     /* LSN_IAM: the TLS engine; NULL otherwise */
+    /* SASL (broker/iam/sasl.c) */
+    int sasl_state;           /* SASL_NONE, SASL_HANDSHAKEN, SASL_AUTHENTICATED */
+    int sasl_mechanism;
+    bool sasl_raw;            /* SaslHandshake v0: the next frame is a raw SASL token */
+    char *principal;          /* "IAM.<arn>" once authenticated */
+    char *access_key_id;      /* of the credentials that signed the session's token */
+    int64_t session_expiry_ms;/* wall clock; 0: none */
+    int64_t reauth_started_ms;  /* a re-authentication is under way since then (0: none) */
+    int64_t last_reauth_ms;     /* start of the previous re-authentication (0: none yet) */
+    const char *close_after_flush; /* set: close once the answers queued so far are written */
+    uv_shutdown_t shutdown;
+    char peer[64];
+    char *client_id;          /* from the latest request header, for log lines */
+    uint8_t *rbuf;
+    size_t rlen, rcap;
+    req *filling;             /* a large frame read straight into its own buffer (net.c) */
+    size_t fill_have, fill_cap;
+    req *head, *tail;         /* requests in arrival order, answered from the head */
+    req *next_start;          /* first request not yet started */
+    int nqueued;
+    bool reading;
+    bool closing;
+    bool in_commit_list;
+    bool in_pump_list;
+    int64_t last_active_ms;
+    int64_t opened_ms;
+    uint64_t requests;
+    conn *prev, *next;        /* srv.conns */
+    conn *commit_next;        /* conns holding answers until the next commit */
+    conn *pump_next;          /* conns to resume before the loop waits (net_pump_later) */
+};
+
+int net_listen(srv *s, char *err, size_t errlen);
+void net_close_all(srv *s);
+/* Start queued requests and write finished answers, in order. */
+void net_pump(conn *c);
+/* Close now, dropping anything not yet written. */
+void net_close(conn *c, const char *why);
+/* Close once every answer already finished has been written (a refusal the client must read). */
+void net_close_after_flush(conn *c, const char *why);
+/* Called after each storage commit: answers held for it can go out. */
+void net_after_commit(srv *s);
+void net_sweep_idle(srv *s);
+/*
+ * Resume the connection once the current callback is done (before the loop
+ * waits again): answering a parked request must not start the connection's
+ * next request while the caller is still walking its own state.
+ */
+void net_pump_later(conn *c);
+/* Resume every connection queued by net_pump_later. */
+void net_run_pumps(srv *s);
+bool net_pumps_pending(void);
+/* The connection holds an answer until the next commit. */
+void net_hold_for_commit(conn *c);
+const char *conn_client_id(const conn *c);
+/* "host:port" of the peer of a TCP handle, for log lines ("?" when unknown). */
+void net_peer_name(uv_tcp_t *t, char *out, size_t n);
+
+#endif

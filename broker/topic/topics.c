@@ -1,0 +1,227 @@
+/* The topic registry: in memory for the data path, mirrored in storage. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "group/group.h"
+#include "ids.h"
+#include "log.h"
+#include "srv.h"
+#include "topic_config.h"
+
+topic *srv_topic_find(srv *s, const char *name, size_t len) {
+    for (topic *t = s->topics; t; t = t->next)
+        if (strlen(t->name) == len && memcmp(t->name, name, len) == 0) return t;
+    return NULL;
+}
+
+topic *srv_topic_find_uuid(srv *s, const uint8_t uuid[16]) {
+    for (topic *t = s->topics; t; t = t->next)
+        if (memcmp(t->uuid, uuid, 16) == 0) return t;
+    return NULL;
+}
+
+partition *srv_partition(srv *s, const char *name, size_t len, int32_t index) {
+    topic *t = srv_topic_find(s, name, len);
+    if (!t || index < 0 || index >= t->nparts) return NULL;
+    return &t->parts[index];
+}
+
+const char *srv_topic_name_invalid(const char *name, size_t len) {
+    if (len == 0) return "the empty string is not allowed";
+    if (len == 1 && name[0] == '.') return "'.' is not allowed";
+    if (len == 2 && name[0] == '.' && name[1] == '.') return "'..' is not allowed";
+    if (len > 249) return "the length exceeds the maximum of 249 characters";
+    for (size_t i = 0; i < len; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+              c == '-'))
+            return "it contains a character other than ASCII alphanumerics, '.', '_' and '-'";
+    }
+    return NULL;
+}
+
+static int64_t num_setting(const srv *s, const topic *t, const char *key) {
+    bool d;
+    const char *v = srv_topic_config_value(s, t, key, &d);
+    return v ? strtoll(v, NULL, 10) : 0;
+}
+
+/* Refresh the cached values the data path reads on every batch. */
+static void refresh_settings(const srv *s, topic *t) {
+    bool d;
+    t->max_message_bytes = num_setting(s, t, "max.message.bytes");
+    t->retention_ms = num_setting(s, t, "retention.ms");
+    t->retention_bytes = num_setting(s, t, "retention.bytes");
+    const char *ts = srv_topic_config_value(s, t, "message.timestamp.type", &d);
+    t->log_append_time = ts && strcmp(ts, "LogAppendTime") == 0;
+    const char *cp = srv_topic_config_value(s, t, "cleanup.policy", &d);
+    t->compact = cp && strstr(cp, "compact") != NULL;
+}
+
+const char *srv_topic_config_value(const srv *s, const topic *t, const char *key, bool *is_default) {
+    for (int i = 0; i < t->noverrides; i++)
+        if (strcmp(t->overrides[i].key, key) == 0) {
+            *is_default = false;
+            return t->overrides[i].value;
+        }
+    *is_default = true;
+    static char buf[32]; /* the loop thread is the only caller */
+    return tcfg_default(s, key, buf, sizeof buf);
+}
+
+static void set_override(topic *t, const char *key, const char *value) {
+    for (int i = 0; i < t->noverrides; i++) {
+        if (strcmp(t->overrides[i].key, key) != 0) continue;
+        free(t->overrides[i].value);
+        if (value) {
+            t->overrides[i].value = strdup(value);
+        } else {
+            free(t->overrides[i].key);
+            t->overrides[i] = t->overrides[--t->noverrides];
+        }
+        return;
+    }
+    if (!value) return;
+    topic_override *o = realloc(t->overrides, sizeof(*o) * (size_t)(t->noverrides + 1));
+    if (!o) abort();
+    t->overrides = o;
+    o[t->noverrides].key = strdup(key);
+    o[t->noverrides].value = strdup(value);
+    t->noverrides++;
+}
+
+static void init_partitions(srv *s, topic *t, int32_t from, int32_t to) {
+    partition *p = realloc(t->parts, sizeof(*p) * (size_t)to);
+    if (!p) abort();
+    t->parts = p;
+    /* reallocating moves partitions: nothing but the dirty list may hold partition pointers */
+    for (int32_t i = from; i < to; i++) {
+        memset(&p[i], 0, sizeof p[i]);
+        p[i].topic = t;
+        p[i].index = i;
+        p[i].leader = srv_leader_for(s, t, i);
+        p[i].leader_epoch = 0;
+    }
+    t->nparts = to;
+}
+
+/* Registers a topic in memory (used by load and create). */
+static topic *add_topic(srv *s, int64_t id, const char *name, const uint8_t uuid[16], int32_t nparts, int64_t created) {
+    topic *t = calloc(1, sizeof(*t));
+    if (!t) abort();
+    t->id = id;
+    t->name = strdup(name);
+    memcpy(t->uuid, uuid, 16);
+    t->created_ms = created;
+    init_partitions(s, t, 0, nparts);
+    t->next = s->topics;
+    s->topics = t;
+    s->ntopics++;
+    refresh_settings(s, t);
+    return t;
+}
+
+topic *srv_topic_create(srv *s, const char *name, int32_t nparts, const topic_override *ov, int nov, const char **why) {
+    stor_topic st = {.name = name, .partitions = nparts, .created_ms = clk_now_ms()};
+    ids_uuid4(st.uuid); /* never the all-zero id Kafka reserves */
+    if (stor_topic_create(s->st, &st) != 0) {
+        *why = stor_errmsg(s->st);
+        return NULL;
+    }
+    for (int i = 0; i < nov; i++)
+        if (stor_topic_config_set(s->st, st.id, ov[i].key, ov[i].value) != 0) {
+            *why = stor_errmsg(s->st);
+            return NULL;
+        }
+    topic *t = add_topic(s, st.id, name, st.uuid, nparts, st.created_ms);
+    for (int i = 0; i < nov; i++) set_override(t, ov[i].key, ov[i].value);
+    refresh_settings(s, t);
+    for (int32_t i = 0; i < nparts; i++) srv_mark_dirty(s, &t->parts[i]);
+    return t;
+}
+
+void srv_topic_free(topic *t) {
+    for (int i = 0; i < t->noverrides; i++) {
+        free(t->overrides[i].key);
+        free(t->overrides[i].value);
+    }
+    for (int32_t i = 0; i < t->nparts; i++) free(t->parts[i].producers);
+    free(t->overrides);
+    free(t->parts);
+    free(t->name);
+    free(t);
+}
+
+int srv_topic_delete(srv *s, topic *t) {
+    /* the dirty list points into the partition array: settle it first */
+    srv_commit_now(s);
+    if (stor_topic_delete(s->st, t->id) != 0) return -1;
+    for (topic **pp = &s->topics; *pp; pp = &(*pp)->next)
+        if (*pp == t) {
+            *pp = t->next;
+            break;
+        }
+    s->ntopics--;
+    grp_forget_topic(s, t->name); /* Kafka drops the committed offsets of a deleted topic */
+    srv_topic_free(t);
+    return 0;
+}
+
+int srv_topic_add_partitions(srv *s, topic *t, int32_t count) {
+    srv_commit_now(s); /* the partition array moves: settle the dirty list first */
+    if (stor_topic_add_partitions(s->st, t->id, count) != 0) return -1;
+    int32_t old = t->nparts;
+    init_partitions(s, t, old, count);
+    return 0;
+}
+
+int srv_topic_set_config(srv *s, topic *t, const char *key, const char *value) {
+    if (stor_topic_config_set(s->st, t->id, key, value) != 0) return -1;
+    set_override(t, key, value);
+    refresh_settings(s, t);
+    return 0;
+}
+
+/* ---- loading at start-up ---- */
+
+static void load_topic(void *ctx, const stor_topic *st) {
+    add_topic(ctx, st->id, st->name, st->uuid, st->partitions, st->created_ms);
+}
+
+static topic *by_id(srv *s, int64_t id) {
+    for (topic *t = s->topics; t; t = t->next)
+        if (t->id == id) return t;
+    return NULL;
+}
+
+static void load_config(void *ctx, int64_t topic_id, const char *key, const char *value) {
+    topic *t = by_id(ctx, topic_id);
+    if (!t) return;
+    set_override(t, key, value);
+    refresh_settings(ctx, t);
+}
+
+static void load_partition(void *ctx, int64_t topic_id, int32_t index, int64_t log_start, int64_t next) {
+    topic *t = by_id(ctx, topic_id);
+    if (!t || index < 0 || index >= t->nparts) return;
+    partition *p = &t->parts[index];
+    p->log_start = log_start;
+    p->end = p->hw = next;
+}
+
+static void load_producer(void *ctx, int64_t topic_id, int32_t index, const stor_batch_meta *m) {
+    srv *s = ctx;
+    topic *t = by_id(s, topic_id);
+    if (!t || index < 0 || index >= t->nparts) return;
+    producer_state *ps = srv_producer(&t->parts[index], m->producer_id, true);
+    srv_producer_record(ps, m->producer_epoch, m->base_sequence, m->last_sequence, m->base_offset, m->last_offset,
+                        m->max_timestamp);
+    if (m->producer_id >= s->next_producer_id) s->next_producer_id = m->producer_id + 1;
+}
+
+int srv_load_topics(srv *s) {
+    stor_load_cb cb = {s, load_topic, load_config, load_partition};
+    if (stor_load(s->st, &cb) != 0) return -1;
+    return stor_load_producer_batches(s->st, load_producer, s);
+}
