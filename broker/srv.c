@@ -13,6 +13,7 @@
 #include "group/group.h"
 #include "net/net.h"
 #include "iam/sasl.h"
+#include "topic/topic.h"
 
 void srv_mark_dirty(srv *s, partition *p) {
     if (p->dirty) return;
@@ -100,7 +101,7 @@ static void on_housekeeping(uv_timer_t *h) {
     int64_t now = clk_mono_ms();
     if (now >= s->next_retention_ms) {
         s->next_retention_ms = now + s->cfg->log_retention_check_interval_ms;
-        srv_enforce_retention(s);
+        topic_enforce_retention(s);
     }
     if (now >= s->next_offsets_expiry_ms) {
         s->next_offsets_expiry_ms = now + s->cfg->offsets_retention_check_interval_ms;
@@ -175,7 +176,7 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen) {
         return -1;
     }
     if (sasl_rc != 0) return -1;
-    if (srv_load_topics(s) != 0) {
+    if (topic_load_all(s) != 0) {
         snprintf(err, errlen, "loading topics: %s", stor_errmsg(s->st));
         return -1;
     }
@@ -215,7 +216,7 @@ void srv_free(srv *s) {
     while (s->topics) {
         topic *t = s->topics;
         s->topics = t->next;
-        srv_topic_free(t);
+        topic_free(t);
     }
     free(s->dirty);
     sasl_free(s);

@@ -1,7 +1,8 @@
 /*
- * srv: the state the event loop owns — synthetic brokers, topics,
- * partitions, idempotent-producer state — and the per-iteration commit that
- * makes appended batches durable before they are acknowledged or served.
+ * srv: the state the event loop owns — the synthetic brokers and their
+ * listeners, and the roots of each subsystem's state (topics, groups, TLS,
+ * SASL) — and the per-iteration commit that makes appended batches durable
+ * before they are acknowledged or served.
  */
 #ifndef SRV_H
 #define SRV_H
@@ -11,7 +12,6 @@
 #include <uv.h>
 
 #include "config.h"
-#include "kp_batch.h"
 #include "stor.h"
 
 typedef struct srv srv;
@@ -42,56 +42,8 @@ typedef struct node {
 const char *lsn_name(listener_kind k);
 static inline bool lsn_sasl(listener_kind k) { return k != LSN_PLAINTEXT; }
 
-/* Idempotent producer state of one partition (Kafka's ProducerStateEntry). */
-#define PRODUCER_BATCH_CACHE 5
-typedef struct producer_batch {
-    int32_t first_seq, last_seq;
-    int64_t first_offset, last_offset;
-    int64_t timestamp;
-} producer_batch;
-
-typedef struct producer_state {
-    int64_t producer_id;
-    int16_t epoch;
-    int nbatches;                        /* newest last */
-    producer_batch batches[PRODUCER_BATCH_CACHE];
-} producer_state;
-
-typedef struct partition {
-    struct topic *topic;
-    int32_t index;
-    int32_t leader;          /* index into srv.nodes */
-    int32_t leader_epoch;
-    int64_t log_start;
-    int64_t end;             /* next offset to assign (log end offset) */
-    int64_t hw;              /* committed end: what Fetch may serve */
-    bool dirty;              /* appended since the last commit */
-    producer_state *producers;
-    int nproducers, cap_producers;
-} partition;
-
-/* Effective topic settings; overrides keep what the user set, for DescribeConfigs. */
-typedef struct topic_override {
-    char *key, *value;
-} topic_override;
-
-typedef struct topic {
-    int64_t id;
-    char *name;
-    uint8_t uuid[16];
-    int32_t nparts;
-    partition *parts;
-    int64_t created_ms;
-    topic_override *overrides;
-    int noverrides;
-    /* cached values of the settings the data path reads */
-    int64_t max_message_bytes;
-    int64_t retention_ms;
-    int64_t retention_bytes;
-    bool log_append_time;
-    bool compact;
-    struct topic *next;
-} topic;
+typedef struct topic topic;
+typedef struct partition partition;
 
 struct srv {
     uv_loop_t *loop;
@@ -127,45 +79,15 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen);
 void srv_close(srv *s);   /* stop listening and close connections */
 void srv_free(srv *s);    /* after the loop ended */
 
-/* ---- topics (broker/topic/topics.c) ---- */
-topic *srv_topic_find(srv *s, const char *name, size_t len);
-topic *srv_topic_find_uuid(srv *s, const uint8_t uuid[16]);
-partition *srv_partition(srv *s, const char *name, size_t len, int32_t index);
-/* Create with overrides already validated. Returns NULL and sets *why on storage failure. */
-topic *srv_topic_create(srv *s, const char *name, int32_t nparts, const topic_override *ov, int nov, const char **why);
-int srv_topic_delete(srv *s, topic *t);
-void srv_topic_free(topic *t);
-int srv_load_topics(srv *s);
-int srv_topic_add_partitions(srv *s, topic *t, int32_t count);
-/* Set (value != NULL) or remove one override, refreshing the cached settings. */
-int srv_topic_set_config(srv *s, topic *t, const char *key, const char *value);
-const char *srv_topic_config_value(const srv *s, const topic *t, const char *key, bool *is_default);
-/* Validate a topic name as Kafka does; returns a reason or NULL. */
-const char *srv_topic_name_invalid(const char *name, size_t len);
-
-/* ---- the log (broker/topic/append.c, broker/topic/retention.c) ---- */
+/* ---- the per-iteration commit (broker/srv.c) ---- */
+/* A partition appended to (broker/topic/append.c): its batches go out with the next commit. */
 void srv_mark_dirty(srv *s, partition *p);
 /* Commit now (normally once per loop iteration); returns -1 if the commit failed. */
 int srv_commit_now(srv *s);
 /* After a successful commit: advance high watermarks and wake fetchers. */
 void srv_after_commit(srv *s);
-void srv_enforce_retention(srv *s);
-producer_state *srv_producer(partition *p, int64_t producer_id, bool create);
-void srv_producer_record(producer_state *ps, int16_t epoch, int32_t first_seq, int32_t last_seq, int64_t first_offset,
-                         int64_t last_offset, int64_t timestamp);
-/*
- * Append one batch that kp_batch_validate accepted. Returns 0 or a Kafka
- * error code with *why; on success *base_offset is where it landed (for a
- * duplicate idempotent batch: where it landed the first time).
- */
-int16_t srv_append(srv *s, partition *p, uint8_t *batch, size_t size, const kp_batch *b, int64_t *base_offset,
-                   int64_t *append_time, const char **why);
-void fetch_wake(srv *s);      /* parked fetches re-check their partitions (broker/api/fetch.c) */
+/* Parked fetches (the long poll of broker/api/fetch.c): re-check their partitions, or end them all. */
+void fetch_wake(srv *s);
 void fetch_cancel_all(srv *s);
-
-/* The node index that leads partition i of a topic: spread round-robin. */
-static inline int32_t srv_leader_for(const srv *s, const topic *t, int32_t i) {
-    return (int32_t)(((uint64_t)t->id * 7 + (uint64_t)i) % (uint64_t)s->nnodes);
-}
 
 #endif

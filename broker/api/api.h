@@ -49,13 +49,4 @@ int16_t api_leader_epoch_check(req *r, const partition *p, int32_t client_epoch,
 /* Every served API with its range under the active configuration (ApiVersions, and its v0 fallback). */
 void api_fill_versions(srv *s, req *r, kp_api_versions_response *resp);
 
-/* Allocate an array of n elements for a response field. */
-#define API_ARR(r, field, count)                                         \
-    do {                                                                 \
-        (field).n = (int32_t)(count);                                    \
-        (field).v = (count) ? req_alloc((r), sizeof(*(field).v) * (size_t)(count)) : NULL; \
-    } while (0)
-
-static inline kp_str api_str(const char *s) { return kp_str_c(s); }
-
 #endif

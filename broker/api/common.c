@@ -1,6 +1,7 @@
 #include "api.h"
 
 #include "net/net.h"
+#include "topic/topic.h"
 
 int16_t api_partition_check(srv *s, req *r, topic *t, int32_t index, partition **out) {
     *out = NULL;
@@ -31,7 +32,7 @@ int16_t api_leader_epoch_check(req *r, const partition *p, int32_t client_epoch,
 
 void api_fill_versions(srv *s, req *r, kp_api_versions_response *resp) {
     size_t n = api_count();
-    API_ARR(r, resp->api_keys, n);
+    REQ_ARR(r, resp->api_keys, n);
     for (size_t i = 0; i < n; i++) {
         int16_t lo, hi;
         api_range(s, api_at(i), &lo, &hi);

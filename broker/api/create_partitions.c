@@ -6,17 +6,18 @@
  */
 #include "api.h"
 #include "log.h"
+#include "topic/topic.h"
 
 void api_create_partitions(srv *s, req *r) {
     kp_create_partitions_request *q = r->body;
     kp_create_partitions_response *resp = req_resp(r);
-    API_ARR(r, resp->results, q->topics.n);
+    REQ_ARR(r, resp->results, q->topics.n);
     for (int32_t i = 0; i < q->topics.n; i++) {
         kp_create_partitions_topic *qt = &q->topics.v[i];
         kp_create_partitions_topic_result *res = &resp->results.v[i];
         kp_defaults(&kp_create_partitions_topic_result_schema, r->hdr.api_version, res);
         res->name = qt->name;
-        topic *t = qt->name.len > 0 ? srv_topic_find(s, qt->name.p, (size_t)qt->name.len) : NULL;
+        topic *t = qt->name.len > 0 ? topic_find(s, qt->name.p, (size_t)qt->name.len) : NULL;
         int16_t code = 0;
         if (!t) {
             code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
@@ -40,7 +41,7 @@ void api_create_partitions(srv *s, req *r) {
         }
         if (q->validate_only) continue;
         int32_t old = t->nparts;
-        if (srv_topic_add_partitions(s, t, qt->count) != 0) {
+        if (topic_add_partitions(s, t, qt->count) != 0) {
             res->error_code = KERR_KAFKA_STORAGE_ERROR;
             req_log_refusal(r, KERR_KAFKA_STORAGE_ERROR, "storing partitions failed: %s", stor_errmsg(s->st));
             continue;

@@ -11,12 +11,13 @@
 
 #include "api.h"
 #include "log.h"
+#include "topic/topic.h"
 #include "topic/topic_config.h"
 
 static void fill_configs(srv *s, req *r, topic *t, kp_create_topics_creatable_topic_result *res,
                          const kp_create_topics_creatable_topic *qt) {
     size_t n = tcfg_count();
-    API_ARR(r, res->configs, n);
+    REQ_ARR(r, res->configs, n);
     for (size_t i = 0; i < n; i++) {
         const char *key = tcfg_name(i);
         kp_create_topics_creatable_topic_configs *c = &res->configs.v[i];
@@ -24,7 +25,7 @@ static void fill_configs(srv *s, req *r, topic *t, kp_create_topics_creatable_to
         const char *v = NULL;
         char buf[32];
         if (t) {
-            v = srv_topic_config_value(s, t, key, &dflt);
+            v = topic_config_value(s, t, key, &dflt);
         } else { /* validate_only: what the topic would have */
             for (int32_t k = 0; k < qt->configs.n && dflt; k++)
                 if (kp_str_eq(qt->configs.v[k].name, key)) {
@@ -44,7 +45,7 @@ static void fill_configs(srv *s, req *r, topic *t, kp_create_topics_creatable_to
 static int16_t check_topic(srv *s, req *r, const kp_create_topics_request *q, int32_t idx, int32_t *nparts,
                            int16_t *rf, char *why, size_t n) {
     const kp_create_topics_creatable_topic *qt = &q->topics.v[idx];
-    const char *bad = srv_topic_name_invalid(qt->name.p, qt->name.len > 0 ? (size_t)qt->name.len : 0);
+    const char *bad = topic_name_invalid(qt->name.p, qt->name.len > 0 ? (size_t)qt->name.len : 0);
     if (bad) {
         snprintf(why, n, "Topic name \"%.*s\" is illegal, %s", qt->name.len > 0 ? qt->name.len : 0, qt->name.p, bad);
         return KERR_INVALID_TOPIC_EXCEPTION;
@@ -56,7 +57,7 @@ static int16_t check_topic(srv *s, req *r, const kp_create_topics_request *q, in
                      r->hdr.client_id.len >= 0 ? "client" : "-", qt->name.len, qt->name.p);
             return KERR_INVALID_REQUEST;
         }
-    if (srv_topic_find(s, qt->name.p, (size_t)qt->name.len)) {
+    if (topic_find(s, qt->name.p, (size_t)qt->name.len)) {
         snprintf(why, n, "Topic '%.*s' already exists.", qt->name.len, qt->name.p);
         return KERR_TOPIC_ALREADY_EXISTS;
     }
@@ -108,7 +109,7 @@ void api_create_topics(srv *s, req *r) {
     kp_create_topics_request *q = r->body;
     kp_create_topics_response *resp = req_resp(r);
     int16_t ver = r->hdr.api_version;
-    API_ARR(r, resp->topics, q->topics.n);
+    REQ_ARR(r, resp->topics, q->topics.n);
     for (int32_t i = 0; i < q->topics.n; i++) {
         kp_create_topics_creatable_topic *qt = &q->topics.v[i];
         kp_create_topics_creatable_topic_result *res = &resp->topics.v[i];
@@ -136,7 +137,7 @@ void api_create_topics(srv *s, req *r) {
             }
             char *name = kp_str_dup(qt->name);
             const char *err = NULL;
-            t = srv_topic_create(s, name, nparts, ov, qt->configs.n, &err);
+            t = topic_create(s, name, nparts, ov, qt->configs.n, &err);
             free(name);
             if (!t) {
                 res->error_code = KERR_UNKNOWN_SERVER_ERROR;

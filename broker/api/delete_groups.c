@@ -10,7 +10,7 @@
 void api_delete_groups(srv *s, req *r) {
     kp_delete_groups_request *q = r->body;
     kp_delete_groups_response *resp = req_resp(r);
-    API_ARR(r, resp->results, q->groups_names.n);
+    REQ_ARR(r, resp->results, q->groups_names.n);
     for (int32_t i = 0; i < q->groups_names.n; i++) {
         kp_str id = q->groups_names.v[i];
         kp_delete_groups_deletable_group_result *out = &resp->results.v[i];

@@ -6,22 +6,23 @@
 
 #include "api.h"
 #include "log.h"
+#include "topic/topic.h"
 
 void api_delete_topics(srv *s, req *r) {
     kp_delete_topics_request *q = r->body;
     kp_delete_topics_response *resp = req_resp(r);
     int16_t ver = r->hdr.api_version;
     int32_t n = ver >= 6 ? q->topics.n : q->topic_names.n;
-    API_ARR(r, resp->responses, n < 0 ? 0 : n);
+    REQ_ARR(r, resp->responses, n < 0 ? 0 : n);
     for (int32_t i = 0; i < n; i++) {
         kp_delete_topics_deletable_topic_result *res = &resp->responses.v[i];
         kp_defaults(&kp_delete_topics_deletable_topic_result_schema, ver, res);
         kp_str name = ver >= 6 ? q->topics.v[i].name : q->topic_names.v[i];
         topic *t;
         if (ver >= 6 && name.len < 0)
-            t = srv_topic_find_uuid(s, q->topics.v[i].topic_id.b);
+            t = topic_find_uuid(s, q->topics.v[i].topic_id.b);
         else
-            t = name.len > 0 ? srv_topic_find(s, name.p, (size_t)name.len) : NULL;
+            t = name.len > 0 ? topic_find(s, name.p, (size_t)name.len) : NULL;
         res->name = name;
         if (ver >= 6) res->topic_id = q->topics.v[i].topic_id;
         if (!t) {
@@ -34,7 +35,7 @@ void api_delete_topics(srv *s, req *r) {
         res->name = req_strf(r, "%s", t->name);
         memcpy(res->topic_id.b, t->uuid, 16);
         const char *tname = res->name.p; /* NUL-terminated copy: t is about to go */
-        if (srv_topic_delete(s, t) != 0) {
+        if (topic_delete(s, t) != 0) {
             res->error_code = KERR_KAFKA_STORAGE_ERROR;
             req_log_refusal(r, KERR_KAFKA_STORAGE_ERROR, "deleting topic %s failed: %s", tname, stor_errmsg(s->st));
             continue;

@@ -22,7 +22,7 @@ void api_describe_cluster(srv *s, req *r) {
         req_respond(r, resp);
         return;
     }
-    API_ARR(r, resp->brokers, s->nnodes);
+    REQ_ARR(r, resp->brokers, s->nnodes);
     for (int i = 0; i < s->nnodes; i++)
         resp->brokers.v[i] = (kp_describe_cluster_broker){s->nodes[i].id, kp_str_c(s->cfg->advertised_host),
                                                           s->nodes[i].ports[r->c->listener], KP_STR_NULL};

@@ -6,6 +6,7 @@
  * serverless topic policy); otherwise mskmock's broker-level defaults.
  */
 #include "api.h"
+#include "topic/topic.h"
 #include "topic/topic_config.h"
 
 #define RES_TOPIC 2
@@ -34,7 +35,7 @@ static bool wanted(const kp_describe_configs_resource *res, const char *key) {
 }
 
 static void describe_topic(srv *s, req *r, const kp_describe_configs_resource *res, kp_describe_configs_result *out) {
-    topic *t = res->resource_name.len > 0 ? srv_topic_find(s, res->resource_name.p, (size_t)res->resource_name.len) : NULL;
+    topic *t = res->resource_name.len > 0 ? topic_find(s, res->resource_name.p, (size_t)res->resource_name.len) : NULL;
     if (!t) {
         out->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
         out->error_message = req_strf(r, "Topic '%.*s' does not exist.", res->resource_name.len > 0 ? res->resource_name.len : 0,
@@ -43,12 +44,12 @@ static void describe_topic(srv *s, req *r, const kp_describe_configs_resource *r
         return;
     }
     size_t n = tcfg_count(), k = 0;
-    API_ARR(r, out->configs, n);
+    REQ_ARR(r, out->configs, n);
     for (size_t i = 0; i < n; i++) {
         const char *key = tcfg_name(i);
         if (!wanted(res, key)) continue;
         bool dflt;
-        const char *v = srv_topic_config_value(s, t, key, &dflt);
+        const char *v = topic_config_value(s, t, key, &dflt);
         put(r, &out->configs.v[k++], key, v, dflt, tcfg_type(key));
     }
     out->configs.n = (int32_t)k;
@@ -79,7 +80,7 @@ static void describe_broker(srv *s, req *r, const kp_describe_configs_resource *
     snprintf(vals[4], 32, "%lld", (long long)s->cfg->log_retention_ms);
     snprintf(vals[5], 32, "%lld", (long long)s->cfg->log_retention_bytes);
     size_t n = sizeof broker / sizeof broker[0], k = 0;
-    API_ARR(r, out->configs, n);
+    REQ_ARR(r, out->configs, n);
     for (size_t i = 0; i < n; i++) {
         if (!wanted(res, broker[i].name)) continue;
         put(r, &out->configs.v[k], broker[i].name, i < 6 ? vals[i] : broker[i].value, false, broker[i].type);
@@ -94,7 +95,7 @@ static void describe_broker(srv *s, req *r, const kp_describe_configs_resource *
 void api_describe_configs(srv *s, req *r) {
     kp_describe_configs_request *q = r->body;
     kp_describe_configs_response *resp = req_resp(r);
-    API_ARR(r, resp->results, q->resources.n);
+    REQ_ARR(r, resp->results, q->resources.n);
     for (int32_t i = 0; i < q->resources.n; i++) {
         const kp_describe_configs_resource *res = &q->resources.v[i];
         kp_describe_configs_result *out = &resp->results.v[i];

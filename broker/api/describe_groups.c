@@ -21,7 +21,7 @@ static kp_bytes copy_bytes(req *r, const void *p, size_t len) {
 void api_describe_groups(srv *s, req *r) {
     kp_describe_groups_request *q = r->body;
     kp_describe_groups_response *resp = req_resp(r);
-    API_ARR(r, resp->groups, q->groups.n);
+    REQ_ARR(r, resp->groups, q->groups.n);
     for (int32_t i = 0; i < q->groups.n; i++) {
         kp_str id = q->groups.v[i];
         kp_describe_groups_described_group *out = &resp->groups.v[i];
@@ -42,7 +42,7 @@ void api_describe_groups(srv *s, req *r) {
         out->protocol_type = kp_str_c(g->protocol_type ? g->protocol_type : "");
         bool stable = g->state == GS_STABLE;
         if (stable && g->protocol_name) out->protocol_data = kp_str_c(g->protocol_name);
-        API_ARR(r, out->members, g->nmembers);
+        REQ_ARR(r, out->members, g->nmembers);
         int k = 0;
         for (member *m = g->members; m; m = m->next) {
             kp_describe_groups_described_group_member *e = &out->members.v[k++];

@@ -16,6 +16,7 @@
 #include "api.h"
 #include "clock.h"
 #include "log.h"
+#include "topic/topic.h"
 
 /* A partition's buffer starts at most this large and grows to what its budget allows. */
 #define FETCH_FIRST_CAP (1 << 20)
@@ -50,10 +51,10 @@ static void *place_batch(void *ctx, const stor_batch_meta *m, size_t len) {
 static topic *resolve_topic(srv *s, req *r, const kp_fetch_topic *ft, int16_t *code) {
     topic *t;
     if (r->hdr.api_version >= 13) {
-        t = srv_topic_find_uuid(s, ft->topic_id.b);
+        t = topic_find_uuid(s, ft->topic_id.b);
         *code = t ? 0 : KERR_UNKNOWN_TOPIC_ID;
     } else {
-        t = ft->topic.len > 0 ? srv_topic_find(s, ft->topic.p, (size_t)ft->topic.len) : NULL;
+        t = ft->topic.len > 0 ? topic_find(s, ft->topic.p, (size_t)ft->topic.len) : NULL;
         *code = t ? 0 : KERR_UNKNOWN_TOPIC_OR_PARTITION;
     }
     return t;
@@ -109,7 +110,7 @@ static bool build(srv *s, req *r, kp_fetch_response **out, bool quiet) {
     resp->session_id = 0;
     int64_t total_left = ver >= 3 ? q->max_bytes : INT32_MAX;
     bool returned_any = false, any_error = false;
-    API_ARR(r, resp->responses, q->topics.n);
+    REQ_ARR(r, resp->responses, q->topics.n);
     for (int32_t i = 0; i < q->topics.n; i++) {
         kp_fetch_topic *ft = &q->topics.v[i];
         kp_fetchable_topic_response *tr = &resp->responses.v[i];
@@ -120,7 +121,7 @@ static bool build(srv *s, req *r, kp_fetch_response **out, bool quiet) {
         if (tcode && !quiet)
             req_log_refusal(r, tcode, "topic %s%.*s is unknown", ver >= 13 ? "id of " : "",
                             ft->topic.len > 0 ? ft->topic.len : 0, ft->topic.p);
-        API_ARR(r, tr->partitions, ft->partitions.n);
+        REQ_ARR(r, tr->partitions, ft->partitions.n);
         for (int32_t j = 0; j < ft->partitions.n; j++) {
             kp_fetch_partition *fp = &ft->partitions.v[j];
             kp_fetch_partition_data *pd = &tr->partitions.v[j];

@@ -21,7 +21,7 @@ void api_find_coordinator(srv *s, req *r) {
     kp_find_coordinator_request *q = r->body;
     kp_find_coordinator_response *resp = req_resp(r);
     if (r->hdr.api_version >= 4) {
-        API_ARR(r, resp->coordinators, q->coordinator_keys.n);
+        REQ_ARR(r, resp->coordinators, q->coordinator_keys.n);
         for (int32_t i = 0; i < q->coordinator_keys.n; i++) {
             kp_find_coordinator_coordinator *c = &resp->coordinators.v[i];
             int node = 0;

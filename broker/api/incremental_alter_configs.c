@@ -9,7 +9,7 @@
 void api_incremental_alter_configs(srv *s, req *r) {
     kp_incremental_alter_configs_request *q = r->body;
     kp_incremental_alter_configs_response *resp = req_resp(r);
-    API_ARR(r, resp->responses, q->resources.n);
+    REQ_ARR(r, resp->responses, q->resources.n);
     for (int32_t i = 0; i < q->resources.n; i++) {
         kp_incremental_alter_configs_alter_configs_resource *res = &q->resources.v[i];
         kp_incremental_alter_configs_alter_configs_resource_response *out = &resp->responses.v[i];

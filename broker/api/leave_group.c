@@ -36,7 +36,7 @@ void api_leave_group(srv *s, req *r) {
         return;
     }
     resp->error_code = top;
-    API_ARR(r, resp->members, top ? 0 : q->members.n);
+    REQ_ARR(r, resp->members, top ? 0 : q->members.n);
     for (int32_t i = 0; !top && i < q->members.n; i++) {
         kp_leave_group_member_identity *mi = &q->members.v[i];
         kp_leave_group_member_response *mr = &resp->members.v[i];

@@ -26,7 +26,7 @@ void api_list_groups(srv *s, req *r) {
     kp_list_groups_response *resp = req_resp(r);
     int n = 0;
     for (group *g = s->groups; g; g = g->next) n++;
-    API_ARR(r, resp->groups, n);
+    REQ_ARR(r, resp->groups, n);
     int k = 0;
     for (group *g = s->groups; g; g = g->next) {
         if (g->node != r->c->node || g->state == GS_DEAD) continue;

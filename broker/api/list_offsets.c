@@ -7,6 +7,7 @@
  * v0 answers with old_style_offsets.
  */
 #include "api.h"
+#include "topic/topic.h"
 
 static int16_t lookup(srv *s, req *r, topic *t, partition *p, int64_t ts, int64_t *offset, int64_t *out_ts) {
     *out_ts = -1;
@@ -36,16 +37,16 @@ void api_list_offsets(srv *s, req *r) {
     kp_list_offsets_request *q = r->body;
     kp_list_offsets_response *resp = req_resp(r);
     int16_t ver = r->hdr.api_version;
-    API_ARR(r, resp->topics, q->topics.n);
+    REQ_ARR(r, resp->topics, q->topics.n);
     for (int32_t i = 0; i < q->topics.n; i++) {
         kp_list_offsets_topic *qt = &q->topics.v[i];
         kp_list_offsets_topic_response *rt = &resp->topics.v[i];
         rt->name = qt->name;
-        topic *t = qt->name.len > 0 ? srv_topic_find(s, qt->name.p, (size_t)qt->name.len) : NULL;
+        topic *t = qt->name.len > 0 ? topic_find(s, qt->name.p, (size_t)qt->name.len) : NULL;
         if (!t)
             req_log_refusal(r, KERR_UNKNOWN_TOPIC_OR_PARTITION, "topic '%.*s' does not exist",
                             qt->name.len > 0 ? qt->name.len : 0, qt->name.p);
-        API_ARR(r, rt->partitions, qt->partitions.n);
+        REQ_ARR(r, rt->partitions, qt->partitions.n);
         for (int32_t j = 0; j < qt->partitions.n; j++) {
             kp_list_offsets_partition *qp = &qt->partitions.v[j];
             kp_list_offsets_partition_response *rp = &rt->partitions.v[j];
@@ -61,7 +62,7 @@ void api_list_offsets(srv *s, req *r) {
             if (p) rp->leader_epoch = p->leader_epoch;
             if (ver == 0) {
                 bool none = code || rp->offset < 0 || qp->max_num_offsets <= 0;
-                API_ARR(r, rp->old_style_offsets, none ? 0 : 1);
+                REQ_ARR(r, rp->old_style_offsets, none ? 0 : 1);
                 if (!none) rp->old_style_offsets.v[0] = rp->offset;
             }
         }

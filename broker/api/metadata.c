@@ -12,6 +12,7 @@
 #include "api.h"
 #include "net/net.h"
 #include "log.h"
+#include "topic/topic.h"
 
 /* READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS */
 #define ALL_TOPIC_OPS ((1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | (1 << 10) | (1 << 11))
@@ -28,7 +29,7 @@ static void describe_topic(srv *s, req *r, const kp_metadata_request *q, topic *
     memcpy(out->topic_id.b, t->uuid, 16);
     out->is_internal = false;
     if (q->include_topic_authorized_operations) out->topic_authorized_operations = ALL_TOPIC_OPS;
-    API_ARR(r, out->partitions, t->nparts);
+    REQ_ARR(r, out->partitions, t->nparts);
     int32_t rf = replication_factor(s);
     for (int32_t i = 0; i < t->nparts; i++) {
         partition *p = &t->parts[i];
@@ -37,7 +38,7 @@ static void describe_topic(srv *s, req *r, const kp_metadata_request *q, topic *
         mp->partition_index = i;
         mp->leader_id = s->nodes[p->leader].id;
         mp->leader_epoch = p->leader_epoch;
-        API_ARR(r, mp->replica_nodes, rf);
+        REQ_ARR(r, mp->replica_nodes, rf);
         for (int32_t k = 0; k < rf; k++) mp->replica_nodes.v[k] = s->nodes[(p->leader + k) % s->nnodes].id;
         mp->isr_nodes.a = mp->replica_nodes.a;
         mp->offline_replicas.n = 0;
@@ -49,7 +50,7 @@ void api_metadata(srv *s, req *r) {
     kp_metadata_response *resp = req_resp(r);
     int16_t ver = r->hdr.api_version;
 
-    API_ARR(r, resp->brokers, s->nnodes);
+    REQ_ARR(r, resp->brokers, s->nnodes);
     for (int i = 0; i < s->nnodes; i++)
         resp->brokers.v[i] = (kp_metadata_response_broker){s->nodes[i].id, kp_str_c(s->cfg->advertised_host),
                                                            s->nodes[i].ports[r->c->listener], KP_STR_NULL};
@@ -60,7 +61,7 @@ void api_metadata(srv *s, req *r) {
     /* v0: an empty list means all topics; v1+: null means all, empty means none */
     bool all = q->topics.n < 0 || (ver == 0 && q->topics.n == 0);
     if (all) {
-        API_ARR(r, resp->topics, s->ntopics);
+        REQ_ARR(r, resp->topics, s->ntopics);
         int i = 0;
         for (topic *t = s->topics; t; t = t->next) {
             kp_defaults(&kp_metadata_response_topic_schema, ver, &resp->topics.v[i]);
@@ -70,7 +71,7 @@ void api_metadata(srv *s, req *r) {
         return;
     }
     bool may_create = s->cfg->auto_create_topics_enable && (ver < 4 || q->allow_auto_topic_creation);
-    API_ARR(r, resp->topics, q->topics.n);
+    REQ_ARR(r, resp->topics, q->topics.n);
     for (int32_t i = 0; i < q->topics.n; i++) {
         kp_metadata_request_topic *qt = &q->topics.v[i];
         kp_metadata_response_topic *out = &resp->topics.v[i];
@@ -79,17 +80,17 @@ void api_metadata(srv *s, req *r) {
         out->topic_id = qt->topic_id;
         topic *t;
         if (qt->name.len < 0) {
-            t = srv_topic_find_uuid(s, qt->topic_id.b);
+            t = topic_find_uuid(s, qt->topic_id.b);
             if (!t) {
                 out->error_code = KERR_UNKNOWN_TOPIC_ID;
                 req_log_refusal(r, KERR_UNKNOWN_TOPIC_ID, "no topic has the requested topic id");
                 continue;
             }
         } else {
-            t = srv_topic_find(s, qt->name.p, (size_t)qt->name.len);
+            t = topic_find(s, qt->name.p, (size_t)qt->name.len);
         }
         if (!t) {
-            const char *bad = srv_topic_name_invalid(qt->name.p, (size_t)qt->name.len);
+            const char *bad = topic_name_invalid(qt->name.p, (size_t)qt->name.len);
             if (bad) {
                 out->error_code = KERR_INVALID_TOPIC_EXCEPTION;
                 req_log_refusal(r, KERR_INVALID_TOPIC_EXCEPTION, "topic name '%.*s' is invalid: %s", qt->name.len,
@@ -105,7 +106,7 @@ void api_metadata(srv *s, req *r) {
             }
             char *name = kp_str_dup(qt->name);
             const char *why = NULL;
-            t = srv_topic_create(s, name, (int32_t)s->cfg->num_partitions, NULL, 0, &why);
+            t = topic_create(s, name, (int32_t)s->cfg->num_partitions, NULL, 0, &why);
             free(name);
             if (!t) {
                 out->error_code = KERR_UNKNOWN_SERVER_ERROR;

@@ -12,6 +12,7 @@
 #include "api.h"
 #include "clock.h"
 #include "group/group.h"
+#include "topic/topic.h"
 
 void api_offset_commit(srv *s, req *r) {
     kp_offset_commit_request *q = r->body;
@@ -21,13 +22,13 @@ void api_offset_commit(srv *s, req *r) {
     group *g = NULL;
     int16_t top = grp_commit_check(s, r, q->group_id, generation, q->member_id, q->group_instance_id, &g);
     int64_t expire = ver >= 2 && ver <= 4 && q->retention_time_ms >= 0 ? clk_now_ms() + q->retention_time_ms : -1;
-    API_ARR(r, resp->topics, q->topics.n);
+    REQ_ARR(r, resp->topics, q->topics.n);
     for (int32_t i = 0; i < q->topics.n; i++) {
         kp_offset_commit_request_topic *qt = &q->topics.v[i];
         kp_offset_commit_response_topic *rt = &resp->topics.v[i];
         rt->name = qt->name;
-        topic *t = qt->name.len > 0 ? srv_topic_find(s, qt->name.p, (size_t)qt->name.len) : NULL;
-        API_ARR(r, rt->partitions, qt->partitions.n);
+        topic *t = qt->name.len > 0 ? topic_find(s, qt->name.p, (size_t)qt->name.len) : NULL;
+        REQ_ARR(r, rt->partitions, qt->partitions.n);
         for (int32_t j = 0; j < qt->partitions.n; j++) {
             kp_offset_commit_request_partition *qp = &qt->partitions.v[j];
             kp_offset_commit_response_partition *rp = &rt->partitions.v[j];

@@ -10,6 +10,7 @@
 #include "api.h"
 #include "group/group.h"
 #include "kp_consumer.h"
+#include "topic/topic.h"
 
 #define KERR_GROUP_SUBSCRIBED_TO_TOPIC 86
 
@@ -52,14 +53,14 @@ void api_offset_delete(srv *s, req *r) {
         req_respond(r, resp);
         return;
     }
-    API_ARR(r, resp->topics, q->topics.n);
+    REQ_ARR(r, resp->topics, q->topics.n);
     for (int32_t i = 0; i < q->topics.n; i++) {
         kp_offset_delete_request_topic *qt = &q->topics.v[i];
         kp_offset_delete_response_topic *rt = &resp->topics.v[i];
         rt->name = qt->name;
-        topic *t = qt->name.len > 0 ? srv_topic_find(s, qt->name.p, (size_t)qt->name.len) : NULL;
+        topic *t = qt->name.len > 0 ? topic_find(s, qt->name.p, (size_t)qt->name.len) : NULL;
         bool busy = g->state != GS_EMPTY && subscribed(r, g, qt->name);
-        API_ARR(r, rt->partitions, qt->partitions.n);
+        REQ_ARR(r, rt->partitions, qt->partitions.n);
         for (int32_t j = 0; j < qt->partitions.n; j++) {
             int32_t idx = qt->partitions.v[j].partition_index;
             kp_offset_delete_response_partition *rp = &rt->partitions.v[j];

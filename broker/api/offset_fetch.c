@@ -63,12 +63,12 @@ static void fetch_group(srv *s, req *r, kp_str group_id, const fetch_topic_in *i
     if (ntopics < 0) {
         kp_str *names;
         int32_t n = committed_topics(r, g, &names);
-        API_ARR(r, (*out), n);
+        REQ_ARR(r, (*out), n);
         for (int32_t i = 0; i < n; i++) {
             out->v[i].name = names[i];
             int32_t k = 0;
             for (int j = 0; j < g->noffsets; j++) k += kp_str_eq(names[i], g->offsets[j].topic);
-            API_ARR(r, out->v[i].partitions, k);
+            REQ_ARR(r, out->v[i].partitions, k);
             k = 0;
             for (int j = 0; j < g->noffsets; j++)
                 if (kp_str_eq(names[i], g->offsets[j].topic))
@@ -77,10 +77,10 @@ static void fetch_group(srv *s, req *r, kp_str group_id, const fetch_topic_in *i
         }
         return;
     }
-    API_ARR(r, (*out), ntopics);
+    REQ_ARR(r, (*out), ntopics);
     for (int32_t i = 0; i < ntopics; i++) {
         out->v[i].name = in[i].name;
-        API_ARR(r, out->v[i].partitions, in[i].n);
+        REQ_ARR(r, out->v[i].partitions, in[i].n);
         for (int32_t j = 0; j < in[i].n; j++)
             fill_partition(r, g, in[i].name, in[i].parts[j], group_err, (fetch_part_out *)&out->v[i].partitions.v[j]);
     }
@@ -109,7 +109,7 @@ void api_offset_fetch(srv *s, req *r) {
         req_respond(r, resp);
         return;
     }
-    API_ARR(r, resp->groups, q->groups.n);
+    REQ_ARR(r, resp->groups, q->groups.n);
     for (int32_t i = 0; i < q->groups.n; i++) {
         kp_offset_fetch_request_group *qg = &q->groups.v[i];
         kp_offset_fetch_response_group *rg = &resp->groups.v[i];

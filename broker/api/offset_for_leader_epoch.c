@@ -5,21 +5,22 @@
  * any later epoch is unknown (-1, -1), as Kafka answers.
  */
 #include "api.h"
+#include "topic/topic.h"
 
 void api_offset_for_leader_epoch(srv *s, req *r) {
     kp_offset_for_leader_epoch_request *q = r->body;
     kp_offset_for_leader_epoch_response *resp = req_resp(r);
     int16_t ver = r->hdr.api_version;
-    API_ARR(r, resp->topics, q->topics.n);
+    REQ_ARR(r, resp->topics, q->topics.n);
     for (int32_t i = 0; i < q->topics.n; i++) {
         kp_offset_for_leader_epoch_offset_for_leader_topic *qt = &q->topics.v[i];
         kp_offset_for_leader_epoch_offset_for_leader_topic_result *rt = &resp->topics.v[i];
         rt->topic = qt->topic;
-        topic *t = qt->topic.len > 0 ? srv_topic_find(s, qt->topic.p, (size_t)qt->topic.len) : NULL;
+        topic *t = qt->topic.len > 0 ? topic_find(s, qt->topic.p, (size_t)qt->topic.len) : NULL;
         if (!t)
             req_log_refusal(r, KERR_UNKNOWN_TOPIC_OR_PARTITION, "topic '%.*s' does not exist",
                             qt->topic.len > 0 ? qt->topic.len : 0, qt->topic.p);
-        API_ARR(r, rt->partitions, qt->partitions.n);
+        REQ_ARR(r, rt->partitions, qt->partitions.n);
         for (int32_t j = 0; j < qt->partitions.n; j++) {
             kp_offset_for_leader_epoch_offset_for_leader_partition *qp = &qt->partitions.v[j];
             kp_offset_for_leader_epoch_epoch_end_offset *rp = &rt->partitions.v[j];

@@ -12,6 +12,7 @@
 #include "api.h"
 #include "kp_batch.h"
 #include "net/net.h"
+#include "topic/topic.h"
 
 static int16_t produce_partition(srv *s, req *r, topic *t, kp_produce_partition_produce_data *pd,
                                  kp_produce_partition_produce_response *out, bool *any_stored) {
@@ -48,7 +49,7 @@ static int16_t produce_partition(srv *s, req *r, topic *t, kp_produce_partition_
         return KERR_UNSUPPORTED_COMPRESSION_TYPE;
     }
     int64_t base, append_time;
-    code = srv_append(s, p, buf, b.size, &b, &base, &append_time, &why);
+    code = topic_append(s, p, buf, b.size, &b, &base, &append_time, &why);
     if (code) {
         if (code == KERR_MESSAGE_TOO_LARGE)
             req_log_refusal(r, code, "%s-%d: batch of %zu bytes, max.message.bytes is %lld", t->name, pd->index, b.size,
@@ -70,16 +71,16 @@ void api_produce(srv *s, req *r) {
     int16_t ver = r->hdr.api_version;
     bool bad_acks = q->acks != 0 && q->acks != 1 && q->acks != -1;
     bool any_error = false, any_stored = false;
-    API_ARR(r, resp->responses, q->topic_data.n);
+    REQ_ARR(r, resp->responses, q->topic_data.n);
     for (int32_t i = 0; i < q->topic_data.n; i++) {
         kp_produce_topic_produce_data *td = &q->topic_data.v[i];
         kp_produce_topic_produce_response *tr = &resp->responses.v[i];
         tr->name = td->name;
-        topic *t = srv_topic_find(s, td->name.p, td->name.len > 0 ? (size_t)td->name.len : 0);
+        topic *t = topic_find(s, td->name.p, td->name.len > 0 ? (size_t)td->name.len : 0);
         if (!t)
             req_log_refusal(r, KERR_UNKNOWN_TOPIC_OR_PARTITION, "topic '%.*s' does not exist",
                             td->name.len > 0 ? td->name.len : 0, td->name.p);
-        API_ARR(r, tr->partition_responses, td->partition_data.n);
+        REQ_ARR(r, tr->partition_responses, td->partition_data.n);
         for (int32_t j = 0; j < td->partition_data.n; j++) {
             kp_produce_partition_produce_data *pd = &td->partition_data.v[j];
             kp_produce_partition_produce_response *out = &tr->partition_responses.v[j];

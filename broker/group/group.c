@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/api.h"
 #include "clock.h"
 #include "group_store.h"
 #include "ids.h"
@@ -184,7 +183,7 @@ static kp_join_group_response *join_response(srv *s, req *r, group *g, member *m
     resp->member_id = req_strf(r, "%s", m ? m->id : "");
     resp->members.n = 0;
     if (!err && m && g->leader && strcmp(g->leader, m->id) == 0) {
-        API_ARR(r, resp->members, g->nmembers);
+        REQ_ARR(r, resp->members, g->nmembers);
         int i = 0;
         for (member *x = g->members; x; x = x->next) {
             const member_protocol *p = protocol_of(x, g->protocol_name);

@@ -5,7 +5,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "api/api.h"
 #include "clock.h"
 #include "cred_endpoint.h"
 #include "iam_store.h"
@@ -200,7 +199,7 @@ void api_sasl_handshake(srv *s, req *r) {
     sasl_ctx *x = s->sasl;
     conn *c = r->c;
     int n = 0;
-    API_ARR(r, resp->mechanisms, 2);
+    REQ_ARR(r, resp->mechanisms, 2);
     for (int m = 0; m < 2; m++)
         if (x->enabled[m]) resp->mechanisms.v[n++] = kp_str_c(mech_names[m]);
     resp->mechanisms.n = n;

@@ -75,6 +75,14 @@ void req_free(req *r);
 void *req_alloc(req *r, size_t n);
 /* Take ownership of a malloc'd buffer (e.g. fetched records) so it lives as long as the request. */
 void req_adopt(req *r, void *p);
+
+/* Allocate an array of count elements for a response field, from the request's arena. */
+#define REQ_ARR(r, field, count)                                         \
+    do {                                                                 \
+        (field).n = (int32_t)(count);                                    \
+        (field).v = (count) ? req_alloc((r), sizeof(*(field).v) * (size_t)(count)) : NULL; \
+    } while (0)
+
 kp_str req_strf(req *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*

@@ -10,8 +10,9 @@
 #include "kp_batch.h"
 #include "kp_errors.h"
 #include "srv.h"
+#include "topic.h"
 
-producer_state *srv_producer(partition *p, int64_t producer_id, bool create) {
+producer_state *topic_producer(partition *p, int64_t producer_id, bool create) {
     for (int i = 0; i < p->nproducers; i++)
         if (p->producers[i].producer_id == producer_id) return &p->producers[i];
     if (!create) return NULL;
@@ -29,8 +30,8 @@ producer_state *srv_producer(partition *p, int64_t producer_id, bool create) {
     return ps;
 }
 
-void srv_producer_record(producer_state *ps, int16_t epoch, int32_t first_seq, int32_t last_seq, int64_t first_offset,
-                         int64_t last_offset, int64_t timestamp) {
+void topic_producer_record(producer_state *ps, int16_t epoch, int32_t first_seq, int32_t last_seq, int64_t first_offset,
+                           int64_t last_offset, int64_t timestamp) {
     if (epoch != ps->epoch) ps->nbatches = 0; /* a new epoch starts a new sequence history */
     ps->epoch = epoch;
     if (ps->nbatches == PRODUCER_BATCH_CACHE) {
@@ -72,8 +73,8 @@ static int16_t check_sequence(const producer_state *ps, const kp_batch *b, int32
     return 0;
 }
 
-int16_t srv_append(srv *s, partition *p, uint8_t *batch, size_t size, const kp_batch *b, int64_t *base_offset,
-                   int64_t *append_time, const char **why) {
+int16_t topic_append(srv *s, partition *p, uint8_t *batch, size_t size, const kp_batch *b, int64_t *base_offset,
+                     int64_t *append_time, const char **why) {
     topic *t = p->topic;
     *append_time = -1;
     if ((int64_t)size > t->max_message_bytes) {
@@ -88,7 +89,7 @@ int16_t srv_append(srv *s, partition *p, uint8_t *batch, size_t size, const kp_b
     int32_t last_seq = -1;
     if (b->producer_id >= 0) {
         last_seq = seq_add(b->base_sequence, b->last_offset_delta);
-        ps = srv_producer(p, b->producer_id, false);
+        ps = topic_producer(p, b->producer_id, false);
         if (ps) {
             int64_t dup = -1;
             int16_t code = check_sequence(ps, b, last_seq, &dup, why);
@@ -123,8 +124,8 @@ int16_t srv_append(srv *s, partition *p, uint8_t *batch, size_t size, const kp_b
     }
     p->end = m.last_offset + 1;
     if (b->producer_id >= 0) {
-        if (!ps) ps = srv_producer(p, b->producer_id, true);
-        srv_producer_record(ps, b->producer_epoch, b->base_sequence, last_seq, base, m.last_offset, max_ts);
+        if (!ps) ps = topic_producer(p, b->producer_id, true);
+        topic_producer_record(ps, b->producer_epoch, b->base_sequence, last_seq, base, m.last_offset, max_ts);
     }
     srv_mark_dirty(s, p);
     *base_offset = base;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "topic.h"
 #include "topic_config.h"
 
 /* List values (cleanup.policy) for APPEND / SUBTRACT. */
@@ -32,7 +33,7 @@ static char *list_edit(const char *cur, kp_str item, bool add) {
 
 int16_t alter_topic_configs(srv *s, req *r, kp_str name, const alter_op *ops, int32_t n, bool replace_all,
                             bool validate_only, kp_str *msg) {
-    topic *t = name.len > 0 ? srv_topic_find(s, name.p, (size_t)name.len) : NULL;
+    topic *t = name.len > 0 ? topic_find(s, name.p, (size_t)name.len) : NULL;
     if (!t) {
         *msg = req_strf(r, "Topic '%.*s' does not exist.", name.len > 0 ? name.len : 0, name.p);
         req_log_refusal(r, KERR_UNKNOWN_TOPIC_OR_PARTITION, "%.*s", msg->len, msg->p);
@@ -67,7 +68,7 @@ int16_t alter_topic_configs(srv *s, req *r, kp_str name, const alter_op *ops, in
                 snprintf(why, sizeof why, "Config value append is not allowed for config key: %s", key);
                 break;
             }
-            const char *cur = srv_topic_config_value(s, t, key, &d);
+            const char *cur = topic_config_value(s, t, key, &d);
             vals[i] = list_edit(cur ? cur : "", ops[i].value.len >= 0 ? ops[i].value : kp_str_c(""),
                                 ops[i].op == ALTER_APPEND);
             break;
@@ -83,13 +84,13 @@ int16_t alter_topic_configs(srv *s, req *r, kp_str name, const alter_op *ops, in
         if (replace_all)
             while (t->noverrides) {
                 char *key = strdup(t->overrides[0].key);
-                if (srv_topic_set_config(s, t, key, NULL) != 0) code = KERR_KAFKA_STORAGE_ERROR;
+                if (topic_set_config(s, t, key, NULL) != 0) code = KERR_KAFKA_STORAGE_ERROR;
                 free(key);
                 if (code) break;
             }
         for (int32_t i = 0; i < n && !code; i++) {
             char *key = kp_str_dup(ops[i].key);
-            if (srv_topic_set_config(s, t, key, vals[i]) != 0) {
+            if (topic_set_config(s, t, key, vals[i]) != 0) {
                 code = KERR_KAFKA_STORAGE_ERROR;
                 snprintf(why, sizeof why, "storing config %s failed: %s", key, stor_errmsg(s->st));
             } else {

@@ -7,6 +7,7 @@
 #include "clock.h"
 #include "log.h"
 #include "srv.h"
+#include "topic.h"
 
 static void enforce_partition(srv *s, topic *t, partition *p, int64_t now) {
     int64_t new_start = p->log_start;
@@ -34,7 +35,7 @@ static void enforce_partition(srv *s, topic *t, partition *p, int64_t now) {
     }
 }
 
-void srv_enforce_retention(srv *s) {
+void topic_enforce_retention(srv *s) {
     int64_t now = clk_now_ms();
     for (topic *t = s->topics; t; t = t->next)
         for (int32_t i = 0; i < t->nparts; i++) enforce_partition(s, t, &t->parts[i], now);

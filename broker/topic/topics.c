@@ -7,27 +7,28 @@
 #include "ids.h"
 #include "log.h"
 #include "srv.h"
+#include "topic.h"
 #include "topic_config.h"
 
-topic *srv_topic_find(srv *s, const char *name, size_t len) {
+topic *topic_find(srv *s, const char *name, size_t len) {
     for (topic *t = s->topics; t; t = t->next)
         if (strlen(t->name) == len && memcmp(t->name, name, len) == 0) return t;
     return NULL;
 }
 
-topic *srv_topic_find_uuid(srv *s, const uint8_t uuid[16]) {
+topic *topic_find_uuid(srv *s, const uint8_t uuid[16]) {
     for (topic *t = s->topics; t; t = t->next)
         if (memcmp(t->uuid, uuid, 16) == 0) return t;
     return NULL;
 }
 
-partition *srv_partition(srv *s, const char *name, size_t len, int32_t index) {
-    topic *t = srv_topic_find(s, name, len);
+partition *topic_partition(srv *s, const char *name, size_t len, int32_t index) {
+    topic *t = topic_find(s, name, len);
     if (!t || index < 0 || index >= t->nparts) return NULL;
     return &t->parts[index];
 }
 
-const char *srv_topic_name_invalid(const char *name, size_t len) {
+const char *topic_name_invalid(const char *name, size_t len) {
     if (len == 0) return "the empty string is not allowed";
     if (len == 1 && name[0] == '.') return "'.' is not allowed";
     if (len == 2 && name[0] == '.' && name[1] == '.') return "'..' is not allowed";
@@ -43,7 +44,7 @@ const char *srv_topic_name_invalid(const char *name, size_t len) {
 
 static int64_t num_setting(const srv *s, const topic *t, const char *key) {
     bool d;
-    const char *v = srv_topic_config_value(s, t, key, &d);
+    const char *v = topic_config_value(s, t, key, &d);
     return v ? strtoll(v, NULL, 10) : 0;
 }
 
@@ -53,13 +54,13 @@ static void refresh_settings(const srv *s, topic *t) {
     t->max_message_bytes = num_setting(s, t, "max.message.bytes");
     t->retention_ms = num_setting(s, t, "retention.ms");
     t->retention_bytes = num_setting(s, t, "retention.bytes");
-    const char *ts = srv_topic_config_value(s, t, "message.timestamp.type", &d);
+    const char *ts = topic_config_value(s, t, "message.timestamp.type", &d);
     t->log_append_time = ts && strcmp(ts, "LogAppendTime") == 0;
-    const char *cp = srv_topic_config_value(s, t, "cleanup.policy", &d);
+    const char *cp = topic_config_value(s, t, "cleanup.policy", &d);
     t->compact = cp && strstr(cp, "compact") != NULL;
 }
 
-const char *srv_topic_config_value(const srv *s, const topic *t, const char *key, bool *is_default) {
+const char *topic_config_value(const srv *s, const topic *t, const char *key, bool *is_default) {
     for (int i = 0; i < t->noverrides; i++)
         if (strcmp(t->overrides[i].key, key) == 0) {
             *is_default = false;
@@ -100,7 +101,7 @@ static void init_partitions(srv *s, topic *t, int32_t from, int32_t to) {
         memset(&p[i], 0, sizeof p[i]);
         p[i].topic = t;
         p[i].index = i;
-        p[i].leader = srv_leader_for(s, t, i);
+        p[i].leader = topic_leader_for(s, t, i);
         p[i].leader_epoch = 0;
     }
     t->nparts = to;
@@ -122,7 +123,7 @@ static topic *add_topic(srv *s, int64_t id, const char *name, const uint8_t uuid
     return t;
 }
 
-topic *srv_topic_create(srv *s, const char *name, int32_t nparts, const topic_override *ov, int nov, const char **why) {
+topic *topic_create(srv *s, const char *name, int32_t nparts, const topic_override *ov, int nov, const char **why) {
     stor_topic st = {.name = name, .partitions = nparts, .created_ms = clk_now_ms()};
     ids_uuid4(st.uuid); /* never the all-zero id Kafka reserves */
     if (stor_topic_create(s->st, &st) != 0) {
@@ -141,7 +142,7 @@ topic *srv_topic_create(srv *s, const char *name, int32_t nparts, const topic_ov
     return t;
 }
 
-void srv_topic_free(topic *t) {
+void topic_free(topic *t) {
     for (int i = 0; i < t->noverrides; i++) {
         free(t->overrides[i].key);
         free(t->overrides[i].value);
@@ -153,7 +154,7 @@ void srv_topic_free(topic *t) {
     free(t);
 }
 
-int srv_topic_delete(srv *s, topic *t) {
+int topic_delete(srv *s, topic *t) {
     /* the dirty list points into the partition array: settle it first */
     srv_commit_now(s);
     if (stor_topic_delete(s->st, t->id) != 0) return -1;
@@ -164,11 +165,11 @@ int srv_topic_delete(srv *s, topic *t) {
         }
     s->ntopics--;
     grp_forget_topic(s, t->name); /* Kafka drops the committed offsets of a deleted topic */
-    srv_topic_free(t);
+    topic_free(t);
     return 0;
 }
 
-int srv_topic_add_partitions(srv *s, topic *t, int32_t count) {
+int topic_add_partitions(srv *s, topic *t, int32_t count) {
     srv_commit_now(s); /* the partition array moves: settle the dirty list first */
     if (stor_topic_add_partitions(s->st, t->id, count) != 0) return -1;
     int32_t old = t->nparts;
@@ -176,7 +177,7 @@ int srv_topic_add_partitions(srv *s, topic *t, int32_t count) {
     return 0;
 }
 
-int srv_topic_set_config(srv *s, topic *t, const char *key, const char *value) {
+int topic_set_config(srv *s, topic *t, const char *key, const char *value) {
     if (stor_topic_config_set(s->st, t->id, key, value) != 0) return -1;
     set_override(t, key, value);
     refresh_settings(s, t);
@@ -214,13 +215,13 @@ static void load_producer(void *ctx, int64_t topic_id, int32_t index, const stor
     srv *s = ctx;
     topic *t = by_id(s, topic_id);
     if (!t || index < 0 || index >= t->nparts) return;
-    producer_state *ps = srv_producer(&t->parts[index], m->producer_id, true);
-    srv_producer_record(ps, m->producer_epoch, m->base_sequence, m->last_sequence, m->base_offset, m->last_offset,
-                        m->max_timestamp);
+    producer_state *ps = topic_producer(&t->parts[index], m->producer_id, true);
+    topic_producer_record(ps, m->producer_epoch, m->base_sequence, m->last_sequence, m->base_offset, m->last_offset,
+                          m->max_timestamp);
     if (m->producer_id >= s->next_producer_id) s->next_producer_id = m->producer_id + 1;
 }
 
-int srv_load_topics(srv *s) {
+int topic_load_all(srv *s) {
     stor_load_cb cb = {s, load_topic, load_config, load_partition};
     if (stor_load(s->st, &cb) != 0) return -1;
     return stor_load_producer_batches(s->st, load_producer, s);

@@ -1,0 +1,106 @@
+/*
+ * topic: topics and their partitions, their settings, and the log path below
+ * a request — appending batches with idempotent-producer checks, and retention.
+ *
+ * Owns: the topic registry (srv.topics, mirrored in storage), per-partition
+ * offsets and producer state, topic configs and the policy on changing them
+ * (topic_config.h, config_alter.h). May call: storage, protocol, the loop's
+ * core (srv, clock, log) and, to drop a deleted topic's committed offsets,
+ * group/. Called by the API handlers and srv; never by protocol/ or storage/.
+ */
+#ifndef TOPIC_H
+#define TOPIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kp_batch.h"
+#include "srv.h"
+
+/* Idempotent producer state of one partition (Kafka's ProducerStateEntry). */
+#define PRODUCER_BATCH_CACHE 5
+typedef struct producer_batch {
+    int32_t first_seq, last_seq;
+    int64_t first_offset, last_offset;
+    int64_t timestamp;
+} producer_batch;
+
+typedef struct producer_state {
+    int64_t producer_id;
+    int16_t epoch;
+    int nbatches;                        /* newest last */
+    producer_batch batches[PRODUCER_BATCH_CACHE];
+} producer_state;
+
+typedef struct partition {
+    struct topic *topic;
+    int32_t index;
+    int32_t leader;          /* index into srv.nodes */
+    int32_t leader_epoch;
+    int64_t log_start;
+    int64_t end;             /* next offset to assign (log end offset) */
+    int64_t hw;              /* committed end: what Fetch may serve */
+    bool dirty;              /* appended since the last commit */
+    producer_state *producers;
+    int nproducers, cap_producers;
+} partition;
+
+/* Effective topic settings; overrides keep what the user set, for DescribeConfigs. */
+typedef struct topic_override {
+    char *key, *value;
+} topic_override;
+
+typedef struct topic {
+    int64_t id;
+    char *name;
+    uint8_t uuid[16];
+    int32_t nparts;
+    partition *parts;
+    int64_t created_ms;
+    topic_override *overrides;
+    int noverrides;
+    /* cached values of the settings the data path reads */
+    int64_t max_message_bytes;
+    int64_t retention_ms;
+    int64_t retention_bytes;
+    bool log_append_time;
+    bool compact;
+    struct topic *next;
+} topic;
+
+/* ---- the registry (topics.c) ---- */
+topic *topic_find(srv *s, const char *name, size_t len);
+topic *topic_find_uuid(srv *s, const uint8_t uuid[16]);
+partition *topic_partition(srv *s, const char *name, size_t len, int32_t index);
+/* Create with overrides already validated. Returns NULL and sets *why on storage failure. */
+topic *topic_create(srv *s, const char *name, int32_t nparts, const topic_override *ov, int nov, const char **why);
+int topic_delete(srv *s, topic *t);
+void topic_free(topic *t);
+int topic_load_all(srv *s);
+int topic_add_partitions(srv *s, topic *t, int32_t count);
+/* Set (value != NULL) or remove one override, refreshing the cached settings. */
+int topic_set_config(srv *s, topic *t, const char *key, const char *value);
+const char *topic_config_value(const srv *s, const topic *t, const char *key, bool *is_default);
+/* Validate a topic name as Kafka does; returns a reason or NULL. */
+const char *topic_name_invalid(const char *name, size_t len);
+
+/* The node index that leads partition i of a topic: spread round-robin. */
+static inline int32_t topic_leader_for(const srv *s, const topic *t, int32_t i) {
+    return (int32_t)(((uint64_t)t->id * 7 + (uint64_t)i) % (uint64_t)s->nnodes);
+}
+
+/* ---- the log (append.c, retention.c) ---- */
+producer_state *topic_producer(partition *p, int64_t producer_id, bool create);
+void topic_producer_record(producer_state *ps, int16_t epoch, int32_t first_seq, int32_t last_seq, int64_t first_offset,
+                           int64_t last_offset, int64_t timestamp);
+/*
+ * Append one batch that kp_batch_validate accepted. Returns 0 or a Kafka
+ * error code with *why; on success *base_offset is where it landed (for a
+ * duplicate idempotent batch: where it landed the first time).
+ */
+int16_t topic_append(srv *s, partition *p, uint8_t *batch, size_t size, const kp_batch *b, int64_t *base_offset,
+                     int64_t *append_time, const char **why);
+void topic_enforce_retention(srv *s);
+
+#endif
