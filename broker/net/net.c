@@ -4,9 +4,9 @@
 #include <string.h>
 
 #include "clock.h"
+#include "iam/sasl.h"
 #include "log.h"
 #include "req.h"
-#include "iam/sasl.h"
 #include "tls.h"
 
 /* Stop reading from a connection with this many requests not yet answered. */

@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "clock.h"
+#include "iam/sasl.h"
 #include "log.h"
 #include "net.h"
-#include "iam/sasl.h"
 
 void *req_alloc(req *r, size_t n) { return kp_arena_alloc(&r->arena, n); }
 
