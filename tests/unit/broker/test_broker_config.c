@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "fixtures.h"
 
 static void test_every_key_documented(void **state) {
     (void)state;
@@ -58,12 +59,8 @@ static void test_bad_values_name_the_key(void **state) {
 
 static void test_file_errors_carry_line(void **state) {
     (void)state;
-    char path[] = "/tmp/mskmock-cfg-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    fputs("# comment\nbroker.count=2\n\nauto.create.topics.enable=maybe\n", f);
-    fclose(f);
+    char path[64];
+    tmp_file_write(path, sizeof path, "cfg", ".properties", "# comment\nbroker.count=2\n\nauto.create.topics.enable=maybe\n");
     config c = {0};
     cfg_defaults(&c, PROFILE_SERVERLESS);
     char err[512];

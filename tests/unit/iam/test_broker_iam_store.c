@@ -21,6 +21,7 @@
 #include <uv.h>
 
 #include "clock.h"
+#include "fixtures.h"
 #include "iam/cred_endpoint.h"
 #include "iam/iam_store.h"
 #include "iam/iam_token.h"
@@ -51,12 +52,7 @@ static int ntmp;
 static const char *write_file(const char *text) {
     assert_true(ntmp < 128);
     char *p = tmp_paths[ntmp++];
-    snprintf(p, 64, "/tmp/mskmock-iam-XXXXXX.json");
-    int fd = mkstemps(p, 5);
-    assert_true(fd >= 0);
-    size_t len = strlen(text);
-    assert_int_equal(write(fd, text, len), (ssize_t)len);
-    close(fd);
+    tmp_file_write(p, sizeof tmp_paths[0], "iam", ".json", text);
     return p;
 }
 

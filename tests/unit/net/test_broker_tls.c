@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <ftw.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +20,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include "fixtures.h"
 #include "net/tls.h"
 
 static char dir_a[64];           /* generated CA and server certificate, shared by most tests */
@@ -29,18 +29,6 @@ static tls_ctx *ctx_a;
 static const char *const hosts_a[] = {"broker.mskmock.test", "10.1.2.3"};
 
 /* ---------- helpers ---------- */
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f) {
-    (void)st, (void)flag, (void)f;
-    return remove(path);
-}
-
-static void rm_rf(const char *path) { nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
-
-static void make_temp_dir(char *buf, size_t n) {
-    snprintf(buf, n, "/tmp/mskmock-tls-XXXXXX");
-    assert_non_null(mkdtemp(buf));
-}
 
 static void path_in(char *buf, size_t n, const char *dir, const char *file) { snprintf(buf, n, "%s/tls/%s", dir, file); }
 
@@ -176,7 +164,7 @@ static mode_t file_mode(const char *p) {
 
 static int setup(void **state) {
     (void)state;
-    make_temp_dir(dir_a, sizeof dir_a);
+    tmp_dir_new(dir_a, sizeof dir_a, "tls");
     ctx_a = ctx_for(dir_a, hosts_a, 2);
     path_in(ca_file, sizeof ca_file, dir_a, "ca.pem");
     return 0;
@@ -185,7 +173,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
     (void)state;
     tls_ctx_free(ctx_a);
-    rm_rf(dir_a);
+    tmp_dir_remove(dir_a);
     return 0;
 }
 
@@ -240,7 +228,7 @@ static void test_restart_reuses_ca_and_cert(void **state) {
 static void test_new_host_reissues_from_same_ca(void **state) {
     (void)state;
     char dir[64];
-    make_temp_dir(dir, sizeof dir);
+    tmp_dir_new(dir, sizeof dir, "tls");
     tls_ctx *x1 = ctx_for(dir, hosts_a, 2);
     const char *const more[] = {"broker.mskmock.test", "10.1.2.3", "new.mskmock.test"};
     tls_ctx *x2 = ctx_for(dir, more, 3);
@@ -258,14 +246,14 @@ static void test_new_host_reissues_from_same_ca(void **state) {
     tls_ctx_free(x1);
     tls_ctx_free(x2);
     tls_ctx_free(x3);
-    rm_rf(dir);
+    tmp_dir_remove(dir);
 }
 
 /* A server certificate that expires within the day is replaced, still under the same CA. */
 static void test_expiring_cert_is_reissued(void **state) {
     (void)state;
     char dir[64], p[160];
-    make_temp_dir(dir, sizeof dir);
+    tmp_dir_new(dir, sizeof dir, "tls");
     tls_ctx *x1 = ctx_for(dir, hosts_a, 2);
 
     path_in(p, sizeof p, dir, "ca.pem");
@@ -309,13 +297,13 @@ static void test_expiring_cert_is_reissued(void **state) {
     EVP_PKEY_free(ca_key);
     tls_ctx_free(x1);
     tls_ctx_free(x2);
-    rm_rf(dir);
+    tmp_dir_remove(dir);
 }
 
 static void test_ca_without_key_is_refused(void **state) {
     (void)state;
     char dir[64], p[160], cmd[512];
-    make_temp_dir(dir, sizeof dir);
+    tmp_dir_new(dir, sizeof dir, "tls");
     snprintf(p, sizeof p, "%s/tls", dir);
     assert_int_equal(mkdir(p, 0700), 0);
     snprintf(cmd, sizeof cmd, "cp '%s' '%s/ca.pem'", ca_file, p);
@@ -326,7 +314,7 @@ static void test_ca_without_key_is_refused(void **state) {
     assert_int_equal(tls_ctx_new(&x, &set, err, sizeof err), -1);
     assert_null(x);
     assert_non_null(strstr(err, "ca.key"));
-    rm_rf(dir);
+    tmp_dir_remove(dir);
 }
 
 static void test_bad_host_name_is_refused(void **state) {
@@ -360,7 +348,7 @@ static void test_memory_mode_writes_nothing(void **state) {
 static void test_given_files_are_served(void **state) {
     (void)state;
     char dir[64], cert[160], key[160], ca_key[160], p[160];
-    make_temp_dir(dir, sizeof dir);
+    tmp_dir_new(dir, sizeof dir, "tls");
     path_in(cert, sizeof cert, dir_a, "server.pem");
     path_in(key, sizeof key, dir_a, "server.key");
     path_in(ca_key, sizeof ca_key, dir_a, "ca.key");
@@ -395,7 +383,7 @@ static void test_given_files_are_served(void **state) {
     set.key_file = NULL;
     assert_int_equal(tls_ctx_new(&x, &set, err, sizeof err), -1);
     assert_non_null(strstr(err, "key file"));
-    rm_rf(dir);
+    tmp_dir_remove(dir);
 }
 
 /* ---------- handshakes ---------- */

@@ -11,16 +11,15 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "fixtures.h"
 #include "stor.h"
 #include "stor_int.h"
-#include "stor_fixture.h"
 
-/* ---- fixture (stor_fixture.h) ---- */
+/* ---- fixture (fixtures.h) ---- */
 
 static int fx_setup(void **state) {
-    fx *f = fx_new("stor_basic", STOR_SYNC_NORMAL);
-    *state = f;
-    return f ? 0 : -1;
+    *state = fx_new("stor_basic", STOR_SYNC_NORMAL);
+    return 0;
 }
 
 /* Raw SQLite access to the fixture's file, for checks and for tampering. */
@@ -208,7 +207,6 @@ static void test_foreign_database_refused(void **state) {
     stor *s = NULL;
     assert_int_equal(stor_open(&s, other, STOR_SYNC_NORMAL, err, sizeof err), -1);
     assert_non_null(strstr(err, "not an mskmock database"));
-    unlink(other);
 }
 
 static void test_bad_sync_refused(void **state) {

@@ -11,16 +11,15 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "fixtures.h"
 #include "stor.h"
 #include "stor_int.h"
-#include "stor_fixture.h"
 
-/* ---- fixture (stor_fixture.h) with topic "t" (3 partitions) ---- */
+/* ---- fixture (fixtures.h) with topic "t" (3 partitions) ---- */
 
 static int fx_setup(void **state) {
-    fx *f = fx_new_with_topic("stor_batches", STOR_SYNC_OFF, 3);
-    *state = f;
-    return f ? 0 : -1;
+    *state = fx_new_with_topic("stor_batches", STOR_SYNC_OFF, 3);
+    return 0;
 }
 
 /* Batch payload derived from its base offset, so reads can be checked byte for byte. */

@@ -13,14 +13,13 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "fixtures.h"
 #include "stor.h"
 #include "stor_int.h"
-#include "stor_fixture.h"
 
 static int fx_setup(void **state) {
-    fx *f = fx_new_with_topic("stor_checkpoint", STOR_SYNC_NORMAL, 1);
-    *state = f;
-    return f ? 0 : -1;
+    *state = fx_new_with_topic("stor_checkpoint", STOR_SYNC_NORMAL, 1);
+    return 0;
 }
 
 static off_t file_size(const char *path) {

@@ -12,16 +12,15 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "fixtures.h"
 #include "stor.h"
 #include "stor_int.h"
-#include "stor_fixture.h"
 
-/* ---- fixture (stor_fixture.h) ---- */
+/* ---- fixture (fixtures.h) ---- */
 
 static int fx_setup(void **state) {
-    fx *f = fx_new("stor_groups", STOR_SYNC_NORMAL);
-    *state = f;
-    return f ? 0 : -1;
+    *state = fx_new("stor_groups", STOR_SYNC_NORMAL);
+    return 0;
 }
 
 static void raw_exec(fx *f, const char *sql) {

@@ -19,20 +19,18 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "fixtures.h"
 #include "stor.h"
 #include "stor_int.h"
-#include "stor_fixture.h"
 
 static int fx_setup(void **state) {
-    fx *f = fx_new_with_topic("stor_vfs", STOR_SYNC_NORMAL, 1);
-    *state = f;
-    return f ? 0 : -1;
+    *state = fx_new_with_topic("stor_vfs", STOR_SYNC_NORMAL, 1);
+    return 0;
 }
 
 static int fx_setup_off(void **state) {
-    fx *f = fx_new_with_topic("stor_vfs_off", STOR_SYNC_OFF, 1);
-    *state = f;
-    return f ? 0 : -1;
+    *state = fx_new_with_topic("stor_vfs_off", STOR_SYNC_OFF, 1);
+    return 0;
 }
 
 static bool exists(const char *path, const char *suffix) {
@@ -212,8 +210,8 @@ static void commit_fails_in_child(const char *path, const char *setup_sql, bool 
     child_succeeded(pid);
 }
 
-/* After the failed commits: only the first row is there, the file is sound and takes another; then remove it. */
-static void check_one_row_then_remove(sqlite3 *db, const char *path) {
+/* After the failed commits: only the first row is there, the file is sound and takes another; then close it. */
+static void check_one_row_then_close(sqlite3 *db) {
     sqlite3_stmt *st;
     assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM t", -1, &st, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(st), SQLITE_ROW);
@@ -225,12 +223,6 @@ static void check_one_row_then_remove(sqlite3 *db, const char *path) {
     assert_string_equal((const char *)sqlite3_column_text(st, 0), "ok");
     sqlite3_finalize(st);
     sqlite3_close(db);
-    static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
-    for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
-        char p[200];
-        snprintf(p, sizeof p, "%s%s", path, suffix[i]);
-        unlink(p);
-    }
 }
 
 /*
@@ -253,7 +245,7 @@ static void test_failed_gathered_write_fails_the_commit(void **state) {
     static const char setup[] = "PRAGMA wal_autocheckpoint = 0";
     commit_fails_in_child(path, setup, false, wal, 6000);    /* fits the buffer */
     commit_fails_in_child(path, setup, false, wal, 1 << 20); /* flushed when the buffer fills */
-    check_one_row_then_remove(db, path);
+    check_one_row_then_close(db);
 }
 
 /*
@@ -279,7 +271,7 @@ static void test_failed_gathered_database_write_fails_the_commit(void **state) {
     commit_fails_in_child(path, setup, true, path, 6000);    /* fits the buffer */
     commit_fails_in_child(path, setup, true, path, 1 << 20); /* flushed when the buffer fills */
     assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, stor_vfs_name()), SQLITE_OK);
-    check_one_row_then_remove(db, path);
+    check_one_row_then_close(db);
 }
 
 /*
