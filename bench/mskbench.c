@@ -1091,7 +1091,7 @@ static void run_latency(const target *t, const char *topic, lat_result *r) {
     r->measured = measured;
     r->failed = atomic_load(&dr_failed);
     r->dups = L.dups;
-    if (dr_first_error[0]) snprintf(r->error, sizeof r->error, "delivery: %s", dr_first_error);
+    if (dr_first_error[0]) snprintf(r->error, sizeof r->error, "delivery: %.240s", dr_first_error);
     int64_t *v = malloc(sizeof(int64_t) * (size_t)measured);
     long k = 0;
     double sum = 0;

@@ -138,7 +138,7 @@ static bool decode_value(kp_reader *r, uint8_t t, const kp_field *f, int ver, bo
     case KP_BYTES:
     case KP_RECORDS: {
         size_t at = r->pos;
-        int64_t n;
+        int64_t n = 0; /* read_len sets it when it succeeds; gcc -O2 cannot always see that */
         if (!read_len(r, flex, t != KP_STR, &n)) return false;
         kp_str *s = p;
         if (n < 0) {
@@ -153,7 +153,7 @@ static bool decode_value(kp_reader *r, uint8_t t, const kp_field *f, int ver, bo
     }
     case KP_ARRAY: {
         size_t at = r->pos;
-        int64_t n;
+        int64_t n = 0; /* as above */
         if (!read_len(r, flex, true, &n)) return false;
         kp_arr *arr = p;
         if (n < 0) {

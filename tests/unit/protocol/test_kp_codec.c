@@ -59,10 +59,10 @@ static void test_fixed_ints(void **state) {
 
     kp_reader r;
     kp_reader_init(&r, want, sizeof want);
-    int8_t a;
-    int16_t b, c;
-    int32_t d, e;
-    int64_t f, g;
+    int8_t a = 0;
+    int16_t b = 0, c = 0;
+    int32_t d = 0, e = 0;
+    int64_t f = 0, g = 0;
     assert_true(kp_rd_i8(&r, &a) && kp_rd_i16(&r, &b) && kp_rd_i16(&r, &c) && kp_rd_i32(&r, &d) && kp_rd_i32(&r, &e) &&
                 kp_rd_i64(&r, &f) && kp_rd_i64(&r, &g));
     assert_int_equal(a, -2);
@@ -1059,7 +1059,7 @@ static void same_struct(rt_ctx *C, const kp_schema *s, int ver, const void *a, c
     for (unsigned i = 0; i < s->nfields; i++) {
         const kp_field *f = &s->fields[i];
         char p2[256];
-        snprintf(p2, sizeof p2, "%s.%s", path, f->name);
+        if (snprintf(p2, sizeof p2, "%s.%s", path, f->name) >= (int)sizeof p2) fail_msg("field path too long: %s", path);
         same_value(C, f->type, f, ver, (const uint8_t *)a + f->off, (const uint8_t *)b + f->off, p2);
     }
 }
