@@ -1,0 +1,463 @@
+/*
+ * iam_policy: parsing and evaluating IAM identity policies; see iam_policy.h. Each
+ * statement's Action/NotAction list is resolved at parse time into a bit set of the
+ * kafka-cluster actions it covers, so evaluation is a bit test and resource globs.
+ */
+#include "iam_policy.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "iam_token.h"
+
+#define MAX_PATTERN 2048 /* longer Action or Resource strings are refused */
+#define MAX_STATEMENTS 1000
+#define BIT(a) (1u << (a))
+#define ALL_ACTIONS ((1u << IAM_ACTION_COUNT) - 1)
+
+/* ---- the action table (msk-behaviors.md §3.1) ----------------------------------------- */
+
+#define CONNECT BIT(IAM_CONNECT)
+static const iam_action_info actions[IAM_ACTION_COUNT] = {
+    [IAM_CONNECT] = {"kafka-cluster:Connect", IAM_RES_CLUSTER, 0},
+    [IAM_DESCRIBE_CLUSTER] = {"kafka-cluster:DescribeCluster", IAM_RES_CLUSTER, CONNECT},
+    [IAM_ALTER_CLUSTER] = {"kafka-cluster:AlterCluster", IAM_RES_CLUSTER, CONNECT | BIT(IAM_DESCRIBE_CLUSTER)},
+    [IAM_DESCRIBE_CLUSTER_DYNAMIC_CONFIGURATION] = {"kafka-cluster:DescribeClusterDynamicConfiguration",
+                                                    IAM_RES_CLUSTER, CONNECT},
+    [IAM_ALTER_CLUSTER_DYNAMIC_CONFIGURATION] = {"kafka-cluster:AlterClusterDynamicConfiguration", IAM_RES_CLUSTER,
+                                                 CONNECT | BIT(IAM_DESCRIBE_CLUSTER_DYNAMIC_CONFIGURATION)},
+    [IAM_WRITE_DATA_IDEMPOTENTLY] = {"kafka-cluster:WriteDataIdempotently", IAM_RES_CLUSTER,
+                                     CONNECT | BIT(IAM_WRITE_DATA)},
+    [IAM_CREATE_TOPIC] = {"kafka-cluster:CreateTopic", IAM_RES_TOPIC, CONNECT},
+    [IAM_DESCRIBE_TOPIC] = {"kafka-cluster:DescribeTopic", IAM_RES_TOPIC, CONNECT},
+    [IAM_ALTER_TOPIC] = {"kafka-cluster:AlterTopic", IAM_RES_TOPIC, CONNECT | BIT(IAM_DESCRIBE_TOPIC)},
+    [IAM_DELETE_TOPIC] = {"kafka-cluster:DeleteTopic", IAM_RES_TOPIC, CONNECT | BIT(IAM_DESCRIBE_TOPIC)},
+    [IAM_DESCRIBE_TOPIC_DYNAMIC_CONFIGURATION] = {"kafka-cluster:DescribeTopicDynamicConfiguration", IAM_RES_TOPIC,
+                                                  CONNECT},
+    [IAM_ALTER_TOPIC_DYNAMIC_CONFIGURATION] = {"kafka-cluster:AlterTopicDynamicConfiguration", IAM_RES_TOPIC,
+                                               CONNECT | BIT(IAM_DESCRIBE_TOPIC_DYNAMIC_CONFIGURATION)},
+    [IAM_READ_DATA] = {"kafka-cluster:ReadData", IAM_RES_TOPIC,
+                       CONNECT | BIT(IAM_DESCRIBE_TOPIC) | BIT(IAM_ALTER_GROUP)},
+    [IAM_WRITE_DATA] = {"kafka-cluster:WriteData", IAM_RES_TOPIC, CONNECT | BIT(IAM_DESCRIBE_TOPIC)},
+    [IAM_DESCRIBE_GROUP] = {"kafka-cluster:DescribeGroup", IAM_RES_GROUP, CONNECT},
+    [IAM_ALTER_GROUP] = {"kafka-cluster:AlterGroup", IAM_RES_GROUP, CONNECT | BIT(IAM_DESCRIBE_GROUP)},
+    [IAM_DELETE_GROUP] = {"kafka-cluster:DeleteGroup", IAM_RES_GROUP, CONNECT | BIT(IAM_DESCRIBE_GROUP)},
+    [IAM_DESCRIBE_TRANSACTIONAL_ID] = {"kafka-cluster:DescribeTransactionalId", IAM_RES_TRANSACTIONAL_ID, CONNECT},
+    [IAM_ALTER_TRANSACTIONAL_ID] = {"kafka-cluster:AlterTransactionalId", IAM_RES_TRANSACTIONAL_ID,
+                                    CONNECT | BIT(IAM_DESCRIBE_TRANSACTIONAL_ID) | BIT(IAM_WRITE_DATA)},
+};
+
+const iam_action_info *iam_action_get(iam_action a) { return (unsigned)a < IAM_ACTION_COUNT ? &actions[a] : NULL; }
+
+const char *iam_resource_type_name(iam_resource_type t) {
+    static const char *const names[] = {"cluster", "topic", "group", "transactional-id"};
+    return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
+}
+
+/* ---- globs ------------------------------------------------------------------------------ */
+
+bool iam_glob(const char *p, const char *t, bool nocase) {
+    /* Greedy with one backtrack point: every '*' is alike, so the latest one is enough. */
+    const char *star = NULL, *resume = NULL;
+    while (*t) {
+        char pc = *p, tc = *t;
+        if (nocase) pc = (char)tolower((unsigned char)pc), tc = (char)tolower((unsigned char)tc);
+        if (*p == '*') {
+            star = ++p;
+            resume = t;
+        } else if (*p && (*p == '?' || pc == tc)) {
+            p++, t++;
+        } else if (star) {
+            p = star;
+            t = ++resume;
+        } else {
+            return false;
+        }
+    }
+    while (*p == '*') p++;
+    return !*p;
+}
+
+typedef enum { MATCH_EXACT, MATCH_SOME_TAIL } match_mode;
+
+/*
+ * ARN matching by dynamic programming over the pattern: a '*' inside a segment cannot
+ * cross a ':', so the greedy single-backtrack scheme does not apply. MATCH_SOME_TAIL: the
+ * text is a prefix, and the question is whether some continuation of it matches.
+ */
+static bool arn_match(const char *p, const char *t, match_mode mode) {
+    size_t m = strlen(p);
+    if (m > MAX_PATTERN) return false;
+    bool a[MAX_PATTERN + 1], b[MAX_PATTERN + 1];
+    bool *cur = a, *next = b;
+    memset(cur, 0, (m + 1) * sizeof *cur);
+    cur[0] = true;
+    for (size_t i = 0; i < m && p[i] == '*'; i++) cur[i + 1] = true;
+    for (; *t; t++) {
+        memset(next, 0, (m + 1) * sizeof *next);
+        bool any = false;
+        for (size_t i = 0; i < m; i++) {
+            if (!cur[i]) continue;
+            char pc = p[i];
+            if (pc == '*') {
+                bool unbounded = p[i + 1] == '\0' || p[i + 1] == ':';
+                if (unbounded || *t != ':') next[i] = any = true;
+            } else if ((pc == '?' && *t != ':') || pc == *t) {
+                next[i + 1] = any = true;
+            }
+        }
+        if (!any) return false;
+        /* a '*' may also match nothing: carry each state past the stars that follow it */
+        for (size_t i = 0; i < m; i++)
+            if (next[i] && p[i] == '*') next[i + 1] = true;
+        bool *tmp = cur;
+        cur = next, next = tmp;
+    }
+    if (mode == MATCH_SOME_TAIL) return true; /* some state is alive: a tail can finish it */
+    return cur[m];
+}
+
+bool iam_arn_glob(const char *pattern, const char *arn) {
+    if (!strpbrk(pattern, "*?")) return strcmp(pattern, arn) == 0;
+    if (strcmp(pattern, "*") == 0) return true;
+    return arn_match(pattern, arn, MATCH_EXACT);
+}
+
+/* Does the pattern match every ARN that starts with prefix? (A final '*' takes any tail.) */
+static bool arn_covers_all(const char *pattern, const char *prefix) {
+    size_t m = strlen(pattern);
+    return m && pattern[m - 1] == '*' && iam_arn_glob(pattern, prefix);
+}
+
+/* ---- the policy set --------------------------------------------------------------------- */
+
+typedef struct stmt {
+    bool deny;
+    uint32_t actions;   /* the kafka-cluster actions it applies to (NotAction resolved) */
+    bool not_resource;
+    char **resources;
+    size_t nresources;
+    char *label;        /* "<where> Statement[i] (Sid x)" */
+} stmt;
+
+struct iam_policy {
+    stmt *s;
+    size_t n, cap;
+    size_t ignored;
+};
+
+iam_policy *iam_policy_new(void) { return calloc(1, sizeof(iam_policy)); }
+
+static void stmt_free(stmt *s) {
+    for (size_t i = 0; i < s->nresources; i++) free(s->resources[i]);
+    free(s->resources);
+    free(s->label);
+}
+
+void iam_policy_free(iam_policy *p) {
+    if (!p) return;
+    for (size_t i = 0; i < p->n; i++) stmt_free(&p->s[i]);
+    free(p->s);
+    free(p);
+}
+
+size_t iam_policy_statement_count(const iam_policy *p) { return p ? p->n : 0; }
+size_t iam_policy_ignored_count(const iam_policy *p) { return p ? p->ignored : 0; }
+
+/* ---- parsing ---------------------------------------------------------------------------- */
+
+typedef struct pctx {
+    const char *where;
+    char at[48]; /* "Statement[2]" */
+    char *err;
+    size_t n;
+} pctx;
+
+__attribute__((format(printf, 2, 3))) static int fail(pctx *c, const char *fmt, ...) {
+    if (c->err && c->n) {
+        int l = snprintf(c->err, c->n, "%s: %s%s", c->where, c->at, c->at[0] ? ": " : "");
+        if (l >= 0 && (size_t)l < c->n) {
+            va_list ap;
+            va_start(ap, fmt);
+            vsnprintf(c->err + l, c->n - (size_t)l, fmt, ap);
+            va_end(ap);
+        }
+    }
+    return -1;
+}
+
+/* A string or a non-empty list of strings, each non-empty and at most MAX_PATTERN long. */
+static int string_list(pctx *c, const json_t *v, const char *key, const char ***out, size_t *count) {
+    *out = NULL;
+    *count = 0;
+    size_t k = json_is_array(v) ? json_array_size(v) : 1;
+    if (!json_is_array(v) && !json_is_string(v)) return fail(c, "%s must be a string or a list of strings", key);
+    if (k == 0) return fail(c, "%s is an empty list", key);
+    const char **a = calloc(k, sizeof *a);
+    if (!a) return fail(c, "out of memory");
+    for (size_t i = 0; i < k; i++) {
+        const json_t *e = json_is_array(v) ? json_array_get(v, i) : v;
+        if (!json_is_string(e)) {
+            free(a);
+            return fail(c, "%s[%zu] is not a string", key, i);
+        }
+        a[i] = json_string_value(e);
+        if (!a[i][0] || strlen(a[i]) > MAX_PATTERN) {
+            free(a);
+            return fail(c, "%s '%s' is empty or longer than %d characters", key, iam_quote(a[i]).s, MAX_PATTERN);
+        }
+    }
+    *out = a;
+    *count = k;
+    return 0;
+}
+
+/*
+ * The kafka-cluster actions a list of action patterns names. *other: some pattern is of
+ * another service. A kafka-cluster pattern that names no action is refused as a typo.
+ */
+static int resolve_actions(pctx *c, const char *key, const char **pat, size_t k, uint32_t *bits, bool *other) {
+    *bits = 0;
+    *other = false;
+    for (size_t i = 0; i < k; i++) {
+        const char *colon = strchr(pat[i], ':');
+        if (strcmp(pat[i], "*") != 0 && (!colon || colon == pat[i] || !colon[1]))
+            return fail(c, "%s '%s' is not <service>:<action>", key, iam_quote(pat[i]).s);
+        uint32_t b = 0;
+        for (int a = 0; a < IAM_ACTION_COUNT; a++)
+            if (iam_glob(pat[i], actions[a].name, true)) b |= BIT(a);
+        bool ours = colon && (size_t)(colon - pat[i]) == strlen("kafka-cluster") &&
+                    strncasecmp(pat[i], "kafka-cluster", (size_t)(colon - pat[i])) == 0;
+        if (ours && !b) return fail(c, "%s '%s' names no kafka-cluster action", key, iam_quote(pat[i]).s);
+        if (!b) *other = true;
+        *bits |= b;
+    }
+    return 0;
+}
+
+/* "*" or arn:<partition>:kafka:<region>:<account>:<cluster|topic|group|transactional-id>/... */
+static int check_resource(pctx *c, const char *key, const char *r) {
+    if (strstr(r, "${")) return fail(c, "%s '%s': policy variables are not evaluated by mskmock", key, iam_quote(r).s);
+    if (strcmp(r, "*") == 0) return 0;
+    const char *seg[6];
+    seg[0] = r;
+    for (int i = 1; i < 6; i++) {
+        const char *colon = strchr(seg[i - 1], ':');
+        if (!colon) return fail(c, "%s '%s' is not an ARN (arn:<partition>:kafka:<region>:<account>:<resource>)", key, iam_quote(r).s);
+        seg[i] = colon + 1;
+    }
+    if (strncmp(seg[0], "arn:", 4) != 0 || strncmp(seg[2], "kafka:", 6) != 0)
+        return fail(c, "%s '%s' is not an MSK ARN (arn:<partition>:kafka:...)", key, iam_quote(r).s);
+    static const char *const types[] = {"cluster/", "topic/", "group/", "transactional-id/"};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (strncmp(seg[5], types[i], strlen(types[i])) == 0) return 0;
+    /* a wildcard before the first '/' may stand for the type */
+    const char *slash = strchr(seg[5], '/');
+    size_t tl = slash ? (size_t)(slash - seg[5]) : strlen(seg[5]);
+    if (memchr(seg[5], '*', tl) || memchr(seg[5], '?', tl)) return 0;
+    return fail(c, "%s '%s' names no MSK resource type (cluster/, topic/, group/, transactional-id/)", key,
+                iam_quote(r).s);
+}
+
+static int refuse_unknown(pctx *c, const json_t *obj, const char *const *known, const char *what) {
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)obj, key, v) {
+        bool ok = false;
+        for (int i = 0; known[i]; i++) ok = ok || strcmp(key, known[i]) == 0;
+        if (!ok) return fail(c, "unknown %s element '%s'", what, iam_quote(key).s);
+    }
+    return 0;
+}
+
+/* The first operator and key of a Condition block, for the refusal. */
+static void describe_condition(json_t *cond, char *out, size_t n) {
+    const char *op, *key;
+    json_t *v, *w;
+    snprintf(out, n, "(empty)");
+    json_object_foreach(cond, op, v) {
+        snprintf(out, n, "%s", iam_quote(op).s);
+        json_object_foreach(v, key, w) { /* no iteration when v is not an object */
+            snprintf(out, n, "%s on %s", iam_quote(op).s, iam_quote(key).s);
+            return;
+        }
+        return;
+    }
+}
+
+static int parse_statement(iam_policy *p, pctx *c, const json_t *st, stmt *out) {
+    static const char *const known[] = {"Sid", "Effect", "Action", "NotAction", "Resource", "NotResource",
+                                        "Condition", "Principal", "NotPrincipal", NULL};
+    if (!json_is_object(st)) return fail(c, "a statement must be a JSON object");
+    if (refuse_unknown(c, st, known, "statement")) return -1;
+    if (json_object_get(st, "Principal") || json_object_get(st, "NotPrincipal"))
+        return fail(c, "Principal and NotPrincipal belong in resource policies, not identity policies");
+    const json_t *sid = json_object_get(st, "Sid"), *eff = json_object_get(st, "Effect");
+    if (sid && !json_is_string(sid)) return fail(c, "Sid must be a string");
+    if (!eff) return fail(c, "Effect missing");
+    const char *e = json_is_string(eff) ? json_string_value(eff) : "";
+    if (strcmp(e, "Allow") != 0 && strcmp(e, "Deny") != 0)
+        return fail(c, "Effect must be \"Allow\" or \"Deny\", not '%s'", json_is_string(eff) ? iam_quote(e).s : "(not a string)");
+
+    const json_t *act = json_object_get(st, "Action"), *nact = json_object_get(st, "NotAction");
+    if (!!act == !!nact) return fail(c, "a statement needs exactly one of Action and NotAction");
+    const char **pat;
+    size_t k;
+    const char *akey = act ? "Action" : "NotAction";
+    if (string_list(c, act ? act : nact, akey, &pat, &k)) return -1;
+    uint32_t bits;
+    bool other;
+    int rc = resolve_actions(c, akey, pat, k, &bits, &other);
+    free(pat);
+    if (rc) return -1;
+    if (nact) bits = ALL_ACTIONS & ~bits;
+
+    const json_t *res = json_object_get(st, "Resource"), *nres = json_object_get(st, "NotResource");
+    if (!!res == !!nres) return fail(c, "a statement needs exactly one of Resource and NotResource");
+    const char *rkey = res ? "Resource" : "NotResource";
+    if (string_list(c, res ? res : nres, rkey, &pat, &k)) return -1;
+
+    if (!bits) { /* only other services' actions: it cannot decide a Kafka request */
+        free(pat);
+        p->ignored++;
+        return 1;
+    }
+    const json_t *cond = json_object_get(st, "Condition");
+    if (cond) {
+        char what[160];
+        if (!json_is_object(cond)) snprintf(what, sizeof what, "(not an object)");
+        else describe_condition((json_t *)cond, what, sizeof what);
+        free(pat);
+        return fail(c, "Condition %s is not evaluated by mskmock; remove it or keep it out of the policies given to "
+                    "mskmock", what);
+    }
+    for (size_t i = 0; i < k; i++)
+        if (check_resource(c, rkey, pat[i])) {
+            free(pat);
+            return -1;
+        }
+
+    out->deny = e[0] == 'D';
+    out->actions = bits;
+    out->not_resource = nres != NULL;
+    out->resources = calloc(k, sizeof *out->resources);
+    size_t ll = strlen(c->where) + strlen(c->at) + (sid ? strlen(json_string_value(sid)) : 0) + 16;
+    out->label = malloc(ll);
+    if (!out->resources || !out->label) {
+        free(pat);
+        return fail(c, "out of memory");
+    }
+    if (sid && json_string_value(sid)[0]) snprintf(out->label, ll, "%s %s (Sid %s)", c->where, c->at, json_string_value(sid));
+    else snprintf(out->label, ll, "%s %s", c->where, c->at);
+    for (size_t i = 0; i < k; i++) {
+        out->resources[i] = strdup(pat[i]);
+        if (!out->resources[i]) {
+            free(pat);
+            return fail(c, "out of memory");
+        }
+        out->nresources++;
+    }
+    free(pat);
+    return 0;
+}
+
+int iam_policy_add(iam_policy *p, const json_t *doc, const char *where, char *err, size_t n) {
+    pctx c = {.where = where, .err = err, .n = n};
+    static const char *const known[] = {"Version", "Id", "Statement", NULL};
+    if (!json_is_object(doc)) return fail(&c, "a policy document must be a JSON object");
+    if (refuse_unknown(&c, doc, known, "policy")) return -1;
+    const json_t *ver = json_object_get(doc, "Version");
+    if (ver && (!json_is_string(ver) || (strcmp(json_string_value(ver), "2012-10-17") != 0 &&
+                                         strcmp(json_string_value(ver), "2008-10-17") != 0)))
+        return fail(&c, "Version must be \"2012-10-17\" or \"2008-10-17\"");
+    const json_t *id = json_object_get(doc, "Id");
+    if (id && !json_is_string(id)) return fail(&c, "Id must be a string");
+    const json_t *sts = json_object_get(doc, "Statement");
+    if (!sts) return fail(&c, "Statement missing");
+    size_t k = json_is_array(sts) ? json_array_size(sts) : 1;
+    if (k == 0) return fail(&c, "Statement is an empty list");
+    if (p->n + k > MAX_STATEMENTS) return fail(&c, "more than %d statements", MAX_STATEMENTS);
+    if (p->n + k > p->cap) {
+        size_t cap = p->n + k;
+        stmt *s = realloc(p->s, cap * sizeof *s);
+        if (!s) return fail(&c, "out of memory");
+        p->s = s;
+        p->cap = cap;
+    }
+    size_t first = p->n, ignored = p->ignored;
+    for (size_t i = 0; i < k; i++) {
+        if (json_is_array(sts)) snprintf(c.at, sizeof c.at, "Statement[%zu]", i);
+        else snprintf(c.at, sizeof c.at, "Statement");
+        stmt *s = &p->s[p->n];
+        memset(s, 0, sizeof *s);
+        int rc = parse_statement(p, &c, json_is_array(sts) ? json_array_get(sts, i) : sts, s);
+        if (rc < 0) {
+            stmt_free(s);
+            while (p->n > first) stmt_free(&p->s[--p->n]); /* nothing of a refused document stays */
+            p->ignored = ignored;
+            return -1;
+        }
+        if (rc == 0) p->n++;
+    }
+    return 0;
+}
+
+/* ---- evaluation ------------------------------------------------------------------------- */
+
+static bool stmt_matches(const stmt *s, const char *resource) {
+    bool hit = false;
+    for (size_t i = 0; i < s->nresources && !hit; i++) hit = iam_arn_glob(s->resources[i], resource);
+    return hit != s->not_resource;
+}
+
+iam_decision iam_policy_eval(const iam_policy *p, iam_action a, const char *resource) {
+    iam_decision d = {IAM_IMPLICIT_DENY, NULL};
+    if (!p || (unsigned)a >= IAM_ACTION_COUNT) return d;
+    for (size_t i = 0; i < p->n; i++) {
+        const stmt *s = &p->s[i];
+        if (!(s->actions & BIT(a)) || !stmt_matches(s, resource)) continue;
+        if (s->deny) return (iam_decision){IAM_EXPLICIT_DENY, s->label};
+        if (d.effect == IAM_IMPLICIT_DENY) d = (iam_decision){IAM_ALLOW, s->label};
+    }
+    return d;
+}
+
+/* Can the statement match some ARN starting with prefix (allow side), or every one (deny side)? */
+static bool stmt_some(const stmt *s, const char *prefix) {
+    if (s->not_resource) { /* excluded only if a NotResource pattern covers every such ARN */
+        for (size_t i = 0; i < s->nresources; i++)
+            if (arn_covers_all(s->resources[i], prefix)) return false;
+        return true;
+    }
+    for (size_t i = 0; i < s->nresources; i++)
+        if (strcmp(s->resources[i], "*") == 0 || arn_match(s->resources[i], prefix, MATCH_SOME_TAIL)) return true;
+    return false;
+}
+
+static bool stmt_every(const stmt *s, const char *prefix) {
+    if (s->not_resource) {
+        for (size_t i = 0; i < s->nresources; i++)
+            if (arn_match(s->resources[i], prefix, MATCH_SOME_TAIL)) return false;
+        return true;
+    }
+    for (size_t i = 0; i < s->nresources; i++)
+        if (arn_covers_all(s->resources[i], prefix)) return true;
+    return false;
+}
+
+iam_decision iam_policy_eval_any(const iam_policy *p, iam_action a, const char *arn_prefix) {
+    iam_decision d = {IAM_IMPLICIT_DENY, NULL};
+    if (!p || (unsigned)a >= IAM_ACTION_COUNT) return d;
+    for (size_t i = 0; i < p->n; i++) {
+        const stmt *s = &p->s[i];
+        if (!(s->actions & BIT(a))) continue;
+        if (s->deny && stmt_every(s, arn_prefix)) return (iam_decision){IAM_EXPLICIT_DENY, s->label};
+        if (!s->deny && d.effect == IAM_IMPLICIT_DENY && stmt_some(s, arn_prefix))
+            d = (iam_decision){IAM_ALLOW, s->label};
+    }
+    return d;
+}
