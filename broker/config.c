@@ -78,6 +78,22 @@ static const key_def keys[] = {
       "credential-expiry|rotation|token-expiry",
       "what rotation does to tokens signed with superseded credentials: credential-expiry (MSK: valid until those "
       "credentials expire), rotation (refused from the rotation on), token-expiry (only the token's expiry counts)"),
+    K("iam.authorization.default", T_ENUM, iam_authorization_default, "allow", NULL, NULL, 0, 0, "allow|deny",
+      "what an identity without \"policies\" may do: allow (everything, convenient in tests) or deny (nothing, "
+      "as on MSK)"),
+    K("iam.authorization.idempotent.relaxed", T_BOOL, iam_authorization_idempotent_relaxed, "false", NULL, "true", 0,
+      0, NULL,
+      "InitProducerId without a transactional id passes with WriteData on any topic (Apache Kafka's KIP-679); "
+      "false (MSK): it needs kafka-cluster:WriteDataIdempotently on the cluster"),
+    K("plaintext.principal", T_STR, plaintext_principal, "", NULL, NULL, 0, 0, NULL,
+      "identity (principal ARN or access key id) or role (name or ARN) whose policies apply to the plaintext "
+      "listener; empty: plaintext connections are allowed everything"),
+    K("msk.account.id", T_STR, msk_account_id, "123456789012", NULL, NULL, 0, 0, NULL,
+      "AWS account in the cluster, topic, group and transactional-id ARNs that policies name"),
+    K("msk.cluster.name", T_STR, msk_cluster_name, "mskmock", NULL, NULL, 0, 0, NULL,
+      "cluster name in those ARNs: arn:aws:kafka:<iam.region>:<account>:topic/<name>/<uuid>/<topic>"),
+    K("msk.cluster.uuid", T_STR, msk_cluster_uuid, "", NULL, NULL, 0, 0, NULL,
+      "cluster uuid in those ARNs; empty: one is made on first start and kept in the data directory"),
     K("broker.count", T_INT, broker_count, "3", NULL, NULL, 1, CFG_MAX_BROKERS, NULL,
       "number of synthetic brokers in the one process"),
     K("broker.ids", T_STR, broker_ids, "", NULL, NULL, 0, 0, NULL,

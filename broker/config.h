@@ -47,6 +47,12 @@ typedef struct config {
     int64_t iam_credentials_lifetime_ms;
     bool iam_credentials_new_session_name;
     int64_t iam_token_invalidation;
+    int64_t iam_authorization_default;
+    bool iam_authorization_idempotent_relaxed;
+    char *plaintext_principal;
+    char *msk_account_id;
+    char *msk_cluster_name;
+    char *msk_cluster_uuid;
     int64_t broker_count;
     char *broker_ids;
     char *cluster_id;

@@ -12,6 +12,7 @@
 #include "log.h"
 #include "group/group.h"
 #include "net/net.h"
+#include "iam/authz.h"
 #include "iam/sasl.h"
 #include "topic/topic.h"
 
@@ -176,6 +177,7 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen) {
         return -1;
     }
     if (sasl_rc != 0) return -1;
+    if (authz_init(s, err, errlen) != 0) return -1;
     if (topic_load_all(s) != 0) {
         snprintf(err, errlen, "loading topics: %s", stor_errmsg(s->st));
         return -1;
@@ -219,6 +221,7 @@ void srv_free(srv *s) {
         topic_free(t);
     }
     free(s->dirty);
+    authz_free(s);
     sasl_free(s);
     stor_close(s->st);
     s->st = NULL;

@@ -61,6 +61,7 @@ struct srv {
     struct group *groups;    /* consumer groups (broker/group/group.c) */
     struct tls_ctx *tls;     /* the IAM listener's certificate (broker/net/tls.c) */
     struct sasl_ctx *sasl;   /* identities, rate limit, credentials endpoint (broker/iam/sasl.c) */
+    struct authz *authz;     /* resource ARNs, plaintext.principal (broker/iam/authz.c) */
     partition **dirty;       /* partitions appended to since the last commit */
     int ndirty, cap_dirty;
     uv_prepare_t commit_handle;

@@ -58,6 +58,13 @@ bool stor_in_txn(stor *s);
 uint64_t stor_commit_seq(stor *s);
 const char *stor_errmsg(stor *s);
 
+/* ---- settings kept with the data (the generated cluster uuid) ---- */
+
+/* 1 and the value in buf when the key is set, 0 when not, -1 on error or when n is too small. */
+int stor_setting_get(stor *s, const char *key, char *buf, size_t n);
+/* Insert or replace; part of the open write transaction. */
+int stor_setting_put(stor *s, const char *key, const char *value);
+
 /*
  * What the background checkpoint thread (which copies the WAL into the
  * database file) has done; all zero without one (:memory:). The thread cannot

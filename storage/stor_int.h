@@ -64,6 +64,8 @@ typedef enum stor_stmt_id {
     STOR_MEMBER_INSERT,
     STOR_LOAD_GROUPS,
     STOR_LOAD_MEMBERS,
+    STOR_SETTING_GET,
+    STOR_SETTING_PUT,
     STOR_STMT_COUNT
 } stor_stmt_id;
 

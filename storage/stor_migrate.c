@@ -147,6 +147,16 @@ static const char *const stor_migrations[] = {
     "  PRIMARY KEY (group_id, member_id),"
     "  UNIQUE (group_id, position)"
     ");",
+
+    /*
+     * 3: settings that belong to the data directory rather than to the config, such as
+     * the generated cluster uuid of the IAM resource ARNs (it must not change across
+     * restarts, or the policies written for it stop matching).
+     */
+    "CREATE TABLE IF NOT EXISTS settings ("
+    "  key TEXT PRIMARY KEY NOT NULL,"
+    "  value TEXT NOT NULL"
+    ") WITHOUT ROWID;",
 };
 
 #define STOR_MIGRATIONS_N ((int)(sizeof stor_migrations / sizeof stor_migrations[0]))

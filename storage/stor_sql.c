@@ -102,4 +102,7 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
     [STOR_LOAD_MEMBERS] = "SELECT member_id, instance_id, client_id, client_host, session_timeout_ms,"
                           " rebalance_timeout_ms, metadata, assignment FROM group_members"
                           " WHERE group_id = ?1 ORDER BY position",
+    [STOR_SETTING_GET] = "SELECT value FROM settings WHERE key = ?1",
+    [STOR_SETTING_PUT] = "INSERT INTO settings (key, value) VALUES (?1, ?2)"
+                         " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
 };

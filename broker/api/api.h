@@ -2,6 +2,7 @@
 #ifndef API_H
 #define API_H
 
+#include "iam/authz.h"
 #include "net/req.h"
 
 void api_produce(srv *s, req *r);
@@ -45,6 +46,25 @@ int16_t api_partition_check(srv *s, req *r, topic *t, int32_t index, partition *
  * the refusal unless quiet.
  */
 int16_t api_leader_epoch_check(req *r, const partition *p, int32_t client_epoch, bool quiet);
+
+/*
+ * IAM authorization of one resource the request names (iam/authz.h; the action comes from
+ * the handler table): 0, or the error code of the denial, logged. A null name counts as "".
+ */
+int16_t api_authz(srv *s, req *r, iam_resource_type type, kp_str name);
+
+/*
+ * The topic a request names, once the principal may act on it: NULL with *code
+ * TOPIC_AUTHORIZATION_FAILED (a topic it may not see is not said to exist, as in Kafka) or
+ * UNKNOWN_TOPIC_OR_PARTITION, each logged.
+ */
+topic *api_topic(srv *s, req *r, kp_str name, int16_t *code);
+
+/* A config resource (DescribeConfigs, AlterConfigs, IncrementalAlterConfigs): topic (2) or broker (4, the cluster's). */
+int16_t api_authz_config(srv *s, req *r, int8_t resource_type, kp_str name);
+
+/* A group the request names: GROUP_AUTHORIZATION_FAILED, else NOT_COORDINATOR if another node leads it, else 0. */
+int16_t api_group(srv *s, req *r, kp_str group_id);
 
 /* Every served API with its range under the active configuration (ApiVersions, and its v0 fallback). */
 void api_fill_versions(srv *s, req *r, kp_api_versions_response *resp);

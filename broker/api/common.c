@@ -1,5 +1,6 @@
 #include "api.h"
 
+#include "group/group.h"
 #include "net/net.h"
 #include "topic/topic.h"
 
@@ -38,4 +39,30 @@ void api_fill_versions(srv *s, req *r, kp_api_versions_response *resp) {
         api_range(s, api_at(i), &lo, &hi);
         resp->api_keys.v[i] = (kp_api_versions_api_version){api_at(i)->key, lo, hi};
     }
+}
+
+int16_t api_authz(srv *s, req *r, iam_resource_type type, kp_str name) {
+    return authz_check(s, r, type, name.p ? name.p : "", name.len > 0 ? (size_t)name.len : 0);
+}
+
+topic *api_topic(srv *s, req *r, kp_str name, int16_t *code) {
+    *code = api_authz(s, r, IAM_RES_TOPIC, name);
+    if (*code) return NULL;
+    topic *t = name.len > 0 ? topic_find(s, name.p, (size_t)name.len) : NULL;
+    if (!t) {
+        *code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+        req_log_refusal(r, *code, "topic '%.*s' does not exist", name.len > 0 ? name.len : 0, name.p);
+    }
+    return t;
+}
+
+int16_t api_group(srv *s, req *r, kp_str group_id) {
+    int16_t code = api_authz(s, r, IAM_RES_GROUP, group_id);
+    return code ? code : grp_check_coordinator(s, r, group_id);
+}
+
+int16_t api_authz_config(srv *s, req *r, int8_t resource_type, kp_str name) {
+    if (resource_type == 2) return api_authz(s, r, IAM_RES_TOPIC, name);
+    if (resource_type == 4) return api_authz(s, r, IAM_RES_CLUSTER, KP_STR_NULL);
+    return 0; /* other types are refused by the handler */
 }

@@ -17,9 +17,13 @@ void api_create_partitions(srv *s, req *r) {
         kp_create_partitions_topic_result *res = &resp->results.v[i];
         kp_defaults(&kp_create_partitions_topic_result_schema, r->hdr.api_version, res);
         res->name = qt->name;
-        topic *t = qt->name.len > 0 ? topic_find(s, qt->name.p, (size_t)qt->name.len) : NULL;
-        int16_t code = 0;
-        if (!t) {
+        int16_t code = api_authz(s, r, IAM_RES_TOPIC, qt->name);
+        topic *t = !code && qt->name.len > 0 ? topic_find(s, qt->name.p, (size_t)qt->name.len) : NULL;
+        if (code) {
+            res->error_code = code;
+            res->error_message = kp_str_c("The topic authorization is failed."); /* Kafka's text */
+            continue;
+        } else if (!t) {
             code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
             res->error_message = req_strf(r, "The topic '%.*s' does not exist.", qt->name.len > 0 ? qt->name.len : 0, qt->name.p);
         } else if (qt->count < t->nparts) {

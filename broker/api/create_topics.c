@@ -121,7 +121,13 @@ void api_create_topics(srv *s, req *r) {
         int32_t nparts = 0;
         int16_t rf = 0;
         char why[512];
-        int16_t code = check_topic(s, r, q, i, &nparts, &rf, why, sizeof why);
+        int16_t code = api_authz(s, r, IAM_RES_TOPIC, qt->name);
+        if (code) {
+            res->error_code = code;
+            res->error_message = kp_str_c("Authorization failed."); /* Kafka's text */
+            continue;
+        }
+        code = check_topic(s, r, q, i, &nparts, &rf, why, sizeof why);
         if (code) {
             res->error_code = code;
             res->error_message = req_strf(r, "%s", why);

@@ -15,7 +15,7 @@ void api_delete_groups(srv *s, req *r) {
         kp_str id = q->groups_names.v[i];
         kp_delete_groups_deletable_group_result *out = &resp->results.v[i];
         out->group_id = id;
-        out->error_code = grp_check_coordinator(s, r, id);
+        out->error_code = api_group(s, r, id);
         if (out->error_code) continue;
         group *g = grp_find(s, id.p ? id.p : "", id.len > 0 ? (size_t)id.len : 0);
         if (!g || g->state == GS_DEAD) {

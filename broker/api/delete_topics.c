@@ -25,6 +25,12 @@ void api_delete_topics(srv *s, req *r) {
             t = name.len > 0 ? topic_find(s, name.p, (size_t)name.len) : NULL;
         res->name = name;
         if (ver >= 6) res->topic_id = q->topics.v[i].topic_id;
+        /* by name when the request names it; by the topic's name when it gave only an existing id */
+        int16_t denied = api_authz(s, r, IAM_RES_TOPIC, name.len >= 0 || !t ? name : kp_str_c(t->name));
+        if (denied) {
+            res->error_code = denied;
+            continue;
+        }
         if (!t) {
             int16_t code = (ver >= 6 && name.len < 0) ? KERR_UNKNOWN_TOPIC_ID : KERR_UNKNOWN_TOPIC_OR_PARTITION;
             res->error_code = code;

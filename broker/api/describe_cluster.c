@@ -14,6 +14,10 @@ void api_describe_cluster(srv *s, req *r) {
     resp->endpoint_type = 1;
     resp->cluster_id = kp_str_c(s->cfg->cluster_id);
     resp->controller_id = s->nodes[0].id;
+    if ((resp->error_code = api_authz(s, r, IAM_RES_CLUSTER, KP_STR_NULL))) {
+        req_respond(r, resp);
+        return;
+    }
     if (r->hdr.api_version >= 1 && q->endpoint_type != 1) {
         resp->error_code = KERR_UNSUPPORTED_ENDPOINT_TYPE;
         resp->error_message = kp_str_c("The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER");
@@ -27,6 +31,6 @@ void api_describe_cluster(srv *s, req *r) {
         resp->brokers.v[i] = (kp_describe_cluster_broker){s->nodes[i].id, kp_str_c(s->cfg->advertised_host),
                                                           s->nodes[i].ports[r->c->listener], KP_STR_NULL};
     if (q->include_cluster_authorized_operations)
-        resp->cluster_authorized_operations = (1 << 5) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12);
+        resp->cluster_authorized_operations = authz_operations(s, r->c, IAM_RES_CLUSTER, "", 0);
     req_respond(r, resp);
 }

@@ -103,6 +103,7 @@ void api_describe_configs(srv *s, req *r) {
         out->resource_type = res->resource_type;
         out->resource_name = res->resource_name;
         out->configs.n = 0;
+        if ((out->error_code = api_authz_config(s, r, res->resource_type, res->resource_name))) continue;
         if (res->resource_type == RES_TOPIC) {
             describe_topic(s, r, res, out);
         } else if (res->resource_type == RES_BROKER) {

@@ -8,9 +8,6 @@
 #include "api.h"
 #include "group/group.h"
 
-/* READ, DELETE, DESCRIBE */
-#define ALL_GROUP_OPS ((1 << 3) | (1 << 6) | (1 << 8))
-
 static kp_bytes copy_bytes(req *r, const void *p, size_t len) {
     if (!len) return (kp_bytes){"", 0};
     void *d = req_alloc(r, len);
@@ -30,8 +27,10 @@ void api_describe_groups(srv *s, req *r) {
         out->protocol_type = kp_str_c("");
         out->protocol_data = kp_str_c("");
         out->members.n = 0;
-        if (q->include_authorized_operations) out->authorized_operations = ALL_GROUP_OPS;
-        out->error_code = grp_check_coordinator(s, r, id);
+        if (q->include_authorized_operations)
+            out->authorized_operations =
+                authz_operations(s, r->c, IAM_RES_GROUP, id.p ? id.p : "", id.len > 0 ? (size_t)id.len : 0);
+        out->error_code = api_group(s, r, id);
         if (out->error_code) {
             out->group_state = kp_str_c("");
             continue;

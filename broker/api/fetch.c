@@ -48,16 +48,16 @@ static void *place_batch(void *ctx, const stor_batch_meta *m, size_t len) {
     return p;
 }
 
+/* The topic by id (v13+) or name, once the principal may read it (ReadData, logged when refused). */
 static topic *resolve_topic(srv *s, req *r, const kp_fetch_topic *ft, int16_t *code) {
     topic *t;
     if (r->hdr.api_version >= 13) {
         t = topic_find_uuid(s, ft->topic_id.b);
-        *code = t ? 0 : KERR_UNKNOWN_TOPIC_ID;
+        *code = t ? api_authz(s, r, IAM_RES_TOPIC, kp_str_c(t->name)) : KERR_UNKNOWN_TOPIC_ID;
     } else {
-        t = ft->topic.len > 0 ? topic_find(s, ft->topic.p, (size_t)ft->topic.len) : NULL;
-        *code = t ? 0 : KERR_UNKNOWN_TOPIC_OR_PARTITION;
+        t = api_topic(s, r, ft->topic, code);
     }
-    return t;
+    return *code ? NULL : t;
 }
 
 static int16_t fetch_partition(srv *s, req *r, topic *t, const kp_fetch_partition *fp, kp_fetch_partition_data *out,
@@ -118,9 +118,8 @@ static bool build(srv *s, req *r, kp_fetch_response **out, bool quiet) {
         tr->topic_id = ft->topic_id;
         int16_t tcode;
         topic *t = resolve_topic(s, r, ft, &tcode);
-        if (tcode && !quiet)
-            req_log_refusal(r, tcode, "topic %s%.*s is unknown", ver >= 13 ? "id of " : "",
-                            ft->topic.len > 0 ? ft->topic.len : 0, ft->topic.p);
+        if (tcode == KERR_UNKNOWN_TOPIC_ID && !quiet)
+            req_log_refusal(r, tcode, "no topic has the id asked for");
         REQ_ARR(r, tr->partitions, ft->partitions.n);
         for (int32_t j = 0; j < ft->partitions.n; j++) {
             kp_fetch_partition *fp = &ft->partitions.v[j];

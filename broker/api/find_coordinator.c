@@ -1,14 +1,20 @@
 /*
  * FindCoordinator (key 10), v0–6: the synthetic broker that coordinates a
  * group, chosen by a hash of the group id (the same answer before and after
- * a restart). v4+ answers a batch of keys. Transaction coordinators are not
- * served: key type 1 gets COORDINATOR_NOT_AVAILABLE.
+ * a restart). v4+ answers a batch of keys. IAM: a group key needs DescribeGroup
+ * (else GROUP_AUTHORIZATION_FAILED), a transactional id DescribeTransactionalId
+ * (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED). Transaction coordinators are not
+ * served: an authorized key type 1 gets COORDINATOR_NOT_AVAILABLE.
  */
 #include "api.h"
 #include "group/group.h"
 #include "net/net.h"
 
 static int16_t lookup(srv *s, req *r, kp_str key, int8_t type, int *node) {
+    if (type == 0 || type == 1) {
+        int16_t denied = api_authz(s, r, type == 0 ? IAM_RES_GROUP : IAM_RES_TRANSACTIONAL_ID, key);
+        if (denied) return denied;
+    }
     if (type != 0) {
         req_log_refusal(r, KERR_COORDINATOR_NOT_AVAILABLE, "key type %d: only group coordinators are served", type);
         return KERR_COORDINATOR_NOT_AVAILABLE;

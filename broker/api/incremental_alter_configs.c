@@ -16,6 +16,7 @@ void api_incremental_alter_configs(srv *s, req *r) {
         out->resource_type = res->resource_type;
         out->resource_name = res->resource_name;
         out->error_message = KP_STR_NULL;
+        if ((out->error_code = api_authz_config(s, r, res->resource_type, res->resource_name))) continue;
         if (res->resource_type == 2) {
             alter_op *ops = req_alloc(r, sizeof(*ops) * (size_t)(res->configs.n + 1));
             for (int32_t k = 0; k < res->configs.n; k++)

@@ -8,4 +8,16 @@
 #include "api.h"
 #include "group/group.h"
 
-void api_join_group(srv *s, req *r) { grp_join(s, r); }
+void api_join_group(srv *s, req *r) {
+    kp_join_group_request *q = r->body;
+    int16_t code = api_authz(s, r, IAM_RES_GROUP, q->group_id);
+    if (!code) {
+        grp_join(s, r);
+        return;
+    }
+    kp_join_group_response *resp = req_resp(r);
+    resp->error_code = code;
+    resp->generation_id = -1;
+    resp->leader = resp->member_id = kp_str_c("");
+    req_respond(r, resp);
+}

@@ -15,7 +15,7 @@ void api_leave_group(srv *s, req *r) {
     if (q->group_id.len <= 0) {
         top = KERR_INVALID_GROUP_ID;
         req_log_refusal(r, top, "empty group id");
-    } else if ((top = grp_check_coordinator(s, r, q->group_id)) == 0) {
+    } else if ((top = api_group(s, r, q->group_id)) == 0) {
         g = grp_find(s, q->group_id.p, (size_t)q->group_id.len);
         if (g && g->state == GS_DEAD) {
             top = KERR_COORDINATOR_NOT_AVAILABLE;

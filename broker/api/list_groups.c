@@ -1,7 +1,8 @@
 /*
  * ListGroups (key 16), v0–5: the groups this node coordinates (admin clients
  * ask every broker), with state (v4+) and type "classic" (v5+) filters.
- * Offsets-only groups are listed with protocol type "".
+ * Offsets-only groups are listed with protocol type "". IAM: only the groups
+ * the principal may DescribeGroup are listed, as Kafka filters by DESCRIBE.
  */
 #include <string.h>
 #include <strings.h>
@@ -32,6 +33,7 @@ void api_list_groups(srv *s, req *r) {
         if (g->node != r->c->node || g->state == GS_DEAD) continue;
         if (!matches(&q->states_filter.a, grp_state_name(g->state))) continue;
         if (!matches(&q->types_filter.a, "classic")) continue;
+        if (!authz_allowed(s, r->c, IAM_DESCRIBE_GROUP, g->id, strlen(g->id))) continue;
         kp_list_groups_listed_group *e = &resp->groups.v[k++];
         e->group_id = kp_str_c(g->id);
         e->protocol_type = kp_str_c(g->protocol_type ? g->protocol_type : "");

@@ -42,10 +42,8 @@ void api_list_offsets(srv *s, req *r) {
         kp_list_offsets_topic *qt = &q->topics.v[i];
         kp_list_offsets_topic_response *rt = &resp->topics.v[i];
         rt->name = qt->name;
-        topic *t = qt->name.len > 0 ? topic_find(s, qt->name.p, (size_t)qt->name.len) : NULL;
-        if (!t)
-            req_log_refusal(r, KERR_UNKNOWN_TOPIC_OR_PARTITION, "topic '%.*s' does not exist",
-                            qt->name.len > 0 ? qt->name.len : 0, qt->name.p);
+        int16_t tcode;
+        topic *t = api_topic(s, r, qt->name, &tcode);
         REQ_ARR(r, rt->partitions, qt->partitions.n);
         for (int32_t j = 0; j < qt->partitions.n; j++) {
             kp_list_offsets_partition *qp = &qt->partitions.v[j];
@@ -55,7 +53,7 @@ void api_list_offsets(srv *s, req *r) {
             rp->timestamp = -1;
             rp->offset = -1;
             partition *p = NULL;
-            int16_t code = t ? api_partition_check(s, r, t, qp->partition_index, &p) : KERR_UNKNOWN_TOPIC_OR_PARTITION;
+            int16_t code = t ? api_partition_check(s, r, t, qp->partition_index, &p) : tcode;
             if (!code) code = api_leader_epoch_check(r, p, qp->current_leader_epoch, false);
             if (!code) code = lookup(s, r, t, p, qp->timestamp, &rp->offset, &rp->timestamp);
             rp->error_code = code;

@@ -3,8 +3,10 @@
  * advertised host; partition leaders are spread across them. Topic ids from
  * v10 (lookup by id when the name is null). Unknown topics are created only
  * when auto.create.topics.enable is on and the request allows it (v4+), which
- * MSK Serverless never does. Gaps: rack is always null; authorized
- * operations report everything allowed (no authorization yet).
+ * MSK Serverless never does. IAM: a named topic the principal may not
+ * DescribeTopic gets TOPIC_AUTHORIZATION_FAILED (and is not said to exist);
+ * "all topics" lists only those it may describe; authorized operations are
+ * computed from its policies. Gaps: rack is always null.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,11 +15,6 @@
 #include "net/net.h"
 #include "log.h"
 #include "topic/topic.h"
-
-/* READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS */
-#define ALL_TOPIC_OPS ((1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | (1 << 10) | (1 << 11))
-/* CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE */
-#define ALL_CLUSTER_OPS ((1 << 5) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12))
 
 static int32_t replication_factor(const srv *s) {
     return s->cfg->default_replication_factor < s->nnodes ? (int32_t)s->cfg->default_replication_factor : s->nnodes;
@@ -28,7 +25,8 @@ static void describe_topic(srv *s, req *r, const kp_metadata_request *q, topic *
     out->name = kp_str_c(t->name);
     memcpy(out->topic_id.b, t->uuid, 16);
     out->is_internal = false;
-    if (q->include_topic_authorized_operations) out->topic_authorized_operations = ALL_TOPIC_OPS;
+    if (q->include_topic_authorized_operations)
+        out->topic_authorized_operations = authz_operations(s, r->c, IAM_RES_TOPIC, t->name, strlen(t->name));
     REQ_ARR(r, out->partitions, t->nparts);
     int32_t rf = replication_factor(s);
     for (int32_t i = 0; i < t->nparts; i++) {
@@ -56,7 +54,8 @@ void api_metadata(srv *s, req *r) {
                                                            s->nodes[i].ports[r->c->listener], KP_STR_NULL};
     resp->cluster_id = kp_str_c(s->cfg->cluster_id);
     resp->controller_id = s->nodes[0].id;
-    if (q->include_cluster_authorized_operations) resp->cluster_authorized_operations = ALL_CLUSTER_OPS;
+    if (q->include_cluster_authorized_operations)
+        resp->cluster_authorized_operations = authz_operations(s, r->c, IAM_RES_CLUSTER, "", 0);
 
     /* v0: an empty list means all topics; v1+: null means all, empty means none */
     bool all = q->topics.n < 0 || (ver == 0 && q->topics.n == 0);
@@ -64,9 +63,11 @@ void api_metadata(srv *s, req *r) {
         REQ_ARR(r, resp->topics, s->ntopics);
         int i = 0;
         for (topic *t = s->topics; t; t = t->next) {
+            if (!authz_allowed(s, r->c, IAM_DESCRIBE_TOPIC, t->name, strlen(t->name))) continue; /* as Kafka filters */
             kp_defaults(&kp_metadata_response_topic_schema, ver, &resp->topics.v[i]);
             describe_topic(s, r, q, t, &resp->topics.v[i++]);
         }
+        resp->topics.n = i;
         req_respond(r, resp);
         return;
     }
@@ -86,7 +87,9 @@ void api_metadata(srv *s, req *r) {
                 req_log_refusal(r, KERR_UNKNOWN_TOPIC_ID, "no topic has the requested topic id");
                 continue;
             }
+            if ((out->error_code = api_authz(s, r, IAM_RES_TOPIC, kp_str_c(t->name)))) continue;
         } else {
+            if ((out->error_code = api_authz(s, r, IAM_RES_TOPIC, qt->name))) continue;
             t = topic_find(s, qt->name.p, (size_t)qt->name.len);
         }
         if (!t) {
@@ -102,6 +105,12 @@ void api_metadata(srv *s, req *r) {
                 req_log_refusal(r, KERR_UNKNOWN_TOPIC_OR_PARTITION, "topic '%.*s' does not exist%s", qt->name.len,
                                 qt->name.p,
                                 s->cfg->auto_create_topics_enable ? "" : " (auto.create.topics.enable=false, as on MSK Serverless)");
+                continue;
+            }
+            if (!authz_allowed(s, r->c, IAM_CREATE_TOPIC, qt->name.p, (size_t)qt->name.len)) {
+                out->error_code = KERR_TOPIC_AUTHORIZATION_FAILED;
+                req_log_refusal(r, out->error_code, "topic '%.*s' does not exist, and auto-creating it needs "
+                                "kafka-cluster:CreateTopic, which the policies do not allow", qt->name.len, qt->name.p);
                 continue;
             }
             char *name = kp_str_dup(qt->name);

@@ -20,20 +20,23 @@ void api_offset_commit(srv *s, req *r) {
     int16_t ver = r->hdr.api_version;
     int32_t generation = ver >= 1 ? q->generation_id_or_member_epoch : -1;
     group *g = NULL;
-    int16_t top = grp_commit_check(s, r, q->group_id, generation, q->member_id, q->group_instance_id, &g);
+    int16_t top = api_authz(s, r, IAM_RES_GROUP, q->group_id);
+    if (!top) top = grp_commit_check(s, r, q->group_id, generation, q->member_id, q->group_instance_id, &g);
     int64_t expire = ver >= 2 && ver <= 4 && q->retention_time_ms >= 0 ? clk_now_ms() + q->retention_time_ms : -1;
     REQ_ARR(r, resp->topics, q->topics.n);
     for (int32_t i = 0; i < q->topics.n; i++) {
         kp_offset_commit_request_topic *qt = &q->topics.v[i];
         kp_offset_commit_response_topic *rt = &resp->topics.v[i];
         rt->name = qt->name;
+        /* the group first, as Kafka: a refused group refuses every partition with its own code */
+        int16_t denied = top ? 0 : api_authz(s, r, IAM_RES_TOPIC, qt->name);
         topic *t = qt->name.len > 0 ? topic_find(s, qt->name.p, (size_t)qt->name.len) : NULL;
         REQ_ARR(r, rt->partitions, qt->partitions.n);
         for (int32_t j = 0; j < qt->partitions.n; j++) {
             kp_offset_commit_request_partition *qp = &qt->partitions.v[j];
             kp_offset_commit_response_partition *rp = &rt->partitions.v[j];
             rp->partition_index = qp->partition_index;
-            int16_t code = top;
+            int16_t code = top ? top : denied;
             if (!code && (!t || qp->partition_index < 0 || qp->partition_index >= t->nparts)) {
                 code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
                 req_log_refusal(r, code, "group %s: commit for unknown partition %.*s-%d", g->id,

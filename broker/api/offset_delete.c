@@ -35,7 +35,7 @@ void api_offset_delete(srv *s, req *r) {
     kp_offset_delete_request *q = r->body;
     kp_offset_delete_response *resp = req_resp(r);
     resp->topics.n = 0;
-    resp->error_code = grp_check_coordinator(s, r, q->group_id);
+    resp->error_code = api_group(s, r, q->group_id);
     group *g = resp->error_code ? NULL
                                 : grp_find(s, q->group_id.p ? q->group_id.p : "",
                                            q->group_id.len > 0 ? (size_t)q->group_id.len : 0);
@@ -58,6 +58,7 @@ void api_offset_delete(srv *s, req *r) {
         kp_offset_delete_request_topic *qt = &q->topics.v[i];
         kp_offset_delete_response_topic *rt = &resp->topics.v[i];
         rt->name = qt->name;
+        int16_t denied = api_authz(s, r, IAM_RES_TOPIC, qt->name);
         topic *t = qt->name.len > 0 ? topic_find(s, qt->name.p, (size_t)qt->name.len) : NULL;
         bool busy = g->state != GS_EMPTY && subscribed(r, g, qt->name);
         REQ_ARR(r, rt->partitions, qt->partitions.n);
@@ -65,7 +66,9 @@ void api_offset_delete(srv *s, req *r) {
             int32_t idx = qt->partitions.v[j].partition_index;
             kp_offset_delete_response_partition *rp = &rt->partitions.v[j];
             rp->partition_index = idx;
-            if (!t || idx < 0 || idx >= t->nparts) {
+            if (denied) {
+                rp->error_code = denied;
+            } else if (!t || idx < 0 || idx >= t->nparts) {
                 rp->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
             } else if (busy) {
                 rp->error_code = KERR_GROUP_SUBSCRIBED_TO_TOPIC;

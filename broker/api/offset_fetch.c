@@ -56,13 +56,19 @@ static int32_t committed_topics(req *r, group *g, kp_str **out) {
 
 typedef KP_ARR(struct kp_offset_fetch_response_topic) topics_out;
 
+/*
+ * group_err: the group may not be read (nothing of it is shown); part_err: the code each
+ * partition carries (v0-1 put group errors there). Topics the principal may not describe:
+ * left out of "all topics", TOPIC_AUTHORIZATION_FAILED when named.
+ */
 static void fetch_group(srv *s, req *r, kp_str group_id, const fetch_topic_in *in, int32_t ntopics, int16_t group_err,
-                        topics_out *out) {
-    (void)s;
+                        int16_t part_err, topics_out *out) {
     group *g = group_err ? NULL : grp_find(s, group_id.p ? group_id.p : "", group_id.len > 0 ? (size_t)group_id.len : 0);
     if (ntopics < 0) {
         kp_str *names;
-        int32_t n = committed_topics(r, g, &names);
+        int32_t all = committed_topics(r, g, &names), n = 0;
+        for (int32_t i = 0; i < all; i++)
+            if (authz_allowed(s, r->c, IAM_DESCRIBE_TOPIC, names[i].p, (size_t)names[i].len)) names[n++] = names[i];
         REQ_ARR(r, (*out), n);
         for (int32_t i = 0; i < n; i++) {
             out->v[i].name = names[i];
@@ -80,14 +86,11 @@ static void fetch_group(srv *s, req *r, kp_str group_id, const fetch_topic_in *i
     REQ_ARR(r, (*out), ntopics);
     for (int32_t i = 0; i < ntopics; i++) {
         out->v[i].name = in[i].name;
+        int16_t err = part_err ? part_err : api_authz(s, r, IAM_RES_TOPIC, in[i].name);
         REQ_ARR(r, out->v[i].partitions, in[i].n);
         for (int32_t j = 0; j < in[i].n; j++)
-            fill_partition(r, g, in[i].name, in[i].parts[j], group_err, (fetch_part_out *)&out->v[i].partitions.v[j]);
+            fill_partition(r, g, in[i].name, in[i].parts[j], err, (fetch_part_out *)&out->v[i].partitions.v[j]);
     }
-}
-
-static int16_t group_error(srv *s, req *r, kp_str group_id) {
-    return grp_check_coordinator(s, r, group_id);
 }
 
 void api_offset_fetch(srv *s, req *r) {
@@ -103,8 +106,9 @@ void api_offset_fetch(srv *s, req *r) {
         for (int32_t i = 0; i < n; i++)
             in[i] = (fetch_topic_in){q->topics.v[i].name, q->topics.v[i].partition_indexes.n,
                                      q->topics.v[i].partition_indexes.v};
-        int16_t err = group_error(s, r, q->group_id);
-        fetch_group(s, r, q->group_id, in, n, ver >= 2 ? 0 : err, (topics_out *)&resp->topics);
+        int16_t err = api_group(s, r, q->group_id);
+        fetch_group(s, r, q->group_id, in, n, err == KERR_GROUP_AUTHORIZATION_FAILED ? err : 0, ver >= 2 ? 0 : err,
+                    (topics_out *)&resp->topics);
         resp->error_code = err;
         req_respond(r, resp);
         return;
@@ -119,12 +123,12 @@ void api_offset_fetch(srv *s, req *r) {
         for (int32_t k = 0; k < n; k++)
             in[k] = (fetch_topic_in){qg->topics.v[k].name, qg->topics.v[k].partition_indexes.n,
                                      qg->topics.v[k].partition_indexes.v};
-        rg->error_code = group_error(s, r, qg->group_id);
+        rg->error_code = api_group(s, r, qg->group_id);
         if (rg->error_code) {
             rg->topics.n = 0;
             continue;
         }
-        fetch_group(s, r, qg->group_id, in, n, 0, (topics_out *)&rg->topics);
+        fetch_group(s, r, qg->group_id, in, n, 0, 0, (topics_out *)&rg->topics);
     }
     req_respond(r, resp);
 }

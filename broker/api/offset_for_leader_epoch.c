@@ -16,10 +16,8 @@ void api_offset_for_leader_epoch(srv *s, req *r) {
         kp_offset_for_leader_epoch_offset_for_leader_topic *qt = &q->topics.v[i];
         kp_offset_for_leader_epoch_offset_for_leader_topic_result *rt = &resp->topics.v[i];
         rt->topic = qt->topic;
-        topic *t = qt->topic.len > 0 ? topic_find(s, qt->topic.p, (size_t)qt->topic.len) : NULL;
-        if (!t)
-            req_log_refusal(r, KERR_UNKNOWN_TOPIC_OR_PARTITION, "topic '%.*s' does not exist",
-                            qt->topic.len > 0 ? qt->topic.len : 0, qt->topic.p);
+        int16_t tcode;
+        topic *t = api_topic(s, r, qt->topic, &tcode);
         REQ_ARR(r, rt->partitions, qt->partitions.n);
         for (int32_t j = 0; j < qt->partitions.n; j++) {
             kp_offset_for_leader_epoch_offset_for_leader_partition *qp = &qt->partitions.v[j];
@@ -29,7 +27,7 @@ void api_offset_for_leader_epoch(srv *s, req *r) {
             rp->leader_epoch = -1;
             rp->end_offset = -1;
             partition *p = NULL;
-            int16_t code = t ? api_partition_check(s, r, t, qp->partition, &p) : KERR_UNKNOWN_TOPIC_OR_PARTITION;
+            int16_t code = t ? api_partition_check(s, r, t, qp->partition, &p) : tcode;
             if (!code) code = api_leader_epoch_check(r, p, qp->current_leader_epoch, false);
             rp->error_code = code;
             if (!code && qp->leader_epoch <= p->leader_epoch) {

@@ -71,15 +71,15 @@ void api_produce(srv *s, req *r) {
     int16_t ver = r->hdr.api_version;
     bool bad_acks = q->acks != 0 && q->acks != 1 && q->acks != -1;
     bool any_error = false, any_stored = false;
+    /* a transactional produce needs its transactional id; without it every partition gets 53 */
+    int16_t txn_denied = q->transactional_id.p ? api_authz(s, r, IAM_RES_TRANSACTIONAL_ID, q->transactional_id) : 0;
     REQ_ARR(r, resp->responses, q->topic_data.n);
     for (int32_t i = 0; i < q->topic_data.n; i++) {
         kp_produce_topic_produce_data *td = &q->topic_data.v[i];
         kp_produce_topic_produce_response *tr = &resp->responses.v[i];
         tr->name = td->name;
-        topic *t = topic_find(s, td->name.p, td->name.len > 0 ? (size_t)td->name.len : 0);
-        if (!t)
-            req_log_refusal(r, KERR_UNKNOWN_TOPIC_OR_PARTITION, "topic '%.*s' does not exist",
-                            td->name.len > 0 ? td->name.len : 0, td->name.p);
+        int16_t tcode = txn_denied;
+        topic *t = txn_denied ? NULL : api_topic(s, r, td->name, &tcode);
         REQ_ARR(r, tr->partition_responses, td->partition_data.n);
         for (int32_t j = 0; j < td->partition_data.n; j++) {
             kp_produce_partition_produce_data *pd = &td->partition_data.v[j];
@@ -92,7 +92,7 @@ void api_produce(srv *s, req *r) {
                 code = KERR_INVALID_REQUIRED_ACKS;
                 req_log_refusal(r, code, "acks=%d; only -1, 0 and 1 are valid", q->acks);
             } else if (!t) {
-                code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+                code = tcode;
             } else {
                 code = produce_partition(s, r, t, pd, out, &any_stored);
             }

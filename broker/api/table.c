@@ -3,38 +3,52 @@
  * advertises exactly these ranges. Minimums stay at 0 where old librdkafka
  * probes exact versions (reference §4.4); maxima stop where our handlers
  * stop (no Produce 12 / transaction V2, no Metadata 13).
+ *
+ * The last column is IAM authorization: the kafka-cluster action each API needs on each
+ * resource type it touches (iam/authz.h). Handlers name the resource, never the action.
  */
 #include "api.h"
+#include "iam/authz.h"
 #include "iam/sasl.h"
 
+#define CLUSTER IAM_RES_CLUSTER
+#define TOPIC IAM_RES_TOPIC
+#define GROUP IAM_RES_GROUP
+#define TXN IAM_RES_TRANSACTIONAL_ID
+/* Resource types an API does not list need no action (and a check of one fails closed). */
+#define AZ(...) {[CLUSTER] = AUTHZ_NONE, [TOPIC] = AUTHZ_NONE, [GROUP] = AUTHZ_NONE, [TXN] = AUTHZ_NONE, __VA_ARGS__}
+
 static const api_handler table[] = {
-    {0, 0, 11, api_produce},
-    {1, 0, 17, api_fetch},
-    {2, 0, 10, api_list_offsets},
-    {3, 0, 12, api_metadata},
-    {8, 0, 9, api_offset_commit},
-    {9, 0, 9, api_offset_fetch},
-    {10, 0, 6, api_find_coordinator},
-    {11, 0, 9, api_join_group},
-    {12, 0, 4, api_heartbeat},
-    {13, 0, 5, api_leave_group},
-    {14, 0, 5, api_sync_group},
-    {15, 0, 5, api_describe_groups},
-    {16, 0, 5, api_list_groups},
-    {17, 0, 1, api_sasl_handshake},
-    {18, 0, 4, api_api_versions},
-    {19, 0, 7, api_create_topics},
-    {20, 0, 6, api_delete_topics},
-    {22, 0, 5, api_init_producer_id},
-    {23, 0, 4, api_offset_for_leader_epoch},
-    {32, 0, 4, api_describe_configs},
-    {33, 0, 2, api_alter_configs},
-    {36, 0, 2, api_sasl_authenticate},
-    {37, 0, 3, api_create_partitions},
-    {42, 0, 2, api_delete_groups},
-    {44, 0, 1, api_incremental_alter_configs},
-    {47, 0, 0, api_offset_delete},
-    {60, 0, 1, api_describe_cluster},
+    {0, 0, 11, api_produce, AZ([TOPIC] = IAM_WRITE_DATA, [TXN] = IAM_ALTER_TRANSACTIONAL_ID)},
+    {1, 0, 17, api_fetch, AZ([TOPIC] = IAM_READ_DATA)},
+    {2, 0, 10, api_list_offsets, AZ([TOPIC] = IAM_DESCRIBE_TOPIC)},
+    {3, 0, 12, api_metadata, AZ([TOPIC] = IAM_DESCRIBE_TOPIC)},
+    {8, 0, 9, api_offset_commit, AZ([TOPIC] = IAM_READ_DATA, [GROUP] = IAM_ALTER_GROUP)},
+    {9, 0, 9, api_offset_fetch, AZ([TOPIC] = IAM_DESCRIBE_TOPIC, [GROUP] = IAM_DESCRIBE_GROUP)},
+    {10, 0, 6, api_find_coordinator, AZ([GROUP] = IAM_DESCRIBE_GROUP, [TXN] = IAM_DESCRIBE_TRANSACTIONAL_ID)},
+    {11, 0, 9, api_join_group, AZ([GROUP] = IAM_ALTER_GROUP)},
+    {12, 0, 4, api_heartbeat, AZ([GROUP] = IAM_ALTER_GROUP)},
+    {13, 0, 5, api_leave_group, AZ([GROUP] = IAM_ALTER_GROUP)},
+    {14, 0, 5, api_sync_group, AZ([GROUP] = IAM_ALTER_GROUP)},
+    {15, 0, 5, api_describe_groups, AZ([GROUP] = IAM_DESCRIBE_GROUP)},
+    {16, 0, 5, api_list_groups, AZ([GROUP] = IAM_DESCRIBE_GROUP)},
+    {17, 0, 1, api_sasl_handshake, AZ()},
+    {18, 0, 4, api_api_versions, AZ()},
+    {19, 0, 7, api_create_topics, AZ([TOPIC] = IAM_CREATE_TOPIC)},
+    {20, 0, 6, api_delete_topics, AZ([TOPIC] = IAM_DELETE_TOPIC)},
+    {22, 0, 5, api_init_producer_id, AZ([CLUSTER] = IAM_WRITE_DATA_IDEMPOTENTLY, [TXN] = IAM_ALTER_TRANSACTIONAL_ID)},
+    {23, 0, 4, api_offset_for_leader_epoch, AZ([TOPIC] = IAM_DESCRIBE_TOPIC)},
+    {32, 0, 4, api_describe_configs,
+     AZ([CLUSTER] = IAM_DESCRIBE_CLUSTER_DYNAMIC_CONFIGURATION, [TOPIC] = IAM_DESCRIBE_TOPIC_DYNAMIC_CONFIGURATION)},
+    {33, 0, 2, api_alter_configs,
+     AZ([CLUSTER] = IAM_ALTER_CLUSTER_DYNAMIC_CONFIGURATION, [TOPIC] = IAM_ALTER_TOPIC_DYNAMIC_CONFIGURATION)},
+    {36, 0, 2, api_sasl_authenticate, AZ()},
+    {37, 0, 3, api_create_partitions, AZ([TOPIC] = IAM_ALTER_TOPIC)},
+    {42, 0, 2, api_delete_groups, AZ([GROUP] = IAM_DELETE_GROUP)},
+    {44, 0, 1, api_incremental_alter_configs,
+     AZ([CLUSTER] = IAM_ALTER_CLUSTER_DYNAMIC_CONFIGURATION, [TOPIC] = IAM_ALTER_TOPIC_DYNAMIC_CONFIGURATION)},
+    {47, 0, 0, api_offset_delete, AZ([TOPIC] = IAM_READ_DATA, [GROUP] = IAM_DELETE_GROUP)},
+    {60, 0, 1, api_describe_cluster, AZ([CLUSTER] = IAM_DESCRIBE_CLUSTER)},
 };
 
 const api_handler *api_lookup(int16_t key) {

@@ -5,11 +5,14 @@
  * for lookups. Removal (forgetting long-expired credentials) is rare and rebuilds the table.
  */
 #include "iam_store.h"
+#include "iam_policy.h"
 #include "iam_token.h"
 
 #include "clock.h"
 
 #include <jansson.h>
+#include <libgen.h>
+#include <limits.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <stdarg.h>
@@ -31,6 +34,7 @@ typedef struct cred_rec {
     iam_cred pub;      /* its strings point into mem */
     role_rec *role;    /* NULL for long-term keys */
     char *mem;
+    iam_policy *own_policy; /* a long-term key's policies (pub.policy points here); roles own theirs */
 } cred_rec;
 
 struct role_rec {
@@ -39,6 +43,7 @@ struct role_rec {
     char *session_name;  /* base session name */
     char *sts_prefix;    /* arn:<partition>:sts::<account>:assumed-role/<role name>/ */
     cred_rec *current;
+    iam_policy *policy;  /* NULL: the role has no "policies" */
     int64_t next_rotation_ms; /* -1: never */
     uint64_t rotations;
 };
@@ -139,6 +144,7 @@ static cred_rec *cred_new(const char *akid, const char *secret, const char *toke
 
 static void cred_free(cred_rec *c) {
     if (!c) return;
+    iam_policy_free(c->own_policy);
     free(c->mem);
     free(c);
 }
@@ -202,6 +208,7 @@ static bool printable(const char *s) {
 typedef struct parse_ctx {
     const char *file;
     char where[48]; /* "identities[2]" */
+    int64_t authz_default; /* iam_store_settings.authz_default */
     char *err;
     size_t n;
 } parse_ctx;
@@ -251,9 +258,63 @@ static int check_arn(parse_ctx *p, const char *key, const char *arn) {
     return 0;
 }
 
+/*
+ * "policies": a list whose entries are policy documents inline or paths to .json files
+ * (relative to the identities file). Absent: *out stays NULL (allowed everything, unless
+ * iam.authorization.default=deny, which gives an empty set: nothing allowed).
+ */
+static int parse_policies(parse_ctx *p, json_t *e, iam_policy **out) {
+    json_t *list = json_object_get(e, "policies");
+    *out = NULL;
+    if (!list && p->authz_default == IAM_AUTHZ_DEFAULT_ALLOW) return 0;
+    if (list && !json_is_array(list))
+        return fail(p->err, p->n, "%s: %s: policies must be a list of policy documents or file paths", p->file,
+                    p->where);
+    iam_policy *pol = iam_policy_new();
+    if (!pol) return fail(p->err, p->n, "%s: out of memory", p->file);
+    size_t i;
+    json_t *doc;
+    json_array_foreach(list, i, doc) {
+        char where[PATH_MAX + 64];
+        int rc;
+        if (json_is_string(doc)) {
+            const char *path = json_string_value(doc);
+            char full[PATH_MAX];
+            if (path[0] == '/') {
+                snprintf(full, sizeof full, "%s", path);
+            } else {
+                char dir[PATH_MAX];
+                snprintf(dir, sizeof dir, "%s", p->file);
+                snprintf(full, sizeof full, "%s/%s", dirname(dir), path);
+            }
+            json_error_t je;
+            json_t *loaded = json_load_file(full, JSON_REJECT_DUPLICATES, &je);
+            if (!loaded) {
+                iam_policy_free(pol);
+                if (je.line > 0)
+                    return fail(p->err, p->n, "%s: %s.policies[%zu]: %s: line %d column %d: %s", p->file, p->where, i,
+                                full, je.line, je.column, je.text);
+                return fail(p->err, p->n, "%s: %s.policies[%zu]: %s", p->file, p->where, i, je.text);
+            }
+            snprintf(where, sizeof where, "%s", full);
+            rc = iam_policy_add(pol, loaded, where, p->err, p->n);
+            json_decref(loaded);
+        } else {
+            snprintf(where, sizeof where, "%s: %s.policies[%zu]", p->file, p->where, i);
+            rc = iam_policy_add(pol, doc, where, p->err, p->n);
+        }
+        if (rc) {
+            iam_policy_free(pol);
+            return -1;
+        }
+    }
+    *out = pol;
+    return 0;
+}
+
 static int parse_identity(iam_store *st, parse_ctx *p, json_t *e) {
     static const char *const known[] = {"access_key_id", "secret_access_key", "session_token", "expiration",
-                                        "principal", NULL};
+                                        "principal", "policies", NULL};
     if (!json_is_object(e)) return fail(p->err, p->n, "%s: %s: not a JSON object", p->file, p->where);
     if (refuse_unknown(p, e, known)) return -1;
     const char *akid, *secret, *token, *exp, *principal;
@@ -282,17 +343,22 @@ static int parse_identity(iam_store *st, parse_ctx *p, json_t *e) {
         return fail(p->err, p->n, "%s: %s: access_key_id '%s' is already used by identities[%zu]", p->file, p->where,
                     iam_quote(akid).s, i);
     }
+    iam_policy *pol;
+    if (parse_policies(p, e, &pol)) return -1;
     cred_rec *c = cred_new(akid, secret, token, principal);
     if (!c || add(st, c) != 0) {
+        iam_policy_free(pol);
         cred_free(c);
         return fail(p->err, p->n, "%s: out of memory", p->file);
     }
+    c->own_policy = pol;
+    c->pub.policy = pol;
     c->pub.expiry_ms = expiry;
     return 0;
 }
 
 static int parse_role(iam_store *st, parse_ctx *p, json_t *e, role_rec *r) {
-    static const char *const known[] = {"name", "arn", "session_name", NULL};
+    static const char *const known[] = {"name", "arn", "session_name", "policies", NULL};
     if (!json_is_object(e)) return fail(p->err, p->n, "%s: %s: not a JSON object", p->file, p->where);
     if (refuse_unknown(p, e, known)) return -1;
     const char *name, *arn, *session;
@@ -321,6 +387,7 @@ static int parse_role(iam_store *st, parse_ctx *p, json_t *e, role_rec *r) {
         return fail(p->err, p->n, "%s: %s: arn '%s' is not an IAM role ARN (arn:aws:iam::<account>:role/<name>)",
                     p->file, p->where, iam_quote(arn).s);
     rname++;
+    if (parse_policies(p, e, &r->policy)) return -1;
     size_t need = strlen("arn::sts:::assumed-role//") + plen + alen + strlen(rname) + 1;
     r->name = strdup(name);
     r->arn = strdup(arn);
@@ -332,14 +399,14 @@ static int parse_role(iam_store *st, parse_ctx *p, json_t *e, role_rec *r) {
     return 0;
 }
 
-static int load_file(iam_store *st, const char *file, char *err, size_t n) {
+static int load_file(iam_store *st, const char *file, int64_t authz_default, char *err, size_t n) {
     json_error_t je;
     json_t *root = json_load_file(file, JSON_REJECT_DUPLICATES, &je);
     if (!root) {
         if (je.line > 0) return fail(err, n, "%s: line %d column %d: %s", file, je.line, je.column, je.text);
         return fail(err, n, "%s: %s", file, je.text);
     }
-    parse_ctx p = {.file = file, .err = err, .n = n};
+    parse_ctx p = {.file = file, .authz_default = authz_default, .err = err, .n = n};
     int rc = -1;
     static const char *const known[] = {"identities", "roles", NULL};
     snprintf(p.where, sizeof p.where, "top level");
@@ -430,6 +497,7 @@ static cred_rec *issue(iam_store *st, role_rec *r, int64_t now_ms) {
     }
     c->role = r;
     c->pub.role = r->name;
+    c->pub.policy = r->policy;
     c->pub.expiry_ms = (now_ms + st->lifetime_ms) / 1000 * 1000;
     return c;
 }
@@ -445,7 +513,7 @@ int iam_store_open(iam_store **out, const iam_store_settings *set, int64_t now_m
     st->interval_ms = set->rotation_interval_ms;
     st->lifetime_ms = set->lifetime_ms;
     st->new_session_name = set->new_session_name;
-    if (set->file && *set->file && load_file(st, set->file, err, n) != 0) {
+    if (set->file && *set->file && load_file(st, set->file, set->authz_default, err, n) != 0) {
         iam_store_free(st);
         return -1;
     }
@@ -471,6 +539,7 @@ void iam_store_free(iam_store *st) {
         free(st->roles[i].arn);
         free(st->roles[i].session_name);
         free(st->roles[i].sts_prefix);
+        iam_policy_free(st->roles[i].policy);
     }
     free(st->roles);
     free(st->creds);
@@ -557,3 +626,24 @@ int64_t iam_store_next_rotation(const iam_store *st) {
 }
 
 size_t iam_store_count(const iam_store *st) { return st ? st->ncreds : 0; }
+
+const iam_policy *iam_store_policy_of(const iam_store *st, const char *name, const char **principal, bool *found) {
+    *found = false;
+    *principal = NULL;
+    if (!st || !name) return NULL;
+    for (size_t i = 0; i < st->nroles; i++)
+        if (strcmp(st->roles[i].name, name) == 0 || strcmp(st->roles[i].arn, name) == 0) {
+            *found = true;
+            *principal = st->roles[i].arn;
+            return st->roles[i].policy;
+        }
+    for (size_t i = 0; i < st->ncreds; i++) {
+        const cred_rec *c = st->creds[i];
+        if (!c->role && (strcmp(c->pub.principal, name) == 0 || strcmp(c->pub.access_key_id, name) == 0)) {
+            *found = true;
+            *principal = c->pub.principal;
+            return c->pub.policy;
+        }
+    }
+    return NULL;
+}

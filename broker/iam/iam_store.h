@@ -28,9 +28,13 @@
  *     ],
  *     "roles": [
  *       {"name": "app", "arn": "arn:aws:iam::123456789012:role/app",
- *        "session_name": "app-session"}
+ *        "session_name": "app-session",
+ *        "policies": [{"Version": "2012-10-17", "Statement": [...]}, "app-policy.json"]}
  *     ]
  *   }
+ * "policies" (identities and roles alike): IAM policy documents, inline or as paths to
+ * .json files relative to this file (iam_policy.h says what is accepted). Without it the
+ * identity is allowed everything, unless iam.authorization.default=deny.
  * A role's principal is arn:aws:sts::<account>:assumed-role/<role name>/<session
  * name>; with iam.credentials.new.session.name=true each rotation uses a new
  * session name (reproduces "Cannot change principals").
@@ -53,6 +57,7 @@ typedef struct iam_cred {
     int64_t superseded_ms;       /* when rotation replaced it, -1: current */
     const char *principal;       /* ARN */
     const char *role;            /* role name, NULL for long-term keys */
+    const struct iam_policy *policy; /* NULL: no "policies" (allowed everything) */
 } iam_cred;
 
 typedef enum iam_invalidation {
@@ -61,11 +66,14 @@ typedef enum iam_invalidation {
     IAM_INVALIDATE_TOKEN_EXPIRY,
 } iam_invalidation;
 
+enum { IAM_AUTHZ_DEFAULT_ALLOW, IAM_AUTHZ_DEFAULT_DENY }; /* iam.authorization.default */
+
 typedef struct iam_store_settings {
     const char *file;              /* NULL or "": no identities (every token is refused) */
     int64_t rotation_interval_ms;  /* 0: never rotate */
     int64_t lifetime_ms;           /* validity of issued role credentials */
     bool new_session_name;         /* new role-session name at each rotation */
+    int64_t authz_default;         /* IAM_AUTHZ_DEFAULT_DENY: no "policies" means an empty set */
 } iam_store_settings;
 
 /*
@@ -118,5 +126,12 @@ size_t iam_store_count(const iam_store *st);
 size_t iam_store_role_count(const iam_store *st);
 const char *iam_store_role_name(const iam_store *st, size_t i);
 const char *iam_store_role_arn(const iam_store *st, const char *role);
+
+/*
+ * The policies of an identity named by its principal ARN or access key id, or of a role by
+ * its name or ARN (plaintext.principal). *found says whether it exists; *principal is its ARN.
+ */
+const struct iam_policy *iam_store_policy_of(const iam_store *st, const char *name, const char **principal,
+                                             bool *found);
 
 #endif

@@ -1,4 +1,5 @@
 #include "sasl.h"
+#include "authz.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,7 +118,8 @@ int sasl_init(srv *s, char *err, size_t n) {
     x->refill_ms = clk_mono_ms();
 
     iam_store_settings set = {cfg->iam_identities_file, cfg->iam_credentials_rotation_interval_ms,
-                              cfg->iam_credentials_lifetime_ms, cfg->iam_credentials_new_session_name};
+                              cfg->iam_credentials_lifetime_ms, cfg->iam_credentials_new_session_name,
+                              cfg->iam_authorization_default};
     if (iam_store_open(&x->iam, &set, clk_now_ms(), err, n) != 0) return -1;
     uv_timer_init(s->loop, &x->rotation);
     x->rotation.data = s;
@@ -143,6 +145,8 @@ int sasl_init(srv *s, char *err, size_t n) {
              cfg->iam_credentials_port ? "on" : "off");
     return 0;
 }
+
+iam_store *sasl_identities(srv *s) { return s->sasl ? s->sasl->iam : NULL; }
 
 void sasl_close(srv *s) {
     sasl_ctx *x = s->sasl;
@@ -263,6 +267,7 @@ void api_sasl_handshake(srv *s, req *r) {
 typedef struct lookup_ctx {
     srv *s;
     bool superseded;
+    const iam_policy *policy; /* of the credentials found */
 } lookup_ctx;
 
 static int lookup(void *ctx, const char *akid, iam_credential *out) {
@@ -274,6 +279,7 @@ static int lookup(void *ctx, const char *akid, iam_credential *out) {
     out->principal_arn = cr->principal;
     out->expiry_ms = cr->expiry_ms;
     lc->superseded = cr->superseded_ms >= 0;
+    lc->policy = cr->policy;
     switch (lc->s->cfg->iam_token_invalidation) {
     case IAM_INVALIDATE_ROTATION:
         /* superseded credentials count as expired from the moment of rotation */
@@ -327,7 +333,7 @@ static void authenticate(srv *s, req *r, const uint8_t *bytes, size_t len, auth_
                              ? iam_parse_oauthbearer(bytes, len, &tok, reason, sizeof reason)
                              : iam_parse_aws_msk_iam(bytes, len, &tok, reason, sizeof reason);
         iam_verified v;
-        lookup_ctx lc = {s, false};
+        lookup_ctx lc = {s, false, NULL};
         if (res == IAM_OK) {
             iam_verifier ver = {s->cfg->iam_region,
                                 (const char *const *)(c->sasl_mechanism == MECH_OAUTHBEARER ? x->oauth_hosts
@@ -359,6 +365,8 @@ static void authenticate(srv *s, req *r, const uint8_t *bytes, size_t len, auth_
                 msk = "Session too short";
                 snprintf(reason, sizeof reason, "session lifetime %lld ms is below iam.session.min.ms=%lld",
                          (long long)life, (long long)s->cfg->iam_session_min_ms);
+            } else if (!authz_connect(s, lc.policy, reason, sizeof reason)) {
+                msk = "Access denied"; /* MSK's answer when the policy lacks kafka-cluster:Connect */
             } else if (reauth && c->principal && strcmp(c->principal, o->principal) != 0) {
                 /* Apache Kafka's own message, without MSK's request-id prefix */
                 snprintf(o->message, sizeof o->message, "Cannot change principals during re-authentication from %s: %s",
@@ -378,7 +386,8 @@ static void authenticate(srv *s, req *r, const uint8_t *bytes, size_t len, auth_
         snprintf(o->message, sizeof o->message, "[%s]: %s", o->request_id, msk);
         log_warn("conn=%llu client=%s principal=%s api=SaslAuthenticate mechanism=%s refused "
                  "error=SASL_AUTHENTICATION_FAILED(58) request-id=%s: %s: %s",
-                 (unsigned long long)c->id, conn_client_id(c), c->principal ? c->principal : "ANONYMOUS",
+                 (unsigned long long)c->id, conn_client_id(c),
+                 o->principal[0] ? o->principal : c->principal ? c->principal : "ANONYMOUS", /* verified, then refused */
                  mech_names[c->sasl_mechanism], o->request_id, msk, reason);
         return;
     }

@@ -26,6 +26,8 @@ enum { SASL_NONE, SASL_HANDSHAKEN, SASL_AUTHENTICATED };
 int sasl_init(srv *s, char *err, size_t n);
 void sasl_close(srv *s); /* handles */
 void sasl_free(srv *s);  /* memory, after the loop ended */
+/* The identities (and their policies) tokens are checked against. */
+struct iam_store *sasl_identities(srv *s);
 
 /* Whether the request may go on to its handler; false closes the connection (the reason is logged). */
 bool sasl_gate(srv *s, req *r, int16_t key);

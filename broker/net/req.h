@@ -50,6 +50,8 @@ typedef struct api_handler {
     int16_t key;
     int16_t vmin, vmax;      /* advertised and served */
     api_fn fn;
+    /* the IAM action (iam/authz.h) it needs on a cluster, topic, group, transactional id; AUTHZ_NONE: none */
+    int8_t authz[4];
 } api_handler;
 
 /* The one table of what mskmock serves; ApiVersions is computed from it. */

@@ -53,11 +53,15 @@ class Identity:
     principal: str
     session_token: str = None
     expiration: str = None  # ISO-8601 UTC, e.g. "2030-01-01T00:00:00Z"
+    policies: tuple = None  # IAM policy documents (dicts) or file paths; None: no "policies"
 
     def entry(self):
-        return {"access_key_id": self.access_key_id, "secret_access_key": self.secret_access_key,
-                "session_token": self.session_token, "expiration": self.expiration,
-                "principal": self.principal}
+        e = {"access_key_id": self.access_key_id, "secret_access_key": self.secret_access_key,
+             "session_token": self.session_token, "expiration": self.expiration,
+             "principal": self.principal}
+        if self.policies is not None:
+            e["policies"] = list(self.policies)
+        return e
 
 
 @dataclass(frozen=True)
@@ -66,9 +70,13 @@ class Role:
     name: str
     arn: str
     session_name: str
+    policies: tuple = None
 
     def entry(self):
-        return {"name": self.name, "arn": self.arn, "session_name": self.session_name}
+        e = {"name": self.name, "arn": self.arn, "session_name": self.session_name}
+        if self.policies is not None:
+            e["policies"] = list(self.policies)
+        return e
 
     @property
     def principal(self):

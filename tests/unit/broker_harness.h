@@ -23,6 +23,7 @@
 #include "clock.h"
 #include "config.h"
 #include "group/group.h"
+#include "iam/authz.h"
 #include "log.h"
 #include "net/net.h"
 #include "net/req.h"
@@ -69,6 +70,7 @@ static inline harness *h_new(const char *const *overrides) {
     h->s.nodes[0].id = h->cfg.node_ids[0];
     h->s.nodes[0].ports[LSN_PLAINTEXT] = 19092;
     if (stor_open(&h->s.st, ":memory:", STOR_SYNC_OFF, err, sizeof err) != 0) fail_msg("stor_open: %s", err);
+    if (authz_init(&h->s, err, sizeof err) != 0) fail_msg("authz_init: %s", err);
     h_current = h;
     return h;
 }

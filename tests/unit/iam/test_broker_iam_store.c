@@ -64,7 +64,7 @@ static int teardown_files(void **state) {
 }
 
 static iam_store *open_text(const char *text, int64_t interval, int64_t lifetime, bool new_names) {
-    iam_store_settings set = {write_file(text), interval, lifetime, new_names};
+    iam_store_settings set = {write_file(text), interval, lifetime, new_names, IAM_AUTHZ_DEFAULT_ALLOW};
     iam_store *st = NULL;
     char err[512] = "";
     if (iam_store_open(&st, &set, T0, err, sizeof err) != 0) fail_msg("iam_store_open: %s", err);
@@ -75,7 +75,7 @@ static iam_store *open_text(const char *text, int64_t interval, int64_t lifetime
 /* Opens text expecting failure; the error must be "<path>: <expected>". */
 static void expect_error(const char *text, const char *expected) {
     const char *path = write_file(text);
-    iam_store_settings set = {path, HOUR, 6 * HOUR, false};
+    iam_store_settings set = {path, HOUR, 6 * HOUR, false, IAM_AUTHZ_DEFAULT_ALLOW};
     iam_store *st = (iam_store *)1;
     char err[512] = "", want[768];
     assert_int_equal(iam_store_open(&st, &set, T0, err, sizeof err), -1);
@@ -161,7 +161,7 @@ static void test_good_file(void **state) {
 static void test_expiry_whole_seconds(void **state) {
     (void)state;
     iam_store_settings set = {write_file("{\"roles\": [{\"name\": \"app\", \"arn\": \"arn:aws:iam::1:role/app\"}]}"),
-                              0, 900000, false};
+                              0, 900000, false, IAM_AUTHZ_DEFAULT_ALLOW};
     iam_store *st = NULL;
     char err[256];
     assert_int_equal(iam_store_open(&st, &set, T0 + 1234, err, sizeof err), 0);
@@ -173,7 +173,7 @@ static void test_no_file(void **state) {
     (void)state;
     const char *files[] = {NULL, ""};
     for (int i = 0; i < 2; i++) {
-        iam_store_settings set = {files[i], HOUR, HOUR, false};
+        iam_store_settings set = {files[i], HOUR, HOUR, false, IAM_AUTHZ_DEFAULT_ALLOW};
         iam_store *st = NULL;
         char err[256];
         assert_int_equal(iam_store_open(&st, &set, T0, err, sizeof err), 0);
@@ -227,7 +227,7 @@ static void test_file_errors(void **state) {
     expect_error("{\"identities\": [{\"acess_key_id\": \"AKIA1\", \"secret_access_key\": \"s\", \"principal\": "
                  "\"arn:aws:iam::1:user/u\"}]}",
                  "identities[0]: unknown key 'acess_key_id' (known: access_key_id, secret_access_key, "
-                 "session_token, expiration, principal)");
+                 "session_token, expiration, principal, policies)");
     expect_error("{\"identity\": []}", "top level: unknown key 'identity' (known: identities, roles)");
     expect_error("{\"identities\": [" ID_OK ", {\"access_key_id\": \"AKIA3\", \"secret_access_key\": \"s\", "
                  "\"principal\": \"aws:iam::1:user/u\"}]}",
@@ -273,7 +273,7 @@ static void test_file_errors(void **state) {
                  "roles[0]: arn 'iam::1:role/app' does not start with \"arn:aws\"");
     expect_error("{\"roles\": [" ROLE_OK ", " ROLE_OK "]}", "roles[1]: name 'app' is already used by roles[0]");
     expect_error("{\"roles\": [{\"name\": \"app\", \"arn\": \"arn:aws:iam::1:role/app\", \"sesion_name\": \"x\"}]}",
-                 "roles[0]: unknown key 'sesion_name' (known: name, arn, session_name)");
+                 "roles[0]: unknown key 'sesion_name' (known: name, arn, session_name, policies)");
     expect_error("{\"roles\": [{\"name\": \"app\", \"arn\": \"arn:aws:iam::1:role/app\", \"session_name\": \"x\"}]}",
                  "roles[0]: session_name 'x' is not 2-64 of A-Z a-z 0-9 +=,.@_-");
     expect_error("{\"roles\": [{\"name\": \"a/b\", \"arn\": \"arn:aws:iam::1:role/app\"}]}",
@@ -285,7 +285,7 @@ static void test_file_errors(void **state) {
     expect_error("{\"roles\": [], \"roles\": []}", "line 1 column 21: duplicate object key near '\"roles\"'");
 
     /* a missing file */
-    iam_store_settings set = {"/nonexistent/identities.json", HOUR, HOUR, false};
+    iam_store_settings set = {"/nonexistent/identities.json", HOUR, HOUR, false, IAM_AUTHZ_DEFAULT_ALLOW};
     iam_store *st = NULL;
     char err[512];
     assert_int_equal(iam_store_open(&st, &set, T0, err, sizeof err), -1);
@@ -293,10 +293,10 @@ static void test_file_errors(void **state) {
     assert_non_null(strstr(err, "No such file"));
 
     /* settings */
-    iam_store_settings bad = {NULL, -1, HOUR, false};
+    iam_store_settings bad = {NULL, -1, HOUR, false, IAM_AUTHZ_DEFAULT_ALLOW};
     assert_int_equal(iam_store_open(&st, &bad, T0, err, sizeof err), -1);
     assert_string_equal(err, "iam store: rotation interval must not be negative");
-    bad = (iam_store_settings){NULL, HOUR, 0, false};
+    bad = (iam_store_settings){NULL, HOUR, 0, false, IAM_AUTHZ_DEFAULT_ALLOW};
     assert_int_equal(iam_store_open(&st, &bad, T0, err, sizeof err), -1);
     assert_string_equal(err, "iam store: credential lifetime must be positive");
 }
@@ -666,7 +666,7 @@ static void assert_error(const exchange *e, const char *status_line, const char 
 
 static void test_endpoint(void **state) {
     (void)state;
-    iam_store_settings set = {write_file(GOOD), HOUR, 6 * HOUR, false};
+    iam_store_settings set = {write_file(GOOD), HOUR, 6 * HOUR, false, IAM_AUTHZ_DEFAULT_ALLOW};
     iam_store *st = NULL;
     char err[256];
     assert_int_equal(iam_store_open(&st, &set, clk_now_ms(), err, sizeof err), 0);
@@ -765,7 +765,7 @@ static void test_endpoint(void **state) {
 
 static void test_endpoint_slow_client(void **state) {
     (void)state;
-    iam_store_settings set = {write_file(GOOD), HOUR, 6 * HOUR, false};
+    iam_store_settings set = {write_file(GOOD), HOUR, 6 * HOUR, false, IAM_AUTHZ_DEFAULT_ALLOW};
     iam_store *st = NULL;
     char err[256];
     assert_int_equal(iam_store_open(&st, &set, clk_now_ms(), err, sizeof err), 0);
@@ -777,7 +777,7 @@ static void test_endpoint_slow_client(void **state) {
 
 static void test_endpoint_too_many_clients(void **state) {
     (void)state;
-    iam_store_settings set = {write_file(GOOD), HOUR, 6 * HOUR, false};
+    iam_store_settings set = {write_file(GOOD), HOUR, 6 * HOUR, false, IAM_AUTHZ_DEFAULT_ALLOW};
     iam_store *st = NULL;
     char err[256];
     assert_int_equal(iam_store_open(&st, &set, clk_now_ms(), err, sizeof err), 0);

@@ -1,0 +1,271 @@
+/* authz: IAM authorization of requests; see authz.h. */
+#include "authz.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ids.h"
+#include "iam_store.h"
+#include "log.h"
+#include "net/net.h"
+#include "sasl.h"
+
+#define UUID_SETTING "msk.cluster.uuid"
+#define ARN_INLINE 512 /* longer ARNs (long group ids) are built on the heap */
+
+struct authz {
+    char base[160];               /* arn:aws:kafka:<region>:<account>: */
+    char suffix[260];             /* <cluster name>/<uuid> */
+    char cluster_arn[440];
+    bool plaintext_restricted;    /* plaintext.principal is set */
+    const iam_policy *plaintext_policy;
+    const char *plaintext_name;   /* its principal ARN, for log lines */
+};
+
+static const int16_t denial_code[AUTHZ_TYPES] = {
+    [IAM_RES_CLUSTER] = KERR_CLUSTER_AUTHORIZATION_FAILED,
+    [IAM_RES_TOPIC] = KERR_TOPIC_AUTHORIZATION_FAILED,
+    [IAM_RES_GROUP] = KERR_GROUP_AUTHORIZATION_FAILED,
+    [IAM_RES_TRANSACTIONAL_ID] = KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+};
+
+/* The cluster uuid: configured, or kept in storage, or made now (MSK Serverless uuids end in -s1). */
+static int cluster_uuid(srv *s, char *out, size_t n, char *err, size_t errlen) {
+    if (*s->cfg->msk_cluster_uuid) {
+        snprintf(out, n, "%s", s->cfg->msk_cluster_uuid);
+        return 0;
+    }
+    int rc = stor_setting_get(s->st, UUID_SETTING, out, n);
+    if (rc == 1) return 0;
+    if (rc == 0) {
+        char u[37];
+        ids_uuid4_str(u);
+        snprintf(out, n, "%s-s1", u);
+        if (stor_setting_put(s->st, UUID_SETTING, out) == 0 && stor_commit(s->st) == 0) return 0;
+    }
+    snprintf(err, errlen, "the cluster uuid of the IAM resource ARNs: %s", stor_errmsg(s->st));
+    return -1;
+}
+
+/* Names inside an ARN: ':' would shift the segments the ARN glob sees, and '/' splits types. */
+static int check_arn_part(const char *key, const char *v, char *err, size_t n) {
+    if (!*v || strpbrk(v, ":/*? ")) {
+        snprintf(err, n, "%s '%s' must be non-empty without ':', '/', '*', '?' or spaces (it is part of ARNs)", key, v);
+        return -1;
+    }
+    return 0;
+}
+
+int authz_init(srv *s, char *err, size_t n) {
+    const config *cfg = s->cfg;
+    if (check_arn_part("msk.account.id", cfg->msk_account_id, err, n) ||
+        check_arn_part("msk.cluster.name", cfg->msk_cluster_name, err, n) ||
+        check_arn_part("iam.region", cfg->iam_region, err, n) ||
+        (*cfg->msk_cluster_uuid && check_arn_part("msk.cluster.uuid", cfg->msk_cluster_uuid, err, n)))
+        return -1;
+    struct authz *a = calloc(1, sizeof *a);
+    if (!a) abort();
+    s->authz = a;
+    char uuid[128];
+    if (cluster_uuid(s, uuid, sizeof uuid, err, n)) return -1;
+    snprintf(a->base, sizeof a->base, "arn:aws:kafka:%.64s:%.64s:", cfg->iam_region, cfg->msk_account_id);
+    snprintf(a->suffix, sizeof a->suffix, "%.128s/%.128s", cfg->msk_cluster_name, uuid);
+    snprintf(a->cluster_arn, sizeof a->cluster_arn, "%scluster/%s", a->base, a->suffix);
+    if (*cfg->plaintext_principal) {
+        bool found;
+        a->plaintext_restricted = true;
+        a->plaintext_policy =
+            iam_store_policy_of(sasl_identities(s), cfg->plaintext_principal, &a->plaintext_name, &found);
+        if (!found) {
+            snprintf(err, n, "plaintext.principal '%s' names no identity or role of iam.identities.file",
+                     cfg->plaintext_principal);
+            return -1;
+        }
+    }
+    log_info("iam: resource ARNs: cluster %s, topics %stopic/%s/<topic>, groups %sgroup/%s/<group>; identities "
+             "without policies are %s; plaintext listener: %s",
+             a->cluster_arn, a->base, a->suffix, a->base, a->suffix,
+             cfg->iam_authorization_default == IAM_AUTHZ_DEFAULT_DENY ? "denied everything" : "allowed everything",
+             a->plaintext_restricted ? a->plaintext_name : "allowed everything");
+    return 0;
+}
+
+void authz_free(srv *s) {
+    free(s->authz);
+    s->authz = NULL;
+}
+
+const char *authz_cluster_arn(const srv *s) { return s->authz ? s->authz->cluster_arn : ""; }
+
+/* ---- whose policies ---- */
+
+typedef struct who {
+    bool everything;        /* no policies apply */
+    const iam_policy *policy;
+    const char *why_none;   /* set: deny everything, for this reason */
+} who;
+
+static who policies_of(srv *s, const conn *c) {
+    struct authz *a = s->authz;
+    if (!lsn_sasl(c->listener)) {
+        if (!a->plaintext_restricted) return (who){true, NULL, NULL};
+        return (who){a->plaintext_policy == NULL, a->plaintext_policy, NULL};
+    }
+    const iam_cred *cr = c->access_key_id ? iam_store_lookup(sasl_identities(s), c->access_key_id) : NULL;
+    if (!cr) return (who){false, NULL, "the session's credentials are no longer known"};
+    return (who){cr->policy == NULL, cr->policy, NULL};
+}
+
+/* ---- ARNs ---- */
+
+typedef struct arn_buf {
+    char inline_buf[ARN_INLINE];
+    char *p;
+} arn_buf;
+
+static const char *arn_of(const struct authz *a, iam_resource_type t, const char *name, size_t len, arn_buf *b) {
+    if (t == IAM_RES_CLUSTER) return a->cluster_arn;
+    size_t need = strlen(a->base) + strlen(iam_resource_type_name(t)) + strlen(a->suffix) + len + 3;
+    b->p = need <= sizeof b->inline_buf ? b->inline_buf : malloc(need);
+    if (!b->p) abort();
+    snprintf(b->p, need, "%s%s/%s/%.*s", a->base, iam_resource_type_name(t), a->suffix, (int)len, name);
+    return b->p;
+}
+
+static void arn_done(arn_buf *b) {
+    if (b->p != b->inline_buf) free(b->p);
+}
+
+/* ---- decisions ---- */
+
+typedef struct verdict {
+    bool allowed;
+    iam_action failed;        /* the action that was not allowed (the asked one, or a requirement) */
+    bool on_some;             /* failed on "some resource of its type" rather than on the resource asked */
+    iam_decision d;
+} verdict;
+
+/*
+ * The action on the resource, then what it also requires: on the same ARN for the same
+ * type, else on some resource of that type. Connect was settled at authentication.
+ */
+static verdict decide(srv *s, const iam_policy *pol, iam_action act, iam_resource_type type, const char *arn) {
+    const iam_action_info *info = iam_action_get(act);
+    uint32_t todo = info->requires & ~(1u << IAM_CONNECT);
+    bool relaxed = act == IAM_WRITE_DATA_IDEMPOTENTLY && s->cfg->iam_authorization_idempotent_relaxed;
+    if (relaxed) todo |= 1u << IAM_WRITE_DATA; /* KIP-679: WriteData on any topic is enough */
+    else {
+        iam_decision d = iam_policy_eval(pol, act, arn);
+        if (d.effect != IAM_ALLOW) return (verdict){false, act, false, d};
+    }
+    for (int req_act = 0; req_act < IAM_ACTION_COUNT; req_act++) {
+        if (!(todo & (1u << req_act))) continue;
+        iam_resource_type rt = iam_action_get(req_act)->resource;
+        iam_decision d;
+        if (rt == type && !relaxed) {
+            d = iam_policy_eval(pol, req_act, arn);
+        } else {
+            char prefix[448]; /* base + type + suffix */
+            if (rt == IAM_RES_CLUSTER)
+                snprintf(prefix, sizeof prefix, "%s", s->authz->cluster_arn);
+            else
+                snprintf(prefix, sizeof prefix, "%s%s/%s/", s->authz->base, iam_resource_type_name(rt),
+                         s->authz->suffix);
+            d = rt == IAM_RES_CLUSTER ? iam_policy_eval(pol, req_act, prefix) : iam_policy_eval_any(pol, req_act, prefix);
+        }
+        if (d.effect != IAM_ALLOW) return (verdict){false, req_act, rt != type || relaxed, d};
+    }
+    return (verdict){true, act, false, {IAM_ALLOW, NULL}};
+}
+
+static int8_t action_for(const req *r, iam_resource_type type) {
+    const api_handler *h = api_lookup(r->hdr.api_key);
+    return h && (unsigned)type < AUTHZ_TYPES ? h->authz[type] : AUTHZ_NONE;
+}
+
+int16_t authz_check(srv *s, req *r, iam_resource_type type, const char *name, size_t len) {
+    who w = policies_of(s, r->c);
+    if (w.everything) return 0;
+    int16_t code = (unsigned)type < AUTHZ_TYPES ? denial_code[type] : KERR_CLUSTER_AUTHORIZATION_FAILED;
+    int8_t act = action_for(r, type);
+    arn_buf b = {.p = NULL};
+    const char *arn = arn_of(s->authz, type, name, len, &b);
+    if (act == AUTHZ_NONE) { /* a handler asked about a resource its table row does not name: fail closed */
+        req_log_refusal(r, code, "%s: the handler table names no IAM action for %s resources of this API", arn,
+                        iam_resource_type_name(type));
+        arn_done(&b);
+        return code;
+    }
+    if (w.why_none) {
+        req_log_refusal(r, code, "%s on %s: %s", iam_action_get(act)->name, arn, w.why_none);
+        arn_done(&b);
+        return code;
+    }
+    verdict v = decide(s, w.policy, act, type, arn);
+    if (!v.allowed) {
+        const char *by = v.d.effect == IAM_EXPLICIT_DENY ? "denied by " : "no statement allowed it";
+        const char *stmt = v.d.effect == IAM_EXPLICIT_DENY ? v.d.by : "";
+        if ((int)v.failed == act)
+            req_log_refusal(r, code, "%s on %s: %s%s", iam_action_get(act)->name, arn, by, stmt);
+        else
+            req_log_refusal(r, code, "%s on %s also requires %s on %s%s: %s%s", iam_action_get(act)->name, arn,
+                            iam_action_get(v.failed)->name, v.on_some ? "some " : "",
+                            v.on_some ? iam_resource_type_name(iam_action_get(v.failed)->resource) : "that resource",
+                            by, stmt);
+    }
+    arn_done(&b);
+    return v.allowed ? 0 : code;
+}
+
+bool authz_allowed(srv *s, const conn *c, iam_action a, const char *name, size_t len) {
+    who w = policies_of(s, c);
+    if (w.everything) return true;
+    if (w.why_none) return false;
+    iam_resource_type type = iam_action_get(a)->resource;
+    arn_buf b = {.p = NULL};
+    const char *arn = arn_of(s->authz, type, name, len, &b);
+    verdict v = decide(s, w.policy, a, type, arn);
+    arn_done(&b);
+    return v.allowed;
+}
+
+/* Kafka AclOperation -> the IAM action that stands for it, per resource type (MSK's mapping). */
+typedef struct op_map {
+    int8_t op;
+    int8_t action;
+} op_map;
+static const op_map topic_ops[] = {
+    {3, IAM_READ_DATA},   {4, IAM_WRITE_DATA},   {5, IAM_CREATE_TOPIC},
+    {6, IAM_DELETE_TOPIC}, {7, IAM_ALTER_TOPIC}, {8, IAM_DESCRIBE_TOPIC},
+    {10, IAM_DESCRIBE_TOPIC_DYNAMIC_CONFIGURATION}, {11, IAM_ALTER_TOPIC_DYNAMIC_CONFIGURATION},
+};
+static const op_map group_ops[] = {{3, IAM_ALTER_GROUP}, {6, IAM_DELETE_GROUP}, {8, IAM_DESCRIBE_GROUP}};
+static const op_map cluster_ops[] = {
+    {7, IAM_ALTER_CLUSTER}, {8, IAM_DESCRIBE_CLUSTER}, {10, IAM_DESCRIBE_CLUSTER_DYNAMIC_CONFIGURATION},
+    {11, IAM_ALTER_CLUSTER_DYNAMIC_CONFIGURATION}, {12, IAM_WRITE_DATA_IDEMPOTENTLY},
+};
+static const op_map txn_ops[] = {{4, IAM_ALTER_TRANSACTIONAL_ID}, {8, IAM_DESCRIBE_TRANSACTIONAL_ID}};
+
+int32_t authz_operations(srv *s, const conn *c, iam_resource_type type, const char *name, size_t len) {
+    const op_map *m = type == IAM_RES_TOPIC ? topic_ops : type == IAM_RES_GROUP ? group_ops
+                      : type == IAM_RES_CLUSTER ? cluster_ops : txn_ops;
+    size_t n = type == IAM_RES_TOPIC ? sizeof topic_ops / sizeof *m : type == IAM_RES_GROUP ? sizeof group_ops / sizeof *m
+               : type == IAM_RES_CLUSTER ? sizeof cluster_ops / sizeof *m : sizeof txn_ops / sizeof *m;
+    int32_t bits = 0;
+    if (policies_of(s, c).everything) /* no policy: all Kafka knows, CLUSTER_ACTION and cluster CREATE included */
+        bits = type == IAM_RES_CLUSTER ? (1 << 5) | (1 << 9) : 0;
+    for (size_t i = 0; i < n; i++)
+        if (authz_allowed(s, c, (iam_action)m[i].action, name, len)) bits |= (int32_t)1 << m[i].op;
+    return bits;
+}
+
+bool authz_connect(srv *s, const iam_policy *policy, char *why, size_t n) {
+    if (!policy) return true;
+    iam_decision d = iam_policy_eval(policy, IAM_CONNECT, s->authz->cluster_arn);
+    if (d.effect == IAM_ALLOW) return true;
+    snprintf(why, n, "kafka-cluster:Connect on %s: %s%s", s->authz->cluster_arn,
+             d.effect == IAM_EXPLICIT_DENY ? "denied by " : "no statement allowed it",
+             d.effect == IAM_EXPLICIT_DENY ? d.by : "");
+    return false;
+}

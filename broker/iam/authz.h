@@ -1,0 +1,67 @@
+/*
+ * authz: IAM authorization of requests, as MSK Serverless does it: every request after
+ * authentication is decided by the principal's IAM policies (iam_policy.h), never by
+ * Kafka ACLs.
+ *
+ * Which action a request needs on which resource is declared once per API, in the handler
+ * table (api/table.c: one action per resource type the API touches). A handler names only
+ * the resource ("this topic", "this group") and places the answer where its response wants
+ * it; denials are TOPIC_AUTHORIZATION_FAILED (29), GROUP_AUTHORIZATION_FAILED (30),
+ * CLUSTER_AUTHORIZATION_FAILED (31) or TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53) by the
+ * resource's type, each with one log line naming the principal, action, resource ARN and
+ * the statement that decided (or that none allowed it).
+ *
+ * An action also needs what MSK's action table says it requires (ReadData: DescribeTopic
+ * and AlterGroup; WriteDataIdempotently: WriteData; ...): on the same resource when it is of
+ * the same type, else on some resource of that type. Connect is checked at SaslAuthenticate.
+ *
+ * Whose policies: an authenticated connection's credentials' (an identity or role without
+ * "policies" is allowed everything, unless iam.authorization.default=deny). The plaintext
+ * listener has no principal and is allowed everything, unless plaintext.principal names an
+ * identity or role whose policies then apply.
+ *
+ * Resources: arn:aws:kafka:<iam.region>:<msk.account.id>:cluster/<msk.cluster.name>/<uuid>,
+ * and topic/, group/, transactional-id/ + <name>/<uuid>/<resource name>. The uuid is
+ * msk.cluster.uuid, or one made on first start and kept in storage.
+ */
+#ifndef AUTHZ_H
+#define AUTHZ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "iam_policy.h"
+#include "net/req.h"
+
+/* In the handler table: the action an API needs on each resource type, or AUTHZ_NONE. */
+#define AUTHZ_NONE (-1)
+#define AUTHZ_TYPES 4 /* iam_resource_type values */
+
+/* After storage is open (the uuid is kept there): the cluster's ARNs, plaintext.principal. */
+int authz_init(srv *s, char *err, size_t n);
+void authz_free(srv *s);
+const char *authz_cluster_arn(const srv *s);
+
+/*
+ * The request's decision on one resource of the given type (name ignored for the
+ * cluster): 0, or the Kafka error code of a denial, logged once.
+ */
+int16_t authz_check(srv *s, req *r, iam_resource_type type, const char *name, size_t len);
+/* The same decision for an action the caller names, without a log line (listings, authorized_operations). */
+bool authz_allowed(srv *s, const conn *c, iam_action a, const char *name, size_t len);
+
+/*
+ * Kafka's authorized_operations bit field (Metadata, DescribeGroups, DescribeCluster) for a
+ * resource: the AclOperations (READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8,
+ * DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12) whose IAM action the
+ * connection's policies allow on it.
+ */
+int32_t authz_operations(srv *s, const conn *c, iam_resource_type type, const char *name, size_t len);
+
+/*
+ * At SaslAuthenticate: may the principal of these policies (NULL: none, allowed everything)
+ * connect? true, or false with the reason in why.
+ */
+bool authz_connect(srv *s, const struct iam_policy *policy, char *why, size_t n);
+
+#endif

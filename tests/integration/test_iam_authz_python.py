@@ -1,0 +1,190 @@
+"""IAM authorization as on MSK Serverless (msk-behaviors.md §3), seen by confluent-kafka
+(librdkafka) with the official Python signer over the IAM listener: policies in the
+identities file decide every request.
+
+  1. no kafka-cluster:Connect: SaslAuthenticate fails with "[<uuid>]: Access denied";
+  2. a topic-scoped policy: produce works, an idempotent producer fails InitProducerId with
+     CLUSTER_AUTHORIZATION_FAILED (no KIP-679 relaxation, librdkafka #4452) until the policy
+     also grants kafka-cluster:WriteDataIdempotently on the cluster;
+  3. a topic outside the policy: CreateTopics gets TOPIC_AUTHORIZATION_FAILED;
+  4. a consumer without AlterGroup on its group: GROUP_AUTHORIZATION_FAILED;
+  5. an explicit Deny beats "kafka-cluster:*";
+and every refusal has a broker log line with the principal, action, ARN and deciding statement.
+"""
+
+import re
+
+import pytest
+
+import iam
+from groups import GroupConsumer
+from iam import REGION, Identity, IamBroker, aws_env, run_client_env
+
+pytestmark = pytest.mark.timeout(300)
+
+CLUSTER = "it-authz"
+UUID = "0b5e2f4c-8d7a-4e61-9c3b-2a1f0e9d8c7b-s1"
+ARN = "arn:aws:kafka:%s:%s:" % (REGION, iam.ACCOUNT)
+CLUSTER_ARN = ARN + "cluster/%s/%s" % (CLUSTER, UUID)
+
+
+def topic_arn(name):
+    return ARN + "topic/%s/%s/%s" % (CLUSTER, UUID, name)
+
+
+def group_arn(name):
+    return ARN + "group/%s/%s/%s" % (CLUSTER, UUID, name)
+
+
+def allow(actions, resources, sid=None):
+    st = {"Effect": "Allow", "Action": actions, "Resource": resources}
+    if sid:
+        st["Sid"] = sid
+    return st
+
+
+def policy(*statements):
+    return {"Version": "2012-10-17", "Statement": list(statements)}
+
+
+CONNECT = allow(["kafka-cluster:Connect", "kafka-cluster:DescribeCluster"], CLUSTER_ARN, "Connect")
+ORDERS = allow(["kafka-cluster:CreateTopic", "kafka-cluster:DescribeTopic", "kafka-cluster:WriteData",
+                "kafka-cluster:ReadData"], topic_arn("orders*"), "Orders")
+ORDERS_GROUPS = allow(["kafka-cluster:DescribeGroup", "kafka-cluster:AlterGroup"], group_arn("orders-*"))
+IDEMPOTENT = allow("kafka-cluster:WriteDataIdempotently", CLUSTER_ARN, "Idempotent")
+
+
+def user(name, key, *statements):
+    return Identity("AKIAMSKMOCKAUTHZ%04d" % key, "s3cret/%s+key/0123456789abcdefghijklmnop" % name,
+                    "arn:aws:iam::%s:user/%s" % (iam.ACCOUNT, name), policies=(policy(*statements),))
+
+
+# A topic-only policy (the Terraform most teams start with), and the same plus the cluster grant.
+WRITER = user("writer", 1, CONNECT, ORDERS, ORDERS_GROUPS)
+IDEM = user("idem", 2, CONNECT, ORDERS, ORDERS_GROUPS, IDEMPOTENT)
+# May consume but not join its group: DescribeGroup without AlterGroup.
+NOGROUP = user("nogroup", 3, CONNECT, ORDERS,
+               allow("kafka-cluster:DescribeGroup", group_arn("*")),
+               allow("kafka-cluster:AlterGroup", group_arn("other-*")))
+# Everything, except writing secrets.
+DENIER = user("denier", 4, allow("kafka-cluster:*", "*"),
+              {"Sid": "NoSecrets", "Effect": "Deny", "Action": "kafka-cluster:WriteData",
+               "Resource": topic_arn("secret*")})
+# Everything on topics, nothing on the cluster.
+NOCONNECT = user("noconnect", 5, allow("kafka-cluster:*Topic*", topic_arn("*")))
+USERS = (WRITER, IDEM, NOGROUP, DENIER, NOCONNECT)
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    ids = iam.write_identities(tmp_path_factory.mktemp("authz") / "identities.json", identities=USERS,
+                               roles=())
+    b = IamBroker(ids, broker_count=3, credentials_endpoint=False,
+                  config={"msk.cluster.name": CLUSTER, "msk.cluster.uuid": UUID,
+                          "iam.authorization.default": "deny"})
+    b.start()
+    yield b
+    try:
+        b.assert_alive()
+        b.stop(check=True)
+    finally:
+        b.cleanup()
+
+
+def sec(b):
+    return ["--security-protocol", "SASL_SSL", "--mechanism", "OAUTHBEARER", "--region", REGION,
+            "--ca", b.ca_path]
+
+
+def create_topic(b, who, topic, check=True, partitions=1):
+    return run_client_env("python", ["create-topic", "--bootstrap", b.iam_bootstrap, "--topic", topic,
+                                     "--partitions", partitions, "--timeout", 30] + sec(b),
+                          aws_env(who), timeout=90, check=check)
+
+
+def produce(b, who, topic, idempotent=False, check=True, count=20, start=0):
+    """start: how many records the topic already holds (the client checks the offsets)."""
+    args = ["produce", "--bootstrap", b.iam_bootstrap, "--topic", topic, "--partitions", 1,
+            "--count", count, "--start", start, "--compression", "none"] + sec(b)
+    if idempotent:
+        args.append("--idempotent")
+    return run_client_env("python", args, aws_env(who), timeout=120, check=check)
+
+
+def refusal(b, since, code, pattern):
+    """The broker's refusal line with this error code whose reason matches pattern."""
+    rx = r"refused error=%s: %s" % (re.escape(code), pattern)
+    line = b.wait_for_log(rx, since=since, timeout=10)
+    assert line, "no refusal /%s/ in the broker log\n%s" % (rx, b.log_tail())
+    print("broker: " + line)
+    return line
+
+
+def test_startup_prints_the_resource_arns(broker):
+    assert re.search(r"iam: resource ARNs: cluster %s," % re.escape(CLUSTER_ARN), broker.log_text())
+
+
+def test_no_connect_is_access_denied(broker):
+    since = broker.log_size()
+    r = create_topic(broker, NOCONNECT, "orders-noconnect", check=False)
+    assert r.rc != 0, r.describe()
+    m = re.search(r"SASL authentication error: \[([0-9a-f-]{36})\]: Access denied", r.stderr)
+    assert m, r.describe()
+    line = broker.wait_for_log(r"request-id=%s\b" % m.group(1), since=since)
+    assert line and "kafka-cluster:Connect on %s: no statement allowed it" % CLUSTER_ARN in line, line
+    assert NOCONNECT.principal in broker.log_since(since)
+
+
+def test_topic_policy_produces_but_idempotence_needs_the_cluster(broker):
+    create_topic(broker, WRITER, "orders-idem")
+    produce(broker, WRITER, "orders-idem")  # acks=all, not idempotent: WriteData is enough
+
+    since = broker.log_size()
+    r = produce(broker, WRITER, "orders-idem", idempotent=True, check=False)
+    assert r.rc != 0, "an idempotent producer without WriteDataIdempotently succeeded\n" + r.describe()
+    assert re.search(r"[Cc]luster authorization failed|CLUSTER_AUTHORIZATION_FAILED", r.stderr), r.describe()
+    line = refusal(broker, since, "CLUSTER_AUTHORIZATION_FAILED(31)",
+                   re.escape("kafka-cluster:WriteDataIdempotently on %s: no statement allowed it" % CLUSTER_ARN))
+    assert "principal=IAM.%s" % WRITER.principal in line and "api=InitProducerId" in line, line
+
+    # the same policy plus WriteDataIdempotently on the cluster: the idempotent producer works
+    produce(broker, IDEM, "orders-idem", idempotent=True, count=10, start=20)
+
+
+def test_topic_outside_the_policy(broker):
+    since = broker.log_size()
+    r = create_topic(broker, WRITER, "payments", check=False)
+    assert r.rc != 0, r.describe()
+    assert re.search(r"[Tt]opic authorization failed|TOPIC_AUTHORIZATION_FAILED", r.stderr), r.describe()
+    refusal(broker, since, "TOPIC_AUTHORIZATION_FAILED(29)",
+            re.escape("kafka-cluster:CreateTopic on %s: no statement allowed it" % topic_arn("payments")))
+
+
+def test_consumer_without_alter_group(broker):
+    create_topic(broker, NOGROUP, "orders-grp")
+    produce(broker, NOGROUP, "orders-grp", count=5)
+    since = broker.log_size()
+    c = GroupConsumer("python", broker.iam_bootstrap, "orders-readers", "orders-grp",
+                      extra_args=sec(broker), env=aws_env(NOGROUP))
+    try:
+        c.wait_for(lambda: any(re.search(r"[Gg]roup authorization failed|GROUP_AUTHORIZATION_FAILED", e)
+                               for e in c.errors()), 60, "a group authorization error")
+        assert not c.records(), "records consumed without AlterGroup: %s" % c.records()[:3]
+    finally:
+        c.kill()
+        c.cleanup()
+    refusal(broker, since, "GROUP_AUTHORIZATION_FAILED(30)",
+            re.escape("kafka-cluster:AlterGroup on %s: no statement allowed it" % group_arn("orders-readers")))
+
+
+def test_explicit_deny_beats_allow_all(broker):
+    create_topic(broker, DENIER, "public-x")
+    create_topic(broker, DENIER, "secret-x")  # the Deny names WriteData only
+    produce(broker, DENIER, "public-x", count=5)
+    since = broker.log_size()
+    r = produce(broker, DENIER, "secret-x", check=False, count=5)
+    assert r.rc != 0, r.describe()
+    assert re.search(r"[Tt]opic authorization failed|TOPIC_AUTHORIZATION_FAILED", r.stderr), r.describe()
+    line = refusal(broker, since, "TOPIC_AUTHORIZATION_FAILED(29)",
+                   re.escape("kafka-cluster:WriteData on %s: denied by " % topic_arn("secret-x")))
+    assert "Statement[1] (Sid NoSecrets)" in line, line
