@@ -23,6 +23,7 @@
 #include "clock.h"
 #include "fixtures.h"
 #include "iam/cred_endpoint.h"
+#include "iam/iam_policy.h"
 #include "iam/iam_store.h"
 #include "iam/iam_token.h"
 #include "log.h"
@@ -812,6 +813,131 @@ static void test_endpoint_start_errors(void **state) {
     assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+/* ---------- policies ---------- */
+
+#define POLICY_CONNECT                                                                                          \
+    "{\"Version\": \"2012-10-17\", \"Statement\": {\"Effect\": \"Allow\", \"Action\": \"kafka-cluster:Connect\", " \
+    "\"Resource\": \"*\"}}"
+#define CLUSTER_ARN "arn:aws:kafka:us-east-1:123456789012:cluster/c/u"
+
+/* Inline documents, a file path relative to the identities file, roles, and the default. */
+static void test_policies(void **state) {
+    (void)state;
+    char dir[64], path[128];
+    tmp_dir_new(dir, sizeof dir, "iam-pol");
+    snprintf(path, sizeof path, "%s/reader.json", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"Statement\": [{\"Effect\": \"Allow\", \"Action\": \"kafka-cluster:ReadData\", \"Resource\": \"*\"}]}", f);
+    fclose(f);
+    char ids[256], text[2048];
+    snprintf(ids, sizeof ids, "%s/identities.json", dir);
+    snprintf(text, sizeof text,
+             "{\"identities\": ["
+             " {\"access_key_id\": \"AKIAONE\", \"secret_access_key\": \"s\", \"principal\": \"arn:aws:iam::1:user/one\","
+             "  \"policies\": [" POLICY_CONNECT ", \"reader.json\"]},"
+             " {\"access_key_id\": \"AKIATWO\", \"secret_access_key\": \"s\", \"principal\": \"arn:aws:iam::1:user/two\"},"
+             " {\"access_key_id\": \"AKIATHREE\", \"secret_access_key\": \"s\", \"principal\": \"arn:aws:iam::1:user/3\","
+             "  \"policies\": []}],"
+             " \"roles\": [{\"name\": \"app\", \"arn\": \"arn:aws:iam::1:role/app\", \"policies\": [" POLICY_CONNECT "]}]}");
+    f = fopen(ids, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+
+    for (int mode = 0; mode < 2; mode++) {
+        iam_store_settings set = {ids, HOUR, HOUR, false, mode};
+        iam_store *st = NULL;
+        char err[512] = "";
+        if (iam_store_open(&st, &set, T0, err, sizeof err) != 0) fail_msg("%s", err);
+        const iam_cred *one = iam_store_lookup(st, "AKIAONE");
+        assert_non_null(one->policy);
+        assert_int_equal(iam_policy_statement_count(one->policy), 2);
+        assert_int_equal(iam_policy_eval(one->policy, IAM_CONNECT, CLUSTER_ARN).effect, IAM_ALLOW);
+        iam_decision d = iam_policy_eval(one->policy, IAM_READ_DATA, "arn:aws:kafka:r:1:topic/c/u/t");
+        assert_int_equal(d.effect, IAM_ALLOW);
+        assert_non_null(strstr(d.by, "reader.json Statement[0]")); /* named by the file it came from */
+        d = iam_policy_eval(one->policy, IAM_CONNECT, CLUSTER_ARN);
+        assert_non_null(strstr(d.by, "identities.json: identities[0].policies[0] Statement"));
+        /* no "policies": everything (allow), or an empty set (deny) */
+        const iam_cred *two = iam_store_lookup(st, "AKIATWO");
+        if (mode == IAM_AUTHZ_DEFAULT_ALLOW) {
+            assert_null(two->policy);
+        } else {
+            assert_non_null(two->policy);
+            assert_int_equal(iam_policy_eval(two->policy, IAM_CONNECT, CLUSTER_ARN).effect, IAM_IMPLICIT_DENY);
+        }
+        /* "policies": [] is an empty set in both modes */
+        const iam_cred *three = iam_store_lookup(st, "AKIATHREE");
+        assert_non_null(three->policy);
+        assert_int_equal(iam_policy_eval(three->policy, IAM_CONNECT, CLUSTER_ARN).effect, IAM_IMPLICIT_DENY);
+        /* a role's credentials carry the role's policies, across rotation */
+        const iam_cred *app = iam_store_current(st, "app");
+        assert_non_null(app->policy);
+        assert_int_equal(iam_store_rotate_due(st, T0 + HOUR), 1);
+        assert_ptr_equal(iam_store_current(st, "app")->policy, app->policy);
+        /* plaintext.principal lookups: by principal ARN, access key id, role name or role ARN */
+        const char *who;
+        bool found;
+        assert_ptr_equal(iam_store_policy_of(st, "arn:aws:iam::1:user/one", &who, &found), one->policy);
+        assert_true(found);
+        assert_string_equal(who, "arn:aws:iam::1:user/one");
+        assert_ptr_equal(iam_store_policy_of(st, "AKIAONE", &who, &found), one->policy);
+        assert_ptr_equal(iam_store_policy_of(st, "app", &who, &found), app->policy);
+        assert_string_equal(who, "arn:aws:iam::1:role/app");
+        assert_ptr_equal(iam_store_policy_of(st, "arn:aws:iam::1:role/app", &who, &found), app->policy);
+        assert_null(iam_store_policy_of(st, "nobody", &who, &found));
+        assert_false(found);
+        iam_store_free(st);
+    }
+    tmp_dir_remove(dir);
+}
+
+/* A policy that cannot be read stops the load with the file, the entry and the reason. */
+static void test_policy_errors(void **state) {
+    (void)state;
+    static const char *const id = "{\"identities\": [{\"access_key_id\": \"AKIAONE\", \"secret_access_key\": \"s\","
+                                  " \"principal\": \"arn:aws:iam::1:user/one\", \"policies\": %s}]}";
+    char text[1024];
+    snprintf(text, sizeof text, id, "{}");
+    expect_error(text, "identities[0]: policies must be a list of policy documents or file paths");
+    snprintf(text, sizeof text, id, "[{\"Statement\": {\"Effect\": \"Allow\", \"Action\": \"kafka-cluster:Connect\", "
+                                    "\"Resource\": \"*\", \"Condition\": {\"Bool\": {\"aws:SecureTransport\": \"true\"}}}}]");
+    expect_error(text, "identities[0].policies[0]: Statement: Condition Bool on aws:SecureTransport is not evaluated by "
+                       "mskmock; remove it or keep it out of the policies given to mskmock");
+    snprintf(text, sizeof text, id, "[{\"Statement\": {\"Effect\": \"Permit\"}}]");
+    expect_error(text, "identities[0].policies[0]: Statement: Effect must be \"Allow\" or \"Deny\", not 'Permit'");
+
+    /* a policy file that is missing, or not JSON: its path, line and column */
+    char dir[64], ids[160], pol[160];
+    tmp_dir_new(dir, sizeof dir, "iam-pol");
+    snprintf(pol, sizeof pol, "%s/bad.json", dir);
+    FILE *f = fopen(pol, "w");
+    assert_non_null(f);
+    fputs("{\"Statement\": [\n  {\"Effect\": \"Allow\",}\n]}", f);
+    fclose(f);
+    snprintf(ids, sizeof ids, "%s/identities.json", dir);
+    for (int i = 0; i < 2; i++) {
+        snprintf(text, sizeof text, id, i == 0 ? "[\"bad.json\"]" : "[\"missing.json\"]");
+        f = fopen(ids, "w");
+        assert_non_null(f);
+        fputs(text, f);
+        fclose(f);
+        iam_store_settings set = {ids, HOUR, HOUR, false, IAM_AUTHZ_DEFAULT_ALLOW};
+        iam_store *st = NULL;
+        char err[512] = "";
+        assert_int_equal(iam_store_open(&st, &set, T0, err, sizeof err), -1);
+        assert_null(st);
+        char want[512];
+        if (i == 0)
+            snprintf(want, sizeof want, "%s: identities[0].policies[0]: %s: line 2 column", ids, pol);
+        else
+            snprintf(want, sizeof want, "%s: identities[0].policies[0]: unable to open %s/missing.json", ids, dir);
+        if (!strstr(err, want)) fail_msg("got: %s\nwant: %s...", err, want);
+    }
+    tmp_dir_remove(dir);
+}
+
 int main(void) {
     const char *lvl = getenv("MSKMOCK_TEST_LOG");
     log_level ll = LOG_ERROR;
@@ -831,6 +957,8 @@ int main(void) {
         cmocka_unit_test_teardown(test_endpoint_slow_client, teardown_files),
         cmocka_unit_test_teardown(test_endpoint_too_many_clients, teardown_files),
         cmocka_unit_test_teardown(test_endpoint_start_errors, teardown_files),
+        cmocka_unit_test_teardown(test_policies, teardown_files),
+        cmocka_unit_test_teardown(test_policy_errors, teardown_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
