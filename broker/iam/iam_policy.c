@@ -60,36 +60,34 @@ const char *iam_resource_type_name(iam_resource_type t) {
 
 /* ---- globs ------------------------------------------------------------------------------ */
 
-bool iam_glob(const char *p, const char *t, bool nocase) {
-    /* Greedy with one backtrack point: every '*' is alike, so the latest one is enough. */
-    const char *star = NULL, *resume = NULL;
-    while (*t) {
-        char pc = *p, tc = *t;
-        if (nocase) pc = (char)tolower((unsigned char)pc), tc = (char)tolower((unsigned char)tc);
-        if (*p == '*') {
-            star = ++p;
-            resume = t;
-        } else if (*p && (*p == '?' || pc == tc)) {
-            p++, t++;
-        } else if (star) {
-            p = star;
-            t = ++resume;
+/* Glob over lengths (no terminator needed): greedy, with one backtrack point, since every '*' is alike. */
+static bool glob_n(const char *p, size_t pn, const char *t, size_t tn, bool nocase) {
+    size_t pi = 0, ti = 0, star = (size_t)-1, resume = 0;
+    while (ti < tn) {
+        if (pi < pn && p[pi] == '*') {
+            star = ++pi;
+            resume = ti;
+        } else if (pi < pn && (p[pi] == '?' || p[pi] == t[ti] ||
+                               (nocase && tolower((unsigned char)p[pi]) == tolower((unsigned char)t[ti])))) {
+            pi++, ti++;
+        } else if (star != (size_t)-1) {
+            pi = star;
+            ti = ++resume;
         } else {
             return false;
         }
     }
-    while (*p == '*') p++;
-    return !*p;
+    while (pi < pn && p[pi] == '*') pi++;
+    return pi == pn;
 }
 
-typedef enum { MATCH_EXACT, MATCH_SOME_TAIL } match_mode;
+bool iam_glob(const char *p, const char *t, bool nocase) { return glob_n(p, strlen(p), t, strlen(t), nocase); }
 
 /*
- * ARN matching by dynamic programming over the pattern: a '*' inside a segment cannot
- * cross a ':', so the greedy single-backtrack scheme does not apply. MATCH_SOME_TAIL: the
- * text is a prefix, and the question is whether some continuation of it matches.
+ * Could some continuation of the prefix t match p? By dynamic programming over the pattern
+ * (a '*' inside a segment cannot cross a ':'); slow, but eval_any caches its answers.
  */
-static bool arn_match(const char *p, const char *t, match_mode mode) {
+static bool arn_match_some_tail(const char *p, const char *t) {
     size_t m = strlen(p);
     if (m > MAX_PATTERN) return false;
     bool a[MAX_PATTERN + 1], b[MAX_PATTERN + 1];
@@ -117,14 +115,25 @@ static bool arn_match(const char *p, const char *t, match_mode mode) {
         bool *tmp = cur;
         cur = next, next = tmp;
     }
-    if (mode == MATCH_SOME_TAIL) return true; /* some state is alive: a tail can finish it */
-    return cur[m];
+    return true; /* some state is alive: a tail can finish it */
 }
 
-bool iam_arn_glob(const char *pattern, const char *arn) {
-    if (!strpbrk(pattern, "*?")) return strcmp(pattern, arn) == 0;
-    if (strcmp(pattern, "*") == 0) return true;
-    return arn_match(pattern, arn, MATCH_EXACT);
+/*
+ * Segment by segment: the first five colon-separated segments each match on their own (a
+ * wildcard stays inside its segment); a segment whose pattern ends in '*' may run on, so from
+ * there the rest matches as one glob; the resource (everything after the fifth colon, where
+ * group ids may hold colons) matches as one glob. Linear for the patterns policies hold.
+ */
+bool iam_arn_glob(const char *p, const char *t) {
+    for (int seg = 0; seg < 5; seg++) {
+        const char *pc = strchr(p, ':'), *tc = strchr(t, ':');
+        size_t pn = pc ? (size_t)(pc - p) : strlen(p), tn = tc ? (size_t)(tc - t) : strlen(t);
+        if (pn && p[pn - 1] == '*') return glob_n(p, strlen(p), t, strlen(t), false);
+        if (!glob_n(p, pn, t, tn, false)) return false;
+        if (!pc || !tc) return !pc && !tc;
+        p = pc + 1, t = tc + 1;
+    }
+    return glob_n(p, strlen(p), t, strlen(t), false);
 }
 
 /* Does the pattern match every ARN that starts with prefix? (A final '*' takes any tail.) */
@@ -148,6 +157,9 @@ struct iam_policy {
     stmt *s;
     size_t n, cap;
     size_t ignored;
+    /* eval_any answers, per action, for the prefix last asked (the loop asks few prefixes) */
+    char *any_prefix[IAM_ACTION_COUNT];
+    iam_decision any[IAM_ACTION_COUNT];
 };
 
 iam_policy *iam_policy_new(void) { return calloc(1, sizeof(iam_policy)); }
@@ -161,6 +173,7 @@ static void stmt_free(stmt *s) {
 void iam_policy_free(iam_policy *p) {
     if (!p) return;
     for (size_t i = 0; i < p->n; i++) stmt_free(&p->s[i]);
+    for (int a = 0; a < IAM_ACTION_COUNT; a++) free(p->any_prefix[a]);
     free(p->s);
     free(p);
 }
@@ -205,11 +218,12 @@ static int string_list(pctx *c, const json_t *v, const char *key, const char ***
             free(a);
             return fail(c, "%s[%zu] is not a string", key, i);
         }
-        a[i] = json_string_value(e);
-        if (!a[i][0] || strlen(a[i]) > MAX_PATTERN) {
+        const char *str = json_string_value(e);
+        if (!str[0] || strlen(str) > MAX_PATTERN) {
             free(a);
-            return fail(c, "%s '%s' is empty or longer than %d characters", key, iam_quote(a[i]).s, MAX_PATTERN);
+            return fail(c, "%s '%s' is empty or longer than %d characters", key, iam_quote(str).s, MAX_PATTERN);
         }
+        a[i] = str;
     }
     *out = a;
     *count = k;
@@ -434,14 +448,16 @@ static bool stmt_some(const stmt *s, const char *prefix) {
         return true;
     }
     for (size_t i = 0; i < s->nresources; i++)
-        if (strcmp(s->resources[i], "*") == 0 || arn_match(s->resources[i], prefix, MATCH_SOME_TAIL)) return true;
+        if (strcmp(s->resources[i], "*") == 0 || arn_match_some_tail(s->resources[i], prefix)) return true;
     return false;
 }
+
+static iam_decision eval_any_uncached(const iam_policy *p, iam_action a, const char *arn_prefix);
 
 static bool stmt_every(const stmt *s, const char *prefix) {
     if (s->not_resource) {
         for (size_t i = 0; i < s->nresources; i++)
-            if (arn_match(s->resources[i], prefix, MATCH_SOME_TAIL)) return false;
+            if (arn_match_some_tail(s->resources[i], prefix)) return false;
         return true;
     }
     for (size_t i = 0; i < s->nresources; i++)
@@ -452,6 +468,25 @@ static bool stmt_every(const stmt *s, const char *prefix) {
 iam_decision iam_policy_eval_any(const iam_policy *p, iam_action a, const char *arn_prefix) {
     iam_decision d = {IAM_IMPLICIT_DENY, NULL};
     if (!p || (unsigned)a >= IAM_ACTION_COUNT) return d;
+    /*
+     * The answer depends only on the policy, the action and the prefix, and the prefix walk is
+     * slow (dynamic programming): keep it. The cache is the only thing that changes in a
+     * policy after it is built, and only the loop thread evaluates policies.
+     */
+    iam_policy *mp = (iam_policy *)p;
+    if (mp->any_prefix[a] && strcmp(mp->any_prefix[a], arn_prefix) == 0) return mp->any[a];
+    d = eval_any_uncached(p, a, arn_prefix);
+    char *copy = strdup(arn_prefix);
+    if (copy) {
+        free(mp->any_prefix[a]);
+        mp->any_prefix[a] = copy;
+        mp->any[a] = d;
+    }
+    return d;
+}
+
+static iam_decision eval_any_uncached(const iam_policy *p, iam_action a, const char *arn_prefix) {
+    iam_decision d = {IAM_IMPLICIT_DENY, NULL};
     for (size_t i = 0; i < p->n; i++) {
         const stmt *s = &p->s[i];
         if (!(s->actions & BIT(a))) continue;

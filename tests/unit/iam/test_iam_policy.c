@@ -74,6 +74,11 @@ static void test_globs(void **state) {
     assert_true(iam_arn_glob("arn:aws:kafka:*", TOPIC("x")));  /* a final '*' runs on over colons */
     assert_false(iam_arn_glob("arn:aws:kafka:*:123456789012:group/*", TOPIC("x")));
     assert_true(iam_arn_glob("*", GROUP("g")));
+    /* segments: a pattern with fewer or more segments than the ARN does not match */
+    assert_false(iam_arn_glob("arn:aws:kafka", TOPIC("x")));
+    assert_false(iam_arn_glob(TOPIC("x") ":extra", TOPIC("x")));
+    /* the resource part may hold colons (group ids): a '*' there runs over them */
+    assert_true(iam_arn_glob(GROUP("app:*"), GROUP("app:eu:1")));
 }
 
 typedef struct eval_case {
@@ -320,6 +325,18 @@ static void test_refusals(void **state) {
     iam_policy_free(p);
 }
 
+/*
+ * Regression: the refusal of an empty (or over-long) Action or Resource string quoted the
+ * string after freeing the list it was read into (found by gcc -O0 -Wuse-after-free).
+ */
+static void test_empty_pattern_refusal_quotes_the_string(void **state) {
+    (void)state;
+    refused("{\"Statement\": [{\"Effect\": \"Allow\", \"Action\": [\"kafka-cluster:Connect\", \"\"], \"Resource\": \"*\"}]}",
+            "Statement[0]: Action '' is empty or longer than 2048 characters");
+    refused("{\"Statement\": [{\"Effect\": \"Allow\", \"Action\": \"kafka-cluster:Connect\", \"Resource\": [\"*\", \"\"]}]}",
+            "Statement[0]: Resource '' is empty or longer than 2048 characters");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_globs),
@@ -332,6 +349,7 @@ int main(void) {
         cmocka_unit_test(test_some_resource),
         cmocka_unit_test(test_action_table),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_empty_pattern_refusal_quotes_the_string),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
