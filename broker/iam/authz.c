@@ -12,6 +12,8 @@
 #include "sasl.h"
 
 #define UUID_SETTING "msk.cluster.uuid"
+#define CACHE_SLOTS 32 /* per connection, direct-mapped */
+#define CACHE_NAME 120 /* longer resource names are decided every time */
 #define ARN_INLINE 512 /* longer ARNs (long group ids) are built on the heap */
 
 struct authz {
@@ -137,6 +139,57 @@ static void arn_done(arn_buf *b) {
     if (b->p != b->inline_buf) free(b->p);
 }
 
+/* ---- the per-connection cache of allowed decisions ---- */
+
+/*
+ * Only allowed decisions are kept (a refusal is decided again, so that its log line says
+ * why). An entry is (action, resource type, name) exactly: no hash alone ever allows.
+ */
+typedef struct cache_entry {
+    uint64_t hash;
+    int8_t action; /* -1: empty */
+    int8_t type;
+    uint8_t len;
+    char name[CACHE_NAME];
+} cache_entry;
+
+struct authz_cache {
+    cache_entry e[CACHE_SLOTS];
+};
+
+static uint64_t key_hash(int action, int type, const char *name, size_t len) {
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)(action * 8 + type); /* FNV-1a */
+    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)name[i]) * 1099511628211ull;
+    return h;
+}
+
+static cache_entry *cache_slot(const conn *c, uint64_t h) {
+    return c->authz_cache ? &c->authz_cache->e[h % CACHE_SLOTS] : NULL;
+}
+
+static bool cache_hit(const conn *c, uint64_t h, int action, int type, const char *name, size_t len) {
+    const cache_entry *e = cache_slot(c, h);
+    return e && e->action == action && e->hash == h && e->type == type && e->len == len &&
+           memcmp(e->name, name, len) == 0;
+}
+
+static void cache_put(conn *c, uint64_t h, int action, int type, const char *name, size_t len) {
+    if (len > CACHE_NAME) return;
+    if (!c->authz_cache) {
+        c->authz_cache = malloc(sizeof *c->authz_cache);
+        if (!c->authz_cache) return;
+        for (int i = 0; i < CACHE_SLOTS; i++) c->authz_cache->e[i].action = -1;
+    }
+    cache_entry *e = cache_slot(c, h);
+    *e = (cache_entry){.hash = h, .action = (int8_t)action, .type = (int8_t)type, .len = (uint8_t)len};
+    memcpy(e->name, name, len);
+}
+
+void authz_forget(conn *c) {
+    free(c->authz_cache);
+    c->authz_cache = NULL;
+}
+
 /* ---- decisions ---- */
 
 typedef struct verdict {
@@ -202,7 +255,13 @@ int16_t authz_check(srv *s, req *r, iam_resource_type type, const char *name, si
         arn_done(&b);
         return code;
     }
+    uint64_t h = key_hash(act, type, name, len);
+    if (cache_hit(r->c, h, act, type, name, len)) {
+        arn_done(&b);
+        return 0;
+    }
     verdict v = decide(s, w.policy, act, type, arn);
+    if (v.allowed) cache_put(r->c, h, act, type, name, len);
     if (!v.allowed) {
         const char *by = v.d.effect == IAM_EXPLICIT_DENY ? "denied by " : "no statement allowed it";
         const char *stmt = v.d.effect == IAM_EXPLICIT_DENY ? v.d.by : "";
@@ -218,15 +277,18 @@ int16_t authz_check(srv *s, req *r, iam_resource_type type, const char *name, si
     return v.allowed ? 0 : code;
 }
 
-bool authz_allowed(srv *s, const conn *c, iam_action a, const char *name, size_t len) {
+bool authz_allowed(srv *s, conn *c, iam_action a, const char *name, size_t len) {
     who w = policies_of(s, c);
     if (w.everything) return true;
     if (w.why_none) return false;
     iam_resource_type type = iam_action_get(a)->resource;
+    uint64_t h = key_hash(a, type, name, len);
+    if (cache_hit(c, h, a, type, name, len)) return true;
     arn_buf b = {.p = NULL};
     const char *arn = arn_of(s->authz, type, name, len, &b);
     verdict v = decide(s, w.policy, a, type, arn);
     arn_done(&b);
+    if (v.allowed) cache_put(c, h, a, type, name, len);
     return v.allowed;
 }
 
@@ -247,7 +309,7 @@ static const op_map cluster_ops[] = {
 };
 static const op_map txn_ops[] = {{4, IAM_ALTER_TRANSACTIONAL_ID}, {8, IAM_DESCRIBE_TRANSACTIONAL_ID}};
 
-int32_t authz_operations(srv *s, const conn *c, iam_resource_type type, const char *name, size_t len) {
+int32_t authz_operations(srv *s, conn *c, iam_resource_type type, const char *name, size_t len) {
     const op_map *m = type == IAM_RES_TOPIC ? topic_ops : type == IAM_RES_GROUP ? group_ops
                       : type == IAM_RES_CLUSTER ? cluster_ops : txn_ops;
     size_t n = type == IAM_RES_TOPIC ? sizeof topic_ops / sizeof *m : type == IAM_RES_GROUP ? sizeof group_ops / sizeof *m

@@ -48,7 +48,10 @@ const char *authz_cluster_arn(const srv *s);
  */
 int16_t authz_check(srv *s, req *r, iam_resource_type type, const char *name, size_t len);
 /* The same decision for an action the caller names, without a log line (listings, authorized_operations). */
-bool authz_allowed(srv *s, const conn *c, iam_action a, const char *name, size_t len);
+bool authz_allowed(srv *s, conn *c, iam_action a, const char *name, size_t len);
+
+/* Drop the connection's cached decisions (at close, and when it authenticates again). */
+void authz_forget(conn *c);
 
 /*
  * Kafka's authorized_operations bit field (Metadata, DescribeGroups, DescribeCluster) for a
@@ -56,7 +59,7 @@ bool authz_allowed(srv *s, const conn *c, iam_action a, const char *name, size_t
  * DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12) whose IAM action the
  * connection's policies allow on it.
  */
-int32_t authz_operations(srv *s, const conn *c, iam_resource_type type, const char *name, size_t len);
+int32_t authz_operations(srv *s, conn *c, iam_resource_type type, const char *name, size_t len);
 
 /*
  * At SaslAuthenticate: may the principal of these policies (NULL: none, allowed everything)

@@ -395,6 +395,7 @@ static void authenticate(srv *s, req *r, const uint8_t *bytes, size_t len, auth_
     c->principal = strdup(o->principal);
     free(c->access_key_id);
     c->access_key_id = strdup(o->access_key_id);
+    authz_forget(c); /* other credentials may carry other policies */
     c->sasl_state = SASL_AUTHENTICATED;
     c->session_expiry_ms = o->lifetime_ms ? clk_now_ms() + o->lifetime_ms : 0;
     log_info("conn=%llu client=%s %s as %s via %s, session %lld ms, request-id=%s", (unsigned long long)c->id,

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "iam/authz.h"
 #include "iam/sasl.h"
 #include "log.h"
 #include "req.h"
@@ -35,6 +36,7 @@ static void on_close(uv_handle_t *h) {
     free(c->rbuf);
     free(c->client_id);
     free(c->principal);
+    authz_forget(c);
     free(c->access_key_id);
     if (c->tls) tls_conn_free(c->tls);
     free(c);

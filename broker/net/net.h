@@ -21,6 +21,7 @@ struct conn {
     bool sasl_raw;            /* SaslHandshake v0: the next frame is a raw SASL token */
     char *principal;          /* "IAM.<arn>" once authenticated */
     char *access_key_id;      /* of the credentials that signed the session's token */
+    struct authz_cache *authz_cache; /* decisions allowed so far (broker/iam/authz.c) */
     int64_t session_expiry_ms;/* wall clock; 0: none */
     int64_t reauth_started_ms;  /* a re-authentication is under way since then (0: none) */
     int64_t last_reauth_ms;     /* start of the previous re-authentication (0: none yet) */
