@@ -9,7 +9,10 @@
 #     durability of Kafka's own defaults), mskmock with :memory:,
 #     librdkafka's mock cluster in the bench process, and in a process of its own.
 #     Also mskmock-{disk,memory}-sasl-ssl (clients on the IAM listener: SASL_SSL,
-#     OAUTHBEARER) and -sasl-ssl-nodelay (the same with socket.nagle.disable=true).
+#     OAUTHBEARER) and -sasl-ssl-nodelay (the same with socket.nagle.disable=true), and
+#     any mskmock target with -authz: the clients' requests decided by a 20-statement IAM
+#     policy (bench/authz/policy.json, applied to the plaintext listener by
+#     plaintext.principal) instead of allowed without one.
 #   MODE=groups: consumer-group rebalance time (3 and 30 librdkafka consumers) and
 #     500 groups x 3 members joining at once (raw driver), on mskmock-disk,
 #     mskmock-memory, mock-isolated (the mock without the 500-group test: see
@@ -109,7 +112,7 @@ wait_quiet() {
 
 # mskbench arguments of a target in the current MODE.
 target_args() {
-  local t="$1" storage=() security=() client=()
+  local t="$1" storage=() security=() client=() authz=()
   case "$t" in
     mskmock-memory*) storage=(--data-dir :memory:) ;;
     mskmock-disk-off*) storage=(--broker-set storage.sync=off) ;;
@@ -120,9 +123,14 @@ target_args() {
   case "$t" in
     *-nodelay) client=(--client-set socket.nagle.disable=true) ;;
   esac
+  case "$t" in
+    *-authz) authz=(--broker-set "iam.identities.file=$root/bench/authz/identities.json"
+                    --broker-set "plaintext.principal=arn:aws:iam::123456789012:user/bench") ;;
+  esac
   case "$MODE:$t" in
     throughput:mskmock-disk* | throughput:mskmock-memory*)
-      args=(mskmock --binary "$bin" "${storage[@]}" "${security[@]}" "${client[@]}" --messages "$MESSAGES") ;;
+      args=(mskmock --binary "$bin" "${storage[@]}" "${security[@]}" "${client[@]}" "${authz[@]}"
+            --messages "$MESSAGES") ;;
     throughput:mock) args=(mock --messages "$MESSAGES") ;;
     throughput:mock-isolated) args=(mock --isolated --messages "$MESSAGES") ;;
     groups:mskmock-disk | groups:mskmock-memory) args=(groups --target mskmock --binary "$bin" "${storage[@]}") ;;

@@ -85,6 +85,8 @@ static const key_def keys[] = {
       0, NULL,
       "InitProducerId without a transactional id passes with WriteData on any topic (Apache Kafka's KIP-679); "
       "false (MSK): it needs kafka-cluster:WriteDataIdempotently on the cluster"),
+    K("iam.policy.propagation.ms", T_INT, iam_policy_propagation_ms, "0", NULL, NULL, 0, INT32_MAX, NULL,
+      "policies reloaded with SIGHUP apply after this delay (MSK takes up to about a minute)"),
     K("plaintext.principal", T_STR, plaintext_principal, "", NULL, NULL, 0, 0, NULL,
       "identity (principal ARN or access key id) or role (name or ARN) whose policies apply to the plaintext "
       "listener; empty: plaintext connections are allowed everything"),

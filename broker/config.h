@@ -49,6 +49,7 @@ typedef struct config {
     int64_t iam_token_invalidation;
     int64_t iam_authorization_default;
     bool iam_authorization_idempotent_relaxed;
+    int64_t iam_policy_propagation_ms;
     char *plaintext_principal;
     char *msk_account_id;
     char *msk_cluster_name;

@@ -9,6 +9,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "iam/authz.h"
 #include "log.h"
 #include "srv.h"
 
@@ -24,7 +25,7 @@ static void usage(FILE *f) {
     }
 }
 
-static uv_signal_t sigterm, sigint;
+static uv_signal_t sigterm, sigint, sighup;
 
 static void on_signal(uv_signal_t *h, int signum) {
     srv *s = h->data;
@@ -33,6 +34,13 @@ static void on_signal(uv_signal_t *h, int signum) {
     srv_close(s);
     uv_close((uv_handle_t *)&sigterm, NULL);
     uv_close((uv_handle_t *)&sigint, NULL);
+    uv_close((uv_handle_t *)&sighup, NULL);
+}
+
+/* SIGHUP: the IAM policies of iam.identities.file are read again (iam/authz.h). */
+static void on_sighup(uv_signal_t *h, int signum) {
+    (void)signum;
+    authz_reload(h->data);
 }
 
 /* Thousands of client connections need as many descriptors as the hard limit allows. */
@@ -124,9 +132,11 @@ int main(int argc, char **argv) {
     if (srv_init(&s, loop, &cfg, err, sizeof err) != 0) return fail("", err);
     uv_signal_init(loop, &sigterm);
     uv_signal_init(loop, &sigint);
-    sigterm.data = sigint.data = &s;
+    uv_signal_init(loop, &sighup);
+    sigterm.data = sigint.data = sighup.data = &s;
     uv_signal_start(&sigterm, on_signal, SIGTERM);
     uv_signal_start(&sigint, on_signal, SIGINT);
+    uv_signal_start(&sighup, on_sighup, SIGHUP);
 
     char nodes[1024] = "";
     size_t off = 0;

@@ -210,6 +210,7 @@ void srv_close(srv *s) {
     net_close_all(s);
     grp_close_all(s);
     sasl_close(s);
+    authz_close(s);
     if (!uv_is_closing((uv_handle_t *)&s->commit_handle)) uv_close((uv_handle_t *)&s->commit_handle, NULL);
     if (!uv_is_closing((uv_handle_t *)&s->housekeeping)) uv_close((uv_handle_t *)&s->housekeeping, NULL);
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "ids.h"
 #include "iam_store.h"
 #include "log.h"
@@ -23,6 +24,8 @@ struct authz {
     bool plaintext_restricted;    /* plaintext.principal is set */
     const iam_policy *plaintext_policy;
     const char *plaintext_name;   /* its principal ARN, for log lines */
+    iam_store *pending;           /* reloaded policies waiting for iam.policy.propagation.ms */
+    uv_timer_t apply;
 };
 
 static const int16_t denial_code[AUTHZ_TYPES] = {
@@ -59,6 +62,21 @@ static int check_arn_part(const char *key, const char *v, char *err, size_t n) {
     return 0;
 }
 
+/* plaintext.principal's policies: at start, and again after a reload replaced them. */
+static int resolve_plaintext(srv *s, char *err, size_t n) {
+    struct authz *a = s->authz;
+    if (!*s->cfg->plaintext_principal) return 0;
+    bool found;
+    a->plaintext_restricted = true;
+    a->plaintext_policy = iam_store_policy_of(sasl_identities(s), s->cfg->plaintext_principal, &a->plaintext_name, &found);
+    if (!found) {
+        snprintf(err, n, "plaintext.principal '%s' names no identity or role of iam.identities.file",
+                 s->cfg->plaintext_principal);
+        return -1;
+    }
+    return 0;
+}
+
 int authz_init(srv *s, char *err, size_t n) {
     const config *cfg = s->cfg;
     if (check_arn_part("msk.account.id", cfg->msk_account_id, err, n) ||
@@ -74,17 +92,10 @@ int authz_init(srv *s, char *err, size_t n) {
     snprintf(a->base, sizeof a->base, "arn:aws:kafka:%.64s:%.64s:", cfg->iam_region, cfg->msk_account_id);
     snprintf(a->suffix, sizeof a->suffix, "%.128s/%.128s", cfg->msk_cluster_name, uuid);
     snprintf(a->cluster_arn, sizeof a->cluster_arn, "%scluster/%s", a->base, a->suffix);
-    if (*cfg->plaintext_principal) {
-        bool found;
-        a->plaintext_restricted = true;
-        a->plaintext_policy =
-            iam_store_policy_of(sasl_identities(s), cfg->plaintext_principal, &a->plaintext_name, &found);
-        if (!found) {
-            snprintf(err, n, "plaintext.principal '%s' names no identity or role of iam.identities.file",
-                     cfg->plaintext_principal);
-            return -1;
-        }
-    }
+    if (resolve_plaintext(s, err, n)) return -1;
+    uv_timer_init(s->loop, &a->apply);
+    a->apply.data = s;
+    uv_unref((uv_handle_t *)&a->apply);
     log_info("iam: resource ARNs: cluster %s, topics %stopic/%s/<topic>, groups %sgroup/%s/<group>; identities "
              "without policies are %s; plaintext listener: %s",
              a->cluster_arn, a->base, a->suffix, a->base, a->suffix,
@@ -93,9 +104,60 @@ int authz_init(srv *s, char *err, size_t n) {
     return 0;
 }
 
+void authz_close(srv *s) {
+    struct authz *a = s->authz;
+    if (a && a->apply.type == UV_TIMER && !uv_is_closing((uv_handle_t *)&a->apply)) uv_close((uv_handle_t *)&a->apply, NULL);
+}
+
 void authz_free(srv *s) {
+    if (!s->authz) return;
+    iam_store_free(s->authz->pending);
     free(s->authz);
     s->authz = NULL;
+}
+
+/* ---- reload ---- */
+
+static void apply_pending(uv_timer_t *t) {
+    srv *s = t->data;
+    struct authz *a = s->authz;
+    if (!a->pending) return;
+    char note[1024], err[256];
+    int n = iam_store_take_policies(sasl_identities(s), a->pending, note, sizeof note);
+    iam_store_free(a->pending);
+    a->pending = NULL;
+    for (conn *c = s->conns; c; c = c->next) authz_forget(c); /* decide afresh */
+    if (resolve_plaintext(s, err, sizeof err) != 0) {
+        /* the identity it names is gone from the file: nothing for the plaintext listener */
+        a->plaintext_policy = NULL;
+        log_warn("iam: %s; the plaintext listener keeps its previous principal's policies until restart", err);
+    }
+    log_info("iam: reloaded policies applied to %d identities and roles%s%s", n, note[0] ? "; at the next start: " : "",
+             note);
+}
+
+int authz_reload(srv *s) {
+    struct authz *a = s->authz;
+    const config *cfg = s->cfg;
+    if (!*cfg->iam_identities_file) {
+        log_warn("iam: SIGHUP: no iam.identities.file to reload");
+        return -1;
+    }
+    iam_store_settings set = {cfg->iam_identities_file, cfg->iam_credentials_rotation_interval_ms,
+                              cfg->iam_credentials_lifetime_ms, cfg->iam_credentials_new_session_name,
+                              cfg->iam_authorization_default};
+    iam_store *fresh = NULL;
+    char err[1024];
+    if (iam_store_open(&fresh, &set, clk_now_ms(), err, sizeof err) != 0) {
+        log_warn("iam: SIGHUP: reload refused, the current policies stay: %s", err);
+        return -1;
+    }
+    iam_store_free(a->pending); /* a newer reload replaces one still waiting */
+    a->pending = fresh;
+    log_info("iam: SIGHUP: policies read from %s; they apply in %lld ms (iam.policy.propagation.ms)",
+             cfg->iam_identities_file, (long long)cfg->iam_policy_propagation_ms);
+    uv_timer_start(&a->apply, apply_pending, (uint64_t)cfg->iam_policy_propagation_ms, 0);
+    return 0;
 }
 
 const char *authz_cluster_arn(const srv *s) { return s->authz ? s->authz->cluster_arn : ""; }

@@ -647,3 +647,51 @@ const iam_policy *iam_store_policy_of(const iam_store *st, const char *name, con
     }
     return NULL;
 }
+
+/* Move one policy set in: the old one goes, and so does every cached pointer to it. */
+static void swap_policy(iam_policy **mine, iam_policy **theirs) {
+    iam_policy_free(*mine);
+    *mine = *theirs;
+    *theirs = NULL;
+}
+
+int iam_store_take_policies(iam_store *st, iam_store *from, char *note, size_t n) {
+    int changed = 0;
+    size_t l = 0;
+    note[0] = '\0';
+    for (size_t i = 0; i < st->ncreds; i++) { /* long-term keys, by access key id */
+        cred_rec *c = st->creds[i];
+        if (c->role) continue;
+        cred_rec *f = find(from, c->pub.access_key_id);
+        if (!f || f->role) {
+            l += (size_t)snprintf(note + l, l < n ? n - l : 0, "%sidentity %s is gone from the file", l ? "; " : "",
+                                  c->pub.access_key_id);
+            continue;
+        }
+        swap_policy(&c->own_policy, &f->own_policy);
+        c->pub.policy = c->own_policy;
+        f->pub.policy = NULL;
+        changed++;
+    }
+    for (size_t i = 0; i < from->ncreds; i++)
+        if (!from->creds[i]->role && !find(st, from->creds[i]->pub.access_key_id))
+            l += (size_t)snprintf(note + l, l < n ? n - l : 0, "%sidentity %s is new", l ? "; " : "",
+                                  from->creds[i]->pub.access_key_id);
+    for (size_t i = 0; i < st->nroles; i++) { /* roles, by name; their issued credentials follow */
+        role_rec *r = &st->roles[i], *f = find_role(from, r->name);
+        if (!f) {
+            l += (size_t)snprintf(note + l, l < n ? n - l : 0, "%srole %s is gone from the file", l ? "; " : "", r->name);
+            continue;
+        }
+        swap_policy(&r->policy, &f->policy);
+        for (size_t k = 0; k < st->ncreds; k++)
+            if (st->creds[k]->role == r) st->creds[k]->pub.policy = r->policy;
+        for (size_t k = 0; k < from->ncreds; k++)
+            if (from->creds[k]->role == f) from->creds[k]->pub.policy = NULL;
+        changed++;
+    }
+    for (size_t i = 0; i < from->nroles; i++)
+        if (!find_role(st, from->roles[i].name))
+            l += (size_t)snprintf(note + l, l < n ? n - l : 0, "%srole %s is new", l ? "; " : "", from->roles[i].name);
+    return changed;
+}

@@ -128,6 +128,14 @@ const char *iam_store_role_name(const iam_store *st, size_t i);
 const char *iam_store_role_arn(const iam_store *st, const char *role);
 
 /*
+ * Reload: take the policies of from's identities (by access key id) and roles (by name)
+ * into st, whose credentials, rotations and sessions stay as they are. Identities or roles
+ * only one of them has are listed in note (they take effect at the next start). Returns how
+ * many identities and roles got from's policies; from is left without them.
+ */
+int iam_store_take_policies(iam_store *st, iam_store *from, char *note, size_t n);
+
+/*
  * The policies of an identity named by its principal ARN or access key id, or of a role by
  * its name or ARN (plaintext.principal). *found says whether it exists; *principal is its ARN.
  */

@@ -13,6 +13,7 @@ and every refusal has a broker log line with the principal, action, ARN and deci
 """
 
 import re
+import signal
 
 import pytest
 
@@ -188,3 +189,49 @@ def test_explicit_deny_beats_allow_all(broker):
     line = refusal(broker, since, "TOPIC_AUTHORIZATION_FAILED(29)",
                    re.escape("kafka-cluster:WriteData on %s: denied by " % topic_arn("secret-x")))
     assert "Statement[1] (Sid NoSecrets)" in line, line
+
+
+def log_time(line):
+    """Seconds of the day from a broker log line's timestamp (2026-12-02T20:26:19.389Z)."""
+    m = re.match(r"\d{4}-\d\d-\d\dT(\d\d):(\d\d):(\d\d\.\d+)Z", line)
+    assert m, line
+    return int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
+
+
+def test_sighup_reloads_policies_after_the_propagation_delay(tmp_path):
+    """A policy fix reaches a running broker with SIGHUP, after iam.policy.propagation.ms;
+    a file that does not load is refused and the policies in force stay."""
+    ids = tmp_path / "identities.json"
+    iam.write_identities(ids, identities=(WRITER,), roles=())
+    b = IamBroker(ids, broker_count=1, credentials_endpoint=False,
+                  config={"msk.cluster.name": CLUSTER, "msk.cluster.uuid": UUID,
+                          "iam.policy.propagation.ms": 1500, "default.replication.factor": 1})
+    b.start()
+    try:
+        create_topic(b, WRITER, "orders-reload")
+        r = produce(b, WRITER, "orders-reload", idempotent=True, check=False, count=5)
+        assert r.rc != 0, r.describe()
+
+        fixed = Identity(WRITER.access_key_id, WRITER.secret_access_key, WRITER.principal,
+                         policies=(policy(CONNECT, ORDERS, ORDERS_GROUPS), policy(IDEMPOTENT)))
+        iam.write_identities(ids, identities=(fixed,), roles=())
+        since = b.log_size()
+        b.proc.send_signal(signal.SIGHUP)
+        read = b.wait_for_log(r"iam: SIGHUP: policies read from .*they apply in 1500 ms", since=since)
+        applied = b.wait_for_log(r"iam: reloaded policies applied to 1 identities and roles", since=since,
+                                 timeout=10)
+        assert read and applied, b.log_tail()
+        assert log_time(applied) - log_time(read) >= 1.4, (read, applied)
+        produce(b, WRITER, "orders-reload", idempotent=True, count=5)
+
+        # a broken file: refused with its position, and the fixed policies stay
+        ids.write_text('{"identities": [\n  {"access_key_id": }\n]}')
+        since = b.log_size()
+        b.proc.send_signal(signal.SIGHUP)
+        line = b.wait_for_log(r"iam: SIGHUP: reload refused, the current policies stay: .*line 2", since=since)
+        assert line, b.log_tail()
+        produce(b, WRITER, "orders-reload", idempotent=True, count=5, start=5)
+        b.assert_alive()
+        b.stop(check=True)
+    finally:
+        b.cleanup()

@@ -184,8 +184,11 @@ static inline void h_free(harness *h) {
     free(h->reqs);
     for (int i = 0; i < h->nconns; i++) {
         free(h->conns[i]->client_id);
+        authz_forget(h->conns[i]);
         free(h->conns[i]);
     }
+    authz_close(&h->s); /* its timer lives in memory srv_free releases: close it first */
+    uv_run(h->s.loop, UV_RUN_NOWAIT);
     srv_free(&h->s);
     cfg_free(&h->cfg);
     kp_arena_free(&h->arena);
