@@ -18,47 +18,12 @@ import signal
 import pytest
 
 import iam
+from authz import (CLUSTER_ARN, CONFIG, CONNECT, IDEMPOTENT, ORDERS, ORDERS_GROUPS, allow, deny,
+                   group_arn, policy, refusal, topic_arn, user)
 from groups import GroupConsumer
 from iam import REGION, Identity, IamBroker, aws_env, run_client_env
 
 pytestmark = pytest.mark.timeout(300)
-
-CLUSTER = "it-authz"
-UUID = "0b5e2f4c-8d7a-4e61-9c3b-2a1f0e9d8c7b-s1"
-ARN = "arn:aws:kafka:%s:%s:" % (REGION, iam.ACCOUNT)
-CLUSTER_ARN = ARN + "cluster/%s/%s" % (CLUSTER, UUID)
-
-
-def topic_arn(name):
-    return ARN + "topic/%s/%s/%s" % (CLUSTER, UUID, name)
-
-
-def group_arn(name):
-    return ARN + "group/%s/%s/%s" % (CLUSTER, UUID, name)
-
-
-def allow(actions, resources, sid=None):
-    st = {"Effect": "Allow", "Action": actions, "Resource": resources}
-    if sid:
-        st["Sid"] = sid
-    return st
-
-
-def policy(*statements):
-    return {"Version": "2012-10-17", "Statement": list(statements)}
-
-
-CONNECT = allow(["kafka-cluster:Connect", "kafka-cluster:DescribeCluster"], CLUSTER_ARN, "Connect")
-ORDERS = allow(["kafka-cluster:CreateTopic", "kafka-cluster:DescribeTopic", "kafka-cluster:WriteData",
-                "kafka-cluster:ReadData"], topic_arn("orders*"), "Orders")
-ORDERS_GROUPS = allow(["kafka-cluster:DescribeGroup", "kafka-cluster:AlterGroup"], group_arn("orders-*"))
-IDEMPOTENT = allow("kafka-cluster:WriteDataIdempotently", CLUSTER_ARN, "Idempotent")
-
-
-def user(name, key, *statements):
-    return Identity("AKIAMSKMOCKAUTHZ%04d" % key, "s3cret/%s+key/0123456789abcdefghijklmnop" % name,
-                    "arn:aws:iam::%s:user/%s" % (iam.ACCOUNT, name), policies=(policy(*statements),))
-
 
 # A topic-only policy (the Terraform most teams start with), and the same plus the cluster grant.
 WRITER = user("writer", 1, CONNECT, ORDERS, ORDERS_GROUPS)
@@ -69,8 +34,7 @@ NOGROUP = user("nogroup", 3, CONNECT, ORDERS,
                allow("kafka-cluster:AlterGroup", group_arn("other-*")))
 # Everything, except writing secrets.
 DENIER = user("denier", 4, allow("kafka-cluster:*", "*"),
-              {"Sid": "NoSecrets", "Effect": "Deny", "Action": "kafka-cluster:WriteData",
-               "Resource": topic_arn("secret*")})
+              deny("kafka-cluster:WriteData", topic_arn("secret*"), "NoSecrets"))
 # Everything on topics, nothing on the cluster.
 NOCONNECT = user("noconnect", 5, allow("kafka-cluster:*Topic*", topic_arn("*")))
 USERS = (WRITER, IDEM, NOGROUP, DENIER, NOCONNECT)
@@ -81,8 +45,7 @@ def broker(tmp_path_factory):
     ids = iam.write_identities(tmp_path_factory.mktemp("authz") / "identities.json", identities=USERS,
                                roles=())
     b = IamBroker(ids, broker_count=3, credentials_endpoint=False,
-                  config={"msk.cluster.name": CLUSTER, "msk.cluster.uuid": UUID,
-                          "iam.authorization.default": "deny"})
+                  config=dict(CONFIG, **{"iam.authorization.default": "deny"}))
     b.start()
     yield b
     try:
@@ -110,15 +73,6 @@ def produce(b, who, topic, idempotent=False, check=True, count=20, start=0):
     if idempotent:
         args.append("--idempotent")
     return run_client_env("python", args, aws_env(who), timeout=120, check=check)
-
-
-def refusal(b, since, code, pattern):
-    """The broker's refusal line with this error code whose reason matches pattern."""
-    rx = r"refused error=%s: %s" % (re.escape(code), pattern)
-    line = b.wait_for_log(rx, since=since, timeout=10)
-    assert line, "no refusal /%s/ in the broker log\n%s" % (rx, b.log_tail())
-    print("broker: " + line)
-    return line
 
 
 def test_startup_prints_the_resource_arns(broker):
@@ -204,8 +158,8 @@ def test_sighup_reloads_policies_after_the_propagation_delay(tmp_path):
     ids = tmp_path / "identities.json"
     iam.write_identities(ids, identities=(WRITER,), roles=())
     b = IamBroker(ids, broker_count=1, credentials_endpoint=False,
-                  config={"msk.cluster.name": CLUSTER, "msk.cluster.uuid": UUID,
-                          "iam.policy.propagation.ms": 1500, "default.replication.factor": 1})
+                  config=dict(CONFIG, **{"iam.policy.propagation.ms": 1500,
+                                         "default.replication.factor": 1}))
     b.start()
     try:
         create_topic(b, WRITER, "orders-reload")

@@ -8,6 +8,7 @@
 //	                                                                    -> {"produced": N}
 //	consume --bootstrap B --topic T --count N --partitions P            -> {"consumed": N,
 //	                                                                        "per_partition": {...}}
+//	list-topics --bootstrap B                                           -> {"topics": [names, sorted]}
 //	group-consume --bootstrap B --group G --topic T [--assignor NAME] [--instance-id ID]
 //	              [--session-timeout-ms MS] [--max-records N] [--commit sync|async|none]
 //	                                                      -> JSON-line events (see group.go)
@@ -106,10 +107,16 @@ func parse(cmd string, args []string) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	if o.bootstrap == "" || o.topic == "" {
-		return o, errors.New("--bootstrap and --topic are required")
+	if o.bootstrap == "" {
+		return o, errors.New("--bootstrap is required")
 	}
-	if o.partitions < 1 {
+	if cmd == "list-topics" {
+		if o.topic != "" || o.partitions != 0 || o.count >= 0 {
+			return o, errors.New("list-topics takes no --topic, --partitions or --count")
+		}
+	} else if o.topic == "" {
+		return o, errors.New("--topic is required")
+	} else if o.partitions < 1 {
 		return o, errors.New("--partitions must be >= 1")
 	}
 	if (cmd == "produce" || cmd == "consume") && o.count < 0 && o.duration == 0 {
@@ -193,6 +200,24 @@ func createTopic(ctx context.Context, o options) (any, error) {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// listTopics asks for the metadata of all topics, as `kafka-topics --list` does; the broker
+// answers with the topics the principal may describe.
+func listTopics(ctx context.Context, o options) (any, error) {
+	cl, err := kgo.NewClient(baseOpts(o)...)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	topics, err := kadm.NewClient(cl).ListTopics(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list topics: %w", err)
+	}
+	if err := topics.Error(); err != nil {
+		return nil, fmt.Errorf("list topics: %w", err)
+	}
+	return map[string]any{"topics": topics.Names()}, nil
 }
 
 func produce(ctx context.Context, o options) (any, error) {
@@ -380,7 +405,7 @@ func fmtHeaders(hs []kgo.RecordHeader) string {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: client (create-topic|produce|consume|group-consume) --bootstrap B --topic T ...")
+		fmt.Fprintln(os.Stderr, "usage: client (create-topic|produce|consume|list-topics|group-consume) --bootstrap B --topic T ...")
 		os.Exit(2)
 	}
 	cmd := os.Args[1]
@@ -392,10 +417,11 @@ func main() {
 		"create-topic": createTopic,
 		"produce":      produce,
 		"consume":      consume,
+		"list-topics":  listTopics,
 	}
 	run, ok := commands[cmd]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "unknown command %q; usage: client (create-topic|produce|consume|group-consume) ...\n", cmd)
+		fmt.Fprintf(os.Stderr, "unknown command %q; usage: client (create-topic|produce|consume|list-topics|group-consume) ...\n", cmd)
 		os.Exit(2)
 	}
 	o, err := parse(cmd, os.Args[2:])

@@ -628,6 +628,11 @@ main().then(
   () => process.exit(0),
   err => {
     process.stderr.write(`error: ${err && err.stack ? err.stack : err}\n`)
+    // KafkaJSAggregateError ("Topic creation errors") carries the per-resource errors, whose
+    // messages (e.g. TOPIC_AUTHORIZATION_FAILED's) its stack does not show.
+    for (const e of (err && Array.isArray(err.errors) ? err.errors : [])) {
+      process.stderr.write(`  caused by: ${e && e.type ? e.type + ': ' : ''}${e && e.message ? e.message : e}\n`)
+    }
     process.exit(1)
   }
 )
