@@ -105,6 +105,15 @@ static const key_def keys[] = {
       "cluster id reported in Metadata and DescribeCluster"),
     K("socket.request.max.bytes", T_INT, socket_request_max_bytes, "104857600", NULL, NULL, 64, INT32_MAX, NULL,
       "largest request frame; a larger one closes the connection"),
+    K("sasl.server.max.receive.size", T_INT, sasl_server_max_receive_size, "524288", NULL, NULL, 64, INT32_MAX,
+      NULL, "largest frame on a SASL listener before the connection has authenticated; a larger one closes it "
+      "before it is buffered"),
+    K("socket.response.queue.max.bytes", T_INT, socket_response_queue_max_bytes, "1048576", NULL, NULL, 0,
+      INT64_MAX, NULL, "unsent response bytes at which the broker stops reading a connection's requests until "
+      "they have gone out (a client that never reads holds at most this much and one response)"),
+    K("request.read.timeout.ms", T_INT, request_read_timeout_ms, "120000", NULL, NULL, 0, INT64_MAX, NULL,
+      "a request frame (and a TLS handshake) must arrive whole within this long of its first byte, else the "
+      "connection is closed (0: no limit)"),
     K("connections.max.idle.ms", T_INT, connections_max_idle_ms, "600000", NULL, NULL, 0, INT64_MAX, NULL,
       "idle connections are closed after this long (0: never)"),
     K("auto.create.topics.enable", T_BOOL, auto_create_topics_enable, "false", "false", "true", 0, 0, NULL,
@@ -123,6 +132,9 @@ static const key_def keys[] = {
       INT64_MAX, NULL, "how often retention is enforced in the background"),
     K("storage.sync", T_ENUM, storage_sync, "normal", NULL, NULL, 0, 0, "off|normal|full",
       "SQLite sync and journal: all survive kill -9; off (rollback journal, fastest) may corrupt on power loss, normal (WAL) may lose the newest commits, full loses none"),
+    K("storage.startup.check.ms", T_INT, storage_startup_check_ms, "3000", NULL, NULL, 0, INT64_MAX, NULL,
+      "at start-up, check the database's structure (PRAGMA quick_check) for at most this long and refuse to "
+      "start on damage (0: no check)"),
     K("fetch.max.wait.cap.ms", T_INT, fetch_max_wait_cap_ms, "30000", NULL, NULL, 0, INT32_MAX, NULL,
       "upper bound on how long a Fetch long poll is parked, whatever max_wait_ms asks"),
     K("topic.config.policy", T_ENUM, topic_config_policy, "serverless", "kafka", "kafka", 0, 0, "serverless|kafka",
@@ -243,13 +255,12 @@ int cfg_set(config *cfg, const char *key, const char *value, char *err, size_t e
         return -1;
     }
     if (strcmp(key, "profile") == 0) {
-        /* a profile replaces the defaults; keys set before it would be lost, so it must come first */
+        /* the profile was settled before any key was applied (cfg_load); here it is only checked */
         cfg_profile p;
         if (cfg_profile_parse(value, &p) != 0) {
             snprintf(err, errlen, "profile: '%s' is not one of serverless|provisioned|kafka", value);
             return -1;
         }
-        if (p != (cfg_profile)cfg->profile) cfg_defaults(cfg, p);
         return 0;
     }
     return set_value(cfg, k, value, err, errlen);
@@ -262,7 +273,13 @@ static char *trim(char *s) {
     return s;
 }
 
-int cfg_load_file(config *cfg, const char *path, char *err, size_t errlen) {
+/*
+ * Every source yields key=value entries in order; one pass finds the profile, a second
+ * applies the keys, so "later sources win" holds for the profile as for any key.
+ */
+typedef int (*entry_fn)(void *ctx, const char *key, const char *value, char *err, size_t errlen);
+
+static int each_file_entry(const char *path, entry_fn fn, void *ctx, char *err, size_t errlen) {
     FILE *f = fopen(path, "r");
     if (!f) {
         snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
@@ -281,7 +298,7 @@ int cfg_load_file(config *cfg, const char *path, char *err, size_t errlen) {
             break;
         }
         *eq = 0;
-        if (cfg_set(cfg, trim(s), trim(eq + 1), why, sizeof why) != 0) {
+        if (fn(ctx, trim(s), trim(eq + 1), why, sizeof why) != 0) {
             snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
             rc = -1;
             break;
@@ -291,14 +308,8 @@ int cfg_load_file(config *cfg, const char *path, char *err, size_t errlen) {
     return rc;
 }
 
-int cfg_load_env(config *cfg, char *err, size_t errlen) {
-    /* profile first, so that it does not reset keys set by other variables */
-    const char *prof = getenv("MSKMOCK_PROFILE");
+static int each_env_entry(entry_fn fn, void *ctx, char *err, size_t errlen) {
     char why[512];
-    if (prof && cfg_set(cfg, "profile", prof, why, sizeof why) != 0) {
-        snprintf(err, errlen, "environment MSKMOCK_PROFILE: %s", why);
-        return -1;
-    }
     for (char **e = environ; *e; e++) {
         if (strncmp(*e, "MSKMOCK_", 8) != 0) continue;
         const char *eq = strchr(*e, '=');
@@ -311,13 +322,55 @@ int cfg_load_env(config *cfg, char *err, size_t errlen) {
             key[i] = c == '_' ? '.' : (char)tolower((unsigned char)c);
         }
         key[n] = 0;
-        if (strcmp(key, "profile") == 0 || strcmp(key, "bin") == 0) continue;
-        if (cfg_set(cfg, key, eq + 1, why, sizeof why) != 0) {
+        if (strcmp(key, "bin") == 0) continue; /* MSKMOCK_BIN names the binary for the tests */
+        if (fn(ctx, key, eq + 1, why, sizeof why) != 0) {
             snprintf(err, errlen, "environment %.*s: %s", (int)(eq - *e), *e, why);
             return -1;
         }
     }
     return 0;
+}
+
+static int each_arg_entry(const cfg_arg *args, int nargs, entry_fn fn, void *ctx, char *err, size_t errlen) {
+    char why[512];
+    for (int i = 0; i < nargs; i++) {
+        if (fn(ctx, args[i].key, args[i].value, why, sizeof why) != 0) {
+            snprintf(err, errlen, "%s: %s", args[i].flag, why);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int each_entry(const char *file, const cfg_arg *args, int nargs, entry_fn fn, void *ctx, char *err,
+                      size_t errlen) {
+    if (file && each_file_entry(file, fn, ctx, err, errlen) != 0) return -1;
+    if (each_env_entry(fn, ctx, err, errlen) != 0) return -1;
+    return each_arg_entry(args, nargs, fn, ctx, err, errlen);
+}
+
+static int find_profile(void *ctx, const char *key, const char *value, char *err, size_t errlen) {
+    if (strcmp(key, "profile") != 0) return 0;
+    if (cfg_profile_parse(value, ctx) != 0) {
+        snprintf(err, errlen, "profile: '%s' is not one of serverless|provisioned|kafka", value);
+        return -1;
+    }
+    return 0;
+}
+
+static int apply_entry(void *ctx, const char *key, const char *value, char *err, size_t errlen) {
+    return cfg_set(ctx, key, value, err, errlen);
+}
+
+int cfg_load(config *cfg, const char *file, const cfg_arg *args, int nargs, char *err, size_t errlen) {
+    cfg_profile prof = PROFILE_SERVERLESS;
+    if (each_entry(file, args, nargs, find_profile, &prof, err, errlen) != 0) return -1;
+    cfg_defaults(cfg, prof);
+    return each_entry(file, args, nargs, apply_entry, cfg, err, errlen);
+}
+
+int cfg_load_file(config *cfg, const char *path, char *err, size_t errlen) {
+    return each_file_entry(path, apply_entry, cfg, err, errlen);
 }
 
 /* MSK Serverless hands out ids like these (seen in the wild: 41, 46, 96, 106, 153). */

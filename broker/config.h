@@ -3,7 +3,8 @@
  * with its type, bounds, documentation and per-profile default. A profile is
  * only a set of defaults; any key can be set on its own. Sources, later ones
  * winning: profile defaults, the properties file, MSKMOCK_<KEY> environment
- * variables, command-line flags.
+ * variables, command-line flags. The profile is settled first, wherever it is
+ * named, so it never resets keys set before it (cfg_load).
  */
 #ifndef CONFIG_H
 #define CONFIG_H
@@ -58,6 +59,9 @@ typedef struct config {
     char *broker_ids;
     char *cluster_id;
     int64_t socket_request_max_bytes;
+    int64_t sasl_server_max_receive_size;
+    int64_t socket_response_queue_max_bytes;
+    int64_t request_read_timeout_ms;
     int64_t connections_max_idle_ms;
     bool auto_create_topics_enable;
     int64_t num_partitions;
@@ -67,6 +71,7 @@ typedef struct config {
     int64_t log_retention_bytes;
     int64_t log_retention_check_interval_ms;
     int64_t storage_sync;
+    int64_t storage_startup_check_ms;
     int64_t fetch_max_wait_cap_ms;
     int64_t topic_config_policy;
     int64_t group_min_session_timeout_ms;
@@ -84,12 +89,24 @@ typedef struct config {
 
 /* Fill cfg with the defaults of the profile. */
 void cfg_defaults(config *cfg, cfg_profile p);
-/* Apply one key=value; returns 0 or -1 with a reason in err. */
+/* Apply one key=value; returns 0 or -1 with a reason in err. "profile" is only checked here. */
 int cfg_set(config *cfg, const char *key, const char *value, char *err, size_t errlen);
 /* Apply a properties file; on error err holds "file:line: reason". */
 int cfg_load_file(config *cfg, const char *path, char *err, size_t errlen);
-/* Apply MSKMOCK_<KEY> variables from environ. */
-int cfg_load_env(config *cfg, char *err, size_t errlen);
+
+/* A key=value from the command line; flag names it in errors ("--set", "--data-dir"). */
+typedef struct cfg_arg {
+    const char *flag;
+    const char *key;
+    const char *value;
+} cfg_arg;
+/*
+ * The whole configuration: the properties file (may be NULL), then MSKMOCK_<KEY> variables,
+ * then the command line's keys in order; later sources win. The profile is settled first
+ * (the last one given anywhere) and its defaults applied before any key, so naming it after
+ * other keys resets none of them.
+ */
+int cfg_load(config *cfg, const char *file, const cfg_arg *args, int nargs, char *err, size_t errlen);
 /* Check cross-key rules and compute derived values. */
 int cfg_finish(config *cfg, char *err, size_t errlen);
 void cfg_free(config *cfg);

@@ -17,6 +17,8 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: mskmock [--config FILE] [--data-dir DIR] [--profile NAME] [--log-level LEVEL]\n"
             "               [--set KEY=VALUE]... [--help] [--version]\n"
+            "       mskmock --salvage DAMAGED.db [--data-dir DIR] ...   copy what is readable of a damaged\n"
+            "               database into a new DIR/mskmock.db (which must not exist), then exit\n"
             "A local AWS MSK Serverless broker. Every configuration key can also be set with an\n"
             "environment variable MSKMOCK_<KEY> (dots become underscores, upper case).\n\nKeys:\n");
     for (size_t i = 0; i < cfg_key_count(); i++) {
@@ -68,10 +70,27 @@ static void tune_malloc(void) {
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
 }
 
+static void salvage_line(void *ctx, const char *line) {
+    (void)ctx;
+    log_info("%s", line);
+}
+
+/* --salvage: what is readable of a damaged database, into a new one in the data directory. */
+static int run_salvage(const char *from, const char *data_dir) {
+    if (strcmp(data_dir, ":memory:") == 0) return fail("--salvage needs a data directory to write into, not ", data_dir);
+    char to[4096], err[1024];
+    snprintf(to, sizeof to, "%s/mskmock.db", data_dir);
+    if (stor_salvage(from, to, salvage_line, NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "mskmock: salvage failed: %s\n", err);
+        return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int64_t t0 = clk_mono_us();
     tune_malloc();
-    const char *config_file = NULL, *data_dir = NULL, *profile = NULL, *level = NULL;
+    const char *config_file = NULL, *data_dir = NULL, *profile = NULL, *level = NULL, *salvage = NULL;
     const char *sets[64];
     int nsets = 0;
     for (int i = 1; i < argc; i++) {
@@ -89,6 +108,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--data-dir")) target = &data_dir;
         else if (!strcmp(a, "--profile")) target = &profile;
         else if (!strcmp(a, "--log-level")) target = &level;
+        else if (!strcmp(a, "--salvage")) target = &salvage;
         else if (!strcmp(a, "--set")) {
             if (i + 1 >= argc || nsets == 64) return fail("--set needs KEY=VALUE", "");
             sets[nsets++] = argv[++i];
@@ -103,27 +123,25 @@ int main(int argc, char **argv) {
 
     static config cfg;
     char err[1024];
-    cfg_defaults(&cfg, PROFILE_SERVERLESS);
-    /* the profile chooses defaults, so it is applied before anything else */
-    const char *env_profile = getenv("MSKMOCK_PROFILE");
-    const char *prof = profile ? profile : env_profile;
-    if (prof && cfg_set(&cfg, "profile", prof, err, sizeof err) != 0) return fail(profile ? "--profile: " : "MSKMOCK_PROFILE: ", err);
-    if (config_file && cfg_load_file(&cfg, config_file, err, sizeof err) != 0) return fail("", err);
-    if (prof && cfg_set(&cfg, "profile", prof, err, sizeof err) != 0) return fail("", err);
-    if (cfg_load_env(&cfg, err, sizeof err) != 0) return fail("", err);
+    /* --data-dir and --log-level come last: they win over --set of the same key */
+    cfg_arg args[64 + 3];
+    int nargs = 0;
+    char kvs[64][1024];
+    if (profile) args[nargs++] = (cfg_arg){"--profile", "profile", profile};
     for (int i = 0; i < nsets; i++) {
-        char kv[1024];
-        snprintf(kv, sizeof kv, "%s", sets[i]);
-        char *eq = strchr(kv, '=');
+        snprintf(kvs[i], sizeof kvs[i], "%s", sets[i]);
+        char *eq = strchr(kvs[i], '=');
         if (!eq) return fail("--set needs KEY=VALUE, got ", sets[i]);
         *eq = 0;
-        if (cfg_set(&cfg, kv, eq + 1, err, sizeof err) != 0) return fail("--set: ", err);
+        args[nargs++] = (cfg_arg){"--set", kvs[i], eq + 1};
     }
-    if (data_dir && cfg_set(&cfg, "data.dir", data_dir, err, sizeof err) != 0) return fail("--data-dir: ", err);
-    if (level && cfg_set(&cfg, "log.level", level, err, sizeof err) != 0) return fail("--log-level: ", err);
+    if (data_dir) args[nargs++] = (cfg_arg){"--data-dir", "data.dir", data_dir};
+    if (level) args[nargs++] = (cfg_arg){"--log-level", "log.level", level};
+    if (cfg_load(&cfg, config_file, args, nargs, err, sizeof err) != 0) return fail("", err);
     if (log_level_parse(cfg.log_level, &log_threshold) != 0)
         return fail("log.level: expected error, warn, info, debug or trace, got ", cfg.log_level);
     if (cfg_finish(&cfg, err, sizeof err) != 0) return fail("", err);
+    if (salvage) return run_salvage(salvage, cfg.data_dir);
 
     signal(SIGPIPE, SIG_IGN);
     raise_fd_limit();

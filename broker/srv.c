@@ -127,11 +127,25 @@ static int open_storage(srv *s, char *err, size_t errlen) {
         snprintf(path, sizeof path, ":memory:");
     else
         snprintf(path, sizeof path, "%s/mskmock.db", dir);
-    char why[512];
+    char why[1024];
     if (stor_open(&s->st, path, (stor_sync)s->cfg->storage_sync, why, sizeof why) != 0) {
-        snprintf(err, errlen, "storage %s: %s", path, why);
+        snprintf(err, errlen, "storage %.3000s: %.1000s", path, why);
         return -1;
     }
+    int64_t t0 = clk_mono_ms();
+    int rc = stor_check(s->st, s->cfg->storage_startup_check_ms, why, sizeof why);
+    if (rc < 0) {
+        stor_close(s->st); /* nothing was written: closing leaves the file as it was found */
+        s->st = NULL;
+        snprintf(err, errlen,
+                 "storage %.3000s is damaged (PRAGMA quick_check: %.1000s); refusing to start on it, the file is "
+                 "unchanged. To copy what is readable into a new database, with DB that file: mv DB DB.damaged && "
+                 "mskmock --salvage DB.damaged (with the same data directory), then start as before (README: \"A "
+                 "damaged database\")", path, why);
+        return -1;
+    }
+    s->storage_check_ms = clk_mono_ms() - t0;
+    s->storage_check_partial = rc == 1 && s->cfg->storage_startup_check_ms > 0;
     return 0;
 }
 
@@ -143,7 +157,7 @@ static int open_storage(srv *s, char *err, size_t errlen) {
 typedef struct open_job {
     srv *s;
     int rc;
-    char err[4700]; /* open_storage names a path of up to 4 KiB */
+    char err[4600]; /* open_storage names a path of up to 3000 bytes and SQLite's reason */
 } open_job;
 
 static void *open_storage_job(void *arg) {
@@ -177,6 +191,9 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen) {
         return -1;
     }
     if (sasl_rc != 0) return -1;
+    if (s->storage_check_partial)
+        log_info("storage: the start-up check stopped after %lld ms (storage.startup.check.ms); the rest of the "
+                 "database was not checked", (long long)s->storage_check_ms);
     if (authz_init(s, err, errlen) != 0) return -1;
     if (topic_load_all(s) != 0) {
         snprintf(err, errlen, "loading topics: %s", stor_errmsg(s->st));

@@ -73,6 +73,8 @@ struct srv {
     uint64_t requests_at_tick; /* srv.requests at the previous housekeeping tick */
     uint64_t requests_at_trim; /* srv.requests when the heap was last trimmed */
     uint64_t ckpt_failures_logged;
+    int64_t storage_check_ms;     /* the start-up check took this long */
+    bool storage_check_partial;   /* ... and ran out of storage.startup.check.ms */
     bool stopping;
 };
 

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 void stor_errf(char *err, size_t errlen, const char *fmt, ...) {
     if (!err || errlen == 0) return;
@@ -179,6 +181,13 @@ static int stor_configure(sqlite3 *db, stor_sync sync, bool *wal, char *err, siz
     if (stor_pragma_exec(db, sync_sql[STOR_SYNC_OFF], err, errlen)) return -1;
     if (stor_set_journal(db, sync, wal, err, errlen)) return -1;
     if (stor_pragma_exec(db, sync_sql[sync], err, errlen)) return -1;
+    /*
+     * Debian builds SQLite with SECURE_DELETE, which overwrites every freed page with zeros
+     * through the journal: deleting a topic then needs as much free disk as the topic held, so
+     * it cannot free a full disk. Freed pages here hold only records their producers sent us,
+     * no secrets, and the file is ours alone.
+     */
+    if (stor_pragma_exec(db, "PRAGMA secure_delete = OFF", err, errlen)) return -1;
     if (stor_pragma_exec(db, "PRAGMA foreign_keys = ON", err, errlen)) return -1;
     /* Topic deletion relies on ON DELETE CASCADE; a build without foreign keys would leave orphans. */
     char fk[8];
@@ -211,6 +220,18 @@ int stor_open(stor **out, const char *path, stor_sync sync, char *err, size_t er
         stor_errf(err, errlen, "no database path");
         return -1;
     }
+    /*
+     * A database file of 0 bytes is what truncation leaves; opening it would start an empty
+     * cluster over the data that was there. (SQLite itself writes the first page before the
+     * first commit returns, so our own first start never leaves one behind for long.)
+     */
+    struct stat st;
+    if (strcmp(path, ":memory:") != 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) {
+        stor_errf(err, errlen,
+                  "the database file exists but is empty (0 bytes) where a database was expected; refusing to start "
+                  "an empty cluster over it. Restore it from a backup, or delete it to start empty");
+        return -1;
+    }
     stor *s = calloc(1, sizeof *s);
     if (!s) {
         stor_errf(err, errlen, "out of memory");
@@ -228,6 +249,13 @@ int stor_open(stor **out, const char *path, stor_sync sync, char *err, size_t er
     }
     char why[400] = "";
     bool wal = false;
+    /* The first read of the file: a damaged header fails here, named as what it is. */
+    char version[32];
+    if (stor_pragma_query(s->db, "PRAGMA schema_version", version, sizeof version, why, sizeof why)) {
+        stor_errf(err, errlen, "%s: reading the database header: %s", path, sqlite3_errmsg(s->db));
+        stor_close(s);
+        return -1;
+    }
     if (stor_configure(s->db, sync, &wal, why, sizeof why) || stor_migrate(s->db, &s->schema_version, why, sizeof why) ||
         stor_prepare_all(s, why, sizeof why)) {
         stor_errf(err, errlen, "%s: %s", path, why);
@@ -242,6 +270,58 @@ int stor_open(stor **out, const char *path, stor_sync sync, char *err, size_t er
     }
     *out = s;
     return 0;
+}
+
+typedef struct check_clock {
+    struct timespec deadline;
+    bool expired;
+} check_clock;
+
+static int check_progress(void *arg) {
+    check_clock *c = arg;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (now.tv_sec > c->deadline.tv_sec || (now.tv_sec == c->deadline.tv_sec && now.tv_nsec >= c->deadline.tv_nsec))
+        c->expired = true;
+    return c->expired; /* nonzero interrupts the check */
+}
+
+int stor_check(stor *s, int64_t budget_ms, char *err, size_t errlen) {
+    if (budget_ms <= 0) return 1;
+    check_clock c = {.expired = false};
+    clock_gettime(CLOCK_MONOTONIC, &c.deadline);
+    c.deadline.tv_sec += budget_ms / 1000;
+    c.deadline.tv_nsec += (budget_ms % 1000) * 1000000;
+    if (c.deadline.tv_nsec >= 1000000000) {
+        c.deadline.tv_sec++;
+        c.deadline.tv_nsec -= 1000000000;
+    }
+    sqlite3_progress_handler(s->db, 4096, check_progress, &c);
+    /* quick_check: every page's b-tree structure and record format, without the index cross-checks */
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db, "PRAGMA quick_check(5)", -1, &st, NULL);
+    size_t used = 0;
+    if (err && errlen) err[0] = 0;
+    bool ok = false;
+    while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *line = (const char *)sqlite3_column_text(st, 0);
+        if (line && strcmp(line, "ok") == 0) {
+            ok = true;
+            continue;
+        }
+        if (err && used < errlen)
+            used += (size_t)snprintf(err + used, errlen - used, "%s%s", used ? "; " : "", line ? line : "?");
+    }
+    if (rc == SQLITE_ROW || rc == SQLITE_DONE) rc = SQLITE_OK;
+    sqlite3_finalize(st);
+    sqlite3_progress_handler(s->db, 0, NULL, NULL);
+    if (c.expired) return 1;
+    if (rc != SQLITE_OK) {
+        /* damage can also stop the check itself (a page that cannot be read at all) */
+        if (err && errlen) stor_errf(err, errlen, "%s", sqlite3_errmsg(s->db));
+        return -1;
+    }
+    return ok && used == 0 ? 0 : -1;
 }
 
 void stor_close(stor *s) {

@@ -36,8 +36,22 @@ typedef enum stor_sync { STOR_SYNC_OFF, STOR_SYNC_NORMAL, STOR_SYNC_FULL } stor_
  * throwaway store. Returns 0, or -1 with a reason in err.
  */
 int stor_open(stor **out, const char *path, stor_sync sync, char *err, size_t errlen);
+/*
+ * PRAGMA quick_check, for at most budget_ms: 0 when the database is sound, 1 when time ran
+ * out first (or budget_ms <= 0), -1 with what is damaged in err.
+ */
+int stor_check(stor *s, int64_t budget_ms, char *err, size_t errlen);
 void stor_close(stor *s);
 int stor_schema_version(stor *s);
+
+/*
+ * Copy what is readable of the damaged database at from into a new database at to (which
+ * must not exist), then make it consistent; each step is reported as one line to fn. Returns
+ * 0 when to was written (possibly with rows lost to the damage; the report says which), -1
+ * with the reason in err, and to removed.
+ */
+typedef void (*stor_salvage_report)(void *ctx, const char *line);
+int stor_salvage(const char *from, const char *to, stor_salvage_report fn, void *ctx, char *err, size_t errlen);
 
 /*
  * Write functions open a transaction on first use (BEGIN IMMEDIATE);

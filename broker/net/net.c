@@ -100,11 +100,26 @@ typedef struct write_ctx {
     uint8_t *bufs[];
 } write_ctx;
 
+/* Response bytes handed to libuv and not yet written to the socket. */
+static size_t unsent(const conn *c) { return uv_stream_get_write_queue_size((const uv_stream_t *)&c->tcp); }
+
+static bool may_read(const conn *c) {
+    return c->nqueued < MAX_QUEUED && unsent(c) <= (size_t)c->s->cfg->socket_response_queue_max_bytes;
+}
+
 static void on_write(uv_write_t *w, int status) {
     write_ctx *wc = (write_ctx *)w;
+    conn *c = wc->c;
     for (int i = 0; i < wc->n; i++) free(wc->bufs[i]);
-    if (status < 0 && !wc->c->closing) net_close(wc->c, uv_strerror(status));
     free(wc);
+    if (c->closing) return;
+    if (status < 0) {
+        net_close(c, uv_strerror(status));
+        return;
+    }
+    /* requests waited, or reading stopped, while answers piled up: go on once they have drained */
+    if ((c->next_start || !c->reading) && unsent(c) <= (size_t)c->s->cfg->socket_response_queue_max_bytes)
+        net_pump_later(c);
 }
 
 /* Send whatever the TLS engine has produced (handshake records, alerts, application data). */
@@ -253,10 +268,27 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf);
 static void set_reading(conn *c, bool on) {
     if (c->closing || c->reading == on) return;
     c->reading = on;
-    if (on)
+    if (on) {
+        /* the time reading was stopped was ours, not the sender's */
+        if (c->frame_started_ms) c->frame_started_ms = clk_mono_ms();
         uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
-    else
+    } else {
         uv_read_stop((uv_stream_t *)&c->tcp);
+    }
+}
+
+/* Part of a frame (or of a TLS handshake or record) has arrived and waits for the rest. */
+static bool partial_frame(const conn *c) {
+    if (c->filling || c->rlen) return true;
+    return c->tls && (!tls_conn_established(c->tls) || tls_conn_has_pending_in(c->tls));
+}
+
+/* request.read.timeout.ms runs from the first byte of a frame until the frame is whole. */
+static void track_frame_start(conn *c) {
+    if (!partial_frame(c))
+        c->frame_started_ms = 0;
+    else if (!c->frame_started_ms)
+        c->frame_started_ms = clk_mono_ms();
 }
 
 /*
@@ -265,12 +297,15 @@ static void set_reading(conn *c, bool on) {
  */
 static bool take_frames(conn *c) {
     size_t pos = 0;
-    int64_t max = c->s->cfg->socket_request_max_bytes;
     while (!c->filling && c->rlen - pos >= 4) {
         int32_t size = kp_get_i32(c->rbuf + pos);
+        /* before authentication a SASL listener takes only small frames (Kafka's sasl.server.max.receive.size) */
+        bool unauthenticated = lsn_sasl(c->listener) && c->sasl_state != SASL_AUTHENTICATED;
+        int64_t max = unauthenticated ? c->s->cfg->sasl_server_max_receive_size : c->s->cfg->socket_request_max_bytes;
         if (size < 0 || size > max) {
-            log_warn("conn=%llu refused frame: size %d is outside [0, socket.request.max.bytes=%lld]",
-                     (unsigned long long)c->id, size, (long long)max);
+            log_warn("conn=%llu peer=%s refused frame: size %d is outside [0, %s=%lld]%s", (unsigned long long)c->id,
+                     c->peer, size, unauthenticated ? "sasl.server.max.receive.size" : "socket.request.max.bytes",
+                     (long long)max, unauthenticated ? " before authentication" : "");
             net_close(c, "frame size out of range");
             return false;
         }
@@ -327,9 +362,20 @@ static void maybe_shutdown(conn *c) {
     if (uv_shutdown(&c->shutdown, (uv_stream_t *)&c->tcp, on_shutdown) != 0) net_close(c, c->close_after_flush);
 }
 
+/* Bytes of an answer: its buffer and the stored bytes it references. */
+static size_t answer_bytes(const req *r) {
+    size_t n = r->out.len;
+    for (int i = 0; i < r->out.nrefs; i++) n += r->out.refs[i].len;
+    return n;
+}
+
 void net_pump(conn *c) {
     if (c->closing) return;
+    size_t limit = (size_t)c->s->cfg->socket_response_queue_max_bytes;
+    size_t answered = 0; /* bytes of answers made in this pump, not yet handed to the socket */
     while (c->next_start && !c->close_after_flush) {
+        /* answers the peer has not read yet: start nothing more until they drain (on_write) */
+        if (unsent(c) > limit) break;
         req *r = c->next_start;
         /* a parked request mutes the connection until it is answered */
         req *prev_parked = NULL;
@@ -344,6 +390,11 @@ void net_pump(conn *c) {
             return;
         }
         if (c->closing) return;
+        if (r->state == REQ_READY && (answered += answer_bytes(r)) > limit) {
+            flush_ready(c);
+            answered = 0;
+            if (c->head != c->next_start) break; /* an earlier answer waits for its commit: go on after it */
+        }
     }
     flush_ready(c);
     if (c->close_after_flush) {
@@ -357,7 +408,7 @@ void net_pump(conn *c) {
         maybe_shutdown(c);
         return;
     }
-    if (!c->closing) set_reading(c, c->nqueued < MAX_QUEUED);
+    if (!c->closing) set_reading(c, may_read(c));
 }
 
 /*
@@ -426,6 +477,7 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
         c->rlen += (size_t)nread;
     }
     if (!take_frames(c)) return;
+    track_frame_start(c);
     net_pump(c);
 }
 
@@ -490,6 +542,7 @@ static void on_connection(uv_stream_t *server, int status) {
         if (!c->tls) abort();
     }
     c->opened_ms = c->last_active_ms = clk_mono_ms();
+    if (c->tls) c->frame_started_ms = c->opened_ms; /* the handshake is due within request.read.timeout.ms */
     net_peer_name(&c->tcp, c->peer, sizeof c->peer);
     c->next = s->conns;
     if (s->conns) s->conns->prev = c;
@@ -538,14 +591,34 @@ void net_close_all(srv *s) {
         }
 }
 
+/* A frame that has not arrived whole within request.read.timeout.ms closes its connection. */
+static bool read_timed_out(conn *c, int64_t now) {
+    int64_t limit = c->s->cfg->request_read_timeout_ms;
+    if (limit <= 0 || !c->frame_started_ms || !c->reading || now - c->frame_started_ms <= limit) return false;
+    if (c->tls && !tls_conn_established(c->tls))
+        log_warn("conn=%llu peer=%s closed: the TLS handshake did not complete within request.read.timeout.ms=%lld",
+                 (unsigned long long)c->id, c->peer, (long long)limit);
+    else if (c->filling || c->rlen >= 4)
+        log_warn("conn=%llu peer=%s closed: %zu of the %zu bytes of a request frame arrived in %lld ms "
+                 "(request.read.timeout.ms=%lld)", (unsigned long long)c->id, c->peer,
+                 c->filling ? c->fill_have : c->rlen - 4, c->filling ? c->filling->len : (size_t)kp_get_i32(c->rbuf),
+                 (long long)(now - c->frame_started_ms), (long long)limit);
+    else
+        log_warn("conn=%llu peer=%s closed: a request frame began %lld ms ago and is still incomplete "
+                 "(request.read.timeout.ms=%lld)", (unsigned long long)c->id, c->peer,
+                 (long long)(now - c->frame_started_ms), (long long)limit);
+    net_close(c, "request read timeout");
+    return true;
+}
+
 void net_sweep_idle(srv *s) {
     int64_t idle = s->cfg->connections_max_idle_ms;
-    if (idle <= 0) return;
     int64_t now = clk_mono_ms();
     conn *c = s->conns;
     while (c) {
         conn *next = c->next;
-        if (!c->head && now - c->last_active_ms > idle) net_close(c, "idle longer than connections.max.idle.ms");
+        if (!read_timed_out(c, now) && idle > 0 && !c->head && now - c->last_active_ms > idle)
+            net_close(c, "idle longer than connections.max.idle.ms");
         c = next;
     }
 }

@@ -41,6 +41,7 @@ struct conn {
     bool in_commit_list;
     bool in_pump_list;
     int64_t last_active_ms;
+    int64_t frame_started_ms; /* monotonic: a frame (or TLS handshake) began arriving; 0: none pending */
     int64_t opened_ms;
     uint64_t requests;
     conn *prev, *next;        /* srv.conns */

@@ -793,8 +793,17 @@ int tls_conn_feed(tls_conn *t, const uint8_t *cipher, size_t n) {
         on_established(t);
         return 0;
     }
+    /*
+     * What a stranger can make us hold here is bounded by OpenSSL: the handshake drains the
+     * memory BIO record by record, and a handshake message may not exceed its per-message
+     * maximum (131396 bytes for a ClientHello); request.read.timeout.ms bounds how long.
+     */
     if (SSL_get_error(t->ssl, rc) == SSL_ERROR_WANT_READ) return 0;
     return conn_fail(t, rc, "handshake");
+}
+
+bool tls_conn_has_pending_in(const tls_conn *t) {
+    return BIO_ctrl_pending(SSL_get_rbio(t->ssl)) > 0 || SSL_has_pending(t->ssl);
 }
 
 int tls_conn_read(tls_conn *t, uint8_t *plain, size_t cap, size_t *got) {

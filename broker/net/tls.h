@@ -107,6 +107,9 @@ int tls_conn_write(tls_conn *t, const uint8_t *plain, size_t n);
 /* Queue our close_notify (after which nothing more may be written). */
 int tls_conn_shutdown(tls_conn *t);
 
+/* Received bytes not yet decrypted into application data (a partial record). */
+bool tls_conn_has_pending_in(const tls_conn *t);
+
 /* Ciphertext waiting to be sent (handshake records, alerts, application records). */
 size_t tls_conn_pending_out(const tls_conn *t);
 int tls_conn_take_out(tls_conn *t, uint8_t *buf, size_t cap, size_t *got);

@@ -10,6 +10,7 @@ import struct
 import time
 
 API_PRODUCE = 0
+API_FETCH = 1
 API_METADATA = 3
 API_API_VERSIONS = 18
 API_CREATE_TOPICS = 19
@@ -314,6 +315,15 @@ def produce_request(version, correlation_id, client_id, topic, partition, batch,
     body = (string(None) + i16(acks) + i32(timeout_ms)
             + array([string(topic) + array([part], lambda p: p)], lambda t: t))
     return request(API_PRODUCE, version, correlation_id, client_id, body)
+
+
+def fetch_request(correlation_id, client_id, topic, partition, offset, max_bytes=1 << 20,
+                  max_wait_ms=0, min_bytes=0):
+    """Fetch v4 (the first with isolation_level; not flexible): one partition."""
+    part = i32(partition) + i64(offset) + i32(max_bytes)
+    body = (i32(-1) + i32(max_wait_ms) + i32(min_bytes) + i32(max_bytes) + i8(0)
+            + array([string(topic) + array([part], lambda p: p)], lambda t: t))
+    return request(API_FETCH, 4, correlation_id, client_id, body)
 
 
 def parse_produce(version, body):

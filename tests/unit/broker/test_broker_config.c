@@ -33,7 +33,7 @@ static void test_profiles_choose_defaults(void **state) {
     assert_false(c.auto_create_topics_enable);
     assert_int_equal(c.topic_config_policy, TOPIC_POLICY_SERVERLESS);
     char err[256];
-    assert_int_equal(cfg_set(&c, "profile", "kafka", err, sizeof err), 0);
+    cfg_defaults(&c, PROFILE_KAFKA);
     assert_true(c.auto_create_topics_enable);
     assert_int_equal(c.log_retention_bytes, -1);
     assert_int_equal(cfg_finish(&c, err, sizeof err), 0);
@@ -71,12 +71,42 @@ static void test_file_errors_carry_line(void **state) {
     cfg_free(&c);
 }
 
+/* Regression (issue 11): a profile named after other keys reset them to its defaults. */
+static void test_profile_after_other_keys_resets_none(void **state) {
+    (void)state;
+    char path[64];
+    tmp_file_write(path, sizeof path, "cfg", ".properties", "plaintext.port=42000\nprofile=kafka\nbroker.count=2\n");
+    setenv("MSKMOCK_IAM_PORT", "43000", 1);
+    setenv("MSKMOCK_PROFILE", "provisioned", 1);
+    cfg_arg args[] = {{"--set", "plaintext.port", "42492"}, {"--set", "profile", "kafka"}};
+    config c = {0};
+    char err[512];
+    assert_int_equal(cfg_load(&c, path, args, 2, err, sizeof err), 0);
+    assert_int_equal(c.profile, PROFILE_KAFKA);           /* the command line's, the latest */
+    assert_true(c.auto_create_topics_enable);             /* its defaults */
+    assert_int_equal(c.plaintext_port, 42492);            /* set before it on the command line */
+    assert_int_equal(c.iam_port, 43000);                  /* from the environment */
+    assert_int_equal(c.broker_count, 2);                  /* from the file */
+    cfg_free(&c);
+
+    /* a bad profile anywhere names its source, even when a later one would win */
+    setenv("MSKMOCK_PROFILE", "serverful", 1);
+    memset(&c, 0, sizeof c);
+    assert_int_equal(cfg_load(&c, path, args, 2, err, sizeof err), -1);
+    assert_non_null(strstr(err, "environment MSKMOCK_PROFILE"));
+    cfg_free(&c);
+    unsetenv("MSKMOCK_PROFILE");
+    unsetenv("MSKMOCK_IAM_PORT");
+    unlink(path);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_key_documented),
         cmocka_unit_test(test_profiles_choose_defaults),
         cmocka_unit_test(test_bad_values_name_the_key),
         cmocka_unit_test(test_file_errors_carry_line),
+        cmocka_unit_test(test_profile_after_other_keys_resets_none),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -516,6 +516,59 @@ static void test_load_null_callbacks(void **state) {
     assert_int_equal(stor_load(f->s, NULL), -1);
 }
 
+/* Regression (issue 11): a database truncated to 0 bytes opened as a new, empty cluster. */
+static void test_zero_length_file_refused(void **state) {
+    fx *f = *state;
+    stor_close(f->s);
+    f->s = NULL;
+    assert_int_equal(truncate(f->path, 0), 0);
+    char err[512] = "";
+    stor *s = (stor *)1;
+    assert_int_equal(stor_open(&s, f->path, STOR_SYNC_NORMAL, err, sizeof err), -1);
+    assert_null(s);
+    assert_non_null(strstr(err, "exists but is empty (0 bytes)"));
+    FILE *fp = fopen(f->path, "rb");
+    assert_non_null(fp);
+    assert_int_equal(fseek(fp, 0, SEEK_END), 0);
+    assert_int_equal(ftell(fp), 0); /* untouched */
+    fclose(fp);
+}
+
+/* Regression (issue 11): the error named "PRAGMA synchronous = OFF" for a file that is no database. */
+static void test_damaged_header_names_the_read(void **state) {
+    fx *f = *state;
+    stor_close(f->s);
+    f->s = NULL;
+    FILE *fp = fopen(f->path, "r+b");
+    assert_non_null(fp);
+    fputs("definitely not the SQLite format 3 header, nor anything like it", fp);
+    fclose(fp);
+    char err[512] = "";
+    stor *s = NULL;
+    assert_int_equal(stor_open(&s, f->path, STOR_SYNC_NORMAL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "reading the database header: file is not a database"));
+    assert_null(strstr(err, "synchronous"));
+}
+
+static void test_check_sound_database(void **state) {
+    fx *f = *state;
+    make_topic(f->s, "t", 2);
+    assert_int_equal(stor_commit(f->s), 0);
+    char err[256];
+    assert_int_equal(stor_check(f->s, 5000, err, sizeof err), 0);
+    assert_int_equal(stor_check(f->s, 0, err, sizeof err), 1); /* no budget: not checked */
+}
+
+/* Regression (issue 11): Debian's SECURE_DELETE made a topic deletion rewrite every freed page. */
+static void test_secure_delete_off(void **state) {
+    fx *f = *state;
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(f->s->db, "PRAGMA secure_delete", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), 0);
+    sqlite3_finalize(st);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void) {
@@ -526,6 +579,10 @@ int main(void) {
         T(test_future_version_refused),
         T(test_foreign_database_refused),
         T(test_bad_sync_refused),
+        T(test_zero_length_file_refused),
+        T(test_damaged_header_names_the_read),
+        T(test_check_sound_database),
+        T(test_secure_delete_off),
         T(test_memory_database),
         T(test_lazy_transaction_and_commit_seq),
         T(test_committed_data_survives_reopen),

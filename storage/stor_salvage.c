@@ -1,0 +1,362 @@
+/*
+ * Salvage: copy what is readable of a damaged database into a new one (mskmock --salvage).
+ *
+ * Debian 12's sqlite3 shell cannot do this: its .recover fails on every database ("SQL logic
+ * error"), and .dump ends a damaged dump with ROLLBACK and drops user_version. So the copy is
+ * ours, table by table, in the way the shell's .dump reaches past damage: rows in key order
+ * until a read fails, then in reverse key order until a read fails or the rows already copied
+ * are reached. Rows between the two failures (under the damaged pages) are lost; the report
+ * says how many rows each table kept and where reading stopped.
+ *
+ * The new database is made by stor_open, so it has this binary's schema; columns are copied
+ * by name. Then what the lost rows leave inconsistent is repaired: rows whose topic or group is
+ * gone are dropped, partitions a topic names but lost are recreated, and each partition's byte
+ * count is recomputed from the batches that survived.
+ */
+#include "stor_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_COLS 32
+
+typedef struct copy_stats {
+    long long rows;
+    bool damaged;
+    char why[160];
+} copy_stats;
+
+static void report(stor_salvage_report fn, void *ctx, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void report(stor_salvage_report fn, void *ctx, const char *fmt, ...) {
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (fn) fn(ctx, line);
+}
+
+/* The columns both databases have for table t, as a quoted list; and the key order of old. */
+static int columns(sqlite3 *old, sqlite3 *fresh, const char *t, char *cols, size_t ncols, char *order, size_t norder,
+                   char *order_desc, size_t ndesc) {
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT name, pk FROM pragma_table_info('%s') ORDER BY pk, cid", t);
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(fresh, sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    size_t used = 0;
+    int n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW && n < MAX_COLS) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        /* only columns the old table has too */
+        char probe[300];
+        snprintf(probe, sizeof probe, "SELECT 1 FROM pragma_table_info('%s') WHERE name = '%s'", t, name);
+        sqlite3_stmt *p = NULL;
+        bool has = sqlite3_prepare_v2(old, probe, -1, &p, NULL) == SQLITE_OK && sqlite3_step(p) == SQLITE_ROW;
+        sqlite3_finalize(p);
+        if (!has) continue;
+        used += (size_t)snprintf(cols + used, used < ncols ? ncols - used : 0, "%s\"%s\"", n ? ", " : "", name);
+        n++;
+    }
+    sqlite3_finalize(st);
+    /* key order: the primary key columns, else rowid */
+    snprintf(sql, sizeof sql, "SELECT name FROM pragma_table_info('%s') WHERE pk > 0 ORDER BY pk", t);
+    if (sqlite3_prepare_v2(old, sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    size_t uo = 0, ud = 0;
+    int k = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        uo += (size_t)snprintf(order + uo, uo < norder ? norder - uo : 0, "%s\"%s\"", k ? ", " : "", name);
+        ud += (size_t)snprintf(order_desc + ud, ud < ndesc ? ndesc - ud : 0, "%s\"%s\" DESC", k ? ", " : "", name);
+        k++;
+    }
+    sqlite3_finalize(st);
+    if (!k) {
+        snprintf(order, norder, "rowid");
+        snprintf(order_desc, ndesc, "rowid DESC");
+    }
+    return n;
+}
+
+/* A table without rowid: rows of old.t in the given order until a read fails, or (stop_at_dup) a row is already there. */
+static long long copy_rows(sqlite3 *old, sqlite3 *fresh, const char *t, const char *cols, int ncols, const char *order,
+                           bool stop_at_dup, bool *failed, char *why, size_t nwhy) {
+    char *sel = sqlite3_mprintf("SELECT %s FROM \"%w\" ORDER BY %s", cols, t, order);
+    char marks[MAX_COLS * 3] = "";
+    for (int i = 0; i < ncols; i++) strcat(marks, i ? ", ?" : "?");
+    char *ins = sqlite3_mprintf("INSERT OR IGNORE INTO \"%w\" (%s) VALUES (%s)", t, cols, marks);
+    sqlite3_stmt *rd = NULL, *wr = NULL;
+    long long n = 0;
+    *failed = false;
+    if (sqlite3_prepare_v2(old, sel, -1, &rd, NULL) != SQLITE_OK) {
+        *failed = true;
+        snprintf(why, nwhy, "%s", sqlite3_errmsg(old));
+    } else if (sqlite3_prepare_v2(fresh, ins, -1, &wr, NULL) != SQLITE_OK) {
+        *failed = true;
+        snprintf(why, nwhy, "new database: %s", sqlite3_errmsg(fresh));
+    } else {
+        int rc;
+        while ((rc = sqlite3_step(rd)) == SQLITE_ROW) {
+            for (int i = 0; i < ncols; i++) sqlite3_bind_value(wr, i + 1, sqlite3_column_value(rd, i));
+            if (sqlite3_step(wr) != SQLITE_DONE) {
+                *failed = true;
+                snprintf(why, nwhy, "new database: %s", sqlite3_errmsg(fresh));
+                break;
+            }
+            sqlite3_reset(wr);
+            if (sqlite3_changes(fresh) == 0 && stop_at_dup) break;
+            n += sqlite3_changes(fresh);
+        }
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+            *failed = true;
+            snprintf(why, nwhy, "%s", sqlite3_errmsg(old));
+        }
+    }
+    sqlite3_finalize(rd);
+    sqlite3_finalize(wr);
+    sqlite3_free(sel);
+    sqlite3_free(ins);
+    return n;
+}
+
+/* The rowids of old.t in the order given, appended to *ids, until a read fails; stops at stop (if > 0). */
+static bool collect_rowids(sqlite3 *old, const char *t, const char *order, int64_t after, int64_t **ids, size_t *n,
+                           size_t *cap, char *why, size_t nwhy) {
+    char *sql = sqlite3_mprintf("SELECT rowid FROM \"%w\" WHERE rowid > %lld ORDER BY %s", t, (long long)after, order);
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(old, sql, -1, &st, NULL);
+    sqlite3_free(sql);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == *cap) {
+            *cap = *cap ? *cap * 2 : 1024;
+            int64_t *p = realloc(*ids, *cap * sizeof **ids);
+            if (!p) abort();
+            *ids = p;
+        }
+        (*ids)[(*n)++] = sqlite3_column_int64(st, 0);
+        rc = SQLITE_OK;
+    }
+    bool ok = rc == SQLITE_DONE;
+    if (!ok) snprintf(why, nwhy, "%s", sqlite3_errmsg(old));
+    sqlite3_finalize(st);
+    return ok;
+}
+
+/*
+ * A table with rowids: its rowids first (the b-tree's leaves only), forward and then from the
+ * end, then each row on its own, so that a row whose own pages are damaged is the only one
+ * lost.
+ */
+static long long copy_by_rowid(sqlite3 *old, sqlite3 *fresh, const char *t, const char *cols, int ncols,
+                               long long *unreadable, bool *tree_damaged, char *why, size_t nwhy) {
+    int64_t *ids = NULL;
+    size_t n = 0, cap = 0;
+    *tree_damaged = !collect_rowids(old, t, "rowid", INT64_MIN, &ids, &n, &cap, why, nwhy);
+    if (*tree_damaged) {
+        char why2[160];
+        collect_rowids(old, t, "rowid DESC", n ? ids[n - 1] : INT64_MIN, &ids, &n, &cap, why2, sizeof why2);
+    }
+    char *sel = sqlite3_mprintf("SELECT %s FROM \"%w\" WHERE rowid = ?", cols, t);
+    char marks[MAX_COLS * 3] = "";
+    for (int i = 0; i < ncols; i++) strcat(marks, i ? ", ?" : "?");
+    char *ins = sqlite3_mprintf("INSERT OR IGNORE INTO \"%w\" (%s) VALUES (%s)", t, cols, marks);
+    sqlite3_stmt *rd = NULL, *wr = NULL;
+    long long copied = 0;
+    *unreadable = 0;
+    if (sqlite3_prepare_v2(old, sel, -1, &rd, NULL) == SQLITE_OK && sqlite3_prepare_v2(fresh, ins, -1, &wr, NULL) == SQLITE_OK) {
+        for (size_t i = 0; i < n; i++) {
+            sqlite3_bind_int64(rd, 1, ids[i]);
+            int rc = sqlite3_step(rd);
+            if (rc == SQLITE_ROW) {
+                /* a value whose overflow pages are damaged fails here, when it is read */
+                for (int c = 0; c < ncols && rc == SQLITE_ROW; c++) {
+                    sqlite3_value *v = sqlite3_column_value(rd, c);
+                    if (sqlite3_errcode(old) != SQLITE_OK && sqlite3_errcode(old) != SQLITE_ROW) rc = SQLITE_CORRUPT;
+                    else sqlite3_bind_value(wr, c + 1, v);
+                }
+            }
+            if (rc == SQLITE_ROW && sqlite3_step(wr) == SQLITE_DONE) copied += sqlite3_changes(fresh);
+            else if (rc != SQLITE_ROW) {
+                if (!*unreadable && !*tree_damaged) snprintf(why, nwhy, "%s", sqlite3_errmsg(old));
+                ++*unreadable;
+            }
+            sqlite3_reset(rd);
+            sqlite3_reset(wr);
+        }
+    } else {
+        snprintf(why, nwhy, "%s", sqlite3_errmsg(rd ? fresh : old));
+        *tree_damaged = true;
+    }
+    sqlite3_finalize(rd);
+    sqlite3_finalize(wr);
+    sqlite3_free(sel);
+    sqlite3_free(ins);
+    free(ids);
+    return copied;
+}
+
+static bool has_rowid(sqlite3 *old, const char *t) {
+    char *sql = sqlite3_mprintf("SELECT rowid FROM \"%w\" LIMIT 0", t);
+    sqlite3_stmt *st = NULL;
+    bool ok = sqlite3_prepare_v2(old, sql, -1, &st, NULL) == SQLITE_OK;
+    sqlite3_finalize(st);
+    sqlite3_free(sql);
+    return ok;
+}
+
+static int exec(sqlite3 *db, const char *sql, char *err, size_t errlen) {
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK) return 0;
+    stor_errf(err, errlen, "%s: %s", sql, msg ? msg : sqlite3_errmsg(db));
+    sqlite3_free(msg);
+    return -1;
+}
+
+/* What lost rows leave behind, made consistent again (see the top of this file). */
+static const char *const repairs[] = {
+    "DELETE FROM topic_configs WHERE topic_id NOT IN (SELECT id FROM topics)",
+    "DELETE FROM partitions WHERE topic_id NOT IN (SELECT id FROM topics)",
+    "WITH RECURSIVE p(topic_id, partition, n) AS ("
+    " SELECT id, 0, partitions FROM topics WHERE partitions > 0"
+    " UNION ALL SELECT topic_id, partition + 1, n FROM p WHERE partition + 1 < n) "
+    "INSERT OR IGNORE INTO partitions (topic_id, partition, log_start, bytes) "
+    "SELECT topic_id, partition, COALESCE((SELECT MIN(base_offset) FROM batches b"
+    " WHERE b.topic_id = p.topic_id AND b.partition = p.partition), 0), 0 FROM p",
+    "DELETE FROM batches WHERE (topic_id, partition) NOT IN (SELECT topic_id, partition FROM partitions)",
+    "UPDATE partitions SET bytes = (SELECT COALESCE(SUM(size), 0) FROM batches b"
+    " WHERE b.topic_id = partitions.topic_id AND b.partition = partitions.partition)",
+    "DELETE FROM group_members WHERE group_id NOT IN (SELECT group_id FROM groups)",
+};
+
+int stor_salvage(const char *from, const char *to, stor_salvage_report fn, void *ctx, char *err, size_t errlen) {
+    struct stat stt;
+    if (stat(to, &stt) == 0) {
+        stor_errf(err, errlen, "%s exists: salvage writes a new database and never overwrites one (move it aside)", to);
+        return -1;
+    }
+    if (stat(from, &stt) != 0) {
+        stor_errf(err, errlen, "%s: no such file", from);
+        return -1;
+    }
+    sqlite3 *old = NULL, *fresh = NULL;
+    if (sqlite3_open_v2(from, &old, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        stor_errf(err, errlen, "open %s: %s", from, old ? sqlite3_errmsg(old) : "out of memory");
+        sqlite3_close(old);
+        return -1;
+    }
+    int version = -1;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(old, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        version = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    if (version < 0) {
+        stor_errf(err, errlen, "%s: the header cannot be read (%s); nothing can be salvaged from it", from,
+                  sqlite3_errmsg(old));
+        sqlite3_close(old);
+        return -1;
+    }
+    if (version > stor_schema_latest()) {
+        stor_errf(err, errlen, "%s has schema version %d, newer than this mskmock (%d)", from, version,
+                  stor_schema_latest());
+        sqlite3_close(old);
+        return -1;
+    }
+    report(fn, ctx, "salvage: %s (schema version %d) into %s", from, version, to);
+
+    stor *made = NULL;
+    char why[512];
+    if (stor_open(&made, to, STOR_SYNC_OFF, why, sizeof why) != 0) {
+        stor_errf(err, errlen, "creating %s: %s", to, why);
+        sqlite3_close(old);
+        return -1;
+    }
+    stor_close(made);
+    if (sqlite3_open_v2(to, &fresh, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+        stor_errf(err, errlen, "open %s: %s", to, fresh ? sqlite3_errmsg(fresh) : "out of memory");
+        sqlite3_close(old);
+        sqlite3_close(fresh);
+        return -1;
+    }
+    int rc = exec(fresh, "PRAGMA foreign_keys = OFF; PRAGMA secure_delete = OFF; BEGIN", err, errlen);
+    /* every table of the new schema, in the order they were created */
+    if (rc == 0 && sqlite3_prepare_v2(fresh, "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE "
+                                             "'sqlite_%' ORDER BY rowid", -1, &st, NULL) != SQLITE_OK)
+        rc = -1;
+    long long lost_tables = 0, damaged_tables = 0;
+    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+        char t[64];
+        snprintf(t, sizeof t, "%s", (const char *)sqlite3_column_text(st, 0));
+        char cols[1024] = "", order[256] = "", desc[300] = "";
+        int ncols = columns(old, fresh, t, cols, sizeof cols, order, sizeof order, desc, sizeof desc);
+        if (ncols <= 0) {
+            report(fn, ctx, "salvage: table %s: not in %s, or unreadable; nothing copied", t, from);
+            lost_tables++;
+            continue;
+        }
+        copy_stats c = {0};
+        bool failed;
+        if (has_rowid(old, t)) {
+            long long unreadable;
+            bool tree;
+            c.rows = copy_by_rowid(old, fresh, t, cols, ncols, &unreadable, &tree, c.why, sizeof c.why);
+            if (tree || unreadable) {
+                damaged_tables++;
+                report(fn, ctx, "salvage: table %s: %lld rows copied, %lld unreadable%s (%s)", t, c.rows, unreadable,
+                       tree ? ", and rows under damaged tree pages not even listed" : "", c.why);
+            } else {
+                report(fn, ctx, "salvage: table %s: %lld rows copied", t, c.rows);
+            }
+            continue;
+        }
+        c.rows = copy_rows(old, fresh, t, cols, ncols, order, false, &failed, c.why, sizeof c.why);
+        if (failed) {
+            /* past the damage from the other end */
+            char why2[160];
+            bool failed2;
+            long long back = copy_rows(old, fresh, t, cols, ncols, desc, true, &failed2, why2, sizeof why2);
+            c.rows += back;
+            c.damaged = true;
+            damaged_tables++;
+            report(fn, ctx, "salvage: table %s: %lld rows copied; reading stopped at damage (%s), %lld more read "
+                            "from the end", t, c.rows, c.why, back);
+        } else {
+            report(fn, ctx, "salvage: table %s: %lld rows copied", t, c.rows);
+        }
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    for (size_t i = 0; rc == 0 && i < sizeof repairs / sizeof *repairs; i++) {
+        rc = exec(fresh, repairs[i], err, errlen);
+        int n = sqlite3_changes(fresh);
+        if (rc == 0 && n && i != sizeof repairs / sizeof *repairs - 2) /* the byte recount always touches rows */
+            report(fn, ctx, "salvage: repaired %d rows: %.120s", n, repairs[i]);
+    }
+    if (rc == 0) rc = exec(fresh, "COMMIT", err, errlen);
+    if (rc == 0) {
+        /* the result must be sound: foreign keys hold and the structure checks */
+        if (sqlite3_prepare_v2(fresh, "PRAGMA foreign_key_check", -1, &st, NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW) {
+            stor_errf(err, errlen, "the salvaged database still breaks a foreign key (table %s)",
+                      (const char *)sqlite3_column_text(st, 0));
+            rc = -1;
+        }
+        sqlite3_finalize(st);
+        st = NULL;
+    }
+    if (rc == 0 && sqlite3_prepare_v2(fresh, "PRAGMA integrity_check", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(st, 0), "ok") != 0) {
+        stor_errf(err, errlen, "the salvaged database fails integrity_check: %s", sqlite3_column_text(st, 0));
+        rc = -1;
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(old);
+    sqlite3_close(fresh);
+    if (rc == 0)
+        report(fn, ctx, "salvage: done: %lld tables damaged, %lld not readable; start mskmock on %s",
+               damaged_tables, lost_tables, to);
+    else
+        remove(to);
+    return rc;
+}
