@@ -218,15 +218,15 @@ static int exec(sqlite3 *db, const char *sql, char *err, size_t errlen) {
 static const char *const repairs[] = {
     "DELETE FROM topic_configs WHERE topic_id NOT IN (SELECT id FROM topics)",
     "DELETE FROM partitions WHERE topic_id NOT IN (SELECT id FROM topics)",
-    "WITH RECURSIVE p(topic_id, partition, n) AS ("
-    " SELECT id, 0, partitions FROM topics WHERE partitions > 0"
-    " UNION ALL SELECT topic_id, partition + 1, n FROM p WHERE partition + 1 < n) "
-    "INSERT OR IGNORE INTO partitions (topic_id, partition, log_start, bytes) "
-    "SELECT topic_id, partition, COALESCE((SELECT MIN(base_offset) FROM batches b"
-    " WHERE b.topic_id = p.topic_id AND b.partition = p.partition), 0), 0 FROM p",
+    ("WITH RECURSIVE p(topic_id, partition, n) AS ("
+     " SELECT id, 0, partitions FROM topics WHERE partitions > 0"
+     " UNION ALL SELECT topic_id, partition + 1, n FROM p WHERE partition + 1 < n) "
+     "INSERT OR IGNORE INTO partitions (topic_id, partition, log_start, bytes) "
+     "SELECT topic_id, partition, COALESCE((SELECT MIN(base_offset) FROM batches b"
+     " WHERE b.topic_id = p.topic_id AND b.partition = p.partition), 0), 0 FROM p"),
     "DELETE FROM batches WHERE (topic_id, partition) NOT IN (SELECT topic_id, partition FROM partitions)",
-    "UPDATE partitions SET bytes = (SELECT COALESCE(SUM(size), 0) FROM batches b"
-    " WHERE b.topic_id = partitions.topic_id AND b.partition = partitions.partition)",
+    ("UPDATE partitions SET bytes = (SELECT COALESCE(SUM(size), 0) FROM batches b"
+     " WHERE b.topic_id = partitions.topic_id AND b.partition = partitions.partition)"),
     "DELETE FROM group_members WHERE group_id NOT IN (SELECT group_id FROM groups)",
 };
 

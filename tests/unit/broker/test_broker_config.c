@@ -72,8 +72,24 @@ static void test_file_errors_carry_line(void **state) {
 }
 
 /* Regression (issue 11): a profile named after other keys reset them to its defaults. */
+/* Tools export MSKMOCK_WERROR, MSKMOCK_SANITIZE, ...: not the broker's keys, and not this test's. */
+static void clear_mskmock_env(void) {
+    extern char **environ;
+    for (;;) {
+        char name[256] = "";
+        for (char **e = environ; *e; e++)
+            if (strncmp(*e, "MSKMOCK_", 8) == 0 && strchr(*e, '=')) {
+                snprintf(name, sizeof name, "%.*s", (int)(strchr(*e, '=') - *e), *e);
+                break;
+            }
+        if (!name[0]) return;
+        unsetenv(name);
+    }
+}
+
 static void test_profile_after_other_keys_resets_none(void **state) {
     (void)state;
+    clear_mskmock_env();
     char path[64];
     tmp_file_write(path, sizeof path, "cfg", ".properties", "plaintext.port=42000\nprofile=kafka\nbroker.count=2\n");
     setenv("MSKMOCK_IAM_PORT", "43000", 1);
