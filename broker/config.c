@@ -135,6 +135,9 @@ static const key_def keys[] = {
     K("storage.startup.check.ms", T_INT, storage_startup_check_ms, "3000", NULL, NULL, 0, INT64_MAX, NULL,
       "at start-up, check the database's structure (PRAGMA quick_check) for at most this long and refuse to "
       "start on damage (0: no check)"),
+    K("storage.min.free.bytes", T_INT, storage_min_free_bytes, "67108864", NULL, NULL, 0, INT64_MAX, NULL,
+      "produce is refused with KAFKA_STORAGE_ERROR while less than this would stay free for the database (free disk "
+      "plus its free pages); the rest is kept for deletes, retention and metadata (0: no check)"),
     K("fetch.max.wait.cap.ms", T_INT, fetch_max_wait_cap_ms, "30000", NULL, NULL, 0, INT32_MAX, NULL,
       "upper bound on how long a Fetch long poll is parked, whatever max_wait_ms asks"),
     K("topic.config.policy", T_ENUM, topic_config_policy, "serverless", "kafka", "kafka", 0, 0, "serverless|kafka",

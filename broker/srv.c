@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include "clock.h"
 #include "log.h"
@@ -42,23 +43,71 @@ void srv_after_commit(srv *s) {
     net_after_commit(s);
 }
 
+/*
+ * A commit of batch appends alone failed (disk full, I/O error): the log goes back to what
+ * storage holds, each produce of the commit is answered KAFKA_STORAGE_ERROR, and the broker
+ * goes on; reads never needed the lost batches (Fetch serves up to the committed end).
+ */
+static int survive_failed_commit(srv *s) {
+    char err[512];
+    snprintf(err, sizeof err, "%s", stor_errmsg(s->st));
+    if (topic_rollback(s, s->dirty, s->ndirty) != 0) return -1;
+    for (int i = 0; i < s->ndirty; i++) s->dirty[i]->dirty = false;
+    int npart = s->ndirty;
+    s->ndirty = 0;
+    int closed;
+    int answered = net_fail_commit(s, &closed);
+    s->storage_failures++;
+    log_error("storage commit failed: %s; %d partition(s) went back to their committed end, %d produce request(s) "
+              "were answered KAFKA_STORAGE_ERROR(56)%s; nothing of them was stored, reads go on",
+              err, npart, answered, closed ? " and connections holding other answers were closed" : "");
+    return 0;
+}
+
 int srv_commit_now(srv *s) {
     if (!stor_in_txn(s->st)) {
         if (s->ndirty) srv_after_commit(s);
         return 0;
     }
+    bool only_batches = stor_txn_only_batches(s->st);
     if (stor_commit(s->st) != 0) {
+        if (only_batches && survive_failed_commit(s) == 0) return -1;
         /*
-         * The batches of this transaction are gone while the in-memory offsets
-         * already moved past them. Nothing of it was acknowledged; the only
+         * The transaction held more than batches (topics, groups, offsets): their in-memory
+         * state already moved past what storage holds. Nothing of it was acknowledged; the only
          * safe way on is a restart that reloads the truth from the database.
          */
-        log_error("storage commit failed: %s; stopping so that no unacknowledged offset is ever served",
-                  stor_errmsg(s->st));
+        log_error("storage commit failed: %s; it held topic, group or offset changes whose in-memory state cannot be "
+                  "rolled back, so the broker stops (exit 3) rather than serve what is not stored; a restart reloads "
+                  "the database", stor_errmsg(s->st));
         exit(3);
     }
     srv_after_commit(s);
     return 0;
+}
+
+/* Free bytes for storage: the file system's, plus the database's free pages, which are reused first. */
+static int64_t storage_free(srv *s) {
+    struct statvfs v;
+    if (statvfs(s->cfg->data_dir, &v) != 0) return INT64_MAX;
+    return (int64_t)v.f_bavail * (int64_t)v.f_frsize + stor_free_page_bytes(s->st);
+}
+
+bool srv_storage_room(srv *s, size_t need, int64_t *free_bytes) {
+    int64_t min = s->cfg->storage_min_free_bytes;
+    *free_bytes = -1;
+    if (min <= 0 || strcmp(s->cfg->data_dir, ":memory:") == 0) return true;
+    int64_t now = clk_mono_ms();
+    /* statvfs at most every 100 ms while there is room, and always before refusing */
+    if (now - s->room_checked_ms >= 100 || s->room_free - s->room_used - (int64_t)need < min) {
+        s->room_free = storage_free(s);
+        s->room_used = 0;
+        s->room_checked_ms = now;
+    }
+    *free_bytes = s->room_free - s->room_used;
+    if (*free_bytes - (int64_t)need < min) return false;
+    s->room_used += (int64_t)need;
+    return true;
 }
 
 /* Runs once per loop iteration, just before the loop waits for I/O. */

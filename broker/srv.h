@@ -75,6 +75,8 @@ struct srv {
     uint64_t ckpt_failures_logged;
     int64_t storage_check_ms;     /* the start-up check took this long */
     bool storage_check_partial;   /* ... and ran out of storage.startup.check.ms */
+    int64_t room_free, room_used, room_checked_ms; /* srv_storage_room's measure */
+    uint64_t storage_failures;    /* commits that failed and were survived */
     bool stopping;
 };
 
@@ -87,6 +89,12 @@ void srv_free(srv *s);    /* after the loop ended */
 void srv_mark_dirty(srv *s, partition *p);
 /* Commit now (normally once per loop iteration); returns -1 if the commit failed. */
 int srv_commit_now(srv *s);
+/*
+ * Whether `need` more bytes fit in storage while leaving storage.min.free.bytes free (the
+ * file system's free space plus the database's free pages); *free_bytes is what was free
+ * (-1 when not checked: :memory:, or the limit is 0).
+ */
+bool srv_storage_room(srv *s, size_t need, int64_t *free_bytes);
 /* After a successful commit: advance high watermarks and wake fetchers. */
 void srv_after_commit(srv *s);
 /* Parked fetches (the long poll of broker/api/fetch.c): re-check their partitions, or end them all. */

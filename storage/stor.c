@@ -51,6 +51,7 @@ int stor_step_done(stor *s, sqlite3_stmt *st, const char *what) {
 }
 
 int stor_write_begin(stor *s) {
+    if (!s->appending) s->txn_other = true;
     if (s->in_txn && sqlite3_get_autocommit(s->db)) s->txn_failed = true;
     if (s->txn_failed)
         return stor_failf(s, "the open transaction was rolled back after an earlier error; call stor_commit first");
@@ -346,6 +347,7 @@ static void stor_rollback_quietly(stor *s) {
     }
     s->in_txn = false;
     s->txn_failed = false;
+    s->txn_other = false;
 }
 
 int stor_commit(stor *s) {
@@ -366,12 +368,28 @@ int stor_commit(stor *s) {
         return -1;
     }
     s->in_txn = false;
+    s->txn_other = false;
     s->commit_seq++;
     stor_ckpt_kick(s);
     return 0;
 }
 
 bool stor_in_txn(stor *s) { return s->in_txn; }
+
+bool stor_txn_only_batches(stor *s) { return !s->txn_other; }
+
+int64_t stor_free_page_bytes(stor *s) {
+    int64_t n = 0, size = 0;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT freelist_count, page_size FROM pragma_freelist_count, pragma_page_size",
+                           -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        n = sqlite3_column_int64(st, 0);
+        size = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    return n * size;
+}
 
 uint64_t stor_commit_seq(stor *s) { return s->commit_seq; }
 

@@ -68,6 +68,10 @@ int stor_salvage(const char *from, const char *to, stor_salvage_report fn, void 
  */
 int stor_commit(stor *s);
 bool stor_in_txn(stor *s);
+/* The open transaction holds nothing but batch appends (so its loss touches only the log). */
+bool stor_txn_only_batches(stor *s);
+/* Bytes of the database's free pages, which new writes reuse before the file grows. */
+int64_t stor_free_page_bytes(stor *s);
 /* Number of commits so far: a produce waits until this passes the value it saw when appending. */
 uint64_t stor_commit_seq(stor *s);
 const char *stor_errmsg(stor *s);

@@ -80,6 +80,8 @@ struct stor {
     int schema_version;
     bool in_txn;     /* we ran BEGIN and neither COMMIT nor ROLLBACK since */
     bool txn_failed; /* SQLite rolled our open transaction back after an error */
+    bool txn_other;  /* the open transaction holds writes other than batch appends */
+    bool appending;  /* stor_batch_append is writing (its writes do not set txn_other) */
     uint64_t commit_seq;
     char err[512];
 };

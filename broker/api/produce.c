@@ -65,6 +65,26 @@ static int16_t produce_partition(srv *s, req *r, topic *t, kp_produce_partition_
     return 0;
 }
 
+/* The commit holding this produce failed: each partition it answered OK gets KAFKA_STORAGE_ERROR. */
+static void produce_commit_failed(srv *s, req *r) {
+    kp_produce_response *resp = r->resp;
+    int16_t ver = r->hdr.api_version;
+    int n = 0;
+    for (int32_t i = 0; i < resp->responses.n; i++)
+        for (int32_t j = 0; j < resp->responses.v[i].partition_responses.n; j++) {
+            kp_produce_partition_produce_response *out = &resp->responses.v[i].partition_responses.v[j];
+            if (out->error_code) continue;
+            out->error_code = KERR_KAFKA_STORAGE_ERROR;
+            out->base_offset = -1;
+            out->log_append_time_ms = -1;
+            if (ver >= 8) out->error_message = kp_str_c(kp_err_name(KERR_KAFKA_STORAGE_ERROR));
+            n++;
+        }
+    if (n)
+        req_log_refusal(r, KERR_KAFKA_STORAGE_ERROR, "%d partition(s): the storage commit that held their batches "
+                        "failed (%s); none of them was stored", n, stor_errmsg(s->st));
+}
+
 void api_produce(srv *s, req *r) {
     kp_produce_request *q = r->body;
     kp_produce_response *resp = req_resp(r);
@@ -110,5 +130,6 @@ void api_produce(srv *s, req *r) {
         return;
     }
     (void)any_stored;
+    r->commit_failed = produce_commit_failed;
     req_respond_after_commit(s, r, resp);
 }

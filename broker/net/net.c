@@ -500,6 +500,31 @@ void net_run_pumps(srv *s) {
     }
 }
 
+int net_fail_commit(srv *s, int *closed) {
+    int answered = 0, n = 0;
+    for (conn *c = commit_list; c; c = c->commit_next) n++;
+    conn **doomed = calloc((size_t)n + 1, sizeof *doomed);
+    if (!doomed) abort();
+    int ndoomed = 0;
+    for (conn *c = commit_list; c; c = c->commit_next) {
+        for (req *r = c->head; r && r != c->next_start; r = r->next) {
+            if (r->state != REQ_WAIT_COMMIT) continue;
+            if (!r->commit_failed) {
+                doomed[ndoomed++] = c; /* closed below, once the list is no longer walked */
+                break;
+            }
+            r->commit_failed(s, r);
+            req_respond_again(r);
+            answered++;
+        }
+    }
+    for (int i = 0; i < ndoomed; i++) net_close(doomed[i], "its answer was held for a storage commit that failed");
+    free(doomed);
+    *closed = ndoomed;
+    net_after_commit(s);
+    return answered;
+}
+
 void net_after_commit(srv *s) {
     (void)s;
     conn *list = commit_list;

@@ -59,6 +59,12 @@ void net_close(conn *c, const char *why);
 void net_close_after_flush(conn *c, const char *why);
 /* Called after each storage commit: answers held for it can go out. */
 void net_after_commit(srv *s);
+/*
+ * The commit failed: each answer held for it becomes its handler's failure answer
+ * (req.commit_failed), or its connection closes unanswered. Returns how many were answered;
+ * *closed counts the connections closed.
+ */
+int net_fail_commit(srv *s, int *closed);
 void net_sweep_idle(srv *s);
 /*
  * Resume the connection once the current callback is done (before the loop

@@ -83,7 +83,14 @@ void req_respond(req *r, const void *resp) {
     r->state = REQ_READY;
 }
 
+void req_respond_again(req *r) {
+    kp_writer_free(&r->out);
+    encode_response(r, r->msg, r->hdr.api_version, r->resp);
+    r->state = REQ_READY;
+}
+
 void req_respond_after_commit(srv *s, req *r, const void *resp) {
+    r->resp = (void *)resp;
     encode_response(r, r->msg, r->hdr.api_version, resp);
     if (stor_in_txn(s->st)) {
         r->commit_seq = stor_commit_seq(s->st);

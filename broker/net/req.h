@@ -42,6 +42,13 @@ struct req {
     void (*park_cancel)(srv *s, req *r); /* the connection closed while parked */
     void **adopted;          /* malloc'd buffers the response points into, freed with the request */
     int nadopted;
+    /*
+     * REQ_WAIT_COMMIT: the response struct encoded into out, and how the handler turns it into
+     * the answer for a commit that failed (KAFKA_STORAGE_ERROR where it wrote); without one,
+     * the connection is closed unanswered (net_fail_commit).
+     */
+    void *resp;
+    void (*commit_failed)(srv *s, req *r);
 };
 
 typedef void (*api_fn)(srv *s, req *r);
@@ -68,6 +75,8 @@ bool req_dispatch(srv *s, req *r);
 void *req_resp(req *r);
 void req_respond(req *r, const void *resp);
 void req_respond_after_commit(srv *s, req *r, const void *resp);
+/* After commit_failed changed r->resp: encode it again, ready to go. */
+void req_respond_again(req *r);
 void req_park(req *r, void *data, void (*cancel)(srv *s, req *r));
 void req_cancel_park(srv *s, req *r);
 /* Answer a parked request; the connection then resumes. */

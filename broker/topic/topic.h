@@ -77,6 +77,11 @@ partition *topic_partition(srv *s, const char *name, size_t len, int32_t index);
 topic *topic_create(srv *s, const char *name, int32_t nparts, const topic_override *ov, int nov, const char **why);
 int topic_delete(srv *s, topic *t);
 void topic_free(topic *t);
+/*
+ * A commit of batch appends failed: the partitions appended to (still marked dirty) go back
+ * to their committed end, and their idempotent-producer state is read again from storage.
+ */
+int topic_rollback(srv *s, partition **dirty, int n);
 int topic_load_all(srv *s);
 int topic_add_partitions(srv *s, topic *t, int32_t count);
 /* Set (value != NULL) or remove one override, refreshing the cached settings. */

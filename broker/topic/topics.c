@@ -221,6 +221,24 @@ static void load_producer(void *ctx, int64_t topic_id, int32_t index, const stor
     if (m->producer_id >= s->next_producer_id) s->next_producer_id = m->producer_id + 1;
 }
 
+/* Producer state again from storage, for the partitions marked dirty (topic_rollback). */
+static void reload_producer(void *ctx, int64_t topic_id, int32_t index, const stor_batch_meta *m) {
+    srv *s = ctx;
+    topic *t = by_id(s, topic_id);
+    if (!t || index < 0 || index >= t->nparts || !t->parts[index].dirty) return;
+    producer_state *ps = topic_producer(&t->parts[index], m->producer_id, true);
+    topic_producer_record(ps, m->producer_epoch, m->base_sequence, m->last_sequence, m->base_offset, m->last_offset,
+                          m->max_timestamp);
+}
+
+int topic_rollback(srv *s, partition **dirty, int n) {
+    for (int i = 0; i < n; i++) {
+        dirty[i]->end = dirty[i]->hw; /* what storage holds */
+        dirty[i]->nproducers = 0;
+    }
+    return stor_load_producer_batches(s->st, reload_producer, s);
+}
+
 int topic_load_all(srv *s) {
     stor_load_cb cb = {s, load_topic, load_config, load_partition};
     if (stor_load(s->st, &cb) != 0) return -1;

@@ -1,0 +1,181 @@
+"""A full disk, on a small tmpfs holding the data directory: the broker refuses writes with
+KAFKA_STORAGE_ERROR (56) and says why, keeps serving reads, frees space on DeleteTopics, resumes
+writing by itself when space returns, loses nothing it acknowledged, and leaves a database that
+passes integrity_check.
+
+  test_produce_refused_before_the_disk_is_full   storage.min.free.bytes: produce gets 56 while
+                                                 the reserve would be touched; DeleteTopics works
+                                                 and gives the space back to produce
+  test_failed_commit_is_survived                 no reserve: the disk fills for real, the commit
+                                                 fails, its produce requests get 56, the broker
+                                                 goes on, and writes resume once a file is deleted
+
+Regression tests for issue 11: before, the first failed commit stopped the broker (exit 3) and
+every restart crashed again on the next write.
+"""
+
+import hashlib
+import os
+import sqlite3
+import subprocess
+
+import pytest
+
+import kafka_wire as kw
+from harness import Broker
+from test_durability import read_all
+
+pytestmark = pytest.mark.timeout(300)
+
+VALUE = 256 << 10
+ERR_STORAGE = 56
+
+
+@pytest.fixture
+def small_fs(tmp_path):
+    """A 48 MiB tmpfs, mounted for the test and unmounted after it."""
+    mnt = tmp_path / "fs"
+    mnt.mkdir()
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", str(mnt)], capture_output=True, text=True)
+    if p.returncode != 0:
+        if os.environ.get("CI"):
+            pytest.fail("cannot mount a tmpfs (CI runs as root): %s" % p.stderr)
+        pytest.skip("cannot mount a tmpfs: %s" % p.stderr.strip())
+    yield mnt
+    subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def start(small_fs, config):
+    """The broker's data directory on the small disk; its log stays on the harness's own (a
+    full disk must not swallow the lines the test reads)."""
+    b = Broker(broker_count=1, config=dict({"data.dir": str(small_fs / "data"), "default.replication.factor": 1},
+                                           **config))
+    b.small_db = small_fs / "data" / "mskmock.db"
+    b.start()
+    return b
+
+
+def create(b, name):
+    with kw.connect(b.port) as s:
+        s.sendall(kw.create_topics_request(1, 1, "it", name, 3, 1))
+        _, body = kw.recv_frame(s)
+    assert kw.parse_create_topics(1, body)[0]["error"] == 0
+
+
+def delete_topic(b, name):
+    from confluent_kafka.admin import AdminClient
+    admin = AdminClient({"bootstrap.servers": b.bootstrap})
+    admin.delete_topics([name])[name].result(timeout=30)
+
+
+class Writer:
+    """Raw Produce v3, acks=-1, one batch of one record per request; remembers what was acked."""
+
+    def __init__(self, b):
+        self.sock = kw.connect(b.port, timeout=30)
+        self.corr = 0
+        self.acked = {}  # (topic, partition, offset) -> sha1 of the value
+
+    def produce(self, topic, i):
+        self.corr += 1
+        value = hashlib.sha256(b"%d" % i).digest() * (VALUE // 32)
+        partition = i % 3
+        batch = kw.record_batch([(b"key-%d" % i, value, ())])
+        self.sock.sendall(kw.produce_request(3, self.corr, "it", topic, partition, batch))
+        corr, body = kw.recv_frame(self.sock)
+        assert corr == self.corr
+        (p,) = kw.parse_produce(3, body)[0]["partitions"]
+        if p["error"] == 0:
+            self.acked[(topic, partition, p["base_offset"])] = hashlib.sha1(value).hexdigest()
+        return p["error"]
+
+    def fill(self, topic, limit=400):
+        """Produces until the broker answers 56; returns how many were acked before."""
+        for i in range(limit):
+            err = self.produce(topic, i)
+            if err == ERR_STORAGE:
+                return i
+            assert err == 0, "produce %d: error %d" % (i, err)
+        pytest.fail("no KAFKA_STORAGE_ERROR after %d records of %d KiB on a 48 MiB disk" % (limit, VALUE >> 10))
+
+    def close(self):
+        self.sock.close()
+
+
+def check_acked(b, w, topic):
+    got = read_all(b.bootstrap, topic)
+    want = {(p, o): h for (t, p, o), h in w.acked.items() if t == topic}
+    have = {(p, o): hashlib.sha1(v).hexdigest() for (p, o), (k, v) in got.items()}
+    missing = [k for k in want if have.get(k) != want[k]]
+    assert not missing, "acknowledged records missing or changed: %s" % missing[:5]
+    return len(want)
+
+
+def integrity(b):
+    db = sqlite3.connect(str(b.small_db))
+    try:
+        return db.execute("PRAGMA integrity_check").fetchone()[0]
+    finally:
+        db.close()
+
+
+def test_produce_refused_before_the_disk_is_full(small_fs):
+    b = start(small_fs, {"storage.min.free.bytes": 8 << 20})
+    w = Writer(b)
+    try:
+        create(b, "filler")
+        create(b, "keep")
+        since = b.log_size()
+        n = w.fill("filler")
+        assert n > 20, "refused after only %d records" % n
+        line = b.wait_for_log(r"refused error=KAFKA_STORAGE_ERROR\(56\): filler-\d: storage is full: \d+ bytes free "
+                              r"for .*storage\.min\.free\.bytes=8388608", since=since)
+        assert line, b.log_tail()
+        print("broker: " + line)
+        assert w.produce("keep", 0) == ERR_STORAGE  # every topic: the disk is what is full
+        assert check_acked(b, w, "filler") == n     # reads go on
+
+        delete_topic(b, "filler")                   # works on the full disk, and frees its pages
+        for i in range(10):
+            assert w.produce("keep", i) == 0, "produce after the delete %d" % i
+        b.assert_alive()
+        w.close()
+        b.stop(check=True)
+        assert integrity(b) == "ok"
+        b.start()
+        assert check_acked(b, w, "keep") == 10
+    finally:
+        w.close()
+        b.stop(check=False)
+        b.cleanup()
+
+
+def test_failed_commit_is_survived(small_fs):
+    filler = small_fs / "other-files"
+    filler.write_bytes(b"\0" * (8 << 20))  # someone else's file on the same disk
+    b = start(small_fs, {"storage.min.free.bytes": 0})
+    w = Writer(b)
+    try:
+        create(b, "t")
+        since = b.log_size()
+        n = w.fill("t")
+        line = b.wait_for_log(r"storage commit failed: .*answered KAFKA_STORAGE_ERROR\(56\).*reads go on", since=since)
+        assert line, b.log_tail()
+        print("broker: " + line)
+        assert b.wait_for_log(r"refused error=KAFKA_STORAGE_ERROR\(56\): 1 partition\(s\): the storage commit that "
+                              r"held their batches failed", since=since), b.log_tail()
+        b.assert_alive()
+        assert check_acked(b, w, "t") == n  # every acknowledged record, nothing of the failed commit
+
+        filler.unlink()                     # space returns: writes resume by themselves
+        for i in range(n, n + 5):
+            assert w.produce("t", i) == 0
+        w.close()
+        b.stop(check=True)
+        assert integrity(b) == "ok"
+        b.start()
+        assert check_acked(b, w, "t") == n + 5
+    finally:
+        w.close()
+        b.stop(check=False)
+        b.cleanup()
