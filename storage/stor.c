@@ -95,7 +95,7 @@ void stor_meta_from_row(sqlite3_stmt *st, int col, stor_batch_meta *m) {
 
 /* ---- open ---- */
 
-static int stor_pragma_exec(sqlite3 *db, const char *sql, char *err, size_t errlen) {
+int stor_sql_exec(sqlite3 *db, const char *sql, char *err, size_t errlen) {
     char *msg = NULL;
     if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK) return 0;
     stor_errf(err, errlen, "%s: %s", sql, msg ? msg : sqlite3_errmsg(db));
@@ -149,7 +149,7 @@ static int stor_set_journal(sqlite3 *db, stor_sync sync, bool *wal, char *err, s
     *wal = sync != STOR_SYNC_OFF;
     if (!*wal) {
         /* the journal keeps the size of its largest transaction: give a peak's space back */
-        if (stor_pragma_exec(db, "PRAGMA journal_size_limit = 67108864", err, errlen)) return -1;
+        if (stor_sql_exec(db, "PRAGMA journal_size_limit = 67108864", err, errlen)) return -1;
         int on = 1;
         int rc = sqlite3_file_control(db, "main", STOR_FCNTL_GATHER_DB, &on);
         /* SQLITE_NOTFOUND: not opened through the gathering VFS (unavailable); writes go page by page */
@@ -179,17 +179,17 @@ static int stor_configure(sqlite3 *db, stor_sync sync, bool *wal, char *err, siz
      * A file that has just been created has nothing to lose, so that step
      * runs unsynced; the configured mode applies from here on.
      */
-    if (stor_pragma_exec(db, sync_sql[STOR_SYNC_OFF], err, errlen)) return -1;
+    if (stor_sql_exec(db, sync_sql[STOR_SYNC_OFF], err, errlen)) return -1;
     if (stor_set_journal(db, sync, wal, err, errlen)) return -1;
-    if (stor_pragma_exec(db, sync_sql[sync], err, errlen)) return -1;
+    if (stor_sql_exec(db, sync_sql[sync], err, errlen)) return -1;
     /*
      * Debian builds SQLite with SECURE_DELETE, which overwrites every freed page with zeros
      * through the journal: deleting a topic then needs as much free disk as the topic held, so
      * it cannot free a full disk. Freed pages here hold only records their producers sent us,
      * no secrets, and the file is ours alone.
      */
-    if (stor_pragma_exec(db, "PRAGMA secure_delete = OFF", err, errlen)) return -1;
-    if (stor_pragma_exec(db, "PRAGMA foreign_keys = ON", err, errlen)) return -1;
+    if (stor_sql_exec(db, "PRAGMA secure_delete = OFF", err, errlen)) return -1;
+    if (stor_sql_exec(db, "PRAGMA foreign_keys = ON", err, errlen)) return -1;
     /* Topic deletion relies on ON DELETE CASCADE; a build without foreign keys would leave orphans. */
     char fk[8];
     if (stor_pragma_query(db, "PRAGMA foreign_keys", fk, sizeof fk, err, errlen)) return -1;

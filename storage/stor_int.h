@@ -86,6 +86,9 @@ struct stor {
     char err[512];
 };
 
+/* sqlite3_exec of sql; -1 with "<sql>: <SQLite's message>" in err when it fails. */
+int stor_sql_exec(sqlite3 *db, const char *sql, char *err, size_t errlen);
+
 /* ---- stor_migrate.c ---- */
 
 /* Number of migrations this binary knows, i.e. the newest schema version. */

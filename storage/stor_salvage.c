@@ -206,14 +206,6 @@ static bool has_rowid(sqlite3 *old, const char *t) {
     return ok;
 }
 
-static int exec(sqlite3 *db, const char *sql, char *err, size_t errlen) {
-    char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK) return 0;
-    stor_errf(err, errlen, "%s: %s", sql, msg ? msg : sqlite3_errmsg(db));
-    sqlite3_free(msg);
-    return -1;
-}
-
 /* What lost rows leave behind, made consistent again (see the top of this file). */
 static const char *const repairs[] = {
     "DELETE FROM topic_configs WHERE topic_id NOT IN (SELECT id FROM topics)",
@@ -279,7 +271,7 @@ int stor_salvage(const char *from, const char *to, stor_salvage_report fn, void 
         sqlite3_close(fresh);
         return -1;
     }
-    int rc = exec(fresh, "PRAGMA foreign_keys = OFF; PRAGMA secure_delete = OFF; BEGIN", err, errlen);
+    int rc = stor_sql_exec(fresh, "PRAGMA foreign_keys = OFF; PRAGMA secure_delete = OFF; BEGIN", err, errlen);
     /* every table of the new schema, in the order they were created */
     if (rc == 0 && sqlite3_prepare_v2(fresh, "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE "
                                              "'sqlite_%' ORDER BY rowid", -1, &st, NULL) != SQLITE_OK)
@@ -328,12 +320,12 @@ int stor_salvage(const char *from, const char *to, stor_salvage_report fn, void 
     sqlite3_finalize(st);
     st = NULL;
     for (size_t i = 0; rc == 0 && i < sizeof repairs / sizeof *repairs; i++) {
-        rc = exec(fresh, repairs[i], err, errlen);
+        rc = stor_sql_exec(fresh, repairs[i], err, errlen);
         int n = sqlite3_changes(fresh);
         if (rc == 0 && n && i != sizeof repairs / sizeof *repairs - 2) /* the byte recount always touches rows */
             report(fn, ctx, "salvage: repaired %d rows: %.120s", n, repairs[i]);
     }
-    if (rc == 0) rc = exec(fresh, "COMMIT", err, errlen);
+    if (rc == 0) rc = stor_sql_exec(fresh, "COMMIT", err, errlen);
     if (rc == 0) {
         /* the result must be sound: foreign keys hold and the structure checks */
         if (sqlite3_prepare_v2(fresh, "PRAGMA foreign_key_check", -1, &st, NULL) == SQLITE_OK &&

@@ -7,6 +7,7 @@
   client_command(lang)  how to run that client, or None when it is not built.
 """
 
+import contextlib
 import json
 import os
 import random
@@ -276,6 +277,20 @@ class Broker:
 
 
 # -- client programs ------------------------------------------------------------------
+
+@contextlib.contextmanager
+def running(broker):
+    """Starts broker and yields it; afterwards checks that it is still alive and stops it (exit
+    0 checked), and removes its files either way. For module fixtures: `with running(B(...)) as
+    b: yield b`."""
+    broker.start()
+    try:
+        yield broker
+        broker.assert_alive()
+        broker.stop(check=True)
+    finally:
+        broker.cleanup()
+
 
 def _venv_python():
     py = ROOT / ".venv" / "bin" / "python"

@@ -21,6 +21,7 @@ import time
 import pytest
 
 import kafka_wire as kw
+from harness import running
 from iam import ALICE, IamBroker, SaslConn, write_identities
 
 pytestmark = pytest.mark.timeout(300)
@@ -32,15 +33,10 @@ HUGE = 90 << 20
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory):
     ids = write_identities(tmp_path_factory.mktemp("hardening") / "identities.json")
-    b = IamBroker(ids, broker_count=1, credentials_endpoint=False,
-                  config={"request.read.timeout.ms": READ_TIMEOUT_MS, "default.replication.factor": 1})
-    b.start()
-    yield b
-    try:
-        b.assert_alive()
-        b.stop(check=True)
-    finally:
-        b.cleanup()
+    with running(IamBroker(ids, broker_count=1, credentials_endpoint=False,
+                           config={"request.read.timeout.ms": READ_TIMEOUT_MS,
+                                   "default.replication.factor": 1})) as b:
+        yield b
 
 
 def status_kib(broker, field):

@@ -21,6 +21,7 @@ import iam
 from authz import (CLUSTER_ARN, CONFIG, CONNECT, IDEMPOTENT, ORDERS, ORDERS_GROUPS, allow, deny,
                    group_arn, policy, refusal, topic_arn, user)
 from groups import GroupConsumer
+from harness import running
 from iam import REGION, Identity, IamBroker, aws_env, run_client_env
 
 pytestmark = pytest.mark.timeout(300)
@@ -44,15 +45,9 @@ USERS = (WRITER, IDEM, NOGROUP, DENIER, NOCONNECT)
 def broker(tmp_path_factory):
     ids = iam.write_identities(tmp_path_factory.mktemp("authz") / "identities.json", identities=USERS,
                                roles=())
-    b = IamBroker(ids, broker_count=3, credentials_endpoint=False,
-                  config=dict(CONFIG, **{"iam.authorization.default": "deny"}))
-    b.start()
-    yield b
-    try:
-        b.assert_alive()
-        b.stop(check=True)
-    finally:
-        b.cleanup()
+    with running(IamBroker(ids, broker_count=3, credentials_endpoint=False,
+                           config=dict(CONFIG, **{"iam.authorization.default": "deny"}))) as b:
+        yield b
 
 
 def sec(b):
