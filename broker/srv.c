@@ -45,22 +45,23 @@ void srv_after_commit(srv *s) {
 
 /*
  * A commit of batch appends alone failed (disk full, I/O error): the log goes back to what
- * storage holds, each produce of the commit is answered KAFKA_STORAGE_ERROR, and the broker
- * goes on; reads never needed the lost batches (Fetch serves up to the committed end).
+ * storage holds, each produce of the commit is answered KAFKA_STORAGE_ERROR for the partitions
+ * it wrote, and the broker goes on; reads never needed the lost batches (Fetch serves up to
+ * the committed end).
  */
 static int survive_failed_commit(srv *s) {
     char err[512];
     snprintf(err, sizeof err, "%s", stor_errmsg(s->st));
+    int npart = s->ndirty;
     if (topic_rollback(s, s->dirty, s->ndirty) != 0) return -1;
     for (int i = 0; i < s->ndirty; i++) s->dirty[i]->dirty = false;
-    int npart = s->ndirty;
     s->ndirty = 0;
     int closed;
     int answered = net_fail_commit(s, &closed);
     s->storage_failures++;
     log_error("storage commit failed: %s; %d partition(s) went back to their committed end, %d produce request(s) "
               "were answered KAFKA_STORAGE_ERROR(56)%s; nothing of them was stored, reads go on",
-              err, npart, answered, closed ? " and connections holding other answers were closed" : "");
+              err, npart, answered, closed ? ", connections holding other answers were closed" : "");
     return 0;
 }
 
@@ -69,17 +70,17 @@ int srv_commit_now(srv *s) {
         if (s->ndirty) srv_after_commit(s);
         return 0;
     }
-    bool only_batches = stor_txn_only_batches(s->st);
+    unsigned kinds = stor_txn_kinds(s->st);
     if (stor_commit(s->st) != 0) {
-        if (only_batches && survive_failed_commit(s) == 0) return -1;
+        if (kinds == STOR_TXN_BATCHES && survive_failed_commit(s) == 0) return -1;
         /*
-         * The transaction held more than batches (topics, groups, offsets): their in-memory
-         * state already moved past what storage holds. Nothing of it was acknowledged; the only
-         * safe way on is a restart that reloads the truth from the database.
+         * The transaction also changed topics, groups or offsets, whose in-memory state already
+         * moved past what storage holds. Nothing of it was acknowledged; the only safe way on
+         * is a restart that reloads the truth from the database.
          */
-        log_error("storage commit failed: %s; it held topic, group or offset changes whose in-memory state cannot be "
-                  "rolled back, so the broker stops (exit 3) rather than serve what is not stored; a restart reloads "
-                  "the database", stor_errmsg(s->st));
+        log_error("storage commit failed: %s; it held topic, group or offset changes whose in-memory state cannot "
+                  "be rolled back, so the broker stops (exit 3) rather than serve what is not stored; a restart "
+                  "reloads the database", stor_errmsg(s->st));
         exit(3);
     }
     srv_after_commit(s);

@@ -51,7 +51,7 @@ int stor_step_done(stor *s, sqlite3_stmt *st, const char *what) {
 }
 
 int stor_write_begin(stor *s) {
-    if (!s->appending) s->txn_other = true;
+    s->txn_kinds |= s->kind_now ? s->kind_now : STOR_TXN_OTHER;
     if (s->in_txn && sqlite3_get_autocommit(s->db)) s->txn_failed = true;
     if (s->txn_failed)
         return stor_failf(s, "the open transaction was rolled back after an earlier error; call stor_commit first");
@@ -60,6 +60,20 @@ int stor_write_begin(stor *s) {
     if (stor_step_done(s, stor_stmt(s, STOR_BEGIN), "begin transaction")) return -1;
     s->in_txn = true;
     return 0;
+}
+
+int stor_write_begin_as(stor *s, unsigned kind) {
+    s->kind_now = kind;
+    int rc = stor_write_begin(s);
+    s->kind_now = 0;
+    return rc;
+}
+
+int stor_op_begin_as(stor *s, unsigned kind) {
+    s->kind_now = kind;
+    int rc = stor_op_begin(s);
+    s->kind_now = 0;
+    return rc;
 }
 
 int stor_op_begin(stor *s) {
@@ -347,7 +361,7 @@ static void stor_rollback_quietly(stor *s) {
     }
     s->in_txn = false;
     s->txn_failed = false;
-    s->txn_other = false;
+    s->txn_kinds = 0;
 }
 
 int stor_commit(stor *s) {
@@ -368,7 +382,7 @@ int stor_commit(stor *s) {
         return -1;
     }
     s->in_txn = false;
-    s->txn_other = false;
+    s->txn_kinds = 0;
     s->commit_seq++;
     stor_ckpt_kick(s);
     return 0;
@@ -376,7 +390,7 @@ int stor_commit(stor *s) {
 
 bool stor_in_txn(stor *s) { return s->in_txn; }
 
-bool stor_txn_only_batches(stor *s) { return !s->txn_other; }
+unsigned stor_txn_kinds(stor *s) { return s->in_txn ? s->txn_kinds : 0; }
 
 int64_t stor_free_page_bytes(stor *s) {
     int64_t n = 0, size = 0;

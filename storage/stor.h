@@ -68,8 +68,13 @@ int stor_salvage(const char *from, const char *to, stor_salvage_report fn, void 
  */
 int stor_commit(stor *s);
 bool stor_in_txn(stor *s);
-/* The open transaction holds nothing but batch appends (so its loss touches only the log). */
-bool stor_txn_only_batches(stor *s);
+/*
+ * What the open transaction writes, as STOR_TXN_* bits, so that the broker knows whether a
+ * failed commit can be undone in memory: BATCHES (the log; it can), OFFSETS (committed
+ * offsets), GROUPS (group state and members), OTHER (topics, configs, retention, deletes).
+ */
+enum { STOR_TXN_BATCHES = 1, STOR_TXN_OFFSETS = 2, STOR_TXN_GROUPS = 4, STOR_TXN_OTHER = 8 };
+unsigned stor_txn_kinds(stor *s);
 /* Bytes of the database's free pages, which new writes reuse before the file grows. */
 int64_t stor_free_page_bytes(stor *s);
 /* Number of commits so far: a produce waits until this passes the value it saw when appending. */

@@ -73,10 +73,7 @@ static int stor_batch_write_data(stor *s, const void *data, size_t len) {
 int stor_batch_append(stor *s, int64_t topic_id, int32_t partition, const stor_batch_meta *m, const void *data,
                       size_t len) {
     if (stor_batch_check(s, m, data, len)) return -1;
-    s->appending = true; /* a transaction of appends alone can fail without stopping the broker */
-    int begun = stor_write_begin(s);
-    s->appending = false;
-    if (begun) return -1;
+    if (stor_write_begin_as(s, STOR_TXN_BATCHES)) return -1;
     if (stor_batch_check_order(s, topic_id, partition, m->base_offset)) return -1;
     sqlite3_stmt *st = stor_stmt(s, STOR_BATCH_INSERT);
     bool by_blob = len >= STOR_BLOB_WRITE_MIN;

@@ -16,7 +16,7 @@ static int stor_offset_check(stor *s, const stor_offset *o) {
 
 int stor_offset_commit(stor *s, const stor_offset *o) {
     if (stor_offset_check(s, o)) return -1;
-    if (stor_write_begin(s)) return -1;
+    if (stor_write_begin_as(s, STOR_TXN_OFFSETS)) return -1;
     sqlite3_stmt *st = stor_stmt(s, STOR_OFFSET_UPSERT);
     /* Kafka stores a null commit metadata as "" (OffsetAndMetadata.NoMetadata). */
     if (sqlite3_bind_text(st, 1, o->group_id, -1, SQLITE_STATIC) ||
@@ -37,7 +37,7 @@ static int stor_delete_rows(stor *s, sqlite3_stmt *st, const char *what) {
 
 int stor_offset_delete(stor *s, const char *group_id, const char *topic, int32_t partition) {
     if (!group_id || !topic) return stor_failf(s, "delete offset: no group id or topic");
-    if (stor_write_begin(s)) return -1;
+    if (stor_write_begin_as(s, STOR_TXN_OFFSETS)) return -1;
     sqlite3_stmt *st = stor_stmt(s, STOR_OFFSET_DELETE);
     if (sqlite3_bind_text(st, 1, group_id, -1, SQLITE_STATIC) || sqlite3_bind_text(st, 2, topic, -1, SQLITE_STATIC) ||
         sqlite3_bind_int(st, 3, partition))
@@ -154,7 +154,7 @@ static int stor_group_write(stor *s, const stor_group *g, const stor_member *mem
 
 int stor_group_save(stor *s, const stor_group *g, const stor_member *members, int nmembers) {
     if (stor_group_check(s, g, members, nmembers)) return -1;
-    if (stor_op_begin(s)) return -1;
+    if (stor_op_begin_as(s, STOR_TXN_GROUPS)) return -1;
     return stor_op_end(s, stor_group_write(s, g, members, nmembers));
 }
 

@@ -80,11 +80,15 @@ struct stor {
     int schema_version;
     bool in_txn;     /* we ran BEGIN and neither COMMIT nor ROLLBACK since */
     bool txn_failed; /* SQLite rolled our open transaction back after an error */
-    bool txn_other;  /* the open transaction holds writes other than batch appends */
-    bool appending;  /* stor_batch_append is writing (its writes do not set txn_other) */
+    unsigned txn_kinds; /* STOR_TXN_* of the writes in the open transaction */
+    unsigned kind_now;  /* what the write being begun is (stor_write_begin_as); 0: STOR_TXN_OTHER */
     uint64_t commit_seq;
     char err[512];
 };
+
+/* stor_write_begin / stor_op_begin for a write of one STOR_TXN_* kind (the others count as OTHER). */
+int stor_write_begin_as(stor *s, unsigned kind);
+int stor_op_begin_as(stor *s, unsigned kind);
 
 /* sqlite3_exec of sql; -1 with "<sql>: <SQLite's message>" in err when it fails. */
 int stor_sql_exec(sqlite3 *db, const char *sql, char *err, size_t errlen);

@@ -159,7 +159,7 @@ def test_failed_commit_is_survived(small_fs):
         create(b, "t")
         since = b.log_size()
         n = w.fill("t")
-        line = b.wait_for_log(r"storage commit failed: .*answered KAFKA_STORAGE_ERROR\(56\).*reads go on", since=since)
+        line = b.wait_for_log(r"storage commit failed: .*KAFKA_STORAGE_ERROR\(56\).*reads go on", since=since)
         assert line, b.log_tail()
         print("broker: " + line)
         assert b.wait_for_log(r"refused error=KAFKA_STORAGE_ERROR\(56\): 1 partition\(s\): the storage commit that "
