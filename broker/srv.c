@@ -44,24 +44,29 @@ void srv_after_commit(srv *s) {
 }
 
 /*
- * A commit of batch appends alone failed (disk full, I/O error): the log goes back to what
- * storage holds, each produce of the commit is answered KAFKA_STORAGE_ERROR for the partitions
- * it wrote, and the broker goes on; reads never needed the lost batches (Fetch serves up to
- * the committed end).
+ * A commit failed (disk full, I/O error) that held only produced batches and offset changes,
+ * which can be undone in memory: the log goes back to what storage holds (its producer state
+ * read again), and committed offsets are read again from storage. The requests held for the
+ * commit get their handlers' failure answers (produce: KAFKA_STORAGE_ERROR per partition;
+ * OffsetCommit and OffsetDelete: NOT_COORDINATOR, as Kafka answers when its append to
+ * __consumer_offsets fails with a storage error), and the broker goes on serving reads.
  */
-static int survive_failed_commit(srv *s) {
+static int survive_failed_commit(srv *s, unsigned kinds) {
     char err[512];
     snprintf(err, sizeof err, "%s", stor_errmsg(s->st));
     int npart = s->ndirty;
     if (topic_rollback(s, s->dirty, s->ndirty) != 0) return -1;
     for (int i = 0; i < s->ndirty; i++) s->dirty[i]->dirty = false;
     s->ndirty = 0;
+    if (kinds & STOR_TXN_OFFSETS) grp_reload_offsets(s);
     int closed;
     int answered = net_fail_commit(s, &closed);
     s->storage_failures++;
-    log_error("storage commit failed: %s; %d partition(s) went back to their committed end, %d produce request(s) "
-              "were answered KAFKA_STORAGE_ERROR(56)%s; nothing of them was stored, reads go on",
-              err, npart, answered, closed ? ", connections holding other answers were closed" : "");
+    log_error("storage commit failed: %s; %d partition(s) went back to their committed end%s; %d request(s) held for "
+              "the commit got their storage-failure answer (produce: KAFKA_STORAGE_ERROR(56), offsets: "
+              "NOT_COORDINATOR(16))%s; nothing of them was stored, reads go on",
+              err, npart, kinds & STOR_TXN_OFFSETS ? ", committed offsets were read again from storage" : "",
+              answered, closed ? ", connections holding other answers were closed" : "");
     return 0;
 }
 
@@ -71,16 +76,18 @@ int srv_commit_now(srv *s) {
         return 0;
     }
     unsigned kinds = stor_txn_kinds(s->st);
+    s->offset_error_logged = false;
     if (stor_commit(s->st) != 0) {
-        if (kinds == STOR_TXN_BATCHES && survive_failed_commit(s) == 0) return -1;
+        if (!(kinds & ~(unsigned)(STOR_TXN_BATCHES | STOR_TXN_OFFSETS)) && survive_failed_commit(s, kinds) == 0)
+            return -1;
         /*
-         * The transaction also changed topics, groups or offsets, whose in-memory state already
-         * moved past what storage holds. Nothing of it was acknowledged; the only safe way on
-         * is a restart that reloads the truth from the database.
+         * The transaction also changed topics, configs, retention or group state, whose
+         * in-memory state already moved past what storage holds. Nothing of it was acknowledged;
+         * the only safe way on is a restart that reloads the truth from the database.
          */
-        log_error("storage commit failed: %s; it held topic, group or offset changes whose in-memory state cannot "
-                  "be rolled back, so the broker stops (exit 3) rather than serve what is not stored; a restart "
-                  "reloads the database", stor_errmsg(s->st));
+        log_error("storage commit failed: %s; it held topic, config, retention or group-state changes whose in-memory "
+                  "state cannot be rolled back, so the broker stops (exit 3) rather than serve what is not stored; a "
+                  "restart reloads the database", stor_errmsg(s->st));
         exit(3);
     }
     srv_after_commit(s);

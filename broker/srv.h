@@ -77,6 +77,7 @@ struct srv {
     bool storage_check_partial;   /* ... and ran out of storage.startup.check.ms */
     int64_t room_free, room_used, room_checked_ms; /* srv_storage_room's measure */
     uint64_t storage_failures;    /* commits that failed and were survived */
+    bool offset_error_logged;     /* a failed offset write of the open transaction was logged */
     bool stopping;
 };
 

@@ -52,9 +52,12 @@ int stor_step_done(stor *s, sqlite3_stmt *st, const char *what) {
 
 int stor_write_begin(stor *s) {
     s->txn_kinds |= s->kind_now ? s->kind_now : STOR_TXN_OTHER;
-    if (s->in_txn && sqlite3_get_autocommit(s->db)) s->txn_failed = true;
-    if (s->txn_failed)
+    if (s->in_txn && sqlite3_get_autocommit(s->db) && !s->txn_failed) {
+        s->txn_failed = true; /* gone without an error of ours to tell why */
         return stor_failf(s, "the open transaction was rolled back after an earlier error; call stor_commit first");
+    }
+    /* s->err keeps the error that lost the transaction: that is what callers should report */
+    if (s->txn_failed) return -1;
     if (s->in_txn) return 0;
     /* IMMEDIATE takes the write lock now, so a competing writer shows up here and not at COMMIT. */
     if (stor_step_done(s, stor_stmt(s, STOR_BEGIN), "begin transaction")) return -1;

@@ -31,6 +31,25 @@ static bool subscribed(req *r, group *g, kp_str topic) {
     return false;
 }
 
+/*
+ * The storage commit holding these offset changes failed: NOT_COORDINATOR for each partition
+ * that was accepted, as Kafka answers when its append to __consumer_offsets fails with a
+ * storage error (the client finds the coordinator again and retries).
+ */
+static void offsets_delete_failed(srv *s, req *r) {
+    kp_offset_delete_response *resp = r->resp;
+    int n = 0;
+    for (int32_t i = 0; i < resp->topics.n; i++)
+        for (int32_t j = 0; j < resp->topics.v[i].partitions.n; j++)
+            if (!resp->topics.v[i].partitions.v[j].error_code) {
+                resp->topics.v[i].partitions.v[j].error_code = KERR_NOT_COORDINATOR;
+                n++;
+            }
+    if (n)
+        req_log_refusal(r, KERR_NOT_COORDINATOR, "%d partition(s): the storage commit that held their offsets failed "
+                        "(%s)", n, stor_errmsg(s->st));
+}
+
 void api_offset_delete(srv *s, req *r) {
     kp_offset_delete_request *q = r->body;
     kp_offset_delete_response *resp = req_resp(r);
@@ -83,5 +102,6 @@ void api_offset_delete(srv *s, req *r) {
             }
         }
     }
+    r->commit_failed = offsets_delete_failed;
     req_respond_after_commit(s, r, resp);
 }

@@ -85,6 +85,8 @@ typedef struct group {
 
 void grp_init(srv *s);
 int grp_load(srv *s);               /* groups and offsets from storage */
+/* A commit with offset changes failed: every group's committed offsets again from storage. */
+void grp_reload_offsets(srv *s);
 void grp_close_all(srv *s);
 group *grp_find(srv *s, const char *id, size_t len);
 int grp_coordinator_for(const srv *s, const char *id, size_t len);

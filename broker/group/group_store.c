@@ -80,8 +80,12 @@ void grp_offset_put(srv *s, group *g, const char *topic, int32_t partition, int6
     int64_t now = clk_now_ms();
     put_memory(g, topic, partition, offset, leader_epoch, metadata, now, expire_ms);
     stor_offset so = {g->id, topic, partition, offset, leader_epoch, metadata ? metadata : "", now, expire_ms};
-    if (stor_offset_commit(s->st, &so) != 0)
-        log_error("group %s: storing offset %s-%d failed: %s", g->id, topic, partition, stor_errmsg(s->st));
+    /* one line per transaction: after the first failure every later write of it fails the same way */
+    if (stor_offset_commit(s->st, &so) != 0 && !s->offset_error_logged) {
+        s->offset_error_logged = true;
+        log_error("group %s: storing offset %s-%d failed: %s (the commit will fail; its offset commits are answered "
+                  "then)", g->id, topic, partition, stor_errmsg(s->st));
+    }
 }
 
 void grp_offset_remove(srv *s, group *g, size_t i) {
@@ -155,6 +159,18 @@ static void load_offset(void *ctx, const stor_offset *so) {
     srv *s = ctx;
     group *g = grp_get_or_create(s, so->group_id, strlen(so->group_id));
     put_memory(g, so->topic, so->partition, so->offset, so->leader_epoch, so->metadata, so->commit_ms, so->expire_ms);
+}
+
+void grp_reload_offsets(srv *s) {
+    for (group *g = s->groups; g; g = g->next) {
+        for (int i = 0; i < g->noffsets; i++) {
+            free(g->offsets[i].topic);
+            free(g->offsets[i].metadata);
+        }
+        g->noffsets = 0;
+    }
+    if (stor_offsets_load(s->st, load_offset, s) != 0)
+        log_error("groups: reading the committed offsets again failed: %s", stor_errmsg(s->st));
 }
 
 int grp_load(srv *s) {

@@ -103,7 +103,7 @@ int16_t topic_append(srv *s, partition *p, uint8_t *batch, size_t size, const kp
     }
     int64_t free_bytes;
     if (!srv_storage_room(s, size, &free_bytes)) {
-        static char msg[256]; /* the loop is single-threaded; the caller logs it at once */
+        static char msg[512]; /* the loop is single-threaded; the caller logs it at once */
         snprintf(msg, sizeof msg, "storage is full: %lld bytes free for %s, and the batch of %zu bytes would leave "
                  "less than storage.min.free.bytes=%lld; writes resume once there is room (delete topics or records, "
                  "or free disk)", (long long)free_bytes, s->cfg->data_dir, size, (long long)s->cfg->storage_min_free_bytes);

@@ -12,6 +12,7 @@ import time
 API_PRODUCE = 0
 API_FETCH = 1
 API_METADATA = 3
+API_OFFSET_COMMIT = 8
 API_API_VERSIONS = 18
 API_CREATE_TOPICS = 19
 
@@ -324,6 +325,25 @@ def fetch_request(correlation_id, client_id, topic, partition, offset, max_bytes
     body = (i32(-1) + i32(max_wait_ms) + i32(min_bytes) + i32(max_bytes) + i8(0)
             + array([string(topic) + array([part], lambda p: p)], lambda t: t))
     return request(API_FETCH, 4, correlation_id, client_id, body)
+
+
+def offset_commit_request(correlation_id, client_id, group, topic, offsets, metadata=""):
+    """OffsetCommit v2 for a simple consumer (generation -1, no member): offsets is
+    {partition: offset}; the same metadata for each."""
+    parts = [i32(p) + i64(o) + string(metadata) for p, o in sorted(offsets.items())]
+    body = (string(group) + i32(-1) + string("") + i64(-1)
+            + array([string(topic) + array(parts, lambda x: x)], lambda t: t))
+    return request(API_OFFSET_COMMIT, 2, correlation_id, client_id, body)
+
+
+def parse_offset_commit(body):
+    """OffsetCommit v2 answer: {(topic, partition): error_code}."""
+    r = Reader(body)
+    out = {}
+    for name, parts in r.array(lambda r: (r.string(), r.array(lambda r: (r.i32(), r.i16())))):
+        for p, err in parts:
+            out[(name, p)] = err
+    return out
 
 
 def parse_produce(version, body):

@@ -8,7 +8,9 @@ passes integrity_check.
                                                  and gives the space back to produce
   test_failed_commit_is_survived                 no reserve: the disk fills for real, the commit
                                                  fails, its produce requests get 56, the broker
-                                                 goes on, and writes resume once a file is deleted
+                                                 goes on; an OffsetCommit whose commit fails gets
+                                                 NOT_COORDINATOR and its offsets are not served;
+                                                 writes resume once a file is deleted
 
 Regression tests for issue 11: before, the first failed commit stopped the broker (exit 3) and
 every restart crashed again on the next write.
@@ -55,9 +57,9 @@ def start(small_fs, config):
     return b
 
 
-def create(b, name):
+def create(b, name, partitions=3):
     with kw.connect(b.port) as s:
-        s.sendall(kw.create_topics_request(1, 1, "it", name, 3, 1))
+        s.sendall(kw.create_topics_request(1, 1, "it", name, partitions, 1))
         _, body = kw.recv_frame(s)
     assert kw.parse_create_topics(1, body)[0]["error"] == 0
 
@@ -100,6 +102,23 @@ class Writer:
 
     def close(self):
         self.sock.close()
+
+
+def commit_offsets(b, topic, partitions, offset, metadata=""):
+    """A simple consumer's OffsetCommit v2 for group "full-disk": {(topic, partition): error}."""
+    with kw.connect(b.port, timeout=30) as s:
+        s.sendall(kw.offset_commit_request(1, "it", "full-disk", topic, {p: offset for p in partitions}, metadata))
+        _, body = kw.recv_frame(s)
+    return kw.parse_offset_commit(body)
+
+
+def committed(b, topic, partitions):
+    from confluent_kafka import Consumer, TopicPartition
+    c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": "full-disk", "enable.auto.commit": False})
+    try:
+        return [tp.offset for tp in c.committed([TopicPartition(topic, p) for p in partitions], timeout=10)]
+    finally:
+        c.close()
 
 
 def check_acked(b, w, topic):
@@ -157,6 +176,7 @@ def test_failed_commit_is_survived(small_fs):
     w = Writer(b)
     try:
         create(b, "t")
+        create(b, "wide", partitions=1500)
         since = b.log_size()
         n = w.fill("t")
         line = b.wait_for_log(r"storage commit failed: .*KAFKA_STORAGE_ERROR\(56\).*reads go on", since=since)
@@ -167,9 +187,27 @@ def test_failed_commit_is_survived(small_fs):
         b.assert_alive()
         assert check_acked(b, w, "t") == n  # every acknowledged record, nothing of the failed commit
 
+        # An offset commit on the full disk (1500 partitions with 4000 bytes of metadata each: more
+        # than the log's unused space takes): its commit fails too, it is answered NOT_COORDINATOR
+        # (Kafka's answer when __consumer_offsets cannot be written), and the offsets it would have
+        # set are not served; the broker goes on (before, it stopped with exit 3 here).
+        since = b.log_size()
+        errs = commit_offsets(b, "wide", range(1500), 7, "m" * 4000)
+        assert set(errs.values()) == {16}, sorted(set(errs.values()))
+        line = b.wait_for_log(r"storage commit failed: .*committed offsets were read again from storage.*"
+                              r"reads go on", since=since)
+        assert line, b.log_tail()
+        print("broker: " + line)
+        assert b.wait_for_log(r"refused error=NOT_COORDINATOR\(16\): 1500 partition\(s\): the storage commit that "
+                              r"held their offsets failed", since=since), b.log_tail()
+        b.assert_alive()
+        assert committed(b, "wide", [0, 1499]) == [-1001, -1001]
+
         filler.unlink()                     # space returns: writes resume by themselves
         for i in range(n, n + 5):
             assert w.produce("t", i) == 0
+        assert set(commit_offsets(b, "wide", range(10), 9).values()) == {0}
+        assert committed(b, "wide", [0, 9]) == [9, 9]
         w.close()
         b.stop(check=True)
         assert integrity(b) == "ok"
