@@ -44,6 +44,7 @@ from datetime import datetime, timezone
 
 import pytest
 
+from harness import running
 from iam import (
     ALICE,
     ERR_ILLEGAL_SASL_STATE,
@@ -73,14 +74,8 @@ def iam_broker(tmp_path, config=None, broker_count=3):
     """A running IamBroker (3 brokers: clients create topics with the default replication
     factor, which MSK fixes at 3) with ALICE, BOB and ROLE; stopped (exit 0 checked) after."""
     ids = write_identities(tmp_path / "identities.json")
-    b = IamBroker(ids, broker_count=broker_count, config=config)
-    b.start()
-    try:
+    with running(IamBroker(ids, broker_count=broker_count, config=config)) as b:
         yield b
-        b.assert_alive()
-        b.stop(check=True)
-    finally:
-        b.cleanup()
 
 
 def iam_args(broker, mechanism, protocol="SASL_SSL"):
