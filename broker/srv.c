@@ -55,13 +55,16 @@ static int survive_failed_commit(srv *s, unsigned kinds) {
     char err[512];
     snprintf(err, sizeof err, "%s", stor_errmsg(s->st));
     int npart = s->ndirty;
-    if (topic_rollback(s, s->dirty, s->ndirty) != 0) return -1;
+    if (topic_rollback(s, s->dirty, s->ndirty) != 0) {
+        log_error("storage commit failed: %s; reading the producer state back from storage failed too: %s", err,
+                  stor_errmsg(s->st));
+        return -1;
+    }
     for (int i = 0; i < s->ndirty; i++) s->dirty[i]->dirty = false;
     s->ndirty = 0;
     if (kinds & STOR_TXN_OFFSETS) grp_reload_offsets(s);
     int closed;
     int answered = net_fail_commit(s, &closed);
-    s->storage_failures++;
     log_error("storage commit failed: %s; %d partition(s) went back to their committed end%s; %d request(s) held for "
               "the commit got their storage-failure answer (produce: KAFKA_STORAGE_ERROR(56), offsets: "
               "NOT_COORDINATOR(16))%s; nothing of them was stored, reads go on",
@@ -81,13 +84,14 @@ int srv_commit_now(srv *s) {
         if (!(kinds & ~(unsigned)(STOR_TXN_BATCHES | STOR_TXN_OFFSETS)) && survive_failed_commit(s, kinds) == 0)
             return -1;
         /*
-         * The transaction also changed topics, configs, retention or group state, whose
-         * in-memory state already moved past what storage holds. Nothing of it was acknowledged;
-         * the only safe way on is a restart that reloads the truth from the database.
+         * The transaction also changed topics, configs, retention or group state (or rolling
+         * back failed), so the in-memory state is past what storage holds. Nothing of it was
+         * acknowledged; the only safe way on is a restart that reloads the database.
          */
-        log_error("storage commit failed: %s; it held topic, config, retention or group-state changes whose in-memory "
-                  "state cannot be rolled back, so the broker stops (exit 3) rather than serve what is not stored; a "
-                  "restart reloads the database", stor_errmsg(s->st));
+        if (kinds & ~(unsigned)(STOR_TXN_BATCHES | STOR_TXN_OFFSETS))
+            log_error("storage commit failed: %s; it held topic, config, retention or group-state changes whose "
+                      "in-memory state cannot be rolled back", stor_errmsg(s->st));
+        log_error("stopping (exit 3) rather than serve what is not stored; a restart reloads the database");
         exit(3);
     }
     srv_after_commit(s);

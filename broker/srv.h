@@ -76,7 +76,6 @@ struct srv {
     int64_t storage_check_ms;     /* the start-up check took this long */
     bool storage_check_partial;   /* ... and ran out of storage.startup.check.ms */
     int64_t room_free, room_used, room_checked_ms; /* srv_storage_room's measure */
-    uint64_t storage_failures;    /* commits that failed and were survived */
     bool offset_error_logged;     /* a failed offset write of the open transaction was logged */
     bool stopping;
 };

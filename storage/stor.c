@@ -50,8 +50,10 @@ int stor_step_done(stor *s, sqlite3_stmt *st, const char *what) {
     return ret;
 }
 
-int stor_write_begin(stor *s) {
-    s->txn_kinds |= s->kind_now ? s->kind_now : STOR_TXN_OTHER;
+int stor_write_begin(stor *s) { return stor_write_begin_as(s, STOR_TXN_OTHER); }
+
+int stor_write_begin_as(stor *s, unsigned kind) {
+    s->txn_kinds |= kind;
     if (s->in_txn && sqlite3_get_autocommit(s->db) && !s->txn_failed) {
         s->txn_failed = true; /* gone without an error of ours to tell why */
         return stor_failf(s, "the open transaction was rolled back after an earlier error; call stor_commit first");
@@ -65,22 +67,10 @@ int stor_write_begin(stor *s) {
     return 0;
 }
 
-int stor_write_begin_as(stor *s, unsigned kind) {
-    s->kind_now = kind;
-    int rc = stor_write_begin(s);
-    s->kind_now = 0;
-    return rc;
-}
+int stor_op_begin(stor *s) { return stor_op_begin_as(s, STOR_TXN_OTHER); }
 
 int stor_op_begin_as(stor *s, unsigned kind) {
-    s->kind_now = kind;
-    int rc = stor_op_begin(s);
-    s->kind_now = 0;
-    return rc;
-}
-
-int stor_op_begin(stor *s) {
-    if (stor_write_begin(s)) return -1;
+    if (stor_write_begin_as(s, kind)) return -1;
     return stor_step_done(s, stor_stmt(s, STOR_SAVEPOINT), "savepoint");
 }
 

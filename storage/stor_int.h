@@ -81,12 +81,11 @@ struct stor {
     bool in_txn;     /* we ran BEGIN and neither COMMIT nor ROLLBACK since */
     bool txn_failed; /* SQLite rolled our open transaction back after an error */
     unsigned txn_kinds; /* STOR_TXN_* of the writes in the open transaction */
-    unsigned kind_now;  /* what the write being begun is (stor_write_begin_as); 0: STOR_TXN_OTHER */
     uint64_t commit_seq;
     char err[512];
 };
 
-/* stor_write_begin / stor_op_begin for a write of one STOR_TXN_* kind (the others count as OTHER). */
+/* stor_write_begin / stor_op_begin for a write of one STOR_TXN_* kind (those two: STOR_TXN_OTHER). */
 int stor_write_begin_as(stor *s, unsigned kind);
 int stor_op_begin_as(stor *s, unsigned kind);
 

@@ -3,10 +3,12 @@
  *
  * Debian 12's sqlite3 shell cannot do this: its .recover fails on every database ("SQL logic
  * error"), and .dump ends a damaged dump with ROLLBACK and drops user_version. So the copy is
- * ours, table by table, in the way the shell's .dump reaches past damage: rows in key order
- * until a read fails, then in reverse key order until a read fails or the rows already copied
- * are reached. Rows between the two failures (under the damaged pages) are lost; the report
- * says how many rows each table kept and where reading stopped.
+ * ours, table by table. A table with rowids (batches, topics, members) is listed by rowid,
+ * forward and then from the end past damaged tree pages, and each row is copied on its own,
+ * so a row whose own pages are damaged is the only one lost. A table without rowids is read
+ * the way the shell's .dump reaches past damage: in key order until a read fails, then in
+ * reverse key order until a read fails or the rows already copied are reached. The report
+ * says per table how many rows were copied and what could not be read.
  *
  * The new database is made by stor_open, so it has this binary's schema; columns are copied
  * by name. Then what the lost rows leave inconsistent is repaired: rows whose topic or group is
@@ -22,12 +24,6 @@
 #include <sys/stat.h>
 
 #define MAX_COLS 32
-
-typedef struct copy_stats {
-    long long rows;
-    bool damaged;
-    char why[160];
-} copy_stats;
 
 static void report(stor_salvage_report fn, void *ctx, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void report(stor_salvage_report fn, void *ctx, const char *fmt, ...) {
@@ -287,34 +283,34 @@ int stor_salvage(const char *from, const char *to, stor_salvage_report fn, void 
             lost_tables++;
             continue;
         }
-        copy_stats c = {0};
+        long long rows;
+        char reason[160] = "";
         bool failed;
         if (has_rowid(old, t)) {
             long long unreadable;
             bool tree;
-            c.rows = copy_by_rowid(old, fresh, t, cols, ncols, &unreadable, &tree, c.why, sizeof c.why);
+            rows = copy_by_rowid(old, fresh, t, cols, ncols, &unreadable, &tree, reason, sizeof reason);
             if (tree || unreadable) {
                 damaged_tables++;
-                report(fn, ctx, "salvage: table %s: %lld rows copied, %lld unreadable%s (%s)", t, c.rows, unreadable,
-                       tree ? ", and rows under damaged tree pages not even listed" : "", c.why);
+                report(fn, ctx, "salvage: table %s: %lld rows copied, %lld unreadable%s (%s)", t, rows, unreadable,
+                       tree ? ", and rows under damaged tree pages not even listed" : "", reason);
             } else {
-                report(fn, ctx, "salvage: table %s: %lld rows copied", t, c.rows);
+                report(fn, ctx, "salvage: table %s: %lld rows copied", t, rows);
             }
             continue;
         }
-        c.rows = copy_rows(old, fresh, t, cols, ncols, order, false, &failed, c.why, sizeof c.why);
+        rows = copy_rows(old, fresh, t, cols, ncols, order, false, &failed, reason, sizeof reason);
         if (failed) {
             /* past the damage from the other end */
             char why2[160];
             bool failed2;
             long long back = copy_rows(old, fresh, t, cols, ncols, desc, true, &failed2, why2, sizeof why2);
-            c.rows += back;
-            c.damaged = true;
+            rows += back;
             damaged_tables++;
             report(fn, ctx, "salvage: table %s: %lld rows copied; reading stopped at damage (%s), %lld more read "
-                            "from the end", t, c.rows, c.why, back);
+                            "from the end", t, rows, reason, back);
         } else {
-            report(fn, ctx, "salvage: table %s: %lld rows copied", t, c.rows);
+            report(fn, ctx, "salvage: table %s: %lld rows copied", t, rows);
         }
     }
     sqlite3_finalize(st);

@@ -211,24 +211,22 @@ static void load_partition(void *ctx, int64_t topic_id, int32_t index, int64_t l
     p->end = p->hw = next;
 }
 
-static void load_producer(void *ctx, int64_t topic_id, int32_t index, const stor_batch_meta *m) {
-    srv *s = ctx;
+/* Idempotent-producer state from storage: at start-up every partition's, after a failed commit the dirty ones'. */
+static void record_producer(srv *s, int64_t topic_id, int32_t index, const stor_batch_meta *m, bool dirty_only) {
     topic *t = by_id(s, topic_id);
-    if (!t || index < 0 || index >= t->nparts) return;
+    if (!t || index < 0 || index >= t->nparts || (dirty_only && !t->parts[index].dirty)) return;
     producer_state *ps = topic_producer(&t->parts[index], m->producer_id, true);
     topic_producer_record(ps, m->producer_epoch, m->base_sequence, m->last_sequence, m->base_offset, m->last_offset,
                           m->max_timestamp);
     if (m->producer_id >= s->next_producer_id) s->next_producer_id = m->producer_id + 1;
 }
 
-/* Producer state again from storage, for the partitions marked dirty (topic_rollback). */
+static void load_producer(void *ctx, int64_t topic_id, int32_t index, const stor_batch_meta *m) {
+    record_producer(ctx, topic_id, index, m, false);
+}
+
 static void reload_producer(void *ctx, int64_t topic_id, int32_t index, const stor_batch_meta *m) {
-    srv *s = ctx;
-    topic *t = by_id(s, topic_id);
-    if (!t || index < 0 || index >= t->nparts || !t->parts[index].dirty) return;
-    producer_state *ps = topic_producer(&t->parts[index], m->producer_id, true);
-    topic_producer_record(ps, m->producer_epoch, m->base_sequence, m->last_sequence, m->base_offset, m->last_offset,
-                          m->max_timestamp);
+    record_producer(ctx, topic_id, index, m, true);
 }
 
 int topic_rollback(srv *s, partition **dirty, int n) {
