@@ -40,6 +40,16 @@ static const key_def keys[] = {
       "TLS + SASL (IAM) listener port of the first broker, MSK's 9098; broker i listens on this + i; 0: off"),
     K("sasl.plaintext.port", T_INT, sasl_plaintext_port, "0", NULL, NULL, 0, 65535, NULL,
       "SASL (IAM) listener without TLS, first broker's port; 0: off"),
+    K("external.port", T_INT, external_port, "0", NULL, NULL, 0, 65535, NULL,
+      "second plaintext listener, advertised as external.advertised.host (for clients outside a container "
+      "network, like bitnami/kafka's EXTERNAL listener); first broker's port, broker i on this + i; 0: off"),
+    K("external.iam.port", T_INT, external_iam_port, "0", NULL, NULL, 0, 65535, NULL,
+      "second TLS + SASL (IAM) listener, advertised as external.advertised.host; first broker's port; 0: off"),
+    K("external.advertised.host", T_STR, external_advertised_host, "localhost", NULL, NULL, 0, 0, NULL,
+      "host name put in Metadata for connections to the external listeners (the generated certificate covers it)"),
+    K("ready.file", T_STR, ready_file, "", NULL, NULL, 0, 0, NULL,
+      "file written (atomically, JSON with the pid and every bound port) once all listeners are bound and storage "
+      "is open, and removed at exit; mskmock --probe reads it; empty: none"),
     K("tls.cert.file", T_STR, tls_cert_file, "", NULL, NULL, 0, 0, NULL,
       "PEM certificate (chain allowed) of the TLS listener; empty: a local CA is generated in <data.dir>/tls"),
     K("tls.key.file", T_STR, tls_key_file, "", NULL, NULL, 0, 0, NULL, "PEM key of tls.cert.file"),
@@ -178,7 +188,12 @@ int cfg_profile_parse(const char *s, cfg_profile *out) {
 }
 
 size_t cfg_key_count(void) { return NKEYS; }
-cfg_key_info cfg_key_at(size_t i) { return (cfg_key_info){keys[i].name, keys[i].doc}; }
+cfg_key_info cfg_key_at(size_t i) {
+    cfg_key_info k = {keys[i].name, keys[i].doc, {keys[i].dflt[0], keys[i].dflt[1], keys[i].dflt[2]}};
+    for (int p = 1; p < 3; p++)
+        if (!k.dflt[p]) k.dflt[p] = k.dflt[0];
+    return k;
+}
 
 static const key_def *find_key(const char *name) {
     for (size_t i = 0; i < NKEYS; i++)
@@ -384,9 +399,12 @@ int cfg_finish(config *cfg, char *err, size_t errlen) {
     const struct {
         const char *name;
         int64_t port;
-    } ports[] = {{"plaintext.port", cfg->plaintext_port}, {"iam.port", cfg->iam_port},
-                 {"sasl.plaintext.port", cfg->sasl_plaintext_port}};
-    for (int i = 0; i < 3; i++) {
+    } ports[] = {{"plaintext.port", cfg->plaintext_port},
+                 {"iam.port", cfg->iam_port},
+                 {"sasl.plaintext.port", cfg->sasl_plaintext_port},
+                 {"external.port", cfg->external_port},
+                 {"external.iam.port", cfg->external_iam_port}};
+    for (int i = 0; i < (int)(sizeof ports / sizeof ports[0]); i++) {
         if (ports[i].port && ports[i].port + n - 1 > 65535) {
             snprintf(err, errlen, "%s: %lld + broker.count %d runs past port 65535", ports[i].name,
                      (long long)ports[i].port, n);

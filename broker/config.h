@@ -30,6 +30,10 @@ typedef struct config {
     int64_t plaintext_port;
     int64_t iam_port;
     int64_t sasl_plaintext_port;
+    int64_t external_port;
+    int64_t external_iam_port;
+    char *external_advertised_host;
+    char *ready_file;
     char *tls_cert_file;
     char *tls_key_file;
     char *tls_hosts;
@@ -116,6 +120,7 @@ void cfg_free(config *cfg);
 typedef struct cfg_key_info {
     const char *name;
     const char *doc;
+    const char *dflt[3]; /* the default in each profile (serverless, provisioned, kafka) */
 } cfg_key_info;
 size_t cfg_key_count(void);
 cfg_key_info cfg_key_at(size_t i);

@@ -5,18 +5,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "clock.h"
 #include "config.h"
 #include "iam/authz.h"
 #include "log.h"
+#include "manpage.h"
+#include "ready.h"
+#include "revision.h"
 #include "srv.h"
 
 static void usage(FILE *f) {
     fprintf(f,
             "usage: mskmock [--config FILE] [--data-dir DIR] [--profile NAME] [--log-level LEVEL]\n"
-            "               [--set KEY=VALUE]... [--help] [--version]\n"
+            "               [--set KEY=VALUE]... [--help] [--version] [--man]\n"
+            "       mskmock --probe [--config FILE] ...   health check: every listener of the running broker\n"
+            "               (ports from ready.file if set, else from the configuration) answers; exit 0 or 1\n"
             "       mskmock --salvage DAMAGED.db [--data-dir DIR] ...   copy what is readable of a damaged\n"
             "               database into a new DIR/mskmock.db (which must not exist), then exit\n"
             "A local AWS MSK Serverless broker. Every configuration key can also be set with an\n"
@@ -27,7 +34,7 @@ static void usage(FILE *f) {
     }
 }
 
-static uv_signal_t sigterm, sigint, sighup;
+static uv_signal_t sigterm, sigint, sighup, sigchld;
 
 static void on_signal(uv_signal_t *h, int signum) {
     srv *s = h->data;
@@ -37,6 +44,18 @@ static void on_signal(uv_signal_t *h, int signum) {
     uv_close((uv_handle_t *)&sigterm, NULL);
     uv_close((uv_handle_t *)&sigint, NULL);
     uv_close((uv_handle_t *)&sighup, NULL);
+    if (uv_is_active((uv_handle_t *)&sigchld)) uv_close((uv_handle_t *)&sigchld, NULL);
+}
+
+/*
+ * As PID 1 in a container, orphans of processes run inside it (docker exec, a health check's
+ * children) are re-parented to mskmock; reaping them keeps the process table clean.
+ */
+static void on_sigchld(uv_signal_t *h, int signum) {
+    (void)h;
+    (void)signum;
+    while (waitpid(-1, NULL, WNOHANG) > 0) {
+    }
 }
 
 /* SIGHUP: the IAM policies of iam.identities.file are read again (iam/authz.h). */
@@ -93,6 +112,7 @@ int main(int argc, char **argv) {
     const char *config_file = NULL, *data_dir = NULL, *profile = NULL, *level = NULL, *salvage = NULL;
     const char *sets[64];
     int nsets = 0;
+    bool probe = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char **target = NULL;
@@ -101,8 +121,16 @@ int main(int argc, char **argv) {
             return 0;
         }
         if (!strcmp(a, "--version")) {
-            printf("mskmock %s\n", MSKMOCK_VERSION);
+            printf("mskmock %s (%s)\n", MSKMOCK_VERSION, MSKMOCK_REVISION);
             return 0;
+        }
+        if (!strcmp(a, "--man")) {
+            manpage_write(stdout, MSKMOCK_REVISION);
+            return 0;
+        }
+        if (!strcmp(a, "--probe")) {
+            probe = true;
+            continue;
         }
         if (!strcmp(a, "--config")) target = &config_file;
         else if (!strcmp(a, "--data-dir")) target = &data_dir;
@@ -142,11 +170,13 @@ int main(int argc, char **argv) {
         return fail("log.level: expected error, warn, info, debug or trace, got ", cfg.log_level);
     if (cfg_finish(&cfg, err, sizeof err) != 0) return fail("", err);
     if (salvage) return run_salvage(salvage, cfg.data_dir);
+    if (probe) return ready_probe(&cfg, 2000);
 
     signal(SIGPIPE, SIG_IGN);
     raise_fd_limit();
     uv_loop_t *loop = uv_default_loop();
     static srv s;
+    ready_remove(&cfg); /* a file left by a killed broker must not say this one is ready */
     if (srv_init(&s, loop, &cfg, err, sizeof err) != 0) return fail("", err);
     uv_signal_init(loop, &sigterm);
     uv_signal_init(loop, &sigint);
@@ -155,6 +185,10 @@ int main(int argc, char **argv) {
     uv_signal_start(&sigterm, on_signal, SIGTERM);
     uv_signal_start(&sigint, on_signal, SIGINT);
     uv_signal_start(&sighup, on_sighup, SIGHUP);
+    if (getpid() == 1) {
+        uv_signal_init(loop, &sigchld);
+        uv_signal_start(&sigchld, on_sigchld, SIGCHLD);
+    }
 
     char nodes[1024] = "";
     size_t off = 0;
@@ -166,11 +200,19 @@ int main(int argc, char **argv) {
                 off += (size_t)snprintf(nodes + off, sizeof nodes - off, " %s:%d", lsn_name((listener_kind)k),
                                         s.nodes[i].ports[k]);
     }
-    log_info("mskmock %s ready in %.1f ms: profile=%s data.dir=%s topics=%d brokers %s", MSKMOCK_VERSION,
-             (double)(clk_mono_us() - t0) / 1000.0, cfg_profile_name((cfg_profile)cfg.profile), cfg.data_dir,
+    if (ready_write(&s, err, sizeof err) != 0) {
+        log_error("%s", err);
+        srv_close(&s);
+        uv_run(loop, UV_RUN_DEFAULT);
+        srv_free(&s);
+        return 2;
+    }
+    log_info("mskmock %s (%s) ready in %.1f ms: profile=%s data.dir=%s topics=%d brokers %s", MSKMOCK_VERSION,
+             MSKMOCK_REVISION, (double)(clk_mono_us() - t0) / 1000.0, cfg_profile_name((cfg_profile)cfg.profile), cfg.data_dir,
              s.ntopics, nodes);
 
     uv_run(loop, UV_RUN_DEFAULT);
+    ready_remove(&cfg);
     srv_free(&s);
     uv_loop_close(loop);
     cfg_free(&cfg);

@@ -239,6 +239,8 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen) {
         s->nodes[i].ports[LSN_PLAINTEXT] = cfg->plaintext_port ? (int32_t)(cfg->plaintext_port + i) : 0;
         s->nodes[i].ports[LSN_IAM] = cfg->iam_port ? (int32_t)(cfg->iam_port + i) : 0;
         s->nodes[i].ports[LSN_SASL_PLAINTEXT] = cfg->sasl_plaintext_port ? (int32_t)(cfg->sasl_plaintext_port + i) : 0;
+        s->nodes[i].ports[LSN_EXTERNAL] = cfg->external_port ? (int32_t)(cfg->external_port + i) : 0;
+        s->nodes[i].ports[LSN_EXTERNAL_IAM] = cfg->external_iam_port ? (int32_t)(cfg->external_iam_port + i) : 0;
     }
     if (make_data_dir(s, err, errlen) != 0) return -1;
     open_job job = {.s = s};

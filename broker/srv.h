@@ -23,6 +23,9 @@ typedef enum listener_kind {
     LSN_PLAINTEXT,      /* no TLS, no authentication: the developer listener */
     LSN_IAM,            /* MSK's port 9098: TLS + SASL (AWS_MSK_IAM, OAUTHBEARER) */
     LSN_SASL_PLAINTEXT, /* SASL without TLS, for clients where TLS setup is a burden */
+    /* the same security, advertised as external.advertised.host: for clients outside a container network */
+    LSN_EXTERNAL,       /* as LSN_PLAINTEXT */
+    LSN_EXTERNAL_IAM,   /* as LSN_IAM */
     LSN_COUNT
 } listener_kind;
 
@@ -40,7 +43,12 @@ typedef struct node {
 } node;
 
 const char *lsn_name(listener_kind k);
-static inline bool lsn_sasl(listener_kind k) { return k != LSN_PLAINTEXT; }
+static inline bool lsn_sasl(listener_kind k) { return k != LSN_PLAINTEXT && k != LSN_EXTERNAL; }
+static inline bool lsn_tls(listener_kind k) { return k == LSN_IAM || k == LSN_EXTERNAL_IAM; }
+/* The host name Metadata, FindCoordinator and DescribeCluster give a client of listener k. */
+static inline const char *lsn_host(const config *cfg, listener_kind k) {
+    return k == LSN_EXTERNAL || k == LSN_EXTERNAL_IAM ? cfg->external_advertised_host : cfg->advertised_host;
+}
 
 typedef struct topic topic;
 typedef struct partition partition;

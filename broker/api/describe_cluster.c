@@ -28,7 +28,7 @@ void api_describe_cluster(srv *s, req *r) {
     }
     REQ_ARR(r, resp->brokers, s->nnodes);
     for (int i = 0; i < s->nnodes; i++)
-        resp->brokers.v[i] = (kp_describe_cluster_broker){s->nodes[i].id, kp_str_c(s->cfg->advertised_host),
+        resp->brokers.v[i] = (kp_describe_cluster_broker){s->nodes[i].id, kp_str_c(lsn_host(s->cfg, r->c->listener)),
                                                           s->nodes[i].ports[r->c->listener], KP_STR_NULL};
     if (q->include_cluster_authorized_operations)
         resp->cluster_authorized_operations = authz_operations(s, r->c, IAM_RES_CLUSTER, "", 0);

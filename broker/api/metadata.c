@@ -50,7 +50,7 @@ void api_metadata(srv *s, req *r) {
 
     REQ_ARR(r, resp->brokers, s->nnodes);
     for (int i = 0; i < s->nnodes; i++)
-        resp->brokers.v[i] = (kp_metadata_response_broker){s->nodes[i].id, kp_str_c(s->cfg->advertised_host),
+        resp->brokers.v[i] = (kp_metadata_response_broker){s->nodes[i].id, kp_str_c(lsn_host(s->cfg, r->c->listener)),
                                                            s->nodes[i].ports[r->c->listener], KP_STR_NULL};
     resp->cluster_id = kp_str_c(s->cfg->cluster_id);
     resp->controller_id = s->nodes[0].id;

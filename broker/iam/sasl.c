@@ -112,6 +112,8 @@ int sasl_init(srv *s, char *err, size_t n) {
     }
     add_hosts(&x->oauth_hosts, &x->n_oauth_hosts, cfg->iam_oauthbearer_hosts, cfg->iam_region);
     add_hosts(&x->broker_hosts, &x->n_broker_hosts, cfg->advertised_host, cfg->iam_region);
+    if (cfg->external_port || cfg->external_iam_port)
+        add_hosts(&x->broker_hosts, &x->n_broker_hosts, cfg->external_advertised_host, cfg->iam_region);
     add_hosts(&x->broker_hosts, &x->n_broker_hosts, cfg->tls_hosts, cfg->iam_region);
     add_hosts(&x->broker_hosts, &x->n_broker_hosts, "localhost,127.0.0.1", cfg->iam_region);
     x->connect_tokens = (double)cfg->iam_max_connects_per_second;
@@ -126,7 +128,7 @@ int sasl_init(srv *s, char *err, size_t n) {
     uv_unref((uv_handle_t *)&x->rotation);
     arm_rotation(s);
 
-    bool tls_needed = cfg->iam_port != 0;
+    bool tls_needed = cfg->iam_port != 0 || cfg->external_iam_port != 0;
     if (tls_needed) {
         const char *hosts[64];
         size_t nh = 0;

@@ -44,6 +44,15 @@ static void on_close(uv_handle_t *h) {
 
 const char *conn_client_id(const conn *c) { return c->client_id ? c->client_id : "-"; }
 
+static bool is_probe(const conn *c) { return c->client_id && !strcmp(c->client_id, PROBE_CLIENT_ID); }
+
+void net_log_open(conn *c) {
+    if (c->open_logged) return;
+    c->open_logged = true;
+    log_write(is_probe(c) ? LOG_DEBUG : LOG_INFO, "conn=%llu open peer=%s node=%d listener=%s",
+              (unsigned long long)c->id, c->peer, c->s->nodes[c->node].id, lsn_name(c->listener));
+}
+
 void net_peer_name(uv_tcp_t *t, char *out, size_t n) {
     struct sockaddr_storage ss;
     int len = sizeof ss;
@@ -88,8 +97,10 @@ void net_close(conn *c, const char *why) {
                 break;
             }
     }
-    log_info("conn=%llu close peer=%s client=%s node=%d requests=%llu reason=%s", (unsigned long long)c->id, c->peer,
-             conn_client_id(c), s->nodes[c->node].id, (unsigned long long)c->requests, why);
+    net_log_open(c);
+    log_write(is_probe(c) ? LOG_DEBUG : LOG_INFO, "conn=%llu close peer=%s client=%s node=%d requests=%llu reason=%s",
+              (unsigned long long)c->id, c->peer, conn_client_id(c), s->nodes[c->node].id,
+              (unsigned long long)c->requests, why);
     uv_close((uv_handle_t *)&c->tcp, on_close);
 }
 
@@ -448,9 +459,12 @@ static bool decrypt(conn *c, size_t nread) {
         net_close(c, "TLS failure");
         return false;
     }
-    if (!was_established && tls_conn_established(c->tls))
-        log_info("conn=%llu TLS established: %s %s sni=%s", (unsigned long long)c->id, tls_conn_version(c->tls),
-                 tls_conn_cipher(c->tls), tls_conn_sni(c->tls) ? tls_conn_sni(c->tls) : "-");
+    if (!was_established && tls_conn_established(c->tls)) {
+        const char *sni = tls_conn_sni(c->tls);
+        /* the health check names itself in SNI, as it has no client id yet */
+        log_write(sni && !strcmp(sni, PROBE_CLIENT_ID) ? LOG_DEBUG : LOG_INFO, "conn=%llu TLS established: %s %s sni=%s",
+                  (unsigned long long)c->id, tls_conn_version(c->tls), tls_conn_cipher(c->tls), sni ? sni : "-");
+    }
     if (rc == TLS_CLOSED) {
         net_close(c, "peer sent TLS close_notify");
         return false;
@@ -538,7 +552,7 @@ void net_after_commit(srv *s) {
 }
 
 const char *lsn_name(listener_kind k) {
-    static const char *const names[] = {"plaintext", "iam", "sasl_plaintext"};
+    static const char *const names[] = {"plaintext", "iam", "sasl_plaintext", "external", "external_iam"};
     return names[k];
 }
 
@@ -562,7 +576,7 @@ static void on_connection(uv_stream_t *server, int status) {
     c->id = ++s->next_conn_id;
     c->node = l->node;
     c->listener = l->kind;
-    if (l->kind == LSN_IAM) {
+    if (lsn_tls(l->kind)) {
         c->tls = tls_conn_new(s->tls);
         if (!c->tls) abort();
     }
@@ -573,8 +587,6 @@ static void on_connection(uv_stream_t *server, int status) {
     if (s->conns) s->conns->prev = c;
     s->conns = c;
     s->nconns++;
-    log_info("conn=%llu open peer=%s node=%d listener=%s", (unsigned long long)c->id, c->peer, s->nodes[c->node].id,
-             lsn_name(c->listener));
     set_reading(c, true);
 }
 

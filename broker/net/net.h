@@ -14,7 +14,7 @@ struct conn {
     uint64_t id;
     int node;                 /* index of the synthetic broker it connected to */
     listener_kind listener;   /* which of its listeners */
-    struct tls_conn *tls;     /* LSN_IAM: the TLS engine; NULL otherwise */
+    struct tls_conn *tls;     /* a TLS listener's (lsn_tls): the TLS engine; NULL otherwise */
     /* SASL (broker/iam/sasl.c) */
     int sasl_state;           /* SASL_NONE, SASL_HANDSHAKEN, SASL_AUTHENTICATED */
     int sasl_mechanism;
@@ -40,6 +40,7 @@ struct conn {
     bool closing;
     bool in_commit_list;
     bool in_pump_list;
+    bool open_logged;         /* the "open" line went out (net_log_open) */
     int64_t last_active_ms;
     int64_t frame_started_ms; /* monotonic: a frame (or TLS handshake) began arriving; 0: none pending */
     int64_t opened_ms;
@@ -77,6 +78,13 @@ void net_run_pumps(srv *s);
 bool net_pumps_pending(void);
 /* The connection holds an answer until the next commit. */
 void net_hold_for_commit(conn *c);
+/*
+ * The "open" line of a connection, logged at its first request (so it can name the client) or
+ * at its close, whichever comes first. The health check's connections (mskmock --probe, client
+ * id PROBE_CLIENT_ID, every second in a container) are logged at debug rather than info.
+ */
+void net_log_open(conn *c);
+#define PROBE_CLIENT_ID "mskmock-probe"
 const char *conn_client_id(const conn *c);
 /* "host:port" of the peer of a TCP handle, for log lines ("?" when unknown). */
 void net_peer_name(uv_tcp_t *t, char *out, size_t n);

@@ -141,9 +141,11 @@ static void refuse_api_versions(srv *s, req *r) {
 }
 
 static void remember_client_id(conn *c, kp_str id) {
-    if (id.len < 0 || (c->client_id && kp_str_eq(id, c->client_id))) return;
-    free(c->client_id);
-    c->client_id = kp_str_dup(id);
+    if (id.len >= 0 && !(c->client_id && kp_str_eq(id, c->client_id))) {
+        free(c->client_id);
+        c->client_id = kp_str_dup(id);
+    }
+    net_log_open(c);
 }
 
 bool req_dispatch(srv *s, req *r) {

@@ -1,0 +1,256 @@
+/* The ready file and the --probe health check (ready.h). */
+#include "ready.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <openssl/ssl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "net/net.h"
+#include "net/tls.h"
+
+int ready_write(const srv *s, char *err, size_t errlen) {
+    const config *cfg = s->cfg;
+    if (!*cfg->ready_file) return 0;
+    json_t *brokers = json_array();
+    for (int i = 0; i < s->nnodes; i++) {
+        json_t *ports = json_object();
+        for (int k = 0; k < LSN_COUNT; k++)
+            if (s->nodes[i].ports[k]) json_object_set_new(ports, lsn_name((listener_kind)k), json_integer(s->nodes[i].ports[k]));
+        json_array_append_new(brokers, json_pack("{s:i, s:o}", "id", (int)s->nodes[i].id, "ports", ports));
+    }
+    json_t *doc = json_pack("{s:i, s:s, s:s, s:s, s:s, s:o, s:I}", "pid", (int)getpid(), "version", MSKMOCK_VERSION,
+                            "bind_address", cfg->bind_address, "advertised_host", cfg->advertised_host,
+                            "external_advertised_host", cfg->external_advertised_host, "brokers", brokers,
+                            "credentials_port", (json_int_t)cfg->iam_credentials_port);
+    const char *ca = s->tls ? tls_ctx_ca_file(s->tls) : NULL;
+    json_object_set_new(doc, "ca_file", ca ? json_string(ca) : json_null());
+
+    /* written beside the target and renamed over it: a reader sees all of it or nothing */
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.%d.tmp", cfg->ready_file, (int)getpid());
+    int rc = json_dump_file(doc, tmp, JSON_INDENT(2));
+    json_decref(doc);
+    if (rc != 0 || rename(tmp, cfg->ready_file) != 0) {
+        snprintf(err, errlen, "ready.file %s: cannot write it: %s", cfg->ready_file, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+void ready_remove(const config *cfg) {
+    if (*cfg->ready_file) unlink(cfg->ready_file);
+}
+
+/* ---- the probe ---- */
+
+typedef struct target {
+    int port;
+    bool kafka; /* a Kafka listener: ask ApiVersions (over TLS on a TLS one); else only connect */
+    bool tls;
+    const char *what;
+} target;
+
+/* A connection to host:port within the deadline, or -1 with why filled. */
+static int dial(const char *host, int port, int64_t deadline, char *why, size_t n) {
+    struct sockaddr_storage a;
+    socklen_t alen;
+    memset(&a, 0, sizeof a);
+    if (strchr(host, ':')) {
+        struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&a;
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons((uint16_t)port);
+        if (inet_pton(AF_INET6, host, &v6->sin6_addr) != 1) goto bad;
+        alen = sizeof *v6;
+    } else {
+        struct sockaddr_in *v4 = (struct sockaddr_in *)&a;
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons((uint16_t)port);
+        if (inet_pton(AF_INET, host, &v4->sin_addr) != 1) goto bad;
+        alen = sizeof *v4;
+    }
+    int fd = socket(a.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(why, n, "socket: %s", strerror(errno));
+        return -1;
+    }
+    if (connect(fd, (struct sockaddr *)&a, alen) != 0 && errno != EINPROGRESS) {
+        snprintf(why, n, "connect %s:%d: %s", host, port, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    struct pollfd p = {fd, POLLOUT, 0};
+    int left = (int)(deadline - clk_mono_ms());
+    int soerr = 0;
+    socklen_t sl = sizeof soerr;
+    if (left <= 0 || poll(&p, 1, left) != 1 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0 || soerr) {
+        snprintf(why, n, "connect %s:%d: %s", host, port, soerr ? strerror(soerr) : "timed out");
+        close(fd);
+        return -1;
+    }
+    return fd;
+bad:
+    snprintf(why, n, "'%s' is not an IP address", host);
+    return -1;
+}
+
+/* Moves exactly len bytes within the deadline, through TLS when ssl is set. */
+static int io_all(int fd, SSL *ssl, void *buf, size_t len, bool out, int64_t deadline) {
+    size_t done = 0;
+    while (done < len) {
+        struct pollfd p = {fd, out ? POLLOUT : POLLIN, 0};
+        if (ssl && !out && SSL_pending(ssl) > 0) p.revents = POLLIN;
+        else {
+            int left = (int)(deadline - clk_mono_ms());
+            if (left <= 0 || poll(&p, 1, left) != 1) return -1;
+        }
+        ssize_t r;
+        if (ssl) {
+            int k = out ? SSL_write(ssl, (char *)buf + done, (int)(len - done)) : SSL_read(ssl, (char *)buf + done, (int)(len - done));
+            if (k <= 0) {
+                int e = SSL_get_error(ssl, k);
+                if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) continue;
+                return -1;
+            }
+            r = k;
+        } else {
+            r = out ? send(fd, (char *)buf + done, len - done, MSG_NOSIGNAL) : recv(fd, (char *)buf + done, len - done, 0);
+            if (r <= 0) return -1;
+        }
+        done += (size_t)r;
+    }
+    return 0;
+}
+
+/* A TLS session on fd within the deadline; the certificate is not checked (this is a liveness check). */
+static SSL *tls_open(int fd, int64_t deadline, char *why, size_t n) {
+    static SSL_CTX *ctx;
+    if (!ctx && !(ctx = SSL_CTX_new(TLS_client_method()))) goto fail;
+    SSL *ssl = SSL_new(ctx);
+    if (!ssl) goto fail;
+    SSL_set_fd(ssl, fd);
+    SSL_set_tlsext_host_name(ssl, PROBE_CLIENT_ID); /* the broker logs the handshake at debug */
+    for (;;) {
+        int k = SSL_connect(ssl);
+        if (k == 1) return ssl;
+        int e = SSL_get_error(ssl, k);
+        struct pollfd p = {fd, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, 0};
+        int left = (int)(deadline - clk_mono_ms());
+        if ((e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) || left <= 0 || poll(&p, 1, left) != 1) break;
+    }
+    SSL_free(ssl);
+fail:
+    snprintf(why, n, "TLS handshake failed");
+    return NULL;
+}
+
+static uint32_t get_u32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
+
+/* ApiVersions v0 (the version every broker answers): the listener parses and answers Kafka requests. */
+static int ask_api_versions(int fd, SSL *ssl, int64_t deadline, char *why, size_t n) {
+    /* size, api key 18, version 0, correlation id, client id (the broker logs its connections at debug) */
+    static const uint8_t req[] = {0, 0, 0, 23, 0, 18, 0, 0, 0x70, 0x72, 0x6f, 0x62, 0, 13,
+                                  'm', 's', 'k', 'm', 'o', 'c', 'k', '-', 'p', 'r', 'o', 'b', 'e'};
+    _Static_assert(sizeof req == 4 + 23 && sizeof PROBE_CLIENT_ID - 1 == 13, "the probe's request frame");
+    uint8_t head[10];
+    if (io_all(fd, ssl, (void *)req, sizeof req, true, deadline) != 0 ||
+        io_all(fd, ssl, head, sizeof head, false, deadline) != 0) {
+        snprintf(why, n, "no ApiVersions answer");
+        return -1;
+    }
+    uint32_t size = get_u32(head), corr = get_u32(head + 4);
+    int16_t code = (int16_t)(head[8] << 8 | head[9]);
+    if (size < 6 || corr != get_u32(req + 8)) {
+        snprintf(why, n, "ApiVersions answer malformed (size %u, correlation id %u)", size, corr);
+        return -1;
+    }
+    if (code != 0) {
+        snprintf(why, n, "ApiVersions answered error %d", code);
+        return -1;
+    }
+    return 0;
+}
+
+/* The ports to check: from the ready file when there is one, else from the configuration. */
+static int collect(const config *cfg, target *t, int max, int *nt, char *host, size_t hostlen, char *why, size_t n) {
+    const char *bind = cfg->bind_address;
+    json_t *doc = NULL;
+    *nt = 0;
+    if (*cfg->ready_file) {
+        json_error_t je;
+        doc = json_load_file(cfg->ready_file, 0, &je);
+        if (!doc) {
+            snprintf(why, n, "not ready: %s: %s", cfg->ready_file, errno == ENOENT ? "no such file" : je.text);
+            return -1;
+        }
+        const char *b = json_string_value(json_object_get(doc, "bind_address"));
+        if (b) bind = b;
+    }
+    /* a wildcard bind answers on loopback */
+    snprintf(host, hostlen, "%s", !strcmp(bind, "0.0.0.0") ? "127.0.0.1" : !strcmp(bind, "::") ? "::1" : bind);
+    if (doc) {
+        size_t i;
+        json_t *b;
+        json_array_foreach(json_object_get(doc, "brokers"), i, b) {
+            for (int k = 0; k < LSN_COUNT; k++) {
+                json_int_t port = json_integer_value(json_object_get(json_object_get(b, "ports"), lsn_name((listener_kind)k)));
+                if (port > 0 && *nt < max) t[(*nt)++] = (target){(int)port, true, lsn_tls((listener_kind)k), lsn_name((listener_kind)k)};
+            }
+        }
+        json_int_t cp = json_integer_value(json_object_get(doc, "credentials_port"));
+        if (cp > 0 && *nt < max) t[(*nt)++] = (target){(int)cp, false, false, "credentials"};
+        json_decref(doc);
+    } else {
+        const int64_t base[LSN_COUNT] = {cfg->plaintext_port, cfg->iam_port, cfg->sasl_plaintext_port, cfg->external_port,
+                                         cfg->external_iam_port};
+        for (int i = 0; i < (int)cfg->broker_count; i++)
+            for (int k = 0; k < LSN_COUNT; k++)
+                if (base[k] && *nt < max) t[(*nt)++] = (target){(int)(base[k] + i), true, lsn_tls((listener_kind)k), lsn_name((listener_kind)k)};
+        if (cfg->iam_credentials_port && *nt < max) t[(*nt)++] = (target){(int)cfg->iam_credentials_port, false, false, "credentials"};
+    }
+    if (*nt == 0) {
+        snprintf(why, n, "no listener to check");
+        return -1;
+    }
+    return 0;
+}
+
+int ready_probe(const config *cfg, int timeout_ms) {
+    target t[CFG_MAX_BROKERS * LSN_COUNT + 1];
+    int nt;
+    char host[256], why[512];
+    if (collect(cfg, t, (int)(sizeof t / sizeof t[0]), &nt, host, sizeof host, why, sizeof why) != 0) {
+        printf("mskmock probe: %s\n", why);
+        return 1;
+    }
+    for (int i = 0; i < nt; i++) {
+        int64_t deadline = clk_mono_ms() + timeout_ms;
+        int fd = dial(host, t[i].port, deadline, why, sizeof why);
+        bool ok = fd >= 0;
+        if (ok && t[i].kafka) {
+            SSL *ssl = t[i].tls ? tls_open(fd, deadline, why, sizeof why) : NULL;
+            ok = (!t[i].tls || ssl) && ask_api_versions(fd, ssl, deadline, why, sizeof why) == 0;
+            if (ssl) {
+                SSL_shutdown(ssl);
+                SSL_free(ssl);
+            }
+        }
+        if (fd >= 0) close(fd);
+        if (!ok) {
+            printf("mskmock probe: %s listener on %s:%d: %s\n", t[i].what, host, t[i].port, why);
+            return 1;
+        }
+    }
+    printf("mskmock probe: ok, %d listener(s) on %s answered\n", nt, host);
+    return 0;
+}

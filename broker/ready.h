@@ -1,0 +1,31 @@
+/*
+ * ready: the ready file (ready.file) that says the broker serves, and `mskmock --probe`,
+ * the health check that reads it. Containers use the probe as their HEALTHCHECK and test
+ * harnesses wait for the file, so neither needs curl, nc or a fixed sleep.
+ */
+#ifndef READY_H
+#define READY_H
+
+#include <stddef.h>
+
+#include "srv.h"
+
+/*
+ * Writes cfg->ready_file (if set) atomically: JSON with the pid, the version, the
+ * advertised hosts and every bound port. Called once every listener is bound and storage is
+ * open. Returns -1 with err filled if the file cannot be written.
+ */
+int ready_write(const srv *s, char *err, size_t errlen);
+/* Removes it at exit, or a stale one at start-up, so a file present means "serving now". */
+void ready_remove(const config *cfg);
+
+/*
+ * The health check: reads the ready file (if ready.file is set; else the listener ports of
+ * cfg) and sends ApiVersions to every Kafka listener (over TLS on the TLS ones; a TCP
+ * connect for the credentials endpoint), each within timeout_ms: an answer proves the event
+ * loop serves, not only that the kernel accepts. Prints one line saying what was checked or
+ * what failed and returns 0 when all answered, 1 otherwise.
+ */
+int ready_probe(const config *cfg, int timeout_ms);
+
+#endif

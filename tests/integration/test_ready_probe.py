@@ -1,0 +1,148 @@
+"""What a container or a test harness uses to run mskmock: the ready file (ready.file), the
+health check (mskmock --probe), the external listeners that advertise another host name, and
+what `cmake --install` and --version give a packager."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+import kafka_wire as kw
+from harness import ROOT, Broker, broker_binary, find_free_port_range, running
+
+
+def probe(broker, **extra):
+    env = broker.env()
+    env.update(extra)
+    return subprocess.run([str(broker.binary), "--probe"], env=env, capture_output=True, text=True, timeout=20)
+
+
+def metadata_brokers(port):
+    with kw.connect(port) as s:
+        s.sendall(kw.metadata_request(1, 7, "ready-test", []))
+        return kw.parse_metadata(1, kw.recv_frame(s)[1])["brokers"]
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    ext = find_free_port_range(6)
+    ready = tmp_path_factory.mktemp("ready") / "mskmock.ready"
+    b = Broker(config={"ready.file": str(ready), "external.port": ext, "external.iam.port": ext + 3,
+                       "external.advertised.host": "host.example.test"})
+    b.ready_file, b.ext = ready, ext
+    with running(b):
+        yield b
+
+
+def test_ready_file_names_every_bound_port(broker):
+    doc = json.loads(broker.ready_file.read_text())
+    assert doc["pid"] == broker.proc.pid
+    assert [x["ports"]["plaintext"] for x in doc["brokers"]] == broker.ports
+    assert [x["ports"]["iam"] for x in doc["brokers"]] == [broker.iam_port + i for i in range(3)]
+    assert [x["ports"]["external"] for x in doc["brokers"]] == [broker.ext + i for i in range(3)]
+    assert [x["ports"]["external_iam"] for x in doc["brokers"]] == [broker.ext + 3 + i for i in range(3)]
+    assert doc["external_advertised_host"] == "host.example.test"
+    assert doc["ca_file"].endswith("tls/ca.pem") and os.path.exists(doc["ca_file"])
+
+
+def test_external_listener_advertises_its_own_host_and_ports(broker):
+    """Clients of the external listener (outside a container network) get the external host and
+    ports; clients of the plaintext listener keep advertised.host (the harness sets 127.0.0.1)."""
+    ext = metadata_brokers(broker.ext)
+    assert sorted(ext.values()) == [("host.example.test", broker.ext + i) for i in range(3)]
+    internal = metadata_brokers(broker.port)
+    assert sorted(internal.values()) == [("127.0.0.1", p) for p in broker.ports]
+
+
+def test_generated_certificate_covers_the_external_host(broker):
+    pem = (broker.data_dir / "tls" / "server.pem").read_text()
+    text = subprocess.run(["openssl", "x509", "-noout", "-ext", "subjectAltName"], input=pem, capture_output=True,
+                          text=True, check=True).stdout
+    assert "DNS:host.example.test" in text
+
+
+def test_probe_passes_on_every_listener_and_logs_nothing_at_info(broker):
+    before = broker.log_size()
+    r = probe(broker)
+    assert r.returncode == 0, r.stdout + r.stderr
+    # 3 brokers x (plaintext, iam, external, external_iam)
+    assert re.search(r"ok, 12 listener\(s\) on 127\.0\.0\.1 answered", r.stdout), r.stdout
+    time.sleep(0.3)
+    assert "conn=" not in broker.log_since(before), "health checks must not fill the log at info"
+
+
+def test_probe_fails_without_a_ready_file(broker, tmp_path):
+    r = probe(broker, MSKMOCK_READY_FILE=str(tmp_path / "absent"))
+    assert r.returncode == 1
+    assert "not ready" in r.stdout and "no such file" in r.stdout
+
+
+def test_probe_from_configuration_alone_fails_on_a_closed_port(broker):
+    """Without a ready file the probe checks the configured ports; one nobody listens on fails it."""
+    free = find_free_port_range(3)
+    r = probe(broker, MSKMOCK_READY_FILE="", MSKMOCK_PLAINTEXT_PORT=str(free), MSKMOCK_IAM_PORT="0",
+              MSKMOCK_EXTERNAL_PORT="0", MSKMOCK_EXTERNAL_IAM_PORT="0")
+    assert r.returncode == 1
+    assert "plaintext listener on 127.0.0.1:%d" % free in r.stdout and "refused" in r.stdout
+
+
+def test_probe_fails_when_the_loop_does_not_answer(broker):
+    """A stopped event loop still has its ports bound (the kernel accepts); the probe needs an answer."""
+    broker.proc.send_signal(signal.SIGSTOP)
+    try:
+        t0 = time.monotonic()
+        r = probe(broker)
+        assert r.returncode == 1
+        assert "no ApiVersions answer" in r.stdout
+        assert time.monotonic() - t0 < 5
+    finally:
+        broker.proc.send_signal(signal.SIGCONT)
+
+
+def test_ready_file_removed_at_exit_and_stale_one_replaced(tmp_path):
+    ready = tmp_path / "ready.json"
+    ready.write_text('{"pid": 1, "brokers": []}')  # left behind by a killed broker
+    b = Broker(config={"ready.file": str(ready)})
+    with running(b):
+        assert json.loads(ready.read_text())["pid"] == b.proc.pid
+    assert not ready.exists()
+
+
+def test_overlapping_external_port_is_refused(tmp_path):
+    base = find_free_port_range(6)
+    env = dict(os.environ, MSKMOCK_PLAINTEXT_PORT=str(base), MSKMOCK_EXTERNAL_PORT=str(base + 1),
+               MSKMOCK_DATA_DIR=str(tmp_path))
+    r = subprocess.run([str(broker_binary())], env=env, capture_output=True, text=True, timeout=10)
+    assert r.returncode == 2
+    assert "plaintext.port %d and external.port %d overlap" % (base, base + 1) in r.stderr
+
+
+def test_version_names_the_git_revision():
+    out = subprocess.run([str(broker_binary()), "--version"], capture_output=True, text=True, check=True).stdout
+    rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                         text=True).stdout.strip()
+    assert re.fullmatch(r"mskmock \d+\.\d+\.\d+ \(\S+\)\n", out), out
+    if rev:
+        assert rev in out
+
+
+def test_cmake_install_puts_binary_config_and_man_page(tmp_path):
+    build = broker_binary().parent
+    subprocess.run(["cmake", "--install", str(build), "--prefix", str(tmp_path)], check=True, capture_output=True)
+    assert (tmp_path / "bin" / "mskmock").exists()
+    assert (tmp_path / "share" / "doc" / "mskmock" / "examples" / "mskmock.properties").exists()
+    page = (tmp_path / "share" / "man" / "man1" / "mskmock.1").read_text()
+    # every key of the binary is documented in the page
+    keys = re.findall(r"^  (\S+) ", subprocess.run([str(broker_binary()), "--help"], capture_output=True,
+                                                   text=True).stdout, re.M)
+    assert len(keys) > 50
+    for k in keys:
+        assert "\n.B " + k.replace("-", "\\-") + "\n" in page, k
+    rendered = subprocess.run(["man", "-l", "-"], input=page, capture_output=True, text=True,
+                              env=dict(os.environ, MANWIDTH="100"))
+    if rendered.returncode == 0:
+        assert "ready.file" in rendered.stdout
