@@ -22,8 +22,8 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: mskmock [--config FILE] [--data-dir DIR] [--profile NAME] [--log-level LEVEL]\n"
             "               [--set KEY=VALUE]... [--help] [--version] [--man]\n"
-            "       mskmock --probe [--config FILE] ...   health check: every listener of the running broker\n"
-            "               (ports from ready.file if set, else from the configuration) answers; exit 0 or 1\n"
+            "       mskmock --probe [--config FILE] ...   health check: the running broker's listeners answer\n"
+            "               ApiVersions (those in ready.file if set, else the configured ones); exit 0 or 1\n"
             "       mskmock --salvage DAMAGED.db [--data-dir DIR] ...   copy what is readable of a damaged\n"
             "               database into a new DIR/mskmock.db (which must not exist), then exit\n"
             "A local AWS MSK Serverless broker. Every configuration key can also be set with an\n"

@@ -20,11 +20,12 @@ int ready_write(const srv *s, char *err, size_t errlen);
 void ready_remove(const config *cfg);
 
 /*
- * The health check: reads the ready file (if ready.file is set; else the listener ports of
- * cfg) and sends ApiVersions to every Kafka listener (over TLS on the TLS ones; a TCP
+ * The health check: sends ApiVersions to Kafka listeners (over TLS on the TLS ones; a TCP
  * connect for the credentials endpoint), each within timeout_ms: an answer proves the event
- * loop serves, not only that the kernel accepts. Prints one line saying what was checked or
- * what failed and returns 0 when all answered, 1 otherwise.
+ * loop serves, not only that the kernel accepts. With ready.file set, the file must exist and
+ * the first broker's listeners are asked (the file says all were bound); without it, every
+ * listener the configuration names. Prints one line saying what was checked or what failed
+ * and returns 0 when all answered, 1 otherwise.
  */
 int ready_probe(const config *cfg, int timeout_ms);
 

@@ -364,8 +364,12 @@ static int write_pem(const char *path, mode_t mode, X509 *cert, EVP_PKEY *key, c
     return ok ? 0 : -1;
 }
 
+/*
+ * World-readable: clients running as another user (an app container sharing the broker's volume)
+ * must read ca.pem. The keys in it are written 0600.
+ */
 static int make_dir(const char *path, char *err, size_t n) {
-    if (mkdir(path, 0700) == 0 || errno == EEXIST) return 0;
+    if (mkdir(path, 0755) == 0 || errno == EEXIST) return 0;
     snprintf(err, n, "tls: cannot create directory %s: %s", path, strerror(errno));
     return -1;
 }
