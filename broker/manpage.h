@@ -1,6 +1,6 @@
 /*
- * manpage: `mskmock --man` prints the manual page (roff) from the same key table as --help
- * and conf/mskmock.properties, so the page packagers install cannot drift from the binary.
+ * manpage: `mskmock --man` prints the manual page (roff) from the key table --help also prints,
+ * so the page packagers install (CMakeLists.txt generates it at build time) lists every key.
  */
 #ifndef MANPAGE_H
 #define MANPAGE_H
