@@ -132,6 +132,15 @@ static const key_def keys[] = {
       "partitions of auto-created topics and of CreateTopics with num_partitions -1"),
     K("default.replication.factor", T_INT, default_replication_factor, "3", NULL, "1", 1, CFG_MAX_BROKERS, NULL,
       "replication factor reported for topics created with replication_factor -1"),
+    K("fetch.max.bytes", T_INT, fetch_max_bytes, "57671680", NULL, NULL, 1024, INT32_MAX, NULL,
+      "most record bytes one Fetch response carries, whatever the request asks (Kafka's broker key; MSK Serverless: "
+      "55 MB per request); the first batch is returned even if larger"),
+    K("max.partitions", T_INT, max_partitions, "2400", "0", "0", 0, INT32_MAX, NULL,
+      "partitions the cluster may hold (MSK Serverless: 2,400); CreateTopics and CreatePartitions past it get "
+      "POLICY_VIOLATION; 0: no limit"),
+    K("max.consumer.groups", T_INT, max_consumer_groups, "500", "0", "0", 0, INT32_MAX, NULL,
+      "consumer groups the cluster may hold (MSK Serverless: 500); a new group past it gets "
+      "GROUP_MAX_SIZE_REACHED on JoinGroup or OffsetCommit; 0: no limit"),
     K("message.max.bytes", T_INT, message_max_bytes, "1048588", NULL, NULL, 64, INT32_MAX, NULL,
       "default max.message.bytes of topics: a larger batch gets MESSAGE_TOO_LARGE"),
     K("log.retention.ms", T_INT, log_retention_ms, "604800000", NULL, NULL, -1, INT64_MAX, NULL,

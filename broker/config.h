@@ -71,6 +71,9 @@ typedef struct config {
     int64_t num_partitions;
     int64_t default_replication_factor;
     int64_t message_max_bytes;
+    int64_t fetch_max_bytes;
+    int64_t max_partitions;
+    int64_t max_consumer_groups;
     int64_t log_retention_ms;
     int64_t log_retention_bytes;
     int64_t log_retention_check_interval_ms;

@@ -37,6 +37,10 @@ void api_create_partitions(srv *s, req *r) {
             code = KERR_INVALID_REPLICA_ASSIGNMENT;
             res->error_message = req_strf(r, "Increasing the number of partitions by %d but %d assignments provided.",
                                           qt->count - t->nparts, qt->assignments.n);
+        } else {
+            char why[256];
+            code = topic_partition_room(s, qt->count - t->nparts, why, sizeof why);
+            if (code) res->error_message = req_strf(r, "%s", why);
         }
         if (code) {
             res->error_code = code;

@@ -85,6 +85,8 @@ static int16_t check_topic(srv *s, req *r, const kp_create_topics_request *q, in
                  *rf, *rf, s->nnodes);
         return KERR_INVALID_REPLICATION_FACTOR;
     }
+    int16_t room = topic_partition_room(s, *nparts, why, n);
+    if (room) return room;
     for (int32_t k = 0; k < qt->configs.n; k++) {
         const kp_create_topics_creatable_topic_config *c = &qt->configs.v[k];
         char *key = kp_str_dup(c->name), *val = kp_str_dup(c->value);

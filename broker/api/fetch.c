@@ -108,7 +108,8 @@ static bool build(srv *s, req *r, kp_fetch_response **out, bool quiet) {
     int16_t ver = r->hdr.api_version;
     kp_fetch_response *resp = req_resp(r);
     resp->session_id = 0;
-    int64_t total_left = ver >= 3 ? q->max_bytes : INT32_MAX;
+    /* fetch.max.bytes bounds every version, as Kafka's min(request max_bytes, fetch.max.bytes) does */
+    int64_t total_left = ver >= 3 && q->max_bytes < s->cfg->fetch_max_bytes ? q->max_bytes : s->cfg->fetch_max_bytes;
     bool returned_any = false, any_error = false;
     REQ_ARR(r, resp->responses, q->topics.n);
     for (int32_t i = 0; i < q->topics.n; i++) {

@@ -42,6 +42,25 @@ group *grp_find(srv *s, const char *id, size_t len) {
 
 static void on_group_timer(uv_timer_t *t);
 
+/* A group that holds something; an empty one without committed offsets is what Kafka drops as Dead. */
+static bool group_counts(const group *g) { return g->nmembers > 0 || g->noffsets > 0 || g->state != GS_EMPTY; }
+
+/*
+ * max.consumer.groups (MSK Serverless: 500). Whether g (NULL: a group not yet known) may come to
+ * hold something. MSK's answer past the limit is not public; GROUP_MAX_SIZE_REACHED is the
+ * error Kafka has for a group the coordinator will not grow, and clients surface it rather than
+ * retry (Java: GroupMaxSizeReachedException).
+ */
+static bool group_room(srv *s, req *r, const group *g, kp_str id) {
+    int64_t cap = s->cfg->max_consumer_groups, n = 0;
+    if (cap <= 0 || (g && group_counts(g))) return true;
+    for (const group *x = s->groups; x; x = x->next) n += group_counts(x);
+    if (n < cap) return true;
+    req_log_refusal(r, KERR_GROUP_MAX_SIZE_REACHED, "group %.*s: the cluster already holds %lld consumer groups, its "
+                    "limit (max.consumer.groups=%lld)", id.len > 0 ? id.len : 0, id.p, (long long)n, (long long)cap);
+    return false;
+}
+
 group *grp_get_or_create(srv *s, const char *id, size_t len) {
     group *g = grp_find(s, id, len);
     if (g) return g;
@@ -550,9 +569,8 @@ static bool protocols_compatible(const group *g, const kp_join_group_request *q)
     return false;
 }
 
-static void join_refuse(srv *s, req *r, group *g, int16_t err, kp_str member_id, const char *fmt, const char *detail) {
-    (void)s;
-    req_log_refusal(r, err, fmt, g ? g->id : "-", detail);
+/* A JoinGroup answered with only an error (the refusal already logged). */
+static void join_answer_error(req *r, int16_t err, kp_str member_id) {
     kp_join_group_response *resp = req_resp(r);
     resp->error_code = err;
     resp->generation_id = -1;
@@ -560,6 +578,12 @@ static void join_refuse(srv *s, req *r, group *g, int16_t err, kp_str member_id,
     resp->member_id = err == KERR_MEMBER_ID_REQUIRED ? member_id : kp_str_c("");
     resp->members.n = 0;
     req_respond(r, resp);
+}
+
+static void join_refuse(srv *s, req *r, group *g, int16_t err, kp_str member_id, const char *fmt, const char *detail) {
+    (void)s;
+    req_log_refusal(r, err, fmt, g ? g->id : "-", detail);
+    join_answer_error(r, err, member_id);
 }
 
 /*
@@ -700,6 +724,10 @@ void grp_join(srv *s, req *r) {
     if (!g && q->member_id.len > 0) {
         join_refuse(s, r, NULL, KERR_UNKNOWN_MEMBER_ID, q->member_id, "group %s: %s",
                     "the group does not exist, but the request names a member id");
+        return;
+    }
+    if (!group_room(s, r, g, q->group_id)) {
+        join_answer_error(r, KERR_GROUP_MAX_SIZE_REACHED, q->member_id);
         return;
     }
     if (!g) g = grp_get_or_create(s, q->group_id.p, (size_t)q->group_id.len);
@@ -1086,9 +1114,11 @@ int16_t grp_commit_check(srv *s, req *r, kp_str group_id, int32_t generation, kp
                             (int)len, group_id.p, generation);
             return KERR_ILLEGAL_GENERATION;
         }
+        if (!group_room(s, r, NULL, group_id)) return KERR_GROUP_MAX_SIZE_REACHED;
         *out = grp_get_or_create(s, group_id.p ? group_id.p : "", len); /* a simple (offsets-only) group */
         return 0;
     }
+    if (!group_room(s, r, g, group_id)) return KERR_GROUP_MAX_SIZE_REACHED;
     if (g->state == GS_DEAD) {
         req_log_refusal(r, KERR_COORDINATOR_NOT_AVAILABLE, "group %s is being deleted", g->id);
         return KERR_COORDINATOR_NOT_AVAILABLE;

@@ -71,6 +71,8 @@ typedef struct topic {
 
 /* ---- the registry (topics.c) ---- */
 topic *topic_find(srv *s, const char *name, size_t len);
+/* 0 if `more` partitions fit under max.partitions, else POLICY_VIOLATION with the message in why. */
+int16_t topic_partition_room(srv *s, int64_t more, char *why, size_t n);
 topic *topic_find_uuid(srv *s, const uint8_t uuid[16]);
 partition *topic_partition(srv *s, const char *name, size_t len, int32_t index);
 /* Create with overrides already validated. Returns NULL and sets *why on storage failure. */

@@ -1,4 +1,5 @@
 /* The topic registry: in memory for the data path, mirrored in storage. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,17 @@ topic *topic_find(srv *s, const char *name, size_t len) {
     for (topic *t = s->topics; t; t = t->next)
         if (strlen(t->name) == len && memcmp(t->name, name, len) == 0) return t;
     return NULL;
+}
+
+int16_t topic_partition_room(srv *s, int64_t more, char *why, size_t n) {
+    int64_t cap = s->cfg->max_partitions, have = 0;
+    if (cap <= 0) return 0;
+    for (topic *t = s->topics; t; t = t->next) have += t->nparts;
+    if (have + more <= cap) return 0;
+    /* MSK's code is not public; POLICY_VIOLATION is what Kafka's create-topic policies answer */
+    snprintf(why, n, "The cluster has %lld partitions; %lld more would exceed its limit of %lld partitions "
+             "(max.partitions).", (long long)have, (long long)more, (long long)cap);
+    return KERR_POLICY_VIOLATION;
 }
 
 topic *topic_find_uuid(srv *s, const uint8_t uuid[16]) {
