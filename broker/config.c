@@ -138,6 +138,12 @@ static const key_def keys[] = {
     K("max.partitions", T_INT, max_partitions, "2400", "0", "0", 0, INT32_MAX, NULL,
       "partitions the cluster may hold (MSK Serverless: 2,400); CreateTopics and CreatePartitions past it get "
       "POLICY_VIOLATION; 0: no limit"),
+    K("max.connections", T_INT, max_connections, "3000", "0", "0", 0, INT32_MAX, NULL,
+      "client connections the broker holds at once (MSK Serverless: 3,000); past it new connections wait in the "
+      "listen backlog until one closes, as Kafka's acceptor does; 0: no limit"),
+    K("max.connection.creation.rate", T_INT, max_connection_creation_rate, "0", NULL, NULL, 0, INT32_MAX, NULL,
+      "new connections accepted per second on all listeners together (Kafka's key); more wait in the listen "
+      "backlog; 0: no limit (MSK's 100/s shows as iam.max.connects.per.second)"),
     K("max.consumer.groups", T_INT, max_consumer_groups, "500", "0", "0", 0, INT32_MAX, NULL,
       "consumer groups the cluster may hold (MSK Serverless: 500); a new group past it gets "
       "GROUP_MAX_SIZE_REACHED on JoinGroup or OffsetCommit; 0: no limit"),

@@ -74,6 +74,8 @@ typedef struct config {
     int64_t fetch_max_bytes;
     int64_t max_partitions;
     int64_t max_consumer_groups;
+    int64_t max_connections;
+    int64_t max_connection_creation_rate;
     int64_t log_retention_ms;
     int64_t log_retention_bytes;
     int64_t log_retention_check_interval_ms;

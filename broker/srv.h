@@ -34,6 +34,7 @@ typedef struct listener {
     srv *s;
     int node;
     listener_kind kind;
+    bool held; /* a connection waits in libuv, not accepted (max.connections, creation rate: net.c) */
 } listener;
 
 typedef struct node {

@@ -1,5 +1,6 @@
 #include "net.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,7 @@
 #define FILL_FIRST_CAP (1u << 20)
 
 static conn *commit_list; /* conns with answers held for the next commit */
+static void admission_after_close(srv *s); /* admission: below, beside on_connection */
 static conn *pump_list;   /* conns to resume before the loop waits */
 
 static void on_close(uv_handle_t *h) {
@@ -80,6 +82,7 @@ void net_close(conn *c, const char *why) {
         s->conns = c->next;
     if (c->next) c->next->prev = c->prev;
     s->nconns--;
+    admission_after_close(s);
     /* a parked request may be registered elsewhere (fetch waiters): let it go */
     for (req *r = c->head; r; r = r->next)
         if (r->state == REQ_PARKED) req_cancel_park(s, r);
@@ -556,6 +559,93 @@ const char *lsn_name(listener_kind k) {
     return names[k];
 }
 
+/*
+ * Admission: max.connections and max.connection.creation.rate. Kafka's acceptor stops taking
+ * connections at the first and paces them to the second, and the kernel's listen backlog holds
+ * the rest. libuv does the same when a connection it hands over is not taken with uv_accept: it
+ * stops watching that listener until it is. Served clients go on meanwhile; the held ones are
+ * taken when a connection closes or the rate allows.
+ */
+static struct {
+    double tokens;
+    int64_t refill_ms;
+    uv_timer_t timer;
+    bool timer_ready;
+    int held;          /* listeners holding a connection */
+    bool logged;       /* this episode of holding was logged */
+} adm;
+
+static void accept_conn(listener *l);
+
+/* 0: accept now (a token of the rate taken); -1: not until a connection closes; else ms to wait. */
+static int64_t admit_wait(srv *s) {
+    const config *cfg = s->cfg;
+    if (cfg->max_connections > 0 && s->nconns >= cfg->max_connections) return -1;
+    double rate = (double)cfg->max_connection_creation_rate;
+    if (rate <= 0) return 0;
+    int64_t now = clk_mono_ms();
+    adm.tokens = adm.refill_ms ? fmin(rate, adm.tokens + (double)(now - adm.refill_ms) * rate / 1000.0) : rate;
+    adm.refill_ms = now;
+    if (adm.tokens >= 1) {
+        adm.tokens -= 1;
+        return 0;
+    }
+    return (int64_t)ceil((1 - adm.tokens) * 1000.0 / rate);
+}
+
+static void on_admission_timer(uv_timer_t *t);
+
+static void admission_arm(srv *s, int64_t ms) {
+    if (!adm.timer_ready) {
+        uv_timer_init(s->loop, &adm.timer);
+        adm.timer.data = s;
+        adm.timer_ready = true;
+    }
+    uv_timer_start(&adm.timer, on_admission_timer, (uint64_t)(ms > 0 ? ms : 0), 0);
+}
+
+/* A connection closed: a held one may be taken now (from the timer, not from inside net_close). */
+static void admission_after_close(srv *s) {
+    if (adm.held) admission_arm(s, 0);
+}
+
+static void hold(srv *s, listener *l, int64_t wait) {
+    if (!l->held) {
+        l->held = true;
+        adm.held++;
+    }
+    if (!adm.logged) {
+        adm.logged = true;
+        if (wait < 0)
+            log_warn("conn: max.connections=%lld reached (%d open): new connections wait in the listen backlog until "
+                     "one closes", (long long)s->cfg->max_connections, s->nconns);
+        else
+            log_warn("conn: more than max.connection.creation.rate=%lld new connections per second: the others wait "
+                     "in the listen backlog", (long long)s->cfg->max_connection_creation_rate);
+    }
+    if (wait > 0) admission_arm(s, wait);
+}
+
+/* Take held connections while admission allows. */
+static void on_admission_timer(uv_timer_t *t) {
+    srv *s = t->data;
+    if (s->stopping) return;
+    for (int i = 0; i < s->nnodes && adm.held; i++)
+        for (int k = 0; k < LSN_COUNT && adm.held; k++) {
+            listener *l = &s->nodes[i].lsn[k];
+            if (!l->held) continue;
+            int64_t wait = admit_wait(s);
+            if (wait != 0) {
+                if (wait > 0) admission_arm(s, wait);
+                return;
+            }
+            l->held = false;
+            adm.held--;
+            accept_conn(l);
+        }
+    if (!adm.held) adm.logged = false;
+}
+
 static void on_connection(uv_stream_t *server, int status) {
     listener *l = server->data;
     srv *s = l->s;
@@ -563,6 +653,17 @@ static void on_connection(uv_stream_t *server, int status) {
         log_warn("accept failed: %s", uv_strerror(status));
         return;
     }
+    int64_t wait = admit_wait(s);
+    if (wait != 0) {
+        hold(s, l, wait);
+        return;
+    }
+    accept_conn(l);
+}
+
+static void accept_conn(listener *l) {
+    srv *s = l->s;
+    uv_stream_t *server = (uv_stream_t *)&l->tcp;
     conn *c = calloc(1, sizeof(*c));
     if (!c) abort();
     uv_tcp_init(s->loop, &c->tcp);
@@ -621,6 +722,7 @@ int net_listen(srv *s, char *err, size_t errlen) {
 
 void net_close_all(srv *s) {
     while (s->conns) net_close(s->conns, "shutdown");
+    if (adm.timer_ready && !uv_is_closing((uv_handle_t *)&adm.timer)) uv_close((uv_handle_t *)&adm.timer, NULL);
     for (int i = 0; i < s->nnodes; i++)
         for (int k = 0; k < LSN_COUNT; k++) {
             uv_handle_t *h = (uv_handle_t *)&s->nodes[i].lsn[k].tcp;
