@@ -144,6 +144,15 @@ static const key_def keys[] = {
     K("max.connection.creation.rate", T_INT, max_connection_creation_rate, "0", NULL, NULL, 0, INT32_MAX, NULL,
       "new connections accepted per second on all listeners together (Kafka's key); more wait in the listen "
       "backlog; 0: no limit (MSK's 100/s shows as iam.max.connects.per.second)"),
+    K("quota.partition.ingress.bytes.per.second", T_INT, quota_partition_ingress_bytes, "5242880", "0", "0", 0,
+      INT64_MAX, NULL, "produce bytes per second into one partition (MSK Serverless: 5 MiB/s); past it responses "
+      "carry throttle_time_ms and the connection is muted that long, as Kafka's quotas do; 0: no quota"),
+    K("quota.partition.egress.bytes.per.second", T_INT, quota_partition_egress_bytes, "10485760", "0", "0", 0,
+      INT64_MAX, NULL, "fetch bytes per second out of one partition (MSK Serverless: 10 MiB/s); 0: no quota"),
+    K("quota.cluster.ingress.bytes.per.second", T_INT, quota_cluster_ingress_bytes, "209715200", "0", "0", 0,
+      INT64_MAX, NULL, "produce bytes per second into the whole cluster (MSK Serverless: 200 MiB/s); 0: no quota"),
+    K("quota.cluster.egress.bytes.per.second", T_INT, quota_cluster_egress_bytes, "419430400", "0", "0", 0,
+      INT64_MAX, NULL, "fetch bytes per second out of the whole cluster (MSK Serverless: 400 MiB/s); 0: no quota"),
     K("max.consumer.groups", T_INT, max_consumer_groups, "500", "0", "0", 0, INT32_MAX, NULL,
       "consumer groups the cluster may hold (MSK Serverless: 500); a new group past it gets "
       "GROUP_MAX_SIZE_REACHED on JoinGroup or OffsetCommit; 0: no limit"),

@@ -76,6 +76,10 @@ typedef struct config {
     int64_t max_consumer_groups;
     int64_t max_connections;
     int64_t max_connection_creation_rate;
+    int64_t quota_partition_ingress_bytes;
+    int64_t quota_partition_egress_bytes;
+    int64_t quota_cluster_ingress_bytes;
+    int64_t quota_cluster_egress_bytes;
     int64_t log_retention_ms;
     int64_t log_retention_bytes;
     int64_t log_retention_check_interval_ms;

@@ -54,6 +54,12 @@ static inline const char *lsn_host(const config *cfg, listener_kind k) {
 typedef struct topic topic;
 typedef struct partition partition;
 
+/* A byte-rate quota's account (topic/quota.c): bytes over what the rate has drained. */
+typedef struct rate_bucket {
+    double level;
+    int64_t at_ms;
+} rate_bucket;
+
 struct srv {
     uv_loop_t *loop;
     config *cfg;
@@ -85,6 +91,7 @@ struct srv {
     int64_t storage_check_ms;     /* the start-up check took this long */
     bool storage_check_partial;   /* ... and ran out of storage.startup.check.ms */
     int64_t room_free, room_used, room_checked_ms; /* srv_storage_room's measure */
+    rate_bucket quota_in, quota_out; /* the cluster's ingress and egress (topic/quota.c) */
     bool offset_error_logged;     /* a failed offset write of the open transaction was logged */
     bool stopping;
 };

@@ -139,6 +139,37 @@ static bool build(srv *s, req *r, kp_fetch_response **out, bool quiet) {
     return returned_any || any_error || q->max_wait_ms <= 0 || q->topics.n == 0;
 }
 
+/*
+ * The egress quotas (topic/quota.c), charged for a response about to be sent. As Kafka does
+ * (KIP-219), a response past a quota is sent without its records, with the throttle time, and
+ * the bytes it would have carried are not counted: the client fetches them again once muted.
+ */
+static void charge_egress(srv *s, req *r, kp_fetch_response *resp) {
+    kp_fetch_request *q = r->body;
+    int32_t throttle = 0;
+    /* pass 0 charges every partition's bytes; pass 1, only when over a quota, takes them back */
+    for (int pass = 0; pass < 2 && (pass == 0 || throttle); pass++)
+        for (int32_t i = 0; i < q->topics.n; i++) {
+            int16_t code;
+            topic *t = resolve_topic(s, r, &q->topics.v[i], &code);
+            kp_fetchable_topic_response *tr = &resp->responses.v[i];
+            for (int32_t k = 0; t && k < tr->partitions.n; k++) {
+                kp_fetch_partition_data *pd = &tr->partitions.v[k];
+                if (pd->records.len <= 0 || pd->partition_index < 0 || pd->partition_index >= t->nparts) continue;
+                partition *p = &t->parts[pd->partition_index];
+                if (pass == 0) {
+                    int32_t th = quota_fetched(s, p, pd->records.len);
+                    if (th > throttle) throttle = th;
+                } else {
+                    quota_unfetched(s, p, pd->records.len);
+                    pd->records = (kp_bytes){"", 0};
+                }
+            }
+        }
+    resp->throttle_time_ms = throttle;
+    req_throttle(r, throttle, "fetch");
+}
+
 static void unlink_wait(srv *s, fetch_wait *w) {
     if (w->prev)
         w->prev->next = w->next;
@@ -158,6 +189,7 @@ static void finish(fetch_wait *w) {
     uv_close((uv_handle_t *)&w->timer, free_wait);
     kp_fetch_response *resp;
     build(s, r, &resp, true);
+    charge_egress(s, r, resp);
     req_unpark_respond(s, r, resp);
 }
 
@@ -221,6 +253,7 @@ void api_fetch(srv *s, req *r) {
     kp_fetch_request *q = r->body;
     kp_fetch_response *resp;
     if (build(s, r, &resp, false) || s->stopping) {
+        charge_egress(s, r, resp);
         req_respond(r, resp);
         return;
     }

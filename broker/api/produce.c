@@ -15,7 +15,7 @@
 #include "topic/topic.h"
 
 static int16_t produce_partition(srv *s, req *r, topic *t, kp_produce_partition_produce_data *pd,
-                                 kp_produce_partition_produce_response *out, bool *any_stored) {
+                                 kp_produce_partition_produce_response *out, bool *any_stored, int32_t *throttle) {
     partition *p;
     int16_t code = api_partition_check(s, r, t, pd->index, &p);
     if (code) return code;
@@ -62,6 +62,8 @@ static int16_t produce_partition(srv *s, req *r, topic *t, kp_produce_partition_
     out->base_offset = base;
     out->log_append_time_ms = append_time;
     *any_stored = true;
+    int32_t th = quota_produced(s, p, (int64_t)b.size);
+    if (th > *throttle) *throttle = th;
     return 0;
 }
 
@@ -91,6 +93,7 @@ void api_produce(srv *s, req *r) {
     int16_t ver = r->hdr.api_version;
     bool bad_acks = q->acks != 0 && q->acks != 1 && q->acks != -1;
     bool any_error = false, any_stored = false;
+    int32_t throttle = 0;
     /* a transactional produce needs its transactional id; without it every partition gets 53 */
     int16_t txn_denied = q->transactional_id.p ? api_authz(s, r, IAM_RES_TRANSACTIONAL_ID, q->transactional_id) : 0;
     REQ_ARR(r, resp->responses, q->topic_data.n);
@@ -114,7 +117,7 @@ void api_produce(srv *s, req *r) {
             } else if (!t) {
                 code = tcode;
             } else {
-                code = produce_partition(s, r, t, pd, out, &any_stored);
+                code = produce_partition(s, r, t, pd, out, &any_stored, &throttle);
             }
             out->error_code = code;
             if (code) {
@@ -124,6 +127,8 @@ void api_produce(srv *s, req *r) {
             }
         }
     }
+    req_throttle(r, throttle, "produce");
+    resp->throttle_time_ms = throttle;
     if (q->acks == 0) {
         req_silent(r);
         if (any_error) net_close(r->c, "acks=0 produce failed (Kafka closes instead of answering)");

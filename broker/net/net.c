@@ -25,6 +25,8 @@
 
 static conn *commit_list; /* conns with answers held for the next commit */
 static void admission_after_close(srv *s); /* admission: below, beside on_connection */
+
+static void free_timer(uv_handle_t *h) { free(h); }
 static conn *pump_list;   /* conns to resume before the loop waits */
 
 static void on_close(uv_handle_t *h) {
@@ -83,6 +85,11 @@ void net_close(conn *c, const char *why) {
     if (c->next) c->next->prev = c->prev;
     s->nconns--;
     admission_after_close(s);
+    if (c->mute_timer) {
+        c->mute_timer->data = NULL;
+        uv_close((uv_handle_t *)c->mute_timer, free_timer);
+        c->mute_timer = NULL;
+    }
     /* a parked request may be registered elsewhere (fetch waiters): let it go */
     for (req *r = c->head; r; r = r->next)
         if (r->state == REQ_PARKED) req_cancel_park(s, r);
@@ -117,8 +124,30 @@ typedef struct write_ctx {
 /* Response bytes handed to libuv and not yet written to the socket. */
 static size_t unsent(const conn *c) { return uv_stream_get_write_queue_size((const uv_stream_t *)&c->tcp); }
 
+static bool muted(const conn *c) { return c->muted_until_ms && c->muted_until_ms > clk_mono_ms(); }
+
 static bool may_read(const conn *c) {
-    return c->nqueued < MAX_QUEUED && unsent(c) <= (size_t)c->s->cfg->socket_response_queue_max_bytes;
+    return c->nqueued < MAX_QUEUED && unsent(c) <= (size_t)c->s->cfg->socket_response_queue_max_bytes && !muted(c);
+}
+
+static void on_mute_end(uv_timer_t *t) {
+    conn *c = t->data;
+    if (!c) return;
+    c->muted_until_ms = 0;
+    net_pump_later(c); /* starts what was read meanwhile, and reads again */
+}
+
+void net_mute(conn *c, int32_t ms) {
+    int64_t until = clk_mono_ms() + ms;
+    if (until <= c->muted_until_ms) return;
+    c->muted_until_ms = until;
+    if (!c->mute_timer) {
+        c->mute_timer = malloc(sizeof *c->mute_timer);
+        if (!c->mute_timer) abort();
+        uv_timer_init(c->s->loop, c->mute_timer);
+        c->mute_timer->data = c;
+    }
+    uv_timer_start(c->mute_timer, on_mute_end, (uint64_t)ms, 0);
 }
 
 static void on_write(uv_write_t *w, int status) {
@@ -389,7 +418,7 @@ void net_pump(conn *c) {
     size_t answered = 0; /* bytes of answers made in this pump, not yet handed to the socket */
     while (c->next_start && !c->close_after_flush) {
         /* answers the peer has not read yet: start nothing more until they drain (on_write) */
-        if (unsent(c) > limit) break;
+        if (unsent(c) > limit || muted(c)) break;
         req *r = c->next_start;
         /* a parked request mutes the connection until it is answered */
         req *prev_parked = NULL;

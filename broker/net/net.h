@@ -41,6 +41,9 @@ struct conn {
     bool in_commit_list;
     bool in_pump_list;
     bool open_logged;         /* the "open" line went out (net_log_open) */
+    bool throttle_logged;     /* its first quota throttle was logged (req_throttle) */
+    int64_t muted_until_ms;   /* monotonic: a quota throttle mutes it until then (0: not muted) */
+    uv_timer_t *mute_timer;   /* ends the mute; made at the first one */
     int64_t last_active_ms;
     int64_t frame_started_ms; /* monotonic: a frame (or TLS handshake) began arriving; 0: none pending */
     int64_t opened_ms;
@@ -84,6 +87,8 @@ void net_hold_for_commit(conn *c);
  * id PROBE_CLIENT_ID, every second in a container) are logged at debug rather than info.
  */
 void net_log_open(conn *c);
+/* A quota throttle (req_throttle): read and start nothing more of c for ms. */
+void net_mute(conn *c, int32_t ms);
 #define PROBE_CLIENT_ID "mskmock-probe"
 const char *conn_client_id(const conn *c);
 /* "host:port" of the peer of a TCP handle, for log lines ("?" when unknown). */

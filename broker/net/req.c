@@ -140,6 +140,20 @@ static void refuse_api_versions(srv *s, req *r) {
     r->state = REQ_READY;
 }
 
+void req_throttle(req *r, int32_t ms, const char *what) {
+    if (ms <= 0) return;
+    conn *c = r->c;
+    net_mute(c, ms);
+    if (!c->throttle_logged) {
+        c->throttle_logged = true;
+        log_info("conn=%llu client=%s: %s throttled %d ms by a throughput quota (quota.*.bytes.per.second); the "
+                 "connection is muted that long; its later throttles are logged at debug",
+                 (unsigned long long)c->id, conn_client_id(c), what, ms);
+    } else {
+        log_debug("conn=%llu client=%s: %s throttled %d ms", (unsigned long long)c->id, conn_client_id(c), what, ms);
+    }
+}
+
 static void remember_client_id(conn *c, kp_str id) {
     if (id.len >= 0 && !(c->client_id && kp_str_eq(id, c->client_id))) {
         free(c->client_id);

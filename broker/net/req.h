@@ -73,6 +73,13 @@ bool req_dispatch(srv *s, req *r);
 
 /* A zeroed response struct of the request's message with version defaults. */
 void *req_resp(req *r);
+/*
+ * A throughput quota throttles this request (what: "produce", "fetch"): from now on nothing
+ * more is read or started on the connection for ms (KIP-219's channel mute; the requests it
+ * pipelined behind this one wait too), whether or not the client honours the
+ * throttle_time_ms its response carries. 0: no throttle.
+ */
+void req_throttle(req *r, int32_t ms, const char *what);
 void req_respond(req *r, const void *resp);
 void req_respond_after_commit(srv *s, req *r, const void *resp);
 /* After commit_failed changed r->resp: encode it again, ready to go. */

@@ -44,6 +44,7 @@ typedef struct partition {
     bool dirty;              /* appended since the last commit */
     producer_state *producers;
     int nproducers, cap_producers;
+    rate_bucket quota_in, quota_out; /* MSK's per-partition ingress and egress (quota.c) */
 } partition;
 
 /* Effective topic settings; overrides keep what the user set, for DescribeConfigs. */
@@ -88,6 +89,16 @@ int topic_load_all(srv *s);
 int topic_add_partitions(srv *s, topic *t, int32_t count);
 /* Set (value != NULL) or remove one override, refreshing the cached settings. */
 int topic_set_config(srv *s, topic *t, const char *key, const char *value);
+
+/*
+ * Throughput quotas (quota.c): bytes appended to (produced) or returned from (fetched) p are
+ * charged to p's and the cluster's account; the result is the throttle time in ms the response
+ * carries and the connection is muted for (0: within quota).
+ */
+int32_t quota_produced(srv *s, partition *p, int64_t bytes);
+int32_t quota_fetched(srv *s, partition *p, int64_t bytes);
+/* Takes back a quota_fetched charge: a throttled fetch response goes out without its records. */
+void quota_unfetched(srv *s, partition *p, int64_t bytes);
 const char *topic_config_value(const srv *s, const topic *t, const char *key, bool *is_default);
 /* Validate a topic name as Kafka does; returns a reason or NULL. */
 const char *topic_name_invalid(const char *name, size_t len);

@@ -120,6 +120,10 @@ class Broker:
             "data.dir": str(self.data_dir),
             "log.level": self.log_level,
         }
+        # MSK's throughput quotas (5 MiB/s into a partition, ...) would pace every test that moves
+        # data; test_quotas.py turns them on with small values.
+        for q in ("partition.ingress", "partition.egress", "cluster.ingress", "cluster.egress"):
+            cfg["quota.%s.bytes.per.second" % q] = 0
         cfg.update(self.config)
         for k, v in cfg.items():
             env[env_key(k)] = str(v).lower() if isinstance(v, bool) else str(v)

@@ -1,0 +1,49 @@
+/*
+ * MSK Serverless's throughput quotas: per partition (ingress 5 MiB/s, egress 10 MiB/s) and per
+ * cluster (200 and 400 MiB/s). MSK's wire behaviour on a breach is not public, so this is Apache
+ * Kafka's (KIP-13, KIP-219): the request is served, its response carries throttle_time_ms, and
+ * the broker reads nothing more from that connection for that long (net.c), whether or not the
+ * client honours the field.
+ *
+ * Each account is a leaky bucket: charged the bytes, drained at the quota's rate, and allowed
+ * one second of the rate as burst (Kafka measures the rate over a window of seconds, which lets
+ * a burst of that order through too). Past the burst, the throttle time is how long draining
+ * the excess takes at the quota's rate, which is what Kafka's formula gives for a steady rate.
+ */
+#include <math.h>
+
+#include "clock.h"
+#include "topic.h"
+
+#define BURST_MS 1000
+
+static int64_t charge(rate_bucket *b, int64_t rate, int64_t bytes, int64_t now) {
+    if (rate <= 0) return 0;
+    double drained = b->at_ms ? (double)(now - b->at_ms) * (double)rate / 1000.0 : 0;
+    b->level = fmax(0, b->level - drained) + (double)bytes;
+    b->at_ms = now;
+    double over = b->level - (double)rate * BURST_MS / 1000.0;
+    return over > 0 ? (int64_t)ceil(over * 1000.0 / (double)rate) : 0;
+}
+
+static int32_t throttle(int64_t a, int64_t b) {
+    int64_t t = a > b ? a : b;
+    return t > INT32_MAX ? INT32_MAX : (int32_t)t;
+}
+
+int32_t quota_produced(srv *s, partition *p, int64_t bytes) {
+    int64_t now = clk_mono_ms();
+    return throttle(charge(&p->quota_in, s->cfg->quota_partition_ingress_bytes, bytes, now),
+                    charge(&s->quota_in, s->cfg->quota_cluster_ingress_bytes, bytes, now));
+}
+
+int32_t quota_fetched(srv *s, partition *p, int64_t bytes) {
+    int64_t now = clk_mono_ms();
+    return throttle(charge(&p->quota_out, s->cfg->quota_partition_egress_bytes, bytes, now),
+                    charge(&s->quota_out, s->cfg->quota_cluster_egress_bytes, bytes, now));
+}
+
+void quota_unfetched(srv *s, partition *p, int64_t bytes) {
+    if (s->cfg->quota_partition_egress_bytes > 0) p->quota_out.level = fmax(0, p->quota_out.level - (double)bytes);
+    if (s->cfg->quota_cluster_egress_bytes > 0) s->quota_out.level = fmax(0, s->quota_out.level - (double)bytes);
+}

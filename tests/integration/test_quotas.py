@@ -1,0 +1,117 @@
+"""MSK Serverless's throughput quotas with small values and real clients: a librdkafka producer and
+consumer paced to the per-partition quota with their throttle callbacks fired, and a raw client
+that ignores throttle_time_ms muted anyway. The semantics are Kafka's (KIP-219), as
+conf/mskmock.properties says."""
+
+import os
+import struct
+import subprocess
+import time
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+import kafka_wire as kw
+from harness import Broker, broker_binary, running
+
+MIB = 1 << 20
+
+
+def start(config):
+    # one synthetic broker: the raw client below talks to the partition's leader
+    return Broker(broker_count=1, config=dict(config, **{"group.initial.rebalance.delay.ms": 0,
+                                                          "default.replication.factor": 1}))
+
+
+def create(bootstrap, topic, partitions=1):
+    a = AdminClient({"bootstrap.servers": bootstrap})
+    a.create_topics([NewTopic(topic, num_partitions=partitions)])[topic].result(20)
+
+
+def test_producer_paced_to_partition_ingress_quota():
+    """1 MiB/s into the partition: 6 MiB take ~5 s after the 1 s burst; librdkafka's throttle
+    callback fires with the broker's throttle time."""
+    b = start({"quota.partition.ingress.bytes.per.second": MIB})
+    with running(b):
+        create(b.bootstrap, "paced")
+        throttles = []
+        p = Producer({"bootstrap.servers": b.bootstrap, "linger.ms": 5, "throttle_cb": throttles.append,
+                      "queue.buffering.max.kbytes": 16384})
+        value = os.urandom(1024)
+        total = 6 * MIB
+        t0 = time.monotonic()
+        for _ in range(total // len(value)):
+            while True:
+                try:
+                    p.produce("paced", value)
+                    break
+                except BufferError:
+                    p.poll(0.05)
+            p.poll(0)
+        assert p.flush(60) == 0
+        took = time.monotonic() - t0
+        rate = (total - MIB) / took / MIB  # what passed beyond the burst, per second
+        print("produced %d MiB in %.2f s: %.2f MiB/s past the burst, %d throttle events" %
+              (total // MIB, took, rate, len(throttles)))
+        assert 0.8 <= rate <= 1.2, rate
+        assert throttles and max(ev.throttle_time for ev in throttles) > 0
+        assert "throttled" in b.log_text() and "by a throughput quota" in b.log_text()
+
+
+def test_consumer_paced_to_partition_egress_quota_and_loses_nothing():
+    """1 MiB/s out of the partition: a throttled Fetch comes back without records, so a consumer
+    reads everything, just paced, and its throttle callback fires."""
+    b = start({"quota.partition.egress.bytes.per.second": MIB})
+    with running(b):
+        create(b.bootstrap, "drained")
+        p = Producer({"bootstrap.servers": b.bootstrap, "linger.ms": 5})
+        n = 4 * 1024
+        for i in range(n):
+            p.produce("drained", os.urandom(1016) + struct.pack(">q", i))
+            p.poll(0)
+        assert p.flush(30) == 0
+        throttles = []
+        c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": "drain", "auto.offset.reset": "earliest",
+                      "throttle_cb": throttles.append, "enable.auto.commit": False})
+        c.assign([TopicPartition("drained", 0, 0)])
+        seen, t0 = set(), time.monotonic()
+        while len(seen) < n and time.monotonic() - t0 < 60:
+            m = c.poll(0.5)
+            if m is not None and not m.error():
+                seen.add(struct.unpack(">q", m.value()[-8:])[0])
+        took = time.monotonic() - t0
+        c.close()
+        assert seen == set(range(n))
+        rate = (n * 1024 - MIB) / took / MIB
+        print("consumed 4 MiB in %.2f s: %.2f MiB/s past the burst, %d throttle events" % (took, rate, len(throttles)))
+        assert rate <= 1.2, rate
+        assert throttles
+
+
+def test_client_ignoring_throttle_time_is_muted():
+    """Produce past the quota, then send the next request at once: the broker answers the first
+    with throttle_time_ms and reads nothing more from the connection for that long."""
+    b = start({"quota.partition.ingress.bytes.per.second": 64 * 1024})
+    with running(b):
+        create(b.bootstrap, "ignored")
+        batch = kw.record_batch([(None, os.urandom(1000), ()) for _ in range(200)])  # ~200 KB
+        with kw.connect(b.port, timeout=20) as s:
+            s.sendall(kw.produce_request(3, 1, "rude", "ignored", 0, batch))
+            _, body = kw.recv_frame(s)
+            t1 = time.monotonic()
+            (throttle,) = struct.unpack(">i", body[-4:])  # v3: throttle_time_ms ends the response
+            assert throttle > 1500, throttle  # (~200 KB - 64 KB burst) at 64 KB/s
+            s.sendall(kw.produce_request(3, 2, "rude", "ignored", 0, kw.record_batch([(None, b"x", ())])))
+            corr, body = kw.recv_frame(s)
+            waited = (time.monotonic() - t1) * 1000
+        assert corr == 2
+        assert waited >= throttle * 0.9, (waited, throttle)
+
+
+def test_serverless_profile_defaults_are_msks():
+    """Without the harness's overrides the serverless profile has MSK's quotas and the kafka profile none."""
+    out = subprocess.run([str(broker_binary()), "--man"], capture_output=True, text=True, check=True).stdout
+    for key, value in (("quota.partition.ingress.bytes.per.second", "serverless 5242880"),
+                       ("quota.cluster.egress.bytes.per.second", "serverless 419430400")):
+        section = out.split(".B " + key.replace("-", "\\-"), 1)[1].split(".TP", 1)[0]
+        assert value in section and "kafka 0" in section, section
