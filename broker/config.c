@@ -153,6 +153,10 @@ static const key_def keys[] = {
       INT64_MAX, NULL, "produce bytes per second into the whole cluster (MSK Serverless: 200 MiB/s); 0: no quota"),
     K("quota.cluster.egress.bytes.per.second", T_INT, quota_cluster_egress_bytes, "419430400", "0", "0", 0,
       INT64_MAX, NULL, "fetch bytes per second out of the whole cluster (MSK Serverless: 400 MiB/s); 0: no quota"),
+    K("max.partition.mutations.per.5.minutes", T_INT, max_partition_mutations_per_5_minutes, "120", "0", "0", 0,
+      INT32_MAX, NULL, "partitions created or deleted per 5 minutes (MSK Serverless: 120), as Kafka's controller "
+      "mutation quota (KIP-599): past it CreateTopics v6+, CreatePartitions v3+ and DeleteTopics v5+ get "
+      "THROTTLING_QUOTA_EXCEEDED, older versions are served and throttled; 0: no quota"),
     K("max.consumer.groups", T_INT, max_consumer_groups, "500", "0", "0", 0, INT32_MAX, NULL,
       "consumer groups the cluster may hold (MSK Serverless: 500); a new group past it gets "
       "GROUP_MAX_SIZE_REACHED on JoinGroup or OffsetCommit; 0: no limit"),

@@ -76,6 +76,7 @@ typedef struct config {
     int64_t max_consumer_groups;
     int64_t max_connections;
     int64_t max_connection_creation_rate;
+    int64_t max_partition_mutations_per_5_minutes;
     int64_t quota_partition_ingress_bytes;
     int64_t quota_partition_egress_bytes;
     int64_t quota_cluster_ingress_bytes;

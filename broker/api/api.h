@@ -66,6 +66,15 @@ int16_t api_authz_config(srv *s, req *r, int8_t resource_type, kp_str name);
 /* A group the request names: GROUP_AUTHORIZATION_FAILED, else NOT_COORDINATOR if another node leads it, else 0. */
 int16_t api_group(srv *s, req *r, kp_str group_id);
 
+/*
+ * The partition mutation quota (topic/quota.c) for n partitions of `topic` created or deleted:
+ * 0, or THROTTLING_QUOTA_EXCEEDED (logged) when the version can carry it (refusable) and the
+ * quota is used up. *throttle keeps the longest wait seen; api_mutations_done puts it in the
+ * response and, for versions that cannot carry the error, mutes the connection as Kafka does.
+ */
+int16_t api_mutations(srv *s, req *r, const char *topic, int64_t n, bool refusable, int32_t *throttle);
+void api_mutations_done(req *r, bool refusable, int32_t throttle, int32_t *resp_throttle);
+
 /* Every served API with its range under the active configuration (ApiVersions, and its v0 fallback). */
 void api_fill_versions(srv *s, req *r, kp_api_versions_response *resp);
 

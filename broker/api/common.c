@@ -66,3 +66,17 @@ int16_t api_authz_config(srv *s, req *r, int8_t resource_type, kp_str name) {
     if (resource_type == 4) return api_authz(s, r, IAM_RES_CLUSTER, KP_STR_NULL);
     return 0; /* other types are refused by the handler */
 }
+
+int16_t api_mutations(srv *s, req *r, const char *topic, int64_t n, bool refusable, int32_t *throttle) {
+    int16_t code = quota_mutations(s, n, refusable, throttle);
+    if (code)
+        req_log_refusal(r, code, "topic '%s': %lld partition(s) created or deleted would go past "
+                        "max.partition.mutations.per.5.minutes=%lld; room again in %d ms", topic, (long long)n,
+                        (long long)s->cfg->max_partition_mutations_per_5_minutes, *throttle);
+    return code;
+}
+
+void api_mutations_done(req *r, bool refusable, int32_t throttle, int32_t *resp_throttle) {
+    *resp_throttle = throttle;
+    if (!refusable) req_throttle(r, throttle, kp_api_name(r->hdr.api_key));
+}

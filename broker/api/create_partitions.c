@@ -11,6 +11,8 @@
 void api_create_partitions(srv *s, req *r) {
     kp_create_partitions_request *q = r->body;
     kp_create_partitions_response *resp = req_resp(r);
+    bool refusable = r->hdr.api_version >= 3;
+    int32_t throttle = 0;
     REQ_ARR(r, resp->results, q->topics.n);
     for (int32_t i = 0; i < q->topics.n; i++) {
         kp_create_partitions_topic *qt = &q->topics.v[i];
@@ -48,6 +50,12 @@ void api_create_partitions(srv *s, req *r) {
             continue;
         }
         if (q->validate_only) continue;
+        code = api_mutations(s, r, t->name, qt->count - t->nparts, refusable, &throttle);
+        if (code) {
+            res->error_code = code;
+            res->error_message = kp_str_c("The throttling quota has been exceeded."); /* Kafka's text */
+            continue;
+        }
         int32_t old = t->nparts;
         if (topic_add_partitions(s, t, qt->count) != 0) {
             res->error_code = KERR_KAFKA_STORAGE_ERROR;
@@ -56,5 +64,6 @@ void api_create_partitions(srv *s, req *r) {
         }
         log_info("topic %s: partitions %d -> %d", t->name, old, t->nparts);
     }
+    api_mutations_done(r, refusable, throttle, &resp->throttle_time_ms);
     req_respond(r, resp);
 }

@@ -111,6 +111,7 @@ void api_create_topics(srv *s, req *r) {
     kp_create_topics_request *q = r->body;
     kp_create_topics_response *resp = req_resp(r);
     int16_t ver = r->hdr.api_version;
+    int32_t throttle = 0;
     REQ_ARR(r, resp->topics, q->topics.n);
     for (int32_t i = 0; i < q->topics.n; i++) {
         kp_create_topics_creatable_topic *qt = &q->topics.v[i];
@@ -138,6 +139,14 @@ void api_create_topics(srv *s, req *r) {
         }
         topic *t = NULL;
         if (!q->validate_only) {
+            char *tname = kp_str_dup(qt->name);
+            code = api_mutations(s, r, tname, nparts, ver >= 6, &throttle);
+            free(tname);
+            if (code) {
+                res->error_code = code;
+                res->error_message = kp_str_c("The throttling quota has been exceeded."); /* Kafka's text */
+                continue;
+            }
             topic_override *ov = req_alloc(r, sizeof(*ov) * (size_t)(qt->configs.n + 1));
             for (int32_t k = 0; k < qt->configs.n; k++) {
                 ov[k].key = (char *)req_strf(r, "%.*s", qt->configs.v[k].name.len, qt->configs.v[k].name.p).p;
@@ -161,5 +170,6 @@ void api_create_topics(srv *s, req *r) {
         res->replication_factor = rf;
         if (ver >= 5) fill_configs(s, r, t, res, qt);
     }
+    api_mutations_done(r, ver >= 6, throttle, &resp->throttle_time_ms);
     req_respond(r, resp);
 }

@@ -13,6 +13,7 @@ void api_delete_topics(srv *s, req *r) {
     kp_delete_topics_response *resp = req_resp(r);
     int16_t ver = r->hdr.api_version;
     int32_t n = ver >= 6 ? q->topics.n : q->topic_names.n;
+    int32_t throttle = 0;
     REQ_ARR(r, resp->responses, n < 0 ? 0 : n);
     for (int32_t i = 0; i < n; i++) {
         kp_delete_topics_deletable_topic_result *res = &resp->responses.v[i];
@@ -38,6 +39,12 @@ void api_delete_topics(srv *s, req *r) {
             req_log_refusal(r, code, "topic '%.*s' does not exist", name.len > 0 ? name.len : 0, name.p);
             continue;
         }
+        int16_t code = api_mutations(s, r, t->name, t->nparts, ver >= 5, &throttle);
+        if (code) {
+            res->error_code = code;
+            res->error_message = kp_str_c("The throttling quota has been exceeded."); /* Kafka's text */
+            continue;
+        }
         res->name = req_strf(r, "%s", t->name);
         memcpy(res->topic_id.b, t->uuid, 16);
         const char *tname = res->name.p; /* NUL-terminated copy: t is about to go */
@@ -48,5 +55,6 @@ void api_delete_topics(srv *s, req *r) {
         }
         log_info("deleted topic %s", tname);
     }
+    api_mutations_done(r, ver >= 5, throttle, &resp->throttle_time_ms);
     req_respond(r, resp);
 }

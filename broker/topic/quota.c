@@ -13,6 +13,7 @@
 #include <math.h>
 
 #include "clock.h"
+#include "kp_errors.h"
 #include "topic.h"
 
 #define BURST_MS 1000
@@ -46,4 +47,30 @@ int32_t quota_fetched(srv *s, partition *p, int64_t bytes) {
 void quota_unfetched(srv *s, partition *p, int64_t bytes) {
     if (s->cfg->quota_partition_egress_bytes > 0) p->quota_out.level = fmax(0, p->quota_out.level - (double)bytes);
     if (s->cfg->quota_cluster_egress_bytes > 0) s->quota_out.level = fmax(0, s->quota_out.level - (double)bytes);
+}
+
+/*
+ * Partition mutations (KIP-599's controller mutation quota; MSK Serverless: 120 partitions
+ * created or deleted per 5 minutes). The account drains max.partition.mutations.per.5.minutes
+ * over five minutes and may hold that many. As Kafka does, a request is taken while the account
+ * is not already over (so one request may take it over), and refused while it is.
+ */
+#define MUTATION_WINDOW_MS (5 * 60 * 1000)
+
+int16_t quota_mutations(srv *s, int64_t n, bool refusable, int32_t *throttle) {
+    int64_t cap = s->cfg->max_partition_mutations_per_5_minutes;
+    if (cap <= 0 || n <= 0) return 0;
+    rate_bucket *b = &s->quota_mutations;
+    int64_t now = clk_mono_ms();
+    double rate = (double)cap * 1000.0 / MUTATION_WINDOW_MS; /* per second */
+    b->level = fmax(0, b->level - (b->at_ms ? (double)(now - b->at_ms) * rate / 1000.0 : 0));
+    b->at_ms = now;
+    bool over = b->level >= (double)cap;
+    if (!(over && refusable)) b->level += (double)n;
+    double excess = b->level - (double)cap;
+    if (excess > 0 || over) {
+        int64_t ms = (int64_t)ceil(fmax(excess, 1) * 1000.0 / rate);
+        if (ms > *throttle) *throttle = ms > INT32_MAX ? INT32_MAX : (int32_t)ms;
+    }
+    return over && refusable ? KERR_THROTTLING_QUOTA_EXCEEDED : 0;
 }

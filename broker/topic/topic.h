@@ -99,6 +99,13 @@ int32_t quota_produced(srv *s, partition *p, int64_t bytes);
 int32_t quota_fetched(srv *s, partition *p, int64_t bytes);
 /* Takes back a quota_fetched charge: a throttled fetch response goes out without its records. */
 void quota_unfetched(srv *s, partition *p, int64_t bytes);
+/*
+ * n partitions created or deleted (max.partition.mutations.per.5.minutes). Returns
+ * THROTTLING_QUOTA_EXCEEDED, not charging them, when the quota is already used up and the
+ * request's version can carry that error (refusable); else charges them and returns 0. Either
+ * way *throttle becomes at least the ms until the quota has room again (0 while it has).
+ */
+int16_t quota_mutations(srv *s, int64_t n, bool refusable, int32_t *throttle);
 const char *topic_config_value(const srv *s, const topic *t, const char *key, bool *is_default);
 /* Validate a topic name as Kafka does; returns a reason or NULL. */
 const char *topic_name_invalid(const char *name, size_t len);

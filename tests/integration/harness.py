@@ -122,8 +122,10 @@ class Broker:
         }
         # MSK's throughput quotas (5 MiB/s into a partition, ...) would pace every test that moves
         # data; test_quotas.py turns them on with small values.
+        # The same for the partition mutation quota (120 partitions created or deleted per 5 min).
         for q in ("partition.ingress", "partition.egress", "cluster.ingress", "cluster.egress"):
             cfg["quota.%s.bytes.per.second" % q] = 0
+        cfg["max.partition.mutations.per.5.minutes"] = 0
         cfg.update(self.config)
         for k, v in cfg.items():
             env[env_key(k)] = str(v).lower() if isinstance(v, bool) else str(v)

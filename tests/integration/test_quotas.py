@@ -4,6 +4,7 @@ that ignores throttle_time_ms muted anyway. The semantics are Kafka's (KIP-219),
 conf/mskmock.properties says."""
 
 import os
+import re
 import struct
 import subprocess
 import time
@@ -115,3 +116,46 @@ def test_serverless_profile_defaults_are_msks():
                        ("quota.cluster.egress.bytes.per.second", "serverless 419430400")):
         section = out.split(".B " + key.replace("-", "\\-"), 1)[1].split(".TP", 1)[0]
         assert value in section and "kafka 0" in section, section
+
+
+def create_topics_v6(corr, name, partitions):
+    """CreateTopics v6 (flexible; the first version that can carry THROTTLING_QUOTA_EXCEEDED)."""
+    topic = (kw.compact_string(name) + kw.i32(partitions) + kw.i16(1)
+             + kw.uvarint(1) + kw.uvarint(1) + kw.uvarint(0))  # no assignments, no configs, no tags
+    body = kw.uvarint(2) + topic + kw.i32(10000) + kw.i8(0) + kw.uvarint(0)
+    payload = kw.i16(19) + kw.i16(6) + kw.i32(corr) + kw.string("mutations") + kw.uvarint(0) + body
+    return kw.i32(len(payload)) + payload
+
+
+def parse_create_topics_v6(body):
+    """(throttle_time_ms, error_code of the first topic): the body after the correlation id."""
+    r = kw.Reader(body)
+    r.i8()  # response header v1's tagged fields (none)
+    throttle = r.i32()
+    r.i8()  # topics: compact array length
+    n = r.i8() - 1  # compact string length (short names)
+    r.take(n)
+    return throttle, r.i16()
+
+
+def test_partition_mutation_quota():
+    """600 partitions per 5 minutes (2 a second): a request is taken while the quota is not used up
+    (this one goes 2 past it), then v6 gets THROTTLING_QUOTA_EXCEEDED with the wait, and an older
+    client (librdkafka's AdminClient) is served and muted instead."""
+    b = start({"max.partition.mutations.per.5.minutes": 600})
+    with running(b):
+        with kw.connect(b.port) as s:
+            s.sendall(create_topics_v6(1, "m1", 602))
+            throttle, code = parse_create_topics_v6(kw.recv_frame(s)[1])
+            assert code == 0 and 900 <= throttle <= 1100, (code, throttle)  # 2 over, refilled at 2/s
+            s.sendall(create_topics_v6(2, "m2", 1))
+            throttle, code = parse_create_topics_v6(kw.recv_frame(s)[1])
+            assert code == 89 and throttle > 0, (code, throttle)
+        assert re.search(r"THROTTLING_QUOTA_EXCEEDED\(89\): topic 'm2': 1 partition\(s\) created or deleted would go "
+                         r"past max\.partition\.mutations\.per\.5\.minutes=600", b.log_text())
+        time.sleep(1.2)  # the quota has room again
+        a = AdminClient({"bootstrap.servers": b.bootstrap})
+        t0 = time.monotonic()
+        a.create_topics([NewTopic("m3", num_partitions=4)])["m3"].result(20)  # takes it 3 over: 1.5 s
+        a.create_topics([NewTopic("m4", num_partitions=1)])["m4"].result(20)  # waits out the mute
+        assert time.monotonic() - t0 >= 1.2
