@@ -24,10 +24,10 @@
 #define FILL_FIRST_CAP (1u << 20)
 
 static conn *commit_list; /* conns with answers held for the next commit */
-static void admission_after_close(srv *s); /* admission: below, beside on_connection */
-
-static void free_timer(uv_handle_t *h) { free(h); }
 static conn *pump_list;   /* conns to resume before the loop waits */
+
+static void admission_after_close(srv *s); /* admission: below, beside on_connection */
+static void free_timer(uv_handle_t *h) { free(h); }
 
 static void on_close(uv_handle_t *h) {
     conn *c = h->data;
