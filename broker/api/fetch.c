@@ -147,6 +147,8 @@ static bool build(srv *s, req *r, kp_fetch_response **out, bool quiet) {
 static void charge_egress(srv *s, req *r, kp_fetch_response *resp) {
     kp_fetch_request *q = r->body;
     int32_t throttle = 0;
+    /* quotas off (every profile but serverless): no second walk over the response */
+    if (s->cfg->quota_partition_egress_bytes <= 0 && s->cfg->quota_cluster_egress_bytes <= 0) return;
     /* pass 0 charges every partition's bytes; pass 1, only when over a quota, takes them back */
     for (int pass = 0; pass < 2 && (pass == 0 || throttle); pass++)
         for (int32_t i = 0; i < q->topics.n; i++) {
