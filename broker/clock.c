@@ -1,13 +1,29 @@
 #include "clock.h"
 
+#include <stdbool.h>
 #include <time.h>
 
 static int64_t offset_ms;
+static bool frozen;
+static struct timespec frozen_at[2]; /* CLOCK_REALTIME, CLOCK_MONOTONIC at clk_freeze */
+
+static void read_ts(clockid_t id, struct timespec *ts) {
+    if (frozen)
+        *ts = frozen_at[id == CLOCK_MONOTONIC];
+    else
+        clock_gettime(id, ts);
+}
 
 static int64_t read_ms(clockid_t id) {
     struct timespec ts;
-    clock_gettime(id, &ts);
+    read_ts(id, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void clk_freeze(void) {
+    clock_gettime(CLOCK_REALTIME, &frozen_at[0]);
+    clock_gettime(CLOCK_MONOTONIC, &frozen_at[1]);
+    frozen = true;
 }
 
 int64_t clk_now_ms(void) { return read_ms(CLOCK_REALTIME) + offset_ms; }
@@ -15,7 +31,7 @@ int64_t clk_mono_ms(void) { return read_ms(CLOCK_MONOTONIC) + offset_ms; }
 
 int64_t clk_mono_us(void) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    read_ts(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 + offset_ms * 1000;
 }
 
