@@ -354,7 +354,8 @@ class SaslConn:
         return body
 
     def api_versions(self):
-        err, apis, _ = kw.parse_api_versions_v0(self.roundtrip(kw.api_versions_request))
+        """ApiVersions v2 (the serverless floor): {key: (min, max)}."""
+        err, apis, _ = kw.parse_api_versions(self.roundtrip(kw.api_versions_request))
         assert err == 0, "ApiVersions error %d" % err
         return apis
 
@@ -376,5 +377,6 @@ class SaslConn:
         return resp
 
 
-def metadata_v1(correlation_id, client_id, topics=None):
-    return kw.metadata_request(1, correlation_id, client_id, topics)
+def metadata(correlation_id, client_id, topics=None):
+    """Metadata v6 (kw.METADATA_V, the serverless floor); all topics by default."""
+    return kw.metadata_request(kw.METADATA_V, correlation_id, client_id, topics)

@@ -1,8 +1,14 @@
 """Tiny Kafka wire encoders/decoders for raw-socket tests. Standard library only.
 
-Covers what test_bad_input.py needs: request framing (header v1), ApiVersions v0 (and the
-v0-shaped error answer to any version), Metadata v1-v8, CreateTopics v0-v4, Produce v3-v8 with
-a hand-built record batch v2 and CRC-32C. Nothing here is flexible (compact) encoding.
+Covers what the raw-socket tests need: request framing (header v1), ApiVersions v0-v2 (and
+the v0-shaped error answer to any version), Metadata v1-v8, CreateTopics v0-v4, Produce v3-v8
+with a hand-built record batch v2 and CRC-32C, Fetch v4-v11, FindCoordinator v0-v2 and
+OffsetCommit v2. Nothing here is flexible (compact) encoding.
+
+The broker's serverless profile refuses requests below MSK Serverless's version floors
+(api.versions.min: it closes the connection unanswered, or answers ApiVersions with a v0
+UNSUPPORTED_VERSION), so the *_V constants below, the versions tests send unless they are about
+another one, are at or above those floors, as modern clients send.
 """
 
 import socket
@@ -13,8 +19,17 @@ API_PRODUCE = 0
 API_FETCH = 1
 API_METADATA = 3
 API_OFFSET_COMMIT = 8
+API_FIND_COORDINATOR = 10
 API_API_VERSIONS = 18
 API_CREATE_TOPICS = 19
+
+# The default versions: the serverless floors (api.versions.min) of these APIs.
+API_VERSIONS_V = 2
+METADATA_V = 6
+PRODUCE_V = 7
+FETCH_V = 10
+CREATE_TOPICS_V = 3
+FIND_COORDINATOR_V = 2
 
 ERR_NONE = 0
 ERR_CORRUPT_MESSAGE = 2
@@ -194,7 +209,7 @@ def compact_string(s):
     return uvarint(len(b) + 1) + b
 
 
-def api_versions_request(correlation_id, client_id, version=0):
+def api_versions_request(correlation_id, client_id, version=API_VERSIONS_V):
     """v0-v2: header v1 and an empty body. v3 and later (the test sends v99, as a client
     newer than the broker would): header v2 (client id + empty tagged fields) and the v3 body
     {compact client_software_name, compact client_software_version, tagged fields}."""
@@ -204,11 +219,22 @@ def api_versions_request(correlation_id, client_id, version=0):
     return request(API_API_VERSIONS, version, correlation_id, client_id, body)
 
 
-def parse_api_versions_v0(body):
+def parse_api_versions(body, version=API_VERSIONS_V):
+    """ApiVersions v0-v2 answer {error_code, [api_key, min_version, max_version],
+    throttle_time_ms (v1+)}: (error, {key: (min, max)}, bytes left over)."""
+    assert 0 <= version <= 2
     r = Reader(body)
     err = r.i16()
     keys = r.array(lambda r: (r.i16(), r.i16(), r.i16()))
+    if version >= 1:
+        r.i32()  # throttle_time_ms
     return err, {k: (lo, hi) for k, lo, hi in (keys or [])}, r.remaining()
+
+
+def parse_api_versions_v0(body):
+    """The v0 shape, which is also the UNSUPPORTED_VERSION answer to any version the broker
+    does not serve (v99, or one below api.versions.min)."""
+    return parse_api_versions(body, 0)
 
 
 # -- Metadata v1..v8 -----------------------------------------------------------------------
@@ -311,6 +337,8 @@ def record_batch(records, base_timestamp=None, corrupt_crc=False):
 
 def produce_request(version, correlation_id, client_id, topic, partition, batch,
                     acks=-1, timeout_ms=10000):
+    """Produce v3-v8 (one body for all): {transactional_id null, acks, timeout_ms, [topic,
+    [partition, records]]} with one batch for one partition."""
     assert 3 <= version <= 8
     part = i32(partition) + bytes_(batch)
     body = (string(None) + i16(acks) + i32(timeout_ms)
@@ -318,13 +346,105 @@ def produce_request(version, correlation_id, client_id, topic, partition, batch,
     return request(API_PRODUCE, version, correlation_id, client_id, body)
 
 
+def parse_produce(version, body):
+    """Produce v3-v8 answer {[topic, [partition_index, error_code, base_offset,
+    log_append_time_ms, log_start_offset (v5+), record_errors and error_message (v8+)]],
+    throttle_time_ms}: [{"name", "partitions": [{"index", "error", "base_offset", ...}]}]."""
+    r = Reader(body)
+
+    def partition(r):
+        p = {"index": r.i32(), "error": r.i16(), "base_offset": r.i64(),
+             "log_append_time": r.i64()}
+        if version >= 5:
+            p["log_start_offset"] = r.i64()
+        if version >= 8:
+            p["record_errors"] = r.array(lambda r: (r.i32(), r.string()))
+            p["error_message"] = r.string()
+        return p
+
+    topics = r.array(lambda r: {"name": r.string(), "partitions": r.array(partition)})
+    r.i32()  # throttle_time_ms
+    return topics
+
+
+# -- Fetch v4..v11 ----------------------------------------------------------------------------
+
 def fetch_request(correlation_id, client_id, topic, partition, offset, max_bytes=1 << 20,
-                  max_wait_ms=0, min_bytes=0):
-    """Fetch v4 (the first with isolation_level; not flexible): one partition."""
-    part = i32(partition) + i64(offset) + i32(max_bytes)
-    body = (i32(-1) + i32(max_wait_ms) + i32(min_bytes) + i32(max_bytes) + i8(0)
-            + array([string(topic) + array([part], lambda p: p)], lambda t: t))
-    return request(API_FETCH, 4, correlation_id, client_id, body)
+                  max_wait_ms=0, min_bytes=0, version=FETCH_V):
+    """Fetch v4-v11 (not flexible) of one partition, outside any fetch session:
+    {replica_id -1, max_wait_ms, min_bytes, max_bytes, isolation_level 0 (read uncommitted),
+    session_id 0 and session_epoch -1 (v7+: no session), [topic, [partition,
+    current_leader_epoch -1 (v9+), fetch_offset, log_start_offset -1 (v5+),
+    partition_max_bytes]], forgotten_topics_data [] (v7+), rack_id "" (v11+)}."""
+    assert 4 <= version <= 11
+    part = i32(partition)
+    if version >= 9:
+        part += i32(-1)  # current_leader_epoch: unknown
+    part += i64(offset)
+    if version >= 5:
+        part += i64(-1)  # log_start_offset: only followers send one
+    part += i32(max_bytes)
+    body = i32(-1) + i32(max_wait_ms) + i32(min_bytes) + i32(max_bytes) + i8(0)
+    if version >= 7:
+        body += i32(0) + i32(-1)  # session_id, session_epoch (FINAL_EPOCH: sessionless)
+    body += array([string(topic) + array([part], lambda p: p)], lambda t: t)
+    if version >= 7:
+        body += array([], None)  # forgotten_topics_data
+    if version >= 11:
+        body += string("")  # rack_id
+    return request(API_FETCH, version, correlation_id, client_id, body)
+
+
+def parse_fetch(version, body):
+    """Fetch v4-v11 answer {throttle_time_ms, error_code (v7+), session_id (v7+), [topic,
+    [partition_index, error_code, high_watermark, last_stable_offset, log_start_offset (v5+),
+    aborted_transactions, preferred_read_replica (v11+), records]]}: a dict with "error",
+    "session_id" and "topics" [{"name", "partitions": [{..., "records": bytes or None}]}]."""
+    assert 4 <= version <= 11
+    r = Reader(body)
+    out = {"throttle_time_ms": r.i32(), "error": 0, "session_id": 0}
+    if version >= 7:
+        out["error"] = r.i16()
+        out["session_id"] = r.i32()
+
+    def partition(r):
+        p = {"index": r.i32(), "error": r.i16(), "high_watermark": r.i64(),
+             "last_stable_offset": r.i64()}
+        if version >= 5:
+            p["log_start_offset"] = r.i64()
+        p["aborted_transactions"] = r.array(lambda r: (r.i64(), r.i64()))
+        if version >= 11:
+            p["preferred_read_replica"] = r.i32()
+        n = r.i32()
+        p["records"] = None if n < 0 else r.take(n)
+        return p
+
+    out["topics"] = r.array(lambda r: {"name": r.string(), "partitions": r.array(partition)})
+    return out
+
+
+# -- FindCoordinator v0..v2, OffsetCommit v2 ------------------------------------------------
+
+def find_coordinator_request(correlation_id, client_id, key, key_type=0,
+                             version=FIND_COORDINATOR_V):
+    """FindCoordinator v0-v2 (v3 is flexible): {key, key_type (v1+: 0 group, 1 transaction)}."""
+    assert 0 <= version <= 2
+    body = string(key)
+    if version >= 1:
+        body += i8(key_type)
+    return request(API_FIND_COORDINATOR, version, correlation_id, client_id, body)
+
+
+def parse_find_coordinator(version, body):
+    """FindCoordinator v0-v2 answer {throttle_time_ms (v1+), error_code, error_message (v1+),
+    node_id, host, port}: a dict of those (without throttle_time_ms)."""
+    assert 0 <= version <= 2
+    r = Reader(body)
+    if version >= 1:
+        r.i32()  # throttle_time_ms
+    out = {"error": r.i16(), "message": r.string() if version >= 1 else None}
+    out.update(node_id=r.i32(), host=r.string(), port=r.i32())
+    return out
 
 
 def offset_commit_request(correlation_id, client_id, group, topic, offsets, metadata=""):
@@ -344,21 +464,3 @@ def parse_offset_commit(body):
         for p, err in parts:
             out[(name, p)] = err
     return out
-
-
-def parse_produce(version, body):
-    r = Reader(body)
-
-    def partition(r):
-        p = {"index": r.i32(), "error": r.i16(), "base_offset": r.i64(),
-             "log_append_time": r.i64()}
-        if version >= 5:
-            p["log_start_offset"] = r.i64()
-        if version >= 8:
-            p["record_errors"] = r.array(lambda r: (r.i32(), r.string()))
-            p["error_message"] = r.string()
-        return p
-
-    topics = r.array(lambda r: {"name": r.string(), "partitions": r.array(partition)})
-    r.i32()  # throttle_time_ms
-    return topics

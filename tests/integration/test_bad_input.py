@@ -22,18 +22,20 @@ def broker_config():
 
 
 def api_versions(port, client_id="probe"):
-    """A clean ApiVersions v0 exchange on a fresh connection; returns {key: (min, max)}."""
+    """A clean ApiVersions v2 exchange (the serverless floor) on a fresh connection; returns
+    {key: (min, max)}."""
+    v = kw.API_VERSIONS_V
     corr = next(_corr)
     with kw.connect(port) as s:
-        s.sendall(kw.api_versions_request(corr, client_id))
+        s.sendall(kw.api_versions_request(corr, client_id, version=v))
         got_corr, body = kw.recv_frame(s)
-    assert got_corr == corr, "ApiVersions v0: correlation id %d, sent %d" % (got_corr, corr)
-    err, ranges, rest = kw.parse_api_versions_v0(body)
-    assert err == kw.ERR_NONE, "ApiVersions v0 answered error %d" % err
-    assert rest == 0, "ApiVersions v0 answer has %d trailing bytes" % rest
-    assert kw.API_API_VERSIONS in ranges, "ApiVersions v0 answer lacks ApiVersions itself"
+    assert got_corr == corr, "ApiVersions v%d: correlation id %d, sent %d" % (v, got_corr, corr)
+    err, ranges, rest = kw.parse_api_versions(body, v)
+    assert err == kw.ERR_NONE, "ApiVersions v%d answered error %d" % (v, err)
+    assert rest == 0, "ApiVersions v%d answer has %d trailing bytes" % (v, rest)
+    assert kw.API_API_VERSIONS in ranges, "ApiVersions v%d answer lacks ApiVersions itself" % v
     lo, hi = ranges[kw.API_API_VERSIONS]
-    assert lo == 0 and hi >= 3, "ApiVersions range %d-%d, expected 0-3 or wider" % (lo, hi)
+    assert lo <= v and hi >= 3, "ApiVersions range %d-%d, expected %d-3 or wider" % (lo, hi, v)
     return ranges
 
 
@@ -79,7 +81,7 @@ def pick_version(ranges, api_key, lo, hi, prefer):
                 % (api_key, blo, bhi, lo, hi))
 
 
-def test_api_versions_v0_baseline(broker, ranges):
+def test_api_versions_baseline(broker, ranges):
     # The advertised table is what the rest of this file relies on.
     assert kw.API_PRODUCE in ranges and kw.API_METADATA in ranges
     for key, (lo, hi) in ranges.items():
@@ -98,7 +100,7 @@ def test_truncated_frame_then_close(broker, after_check):
 def test_frame_above_socket_request_max_bytes_closes(broker, after_check):
     size = 2 * MAX_REQUEST_BYTES
     with kw.connect(broker.port) as s:
-        s.sendall(kw.i32(size) + kw.i16(kw.API_API_VERSIONS) + kw.i16(0) + kw.i32(1))
+        s.sendall(kw.i32(size) + kw.i16(kw.API_API_VERSIONS) + kw.i16(kw.API_VERSIONS_V) + kw.i32(1))
         outcome = kw.wait_closed(s)
     assert outcome is None, "frame of %d bytes (limit %d): %s" % (size, MAX_REQUEST_BYTES, outcome)
     after_check(r"%d|socket\.request\.max\.bytes|too (large|big)|exceed" % size,
@@ -153,14 +155,15 @@ def test_api_versions_v99_answers_unsupported_version(broker, ranges, after_chec
             "ApiVersions v99 answer gives API %d range %r, the normal answer %r"
             % (key, rng, ranges.get(key)))
     assert retry_corr == corr + 1000
-    assert kw.parse_api_versions_v0(retry_body)[0] == kw.ERR_NONE
+    assert kw.parse_api_versions(retry_body)[0] == kw.ERR_NONE
     after_check(r"unsupported|UNSUPPORTED_VERSION|\b35\b|v99|version 99",
                 "ApiVersions v99", client_id=client_id)
 
 
 def _leader_port(broker, ranges, topic, partition, client_id):
-    """Metadata (v1 when advertised) for topic; returns the port of partition's leader."""
-    mv = pick_version(ranges, kw.API_METADATA, 1, 8, prefer=1)
+    """Metadata (v6, the serverless floor, when advertised) for topic; returns the port of
+    partition's leader."""
+    mv = pick_version(ranges, kw.API_METADATA, 1, 8, prefer=kw.METADATA_V)
     corr = next(_corr)
     with kw.connect(broker.port) as s:
         s.sendall(kw.metadata_request(mv, corr, client_id, [topic]))
@@ -180,7 +183,7 @@ def _leader_port(broker, ranges, topic, partition, client_id):
 
 
 def _create_topic(broker, ranges, name, partitions, client_id):
-    cv = pick_version(ranges, kw.API_CREATE_TOPICS, 0, 4, prefer=2)
+    cv = pick_version(ranges, kw.API_CREATE_TOPICS, 0, 4, prefer=kw.CREATE_TOPICS_V)
     corr = next(_corr)
     with kw.connect(broker.port) as s:
         s.sendall(kw.create_topics_request(cv, corr, client_id, name, partitions, 3))
@@ -195,7 +198,7 @@ def test_produce_with_corrupt_crc_is_refused(broker, ranges, after_check):
     topic = "bad-input-crc"
     _create_topic(broker, ranges, topic, 1, client_id)
     port = _leader_port(broker, ranges, topic, 0, client_id)
-    pv = pick_version(ranges, kw.API_PRODUCE, 3, 8, prefer=3)
+    pv = pick_version(ranges, kw.API_PRODUCE, 3, 8, prefer=kw.PRODUCE_V)
     recs = [(b"k%d" % i, b"v%d" % i, [(b"h", b"%d" % i)]) for i in range(3)]
 
     corr = next(_corr)

@@ -59,9 +59,9 @@ def start(small_fs, config):
 
 def create(b, name, partitions=3):
     with kw.connect(b.port) as s:
-        s.sendall(kw.create_topics_request(1, 1, "it", name, partitions, 1))
+        s.sendall(kw.create_topics_request(kw.CREATE_TOPICS_V, 1, "it", name, partitions, 1))
         _, body = kw.recv_frame(s)
-    assert kw.parse_create_topics(1, body)[0]["error"] == 0
+    assert kw.parse_create_topics(kw.CREATE_TOPICS_V, body)[0]["error"] == 0
 
 
 def delete_topic(b, name):
@@ -71,7 +71,7 @@ def delete_topic(b, name):
 
 
 class Writer:
-    """Raw Produce v3, acks=-1, one batch of one record per request; remembers what was acked."""
+    """Raw Produce v7, acks=-1, one batch of one record per request; remembers what was acked."""
 
     def __init__(self, b):
         self.sock = kw.connect(b.port, timeout=30)
@@ -83,10 +83,10 @@ class Writer:
         value = hashlib.sha256(b"%d" % i).digest() * (VALUE // 32)
         partition = i % 3
         batch = kw.record_batch([(b"key-%d" % i, value, ())])
-        self.sock.sendall(kw.produce_request(3, self.corr, "it", topic, partition, batch))
+        self.sock.sendall(kw.produce_request(kw.PRODUCE_V, self.corr, "it", topic, partition, batch))
         corr, body = kw.recv_frame(self.sock)
         assert corr == self.corr
-        (p,) = kw.parse_produce(3, body)[0]["partitions"]
+        (p,) = kw.parse_produce(kw.PRODUCE_V, body)[0]["partitions"]
         if p["error"] == 0:
             self.acked[(topic, partition, p["base_offset"])] = hashlib.sha1(value).hexdigest()
         return p["error"]

@@ -53,11 +53,11 @@ def leader_port(sock_factory, topic):
     """Port of the leader of partition 0 of topic, asked over a connection from sock_factory."""
     s = sock_factory()
     try:
-        s.sendall(kw.metadata_request(1, 1, "framing", [topic]))
+        s.sendall(kw.metadata_request(kw.METADATA_V, 1, "framing", [topic]))
         _, body = kw.recv_frame(s)
     finally:
         s.close()
-    md = kw.parse_metadata(1, body)
+    md = kw.parse_metadata(kw.METADATA_V, body)
     leader = md["topics"][0]["partitions"][0]["leader"]
     return md["brokers"][leader][1]
 
@@ -72,7 +72,7 @@ def produce_in_pieces_then_api_versions(sock, topic, batch):
     assert p["error"] == 0 and p["base_offset"] == 0, p
     corr, body = kw.recv_frame(sock)
     assert corr == 8, "second answer has correlation id %d, expected the ApiVersions' 8" % corr
-    err, _, _ = kw.parse_api_versions_v0(body)
+    err, _, _ = kw.parse_api_versions(body)
     assert err == 0
 
 
@@ -159,11 +159,11 @@ def test_large_frame_in_pieces_tls(tls_broker):
 
     first = login(b.iam_port)
     try:
-        first.sock.sendall(kw.metadata_request(1, 99, "framing-tls", [topic]))
+        first.sock.sendall(kw.metadata_request(kw.METADATA_V, 99, "framing-tls", [topic]))
         _, body = kw.recv_frame(first.sock)
     finally:
         first.close()
-    md = kw.parse_metadata(1, body)
+    md = kw.parse_metadata(kw.METADATA_V, body)
     leader = md["topics"][0]["partitions"][0]["leader"]
     port = md["brokers"][leader][1]
     batch, values = big_batch(2)

@@ -13,18 +13,17 @@ from harness import Broker
 
 KAFKAJS_221 = bytes.fromhex("000100000001000974657374746f70696300000000")
 KAFKAJS_222 = bytes.fromhex("000000000001000974657374746f70696300000000")
-FIND_COORDINATOR, JOIN_GROUP = 10, 11
+JOIN_GROUP = 11
 
 
 def find_coordinator(port, group):
     s = kw.connect(port)
-    s.sendall(kw.request(FIND_COORDINATOR, 0, 1, "strict-test", kw.string(group)))
+    s.sendall(kw.find_coordinator_request(1, "strict-test", group))
     _, body = kw.recv_frame(s)
     s.close()
-    r = kw.Reader(body)
-    err, node, host, cport = r.i16(), r.i32(), r.string(), r.i32()
-    assert err == 0
-    return cport
+    found = kw.parse_find_coordinator(kw.FIND_COORDINATOR_V, body)
+    assert found["error"] == 0, found
+    return found["port"]
 
 
 def join_v5(sock, corr, group, member_id, metadata, protocol="RoundRobinAssigner"):

@@ -52,7 +52,7 @@ def api_versions_ok(port):
     with kw.connect(port) as s:
         s.sendall(kw.api_versions_request(7, "probe"))
         corr, body = kw.recv_frame(s)
-    assert corr == 7 and kw.parse_api_versions_v0(body)[0] == 0
+    assert corr == 7 and kw.parse_api_versions(body)[0] == 0
 
 
 def flood(sockets, total):
@@ -76,16 +76,16 @@ def flood(sockets, total):
 
 def create_topic(broker, name):
     with kw.connect(broker.port) as s:
-        s.sendall(kw.create_topics_request(1, 1, "it", name, 1, 1))
+        s.sendall(kw.create_topics_request(kw.CREATE_TOPICS_V, 1, "it", name, 1, 1))
         _, body = kw.recv_frame(s)
-    assert kw.parse_create_topics(1, body)[0]["error"] == 0, body
+    assert kw.parse_create_topics(kw.CREATE_TOPICS_V, body)[0]["error"] == 0, body
 
 
 def produce(sock, topic, value, corr):
-    sock.sendall(kw.produce_request(3, corr, "it", topic, 0, kw.record_batch([(b"k", value, ())])))
+    sock.sendall(kw.produce_request(kw.PRODUCE_V, corr, "it", topic, 0, kw.record_batch([(b"k", value, ())])))
     got, body = kw.recv_frame(sock)
     assert got == corr
-    (p,) = kw.parse_produce(3, body)[0]["partitions"]
+    (p,) = kw.parse_produce(kw.PRODUCE_V, body)[0]["partitions"]
     assert p["error"] == 0, p
     return p["base_offset"]
 
@@ -232,4 +232,4 @@ def test_slow_but_steady_frame_under_the_deadline_is_served(broker):
         time.sleep(READ_TIMEOUT_MS / 2000)
         s.sendall(frame[half:])
         corr, body = kw.recv_frame(s)
-    assert corr == 5 and kw.parse_api_versions_v0(body)[0] == 0
+    assert corr == 5 and kw.parse_api_versions(body)[0] == 0

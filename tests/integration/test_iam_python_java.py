@@ -275,7 +275,7 @@ def test_produce_before_authentication_closes(iam_broker):
         apis = c.api_versions()
         assert 17 in apis and 36 in apis, "SaslHandshake/SaslAuthenticate not advertised: %s" % apis
         batch = kw.record_batch([(b"k", b"v", ())])
-        c.send(lambda corr, cid: kw.produce_request(3, corr, cid, "iam-before-auth", 0, batch))
+        c.send(lambda corr, cid: kw.produce_request(kw.PRODUCE_V, corr, cid, "iam-before-auth", 0, batch))
         left = kw.wait_closed(c.sock, timeout=5)
         assert left is None, "Produce before authentication: %s" % left
     line = b.wait_for_log(r"client=mskmock-it-raw refused Produce before SASL authentication on the "
@@ -390,7 +390,7 @@ def test_expired_session_is_closed_and_reconnect_works(reauth_broker):
         eager_authed_at = time.monotonic()
         # Before expiry both are served.
         for c in (lazy, eager):
-            kw.parse_metadata(1, c.roundtrip(iam.metadata_v1, None))
+            kw.parse_metadata(kw.METADATA_V, c.roundtrip(iam.metadata, None))
 
         # eager re-authenticates by hand halfway (KIP-368: SaslHandshake + SaslAuthenticate on the
         # authenticated connection, no ApiVersions).
@@ -404,11 +404,11 @@ def test_expired_session_is_closed_and_reconnect_works(reauth_broker):
 
         # Wait out the lazy session (this wait is the point of the test).
         time.sleep(max(0.0, authed_at + life / 1000.0 + 0.3 - time.monotonic()))
-        lazy.send(iam.metadata_v1, None)
+        lazy.send(iam.metadata, None)
         left = kw.wait_closed(lazy.sock, timeout=5)
         assert left is None, "Metadata after session expiry: %s" % left
         # The re-authenticated connection outlives the first session.
-        md = kw.parse_metadata(1, eager.roundtrip(iam.metadata_v1, None))
+        md = kw.parse_metadata(kw.METADATA_V, eager.roundtrip(iam.metadata, None))
         assert md["brokers"], md
     finally:
         lazy.close()
@@ -424,5 +424,5 @@ def test_expired_session_is_closed_and_reconnect_works(reauth_broker):
     with SaslConn(b.sasl_plaintext_port, client_id="mskmock-it-lazy") as again:
         resp = again.login_oauthbearer(ALICE)
         assert 0 < resp["session_lifetime_ms"] <= REAUTH_MS, resp
-        md = kw.parse_metadata(1, again.roundtrip(iam.metadata_v1, None))
+        md = kw.parse_metadata(kw.METADATA_V, again.roundtrip(iam.metadata, None))
         assert md["brokers"], md

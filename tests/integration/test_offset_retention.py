@@ -10,7 +10,7 @@ import kafka_wire as kw
 confluent_kafka = pytest.importorskip("confluent_kafka")
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
-OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR = 8, 9, 10
+OFFSET_COMMIT, OFFSET_FETCH = 8, 9
 
 
 @pytest.fixture(scope="module")
@@ -27,13 +27,12 @@ def topic(broker):
 
 def coordinator(port, group):
     s = kw.connect(port)
-    s.sendall(kw.request(FIND_COORDINATOR, 0, 1, "retention", kw.string(group)))
+    s.sendall(kw.find_coordinator_request(1, "retention", group))
     _, body = kw.recv_frame(s)
     s.close()
-    r = kw.Reader(body)
-    assert r.i16() == 0
-    r.i32(), r.string()
-    return r.i32()
+    found = kw.parse_find_coordinator(kw.FIND_COORDINATOR_V, body)
+    assert found["error"] == 0, found
+    return found["port"]
 
 
 def commit_v2(sock, group, topic, partition, offset, retention_ms):

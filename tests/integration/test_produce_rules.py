@@ -48,10 +48,10 @@ class Conn:
 
     def metadata(self, topics):
         self.corr += 1
-        self.sock.sendall(kw.metadata_request(1, self.corr, "produce-rules", topics))
+        self.sock.sendall(kw.metadata_request(kw.METADATA_V, self.corr, "produce-rules", topics))
         corr, body = kw.recv_frame(self.sock)
         assert corr == self.corr
-        return kw.parse_metadata(1, body)
+        return kw.parse_metadata(kw.METADATA_V, body)
 
     def close(self):
         self.sock.close()

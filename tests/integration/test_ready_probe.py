@@ -23,8 +23,8 @@ def probe(broker, **extra):
 
 def metadata_brokers(port):
     with kw.connect(port) as s:
-        s.sendall(kw.metadata_request(1, 7, "ready-test", []))
-        return kw.parse_metadata(1, kw.recv_frame(s)[1])["brokers"]
+        s.sendall(kw.metadata_request(kw.METADATA_V, 7, "ready-test", []))
+        return kw.parse_metadata(kw.METADATA_V, kw.recv_frame(s)[1])["brokers"]
 
 
 @pytest.fixture(scope="module")
