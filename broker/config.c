@@ -1,5 +1,7 @@
 #include "config.h"
 
+#include "kp.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -59,6 +61,19 @@ static const key_def keys[] = {
       "SASL mechanisms offered in SaslHandshake"),
     K("sasl.handshake.v0.enable", T_BOOL, sasl_handshake_v0_enable, "false", "true", "true", 0, 0, NULL,
       "serve SaslHandshake v0 (raw SASL frames); MSK Serverless offers v1 only"),
+    K("api.versions.min", T_STR, api_versions_min,
+      "Produce=7,Fetch=10,Metadata=6,FindCoordinator=2,JoinGroup=4,Heartbeat=2,SyncGroup=2,"
+      "DescribeGroups=2,ListGroups=2,ApiVersions=2,CreateTopics=3,InitProducerId=1,OffsetForLeaderEpoch=2",
+      "", "", 0, 0, NULL,
+      "version floors, Name=version (or key=version) separated by commas: ApiVersions advertises them and a request "
+      "below its floor closes the connection unanswered, as MSK Serverless does (ApiVersions below its floor gets "
+      "Kafka's v0 UNSUPPORTED_VERSION answer instead); the default is MSK Serverless's 2022 ApiVersions, "
+      "uncertain (see conf/mskmock.properties)"),
+    K("api.versions.max", T_STR, api_versions_max, "", NULL, NULL, 0, 0, NULL,
+      "version ceilings in the same form, to pin what a given MSK generation advertised; empty: what mskmock serves"),
+    K("controller.visibility", T_ENUM, controller_visibility, "metadata", "all", "all", 0, 0, "metadata|all|none",
+      "which responses name a controller: metadata (MSK Serverless: Metadata names a broker, where admin clients "
+      "send CreateTopics, while DescribeCluster reports none, -1), all (Kafka), none (both -1)"),
     K("iam.region", T_STR, iam_region, "us-east-1", NULL, NULL, 0, 0, NULL,
       "the region IAM tokens must be scoped to"),
     K("iam.oauthbearer.hosts", T_STR, iam_oauthbearer_hosts,
@@ -157,6 +172,9 @@ static const key_def keys[] = {
       INT32_MAX, NULL, "partitions created or deleted per 5 minutes (MSK Serverless: 120), as Kafka's controller "
       "mutation quota (KIP-599): past it CreateTopics v6+, CreatePartitions v3+ and DeleteTopics v5+ get "
       "THROTTLING_QUOTA_EXCEEDED, older versions are served and throttled; 0: no quota"),
+    K("max.request.rate", T_INT, max_request_rate, "15000", "0", "0", 0, INT32_MAX, NULL,
+      "requests per second the cluster serves (MSK Serverless: 15,000); past it responses carry throttle_time_ms "
+      "and the connection is muted that long, as Kafka's request quota does; 0: no limit"),
     K("max.consumer.groups", T_INT, max_consumer_groups, "500", "0", "0", 0, INT32_MAX, NULL,
       "consumer groups the cluster may hold (MSK Serverless: 500); a new group past it gets "
       "GROUP_MAX_SIZE_REACHED on JoinGroup or OffsetCommit; 0: no limit"),
@@ -419,11 +437,54 @@ int cfg_load_file(config *cfg, const char *path, char *err, size_t errlen) {
     return each_file_entry(path, apply_entry, cfg, err, errlen);
 }
 
+/* "Name=v,Name=v" (names as Kafka's, or numeric keys) into per-key versions. */
+static int parse_versions(const char *key, const char *list, int16_t *out, char *err, size_t errlen) {
+    const char *p = list;
+    while (*p) {
+        while (*p == ' ' || *p == ',') p++;
+        if (!*p) break;
+        const char *eq = strchr(p, '=');
+        const char *comma = strchr(p, ',');
+        if (!comma) comma = p + strlen(p);
+        if (!eq || eq > comma) {
+            snprintf(err, errlen, "%s: '%.*s' is not Name=version", key, (int)(comma - p), p);
+            return -1;
+        }
+        size_t nlen = (size_t)(eq - p);
+        while (nlen && p[nlen - 1] == ' ') nlen--;
+        char *end;
+        long k = strtol(p, &end, 10);
+        const kp_msg *m = end == p + nlen && nlen ? kp_msg_get((int16_t)(k >= 0 && k < CFG_API_KEYS ? k : -1))
+                                                  : kp_msg_by_name(p, nlen);
+        if (!m || m->key < 0 || m->key >= CFG_API_KEYS) {
+            snprintf(err, errlen, "%s: '%.*s' is not an API mskmock knows", key, (int)nlen, p);
+            return -1;
+        }
+        errno = 0;
+        long v = strtol(eq + 1, &end, 10);
+        while (*end == ' ') end++;
+        if (errno || end == eq + 1 || end != comma || v < 0 || v > INT16_MAX) {
+            snprintf(err, errlen, "%s: '%.*s' is not a version of %s", key, (int)(comma - eq - 1), eq + 1, m->name);
+            return -1;
+        }
+        out[m->key] = (int16_t)v;
+        p = comma;
+    }
+    return 0;
+}
+
 /* MSK Serverless hands out ids like these (seen in the wild: 41, 46, 96, 106, 153). */
 static const int32_t msk_ids[] = {41, 96, 153, 46, 106, 201, 77, 130, 188, 63};
 
 int cfg_finish(config *cfg, char *err, size_t errlen) {
     int n = (int)cfg->broker_count;
+    for (int k = 0; k < CFG_API_KEYS; k++) {
+        cfg->api_floor[k] = 0;
+        cfg->api_ceiling[k] = -1;
+    }
+    if (parse_versions("api.versions.min", cfg->api_versions_min, cfg->api_floor, err, errlen) != 0 ||
+        parse_versions("api.versions.max", cfg->api_versions_max, cfg->api_ceiling, err, errlen) != 0)
+        return -1;
     const struct {
         const char *name;
         int64_t port;

@@ -18,8 +18,11 @@ typedef enum cfg_topic_policy { TOPIC_POLICY_SERVERLESS, TOPIC_POLICY_KAFKA } cf
 typedef enum cfg_validation { VALIDATION_STRICT, VALIDATION_LENIENT } cfg_validation;
 
 typedef enum cfg_profile { PROFILE_SERVERLESS, PROFILE_PROVISIONED, PROFILE_KAFKA } cfg_profile;
+/* controller.visibility: which responses name a controller (broker/api/metadata.c, describe_cluster.c) */
+typedef enum cfg_controller { CONTROLLER_METADATA, CONTROLLER_ALL, CONTROLLER_NONE } cfg_controller;
 
 #define CFG_MAX_BROKERS 64
+#define CFG_API_KEYS 128 /* API keys a version floor or ceiling can name: 0..127 */
 
 typedef struct config {
     int64_t profile;
@@ -39,6 +42,9 @@ typedef struct config {
     char *tls_hosts;
     char *sasl_enabled_mechanisms;
     bool sasl_handshake_v0_enable;
+    char *api_versions_min;
+    char *api_versions_max;
+    int64_t controller_visibility;
     char *iam_region;
     char *iam_oauthbearer_hosts;
     int64_t iam_clock_skew_ms;
@@ -77,6 +83,7 @@ typedef struct config {
     int64_t max_connections;
     int64_t max_connection_creation_rate;
     int64_t max_partition_mutations_per_5_minutes;
+    int64_t max_request_rate;
     int64_t quota_partition_ingress_bytes;
     int64_t quota_partition_egress_bytes;
     int64_t quota_cluster_ingress_bytes;
@@ -100,6 +107,8 @@ typedef struct config {
 
     /* derived */
     int32_t node_ids[CFG_MAX_BROKERS];
+    int16_t api_floor[CFG_API_KEYS];   /* api.versions.min per key; 0: none */
+    int16_t api_ceiling[CFG_API_KEYS]; /* api.versions.max per key; -1: none */
 } config;
 
 /* Fill cfg with the defaults of the profile. */

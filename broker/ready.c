@@ -156,10 +156,13 @@ fail:
 
 static uint32_t get_u32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
 
-/* ApiVersions v0 (the version every broker answers): the listener parses and answers Kafka requests. */
+/*
+ * ApiVersions v2 (the serverless floor; v0-2 share the request, and the answer starts with the
+ * error code): the listener parses and answers Kafka requests.
+ */
 static int ask_api_versions(int fd, SSL *ssl, int64_t deadline, char *why, size_t n) {
-    /* size, api key 18, version 0, correlation id, client id (the broker logs its connections at debug) */
-    static const uint8_t req[] = {0, 0, 0, 23, 0, 18, 0, 0, 0x70, 0x72, 0x6f, 0x62, 0, 13,
+    /* size, api key 18, version 2, correlation id, client id (the broker logs its connections at debug) */
+    static const uint8_t req[] = {0, 0, 0, 23, 0, 18, 0, 2, 0x70, 0x72, 0x6f, 0x62, 0, 13,
                                   'm', 's', 'k', 'm', 'o', 'c', 'k', '-', 'p', 'r', 'o', 'b', 'e'};
     _Static_assert(sizeof req == 4 + 23 && sizeof PROBE_CLIENT_ID - 1 == 13, "the probe's request frame");
     uint8_t head[10];
@@ -174,7 +177,8 @@ static int ask_api_versions(int fd, SSL *ssl, int64_t deadline, char *why, size_
         snprintf(why, n, "ApiVersions answer malformed (size %u, correlation id %u)", size, corr);
         return -1;
     }
-    if (code != 0) {
+    /* 35 (UNSUPPORTED_VERSION): a higher floor on ApiVersions (api.versions.min) still answers, in v0 */
+    if (code != 0 && code != 35) {
         snprintf(why, n, "ApiVersions answered error %d", code);
         return -1;
     }

@@ -93,6 +93,7 @@ struct srv {
     int64_t room_free, room_used, room_checked_ms; /* srv_storage_room's measure */
     rate_bucket quota_in, quota_out; /* the cluster's ingress and egress (topic/quota.c) */
     rate_bucket quota_mutations;     /* partitions created and deleted (topic/quota.c) */
+    rate_bucket quota_requests;      /* requests served (topic/quota.c) */
     bool offset_error_logged;     /* a failed offset write of the open transaction was logged */
     bool stopping;
 };

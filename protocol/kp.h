@@ -204,6 +204,7 @@ typedef struct kp_msg {
 } kp_msg;
 
 const kp_msg *kp_msg_get(int16_t key);     /* NULL when unknown */
+const kp_msg *kp_msg_by_name(const char *name, size_t len); /* "Metadata", any case; NULL when unknown */
 const char *kp_api_name(int16_t key);      /* "Unknown" when unknown */
 static inline bool kp_is_flex(const kp_msg *m, int16_t v) { return m->flex != KV_NEVER && v >= m->flex; }
 

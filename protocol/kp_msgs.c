@@ -1,6 +1,9 @@
 /* Registry of message descriptions by API key. */
 #include "kp_msgs.h"
 
+#include <string.h>
+#include <strings.h>
+
 static const kp_msg *const all[] = {
     &kp_msg_produce,
     &kp_msg_fetch,
@@ -24,10 +27,12 @@ static const kp_msg *const all[] = {
     &kp_msg_offset_for_leader_epoch,
     &kp_msg_describe_configs,
     &kp_msg_alter_configs,
+    &kp_msg_describe_log_dirs,
     &kp_msg_sasl_authenticate,
     &kp_msg_create_partitions,
     &kp_msg_delete_groups,
     &kp_msg_incremental_alter_configs,
+    &kp_msg_list_partition_reassignments,
     &kp_msg_offset_delete,
     &kp_msg_describe_cluster,
 };
@@ -41,4 +46,10 @@ const kp_msg *kp_msg_get(int16_t key) {
 const char *kp_api_name(int16_t key) {
     const kp_msg *m = kp_msg_get(key);
     return m ? m->name : "Unknown";
+}
+
+const kp_msg *kp_msg_by_name(const char *name, size_t len) {
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        if (strlen(all[i]->name) == len && !strncasecmp(all[i]->name, name, len)) return all[i];
+    return NULL;
 }

@@ -24,10 +24,12 @@
 #include "msg_offset_for_leader_epoch.h"
 #include "msg_describe_configs.h"
 #include "msg_alter_configs.h"
+#include "msg_describe_log_dirs.h"
 #include "msg_sasl_authenticate.h"
 #include "msg_create_partitions.h"
 #include "msg_delete_groups.h"
 #include "msg_incremental_alter_configs.h"
+#include "msg_list_partition_reassignments.h"
 #include "msg_offset_delete.h"
 #include "msg_describe_cluster.h"
 

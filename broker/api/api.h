@@ -12,11 +12,13 @@ void api_metadata(srv *s, req *r);
 void api_api_versions(srv *s, req *r);
 void api_create_topics(srv *s, req *r);
 void api_delete_topics(srv *s, req *r);
+void api_delete_records(srv *s, req *r);
 void api_init_producer_id(srv *s, req *r);
 void api_offset_for_leader_epoch(srv *s, req *r);
 void api_describe_configs(srv *s, req *r);
 void api_alter_configs(srv *s, req *r);
 void api_incremental_alter_configs(srv *s, req *r);
+void api_describe_log_dirs(srv *s, req *r);
 void api_create_partitions(srv *s, req *r);
 void api_describe_cluster(srv *s, req *r);
 void api_find_coordinator(srv *s, req *r);
@@ -29,6 +31,7 @@ void api_offset_fetch(srv *s, req *r);
 void api_describe_groups(srv *s, req *r);
 void api_list_groups(srv *s, req *r);
 void api_delete_groups(srv *s, req *r);
+void api_list_partition_reassignments(srv *s, req *r);
 void api_offset_delete(srv *s, req *r);
 
 /*

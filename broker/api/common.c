@@ -32,13 +32,14 @@ int16_t api_leader_epoch_check(req *r, const partition *p, int32_t client_epoch,
 }
 
 void api_fill_versions(srv *s, req *r, kp_api_versions_response *resp) {
-    size_t n = api_count();
+    size_t n = api_count(), k = 0;
     REQ_ARR(r, resp->api_keys, n);
     for (size_t i = 0; i < n; i++) {
         int16_t lo, hi;
         api_range(s, api_at(i), &lo, &hi);
-        resp->api_keys.v[i] = (kp_api_versions_api_version){api_at(i)->key, lo, hi};
+        if (hi >= lo) resp->api_keys.v[k++] = (kp_api_versions_api_version){api_at(i)->key, lo, hi};
     }
+    resp->api_keys.n = (int32_t)k;
 }
 
 int16_t api_authz(srv *s, req *r, iam_resource_type type, kp_str name) {
@@ -78,5 +79,5 @@ int16_t api_mutations(srv *s, req *r, const char *topic, int64_t n, bool refusab
 
 void api_mutations_done(req *r, bool refusable, int32_t throttle, int32_t *resp_throttle) {
     *resp_throttle = throttle;
-    if (!refusable) req_throttle(r, throttle, kp_api_name(r->hdr.api_key));
+    if (!refusable) req_throttle(r, throttle, kp_api_name(r->hdr.api_key), "max.partition.mutations.per.5.minutes");
 }

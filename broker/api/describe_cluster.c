@@ -13,7 +13,8 @@ void api_describe_cluster(srv *s, req *r) {
     kp_describe_cluster_response *resp = req_resp(r);
     resp->endpoint_type = 1;
     resp->cluster_id = kp_str_c(s->cfg->cluster_id);
-    resp->controller_id = s->nodes[0].id;
+    /* MSK Serverless reports no controller here (kafka-ui #3536 found describeCluster().controller() null) */
+    resp->controller_id = s->cfg->controller_visibility == CONTROLLER_ALL ? s->nodes[0].id : -1;
     if ((resp->error_code = api_authz(s, r, IAM_RES_CLUSTER, KP_STR_NULL))) {
         req_respond(r, resp);
         return;

@@ -169,7 +169,7 @@ static void charge_egress(srv *s, req *r, kp_fetch_response *resp) {
             }
         }
     resp->throttle_time_ms = throttle;
-    req_throttle(r, throttle, "fetch");
+    req_throttle(r, throttle, "fetch", "quota.*.bytes.per.second");
 }
 
 static void unlink_wait(srv *s, fetch_wait *w) {

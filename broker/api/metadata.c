@@ -53,7 +53,8 @@ void api_metadata(srv *s, req *r) {
         resp->brokers.v[i] = (kp_metadata_response_broker){s->nodes[i].id, kp_str_c(lsn_host(s->cfg, r->c->listener)),
                                                            s->nodes[i].ports[r->c->listener], KP_STR_NULL};
     resp->cluster_id = kp_str_c(s->cfg->cluster_id);
-    resp->controller_id = s->nodes[0].id;
+    /* admin clients send CreateTopics and friends to this node: MSK Serverless names one (controller.visibility) */
+    resp->controller_id = s->cfg->controller_visibility == CONTROLLER_NONE ? -1 : s->nodes[0].id;
     if (q->include_cluster_authorized_operations)
         resp->cluster_authorized_operations = authz_operations(s, r->c, IAM_RES_CLUSTER, "", 0);
 

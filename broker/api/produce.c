@@ -127,7 +127,7 @@ void api_produce(srv *s, req *r) {
             }
         }
     }
-    req_throttle(r, throttle, "produce");
+    req_throttle(r, throttle, "produce", "quota.*.bytes.per.second");
     resp->throttle_time_ms = throttle;
     if (q->acks == 0) {
         req_silent(r);

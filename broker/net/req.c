@@ -10,6 +10,7 @@
 #include "iam/sasl.h"
 #include "log.h"
 #include "net.h"
+#include "topic/topic.h"
 
 void *req_alloc(req *r, size_t n) { return kp_arena_alloc(&r->arena, n); }
 
@@ -59,12 +60,28 @@ void *req_resp(req *r) {
     return p;
 }
 
+/* Where the response struct of m at ver keeps throttle_time_ms; -1: it has none (ApiVersions v0...). */
+static int throttle_field(const kp_msg *m, int16_t ver) {
+    const kp_schema *sc = m->resp;
+    for (uint16_t i = 0; i < sc->nfields; i++) {
+        const kp_field *f = &sc->fields[i];
+        if (f->tag < 0 && f->vmin <= ver && ver <= f->vmax && !strcmp(f->name, "throttle_time_ms")) return f->off;
+    }
+    return -1;
+}
+
 /* Records fields from this size on go out by reference (net.c writes the spans). */
 #define RESP_REF_MIN 4096
 #define RESP_INLINE_CAP 65536
 
 /* Size prefix, response header (v1 with tagged fields when flexible, v0 otherwise), body. */
 static void encode_response(req *r, const kp_msg *m, int16_t ver, const void *resp) {
+    int off = r->throttle_ms > 0 ? throttle_field(m, ver) : -1;
+    if (off >= 0) {
+        /* the request quota's throttle, unless a byte quota's is longer; Kafka reports the longer too */
+        int32_t *t = (int32_t *)((char *)resp + off);
+        if (*t < r->throttle_ms) *t = r->throttle_ms;
+    }
     bool flex = kp_is_flex(m, ver);
     bool hflex = kp_resp_header_flex(m, ver);
     size_t body = kp_size(m->resp, ver, flex, resp);
@@ -140,19 +157,21 @@ static void refuse_api_versions(srv *s, req *r) {
     r->state = REQ_READY;
 }
 
-void req_throttle(req *r, int32_t ms, const char *what) {
+void req_throttle(req *r, int32_t ms, const char *what, const char *quota) {
     if (ms <= 0) return;
     conn *c = r->c;
     net_mute(c, ms);
     if (!c->throttle_logged) {
         c->throttle_logged = true;
-        log_info("conn=%llu client=%s: %s throttled %d ms by a throughput quota (quota.*.bytes.per.second); the "
-                 "connection is muted that long; its later throttles are logged at debug",
-                 (unsigned long long)c->id, conn_client_id(c), what, ms);
+        log_info("conn=%llu client=%s: %s throttled %d ms by a quota (%s); the connection is muted that long; its "
+                 "later throttles are logged at debug",
+                 (unsigned long long)c->id, conn_client_id(c), what, ms, quota);
     } else {
-        log_debug("conn=%llu client=%s: %s throttled %d ms", (unsigned long long)c->id, conn_client_id(c), what, ms);
+        log_debug("conn=%llu client=%s: %s throttled %d ms (%s)", (unsigned long long)c->id, conn_client_id(c), what,
+                  ms, quota);
     }
 }
+
 
 static void remember_client_id(conn *c, kp_str id) {
     if (id.len >= 0 && !(c->client_id && kp_str_eq(id, c->client_id))) {
@@ -186,9 +205,13 @@ bool req_dispatch(srv *s, req *r) {
         kp_reader_init(&rd, r->frame, r->len);
         if (kp_decode_req_header(&rd, false, &r->hdr)) remember_client_id(c, r->hdr.client_id);
     }
-    if (!h || !r->msg) {
-        log_warn("conn=%llu client=%s refused request corr=%d: unknown or unserved API key %d; closing as Kafka does",
-                 (unsigned long long)c->id, conn_client_id(c), corr, key);
+    if (!h || !r->msg || vmax < vmin) {
+        log_warn("conn=%llu client=%s refused %s (key %d) v%d corr=%d: %s; closing as Kafka does",
+                 (unsigned long long)c->id, conn_client_id(c), r->msg ? r->msg->name : "request", key, ver, corr,
+                 !h || !r->msg ? "unknown or unserved API key"
+                 : h->kafka_profile_only && s->cfg->profile != PROFILE_KAFKA
+                     ? "MSK does not serve this API (it is served in the kafka profile)"
+                     : "api.versions.min / api.versions.max leave no version of it served");
         return false;
     }
     if (!sasl_gate(s, r, key)) return false;
@@ -197,8 +220,12 @@ bool req_dispatch(srv *s, req *r) {
             refuse_api_versions(s, r);
             return true;
         }
-        log_warn("conn=%llu client=%s refused %s v%d corr=%d: served versions are %d-%d; closing as Kafka does",
-                 (unsigned long long)c->id, conn_client_id(c), r->msg->name, ver, corr, vmin, vmax);
+        /* MSK Serverless drops a request below its floor without an answer (kafka-go saw EOF on Metadata v1) */
+        log_warn("conn=%llu client=%s refused %s v%d corr=%d: served versions are %d-%d%s; closing as %s does",
+                 (unsigned long long)c->id, conn_client_id(c), r->msg->name, ver, corr, vmin, vmax,
+                 ver < vmin && vmin > h->vmin ? " (api.versions.min)"
+                 : ver > vmax && vmax < h->vmax ? " (api.versions.max)" : "",
+                 ver < vmin && vmin > h->vmin ? "MSK" : "Kafka");
         return false;
     }
     bool flex = kp_is_flex(r->msg, ver);
@@ -224,6 +251,11 @@ bool req_dispatch(srv *s, req *r) {
         /* Kafka ignores trailing bytes too, but they usually mean a version mix-up: say so */
         log_debug("conn=%llu %s v%d: %zu trailing bytes ignored", (unsigned long long)c->id, r->msg->name, ver,
                   kp_rd_left(&body));
+    }
+    /* SASL is exempt, as in Kafka: an unauthenticated connection is not yet a client to throttle */
+    if (s->cfg->max_request_rate > 0 && key != 17 && key != 36) {
+        r->throttle_ms = quota_request(s);
+        req_throttle(r, r->throttle_ms, r->msg->name, "max.request.rate");
     }
     h->fn(s, r);
     log_debug("conn=%llu %s v%d corr=%d handled in %lld us", (unsigned long long)c->id, r->msg->name, ver, corr,

@@ -38,6 +38,7 @@ struct req {
     req_state state;
     uint64_t commit_seq;     /* REQ_WAIT_COMMIT: answer when stor_commit_seq() > this */
     int64_t started_us;
+    int32_t throttle_ms;     /* max.request.rate's throttle: set in the response's throttle_time_ms */
     void *park;              /* handler data while parked */
     void (*park_cancel)(srv *s, req *r); /* the connection closed while parked */
     void **adopted;          /* malloc'd buffers the response points into, freed with the request */
@@ -59,13 +60,17 @@ typedef struct api_handler {
     api_fn fn;
     /* the IAM action (iam/authz.h) it needs on a cluster, topic, group, transactional id; AUTHZ_NONE: none */
     int8_t authz[4];
+    bool kafka_profile_only; /* MSK does not serve it: advertised and served in the kafka profile only */
 } api_handler;
 
 /* The one table of what mskmock serves; ApiVersions is computed from it. */
 const api_handler *api_lookup(int16_t key);
 size_t api_count(void);
 const api_handler *api_at(size_t i);
-/* The range served under the active configuration (SaslHandshake v0 only when enabled). */
+/*
+ * The range served under the active configuration: the table's, narrowed by api.versions.min and
+ * api.versions.max and SaslHandshake v0's switch; *vmax < *vmin when the API is not served at all.
+ */
 void api_range(const srv *s, const api_handler *h, int16_t *vmin, int16_t *vmax);
 
 /* Decode r->frame, run the handler. Returns false when the connection must close. */
@@ -74,12 +79,12 @@ bool req_dispatch(srv *s, req *r);
 /* A zeroed response struct of the request's message with version defaults. */
 void *req_resp(req *r);
 /*
- * A throughput quota throttles this request (what: "produce", "fetch"): from now on nothing
- * more is read or started on the connection for ms (KIP-219's channel mute; the requests it
- * pipelined behind this one wait too), whether or not the client honours the
- * throttle_time_ms its response carries. 0: no throttle.
+ * A quota (the config key named by quota) throttles this request (what: "produce", "fetch"):
+ * from now on nothing more is read or started on the connection for ms (KIP-219's channel
+ * mute; the requests it pipelined behind this one wait too), whether or not the client
+ * honours the throttle_time_ms its response carries. 0: no throttle.
  */
-void req_throttle(req *r, int32_t ms, const char *what);
+void req_throttle(req *r, int32_t ms, const char *what, const char *quota);
 void req_respond(req *r, const void *resp);
 void req_respond_after_commit(srv *s, req *r, const void *resp);
 /* After commit_failed changed r->resp: encode it again, ready to go. */

@@ -49,6 +49,11 @@ void quota_unfetched(srv *s, partition *p, int64_t bytes) {
     if (s->cfg->quota_cluster_egress_bytes > 0) s->quota_out.level = fmax(0, s->quota_out.level - (double)bytes);
 }
 
+/* Requests, cluster-wide (MSK Serverless: 15,000 a second), charged one each. */
+int32_t quota_request(srv *s) {
+    return throttle(charge(&s->quota_requests, s->cfg->max_request_rate, 1, clk_mono_ms()), 0);
+}
+
 /*
  * Partition mutations (KIP-599's controller mutation quota; MSK Serverless: 120 partitions
  * created or deleted per 5 minutes). The account drains max.partition.mutations.per.5.minutes

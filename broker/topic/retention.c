@@ -2,7 +2,8 @@
  * Background retention: retention.ms drops batches whose newest record is
  * older than the limit, retention.bytes drops the oldest batches while a
  * partition is over its limit. Like Kafka, whole units go (batches here,
- * segments there) and the log start offset moves forward.
+ * segments there) and the log start offset moves forward (log_start.c, the
+ * same path DeleteRecords takes).
  */
 #include "clock.h"
 #include "log.h"
@@ -10,7 +11,7 @@
 #include "topic.h"
 
 static void enforce_partition(srv *s, topic *t, partition *p, int64_t now) {
-    int64_t new_start = p->log_start;
+    int64_t old_start = p->log_start;
     int64_t bytes = t->retention_bytes >= 0 ? stor_partition_bytes(s->st, t->id, p->index) : 0;
     for (;;) {
         stor_batch_meta m;
@@ -19,20 +20,17 @@ static void enforce_partition(srv *s, topic *t, partition *p, int64_t now) {
         bool too_big = t->retention_bytes >= 0 && bytes > t->retention_bytes;
         /* never drop what consumers may not have seen committed */
         if ((!too_old && !too_big) || m.last_offset >= p->hw) break;
-        new_start = m.last_offset + 1;
         int64_t before = bytes;
-        if (stor_log_start_set(s->st, t->id, p->index, new_start) < 0) {
+        if (topic_advance_log_start(s, p, m.last_offset + 1) != 0) {
             log_error("retention of %s-%d: %s", t->name, p->index, stor_errmsg(s->st));
-            return;
+            break;
         }
         bytes = t->retention_bytes >= 0 ? stor_partition_bytes(s->st, t->id, p->index) : 0;
         if (too_big && bytes >= before) break;
     }
-    if (new_start != p->log_start) {
-        log_info("retention: %s-%d log start offset %lld -> %lld", t->name, p->index, (long long)p->log_start,
-                 (long long)new_start);
-        p->log_start = new_start;
-    }
+    if (p->log_start != old_start)
+        log_info("retention: %s-%d log start offset %lld -> %lld", t->name, p->index, (long long)old_start,
+                 (long long)p->log_start);
 }
 
 void topic_enforce_retention(srv *s) {

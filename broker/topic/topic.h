@@ -106,6 +106,8 @@ void quota_unfetched(srv *s, partition *p, int64_t bytes);
  * way *throttle becomes at least the ms until the quota has room again (0 while it has).
  */
 int16_t quota_mutations(srv *s, int64_t n, bool refusable, int32_t *throttle);
+/* Charges one request to max.request.rate; returns the throttle time in ms (0: none). */
+int32_t quota_request(srv *s);
 const char *topic_config_value(const srv *s, const topic *t, const char *key, bool *is_default);
 /* Validate a topic name as Kafka does; returns a reason or NULL. */
 const char *topic_name_invalid(const char *name, size_t len);
@@ -115,7 +117,7 @@ static inline int32_t topic_leader_for(const srv *s, const topic *t, int32_t i) 
     return (int32_t)(((uint64_t)t->id * 7 + (uint64_t)i) % (uint64_t)s->nnodes);
 }
 
-/* ---- the log (append.c, retention.c) ---- */
+/* ---- the log (append.c, retention.c, log_start.c) ---- */
 producer_state *topic_producer(partition *p, int64_t producer_id, bool create);
 void topic_producer_record(producer_state *ps, int16_t epoch, int32_t first_seq, int32_t last_seq, int64_t first_offset,
                            int64_t last_offset, int64_t timestamp);
@@ -127,5 +129,20 @@ void topic_producer_record(producer_state *ps, int16_t epoch, int32_t first_seq,
 int16_t topic_append(srv *s, partition *p, uint8_t *batch, size_t size, const kp_batch *b, int64_t *base_offset,
                      int64_t *append_time, const char **why);
 void topic_enforce_retention(srv *s);
+
+/*
+ * Move p's log start offset forward to `to` (never back): stored, and every batch wholly below
+ * it deleted; a batch holding `to` stays whole, as Kafka keeps the segment (reads start at it,
+ * consumers skip the records before `to`). Part of the open storage transaction. 0 or -1.
+ */
+int topic_advance_log_start(srv *s, partition *p, int64_t to);
+/*
+ * DeleteRecords on one partition, as Kafka's leader applies it: offset -1 means the high
+ * watermark; a negative offset or one above the high watermark is OFFSET_OUT_OF_RANGE; a topic
+ * whose cleanup.policy lacks "delete" is POLICY_VIOLATION; otherwise the log start becomes
+ * max(current, offset). Returns 0 or the error code with the reason in why; *low is the log
+ * start offset afterwards (the response's low watermark).
+ */
+int16_t topic_delete_records(srv *s, partition *p, int64_t offset, int64_t *low, char *why, size_t n);
 
 #endif

@@ -3,17 +3,20 @@ consumer paced to the per-partition quota with their throttle callbacks fired, a
 that ignores throttle_time_ms muted anyway. The semantics are Kafka's (KIP-219), as
 conf/mskmock.properties says."""
 
+import json
 import os
 import re
 import struct
 import subprocess
 import time
 
+import pytest
+
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 import kafka_wire as kw
-from harness import Broker, broker_binary, running
+from harness import CLIENTS, Broker, broker_binary, running
 
 MIB = 1 << 20
 
@@ -56,7 +59,7 @@ def test_producer_paced_to_partition_ingress_quota():
               (total // MIB, took, rate, len(throttles)))
         assert 0.8 <= rate <= 1.2, rate
         assert throttles and max(ev.throttle_time for ev in throttles) > 0
-        assert "throttled" in b.log_text() and "by a throughput quota" in b.log_text()
+        assert "throttled" in b.log_text() and "by a quota (quota.*.bytes.per.second)" in b.log_text()
 
 
 def test_consumer_paced_to_partition_egress_quota_and_loses_nothing():
@@ -97,12 +100,12 @@ def test_client_ignoring_throttle_time_is_muted():
         create(b.bootstrap, "ignored")
         batch = kw.record_batch([(None, os.urandom(1000), ()) for _ in range(200)])  # ~200 KB
         with kw.connect(b.port, timeout=20) as s:
-            s.sendall(kw.produce_request(3, 1, "rude", "ignored", 0, batch))
+            s.sendall(kw.produce_request(kw.PRODUCE_V, 1, "rude", "ignored", 0, batch))
             _, body = kw.recv_frame(s)
             t1 = time.monotonic()
-            (throttle,) = struct.unpack(">i", body[-4:])  # v3: throttle_time_ms ends the response
+            (throttle,) = struct.unpack(">i", body[-4:])  # v1-v8: throttle_time_ms ends the response
             assert throttle > 1500, throttle  # (~200 KB - 64 KB burst) at 64 KB/s
-            s.sendall(kw.produce_request(3, 2, "rude", "ignored", 0, kw.record_batch([(None, b"x", ())])))
+            s.sendall(kw.produce_request(kw.PRODUCE_V, 2, "rude", "ignored", 0, kw.record_batch([(None, b"x", ())])))
             corr, body = kw.recv_frame(s)
             waited = (time.monotonic() - t1) * 1000
         assert corr == 2
@@ -113,9 +116,74 @@ def test_serverless_profile_defaults_are_msks():
     """Without the harness's overrides the serverless profile has MSK's quotas and the kafka profile none."""
     out = subprocess.run([str(broker_binary()), "--man"], capture_output=True, text=True, check=True).stdout
     for key, value in (("quota.partition.ingress.bytes.per.second", "serverless 5242880"),
-                       ("quota.cluster.egress.bytes.per.second", "serverless 419430400")):
+                       ("quota.cluster.egress.bytes.per.second", "serverless 419430400"),
+                       ("max.request.rate", "serverless 15000")):
         section = out.split(".B " + key.replace("-", "\\-"), 1)[1].split(".TP", 1)[0]
         assert value in section and "kafka 0" in section, section
+
+
+def test_java_producer_metrics_show_the_throttle():
+    """1 MiB/s into the partition: the Java producer's own produce-throttle-time-avg/-max metrics
+    report the broker's throttle, and 6 MiB take about 5 s past the burst."""
+    jar = CLIENTS / "java" / "target" / "client.jar"
+    if not jar.is_file():
+        pytest.skip("java client is not built")
+    b = start({"quota.partition.ingress.bytes.per.second": MIB})
+    with running(b):
+        create(b.bootstrap, "java-paced")
+        p = subprocess.run(["java", "-cp", str(jar), "mskmock.client.ThrottledProduce", b.bootstrap, "java-paced",
+                            str(6 * MIB)], capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr[-3000:]
+        res = json.loads(p.stdout.strip().splitlines()[-1])
+    print(res)
+    rate = (res["bytes"] - MIB) / res["seconds"] / MIB
+    assert 0.8 <= rate <= 1.2, res
+    assert res["produce_throttle_time_avg"] > 0 and res["produce_throttle_time_max"] > 0, res
+
+
+def test_request_rate_paces_librdkafka_and_fires_its_throttle_callback():
+    """max.request.rate=50: 300 one-record produce requests, each flushed before the next, go at
+    about 50 a second past the one-second burst, and librdkafka's throttle callback fires."""
+    b = start({"max.request.rate": 50})
+    with running(b):
+        create(b.bootstrap, "rate")
+        throttles = []
+        p = Producer({"bootstrap.servers": b.bootstrap, "linger.ms": 0, "throttle_cb": throttles.append})
+        p.produce("rate", b"warm-up")
+        assert p.flush(30) == 0
+        time.sleep(1.2)  # the burst refills
+        n = 300
+        t0 = time.monotonic()
+        for _ in range(n):
+            p.produce("rate", b"x")
+            assert p.flush(30) == 0
+        took = time.monotonic() - t0
+        rate = (n - 50) / took
+        print("%d produce requests in %.2f s: %.1f a second past the burst, %d throttle events"
+              % (n, took, rate, len(throttles)))
+        assert 40 <= rate <= 60, rate
+        assert throttles and max(ev.throttle_time for ev in throttles) > 0
+        b.wait_for_log(r"Produce throttled \d+ ms by a quota \(max.request.rate\)")
+
+
+def test_request_rate_mutes_a_client_that_ignores_it():
+    """max.request.rate=40 and 120 Metadata requests written at once: the first 40 are the burst,
+    later answers carry throttle_time_ms, and the rest are read no faster than the rate, though
+    the client never waits."""
+    b = start({"max.request.rate": 40})
+    with running(b):
+        frame = lambda corr: kw.metadata_request(kw.METADATA_V, corr, "rude", [])
+        with kw.connect(b.port, timeout=20) as s:
+            t0 = time.monotonic()
+            s.sendall(b"".join(frame(i) for i in range(120)))
+            throttles = []
+            for i in range(120):
+                corr, body = kw.recv_frame(s)
+                assert corr == i
+                throttles.append(struct.unpack(">i", body[:4])[0])  # v6: throttle_time_ms comes first
+            took = time.monotonic() - t0
+        assert throttles[0] == 0 and max(throttles) > 0, throttles
+        assert took >= (120 - 40) / 40 * 0.9, took
 
 
 def create_topics_v6(corr, name, partitions):

@@ -12,6 +12,11 @@
 //   group-consume --bootstrap B --group G --topic T [--session-timeout-ms MS] [--max-records N]
 //                 [--commit sync|async|none] [--assignor RoundRobinAssigner] [--kafkajs 2.2.4|2.2.1]
 //                                                   -> JSON-line events (see groupConsume below)
+//   delete-records --bootstrap B --topic T --partition P --offset O   (admin.deleteTopicRecords; O -1:
+//                 the high watermark)               -> {"ok": true, "low": L, "high": H} (the partition's
+//                                                      offsets afterwards), or {"ok": false, "error": E}
+//   list-reassignments --bootstrap B [--topic T --partition P]
+//                                                   -> {"ok": true, "topics": [...]} or {"ok": false, ...}
 //
 // Record i goes to partition i % P, key "key-<i>", value "value-<i>-" + "x" * (i % 50),
 // headers [("idx", "<i>"), ("codec", C)].
@@ -614,12 +619,58 @@ async function groupConsume(opts) {
   return { event: 'closed' }
 }
 
+// Admin calls a test asserts on, failures included: {"ok": false, "error": "<name>: <message>"}.
+async function withAdmin(opts, fn) {
+  const admin = makeKafka(opts).admin()
+  await admin.connect()
+  try {
+    return { ok: true, ...(await fn(admin)) }
+  } catch (e) {
+    const inner = e.partitions ? e.partitions.map(p => `${p.error.type || p.error.name}`).join(',') : ''
+    return { ok: false, error: `${e.name}: ${e.message}${inner ? ` [${inner}]` : ''}` }
+  } finally {
+    await admin.disconnect()
+  }
+}
+
+async function deleteRecords(opts) {
+  const topic = need(opts, 'topic')
+  const partition = needInt(opts, 'partition', 0)
+  const offset = need(opts, 'offset')
+  return withAdmin(opts, async admin => {
+    // deleteTopicRecords looks the leaders up in the metadata the client already has
+    await admin.fetchTopicMetadata({ topics: [topic] })
+    await admin.deleteTopicRecords({ topic, partitions: [{ partition, offset }] })
+    const offsets = await admin.fetchTopicOffsets(topic)
+    const p = offsets.find(o => o.partition === partition)
+    return { low: Number(p.low), high: Number(p.high) }
+  })
+}
+
+async function listReassignments(opts) {
+  const topics = opts.topic ? [{ topic: opts.topic, partitions: [needInt(opts, 'partition', 0)] }] : undefined
+  return withAdmin(opts, async admin => {
+    const res = await admin.listPartitionReassignments(topics ? { topics } : {})
+    return { topics: res.topics }
+  })
+}
+
 async function main() {
   registerCodecs(CompressionCodecs)
   const opts = parseArgs(process.argv.slice(2))
-  const commands = { 'create-topic': createTopic, produce, consume, 'group-consume': groupConsume }
+  const commands = {
+    'create-topic': createTopic,
+    produce,
+    consume,
+    'group-consume': groupConsume,
+    'delete-records': deleteRecords,
+    'list-reassignments': listReassignments,
+  }
   const run = commands[opts.command]
-  if (!run) throw new Error(`usage: client (create-topic|produce|consume|group-consume) --bootstrap B --topic T ...`)
+  if (!run) {
+    throw new Error('usage: client (create-topic|produce|consume|group-consume|delete-records|list-reassignments)' +
+      ' --bootstrap B --topic T ...')
+  }
   const result = await run(opts)
   process.stdout.write(JSON.stringify(result) + '\n')
 }

@@ -1203,7 +1203,7 @@ done:
 static void test_round_trip_all_messages(void **state) {
     (void)state;
     static const int16_t expected[] = {0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
-                                       18, 19, 20, 21, 22, 23, 32, 33, 36, 37, 42, 44, 47, 60};
+                                       18, 19, 20, 21, 22, 23, 32, 33, 35, 36, 37, 42, 44, 46, 47, 60};
     for (size_t i = 0; i < N(expected); i++) assert_non_null(kp_msg_get(expected[i]));
     rt_ctx C = {0};
     int msgs = 0, versions = 0;
@@ -1802,6 +1802,102 @@ static void test_vec_create_topics(void **state) {
     kp_arena_free(&a);
 }
 
+/* DescribeLogDirs: v1 (classic) asks for every topic with a null array; v4 (flexible) answers with sizes */
+static void test_vec_describe_log_dirs(void **state) {
+    (void)state;
+    const kp_msg *m = &kp_msg_describe_log_dirs;
+    kp_arena a = {0};
+    kp_req_header h;
+    size_t bn;
+    static const uint8_t req1[] = {
+        0x00, 0x23, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x01, 'j', /* key 35 v1 corr 5 */
+        0xff, 0xff, 0xff, 0xff,                         /* topics: null (all) */
+    };
+    const uint8_t *body = split_request(req1, sizeof req1, kp_is_flex(m, 1), &h, &bn);
+    kp_describe_log_dirs_request *q1 = decode_body(m, false, 1, body, bn, &a);
+    assert_int_equal(q1->topics.n, -1);
+    reencode(m, false, 1, q1, body, bn);
+
+    static const uint8_t req4[] = {
+        0x00, 0x23, 0x00, 0x04, 0x00, 0x00, 0x00, 0x06, 0x00, 0x01, 'j', 0x00, /* key 35 v4, header v2 */
+        0x02,                                           /* topics: 1 */
+        0x02, 't',                                      /*   topic "t" */
+        0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, /* partitions [0, 2] */
+        0x00,                                           /*   no tags */
+        0x00,                                           /* no tags */
+    };
+    body = split_request(req4, sizeof req4, kp_is_flex(m, 4), &h, &bn);
+    kp_describe_log_dirs_request *q4 = decode_body(m, false, 4, body, bn, &a);
+    assert_int_equal(q4->topics.n, 1);
+    assert_true(kp_str_eq(q4->topics.v[0].topic, "t"));
+    assert_int_equal(q4->topics.v[0].partitions.n, 2);
+    assert_int_equal(q4->topics.v[0].partitions.v[1], 2);
+    reencode(m, false, 4, q4, body, bn);
+
+    static const uint8_t resp4[] = {
+        0x00, 0x00, 0x00, 0x00,                         /* throttle_time_ms */
+        0x00, 0x00,                                     /* error_code (v3+) */
+        0x02,                                           /* results: 1 */
+        0x00, 0x00,                                     /*   error_code */
+        0x03, '/', 'd',                                 /*   log_dir "/d" */
+        0x02,                                           /*   topics: 1 */
+        0x02, 't',                                      /*     name "t" */
+        0x02,                                           /*     partitions: 1 */
+        0x00, 0x00, 0x00, 0x02,                         /*       partition_index 2 */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, /*       partition_size 256 */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /*       offset_lag 0 */
+        0x00,                                           /*       is_future_key false */
+        0x00,                                           /*       no tags */
+        0x00,                                           /*     no tags */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, /*   total_bytes 4096 (v4+) */
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, /*   usable_bytes -1 (v4+) */
+        0x00,                                           /*   no tags */
+        0x00,                                           /* no tags */
+    };
+    kp_describe_log_dirs_response *p4 = decode_body(m, true, 4, resp4, sizeof resp4, &a);
+    assert_int_equal(p4->results.n, 1);
+    assert_true(kp_str_eq(p4->results.v[0].log_dir, "/d"));
+    assert_int_equal(p4->results.v[0].topics.v[0].partitions.v[0].partition_size, 256);
+    assert_int_equal(p4->results.v[0].total_bytes, 4096);
+    assert_int_equal(p4->results.v[0].usable_bytes, -1);
+    reencode(m, true, 4, p4, resp4, sizeof resp4);
+    kp_arena_free(&a);
+}
+
+/* ListPartitionReassignments v0 (flexible from v0): a null topic list asks for every reassignment */
+static void test_vec_list_partition_reassignments(void **state) {
+    (void)state;
+    const kp_msg *m = &kp_msg_list_partition_reassignments;
+    kp_arena a = {0};
+    kp_req_header h;
+    size_t bn;
+    static const uint8_t req0[] = {
+        0x00, 0x2e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x00, 0x01, 'j', 0x00, /* key 46 v0, header v2 */
+        0x00, 0x00, 0x75, 0x30,                         /* timeout_ms 30000 */
+        0x00,                                           /* topics: null */
+        0x00,                                           /* no tags */
+    };
+    const uint8_t *body = split_request(req0, sizeof req0, kp_is_flex(m, 0), &h, &bn);
+    assert_int_equal(h.api_key, 46);
+    kp_list_partition_reassignments_request *q = decode_body(m, false, 0, body, bn, &a);
+    assert_int_equal(q->timeout_ms, 30000);
+    assert_int_equal(q->topics.n, -1);
+    reencode(m, false, 0, q, body, bn);
+
+    static const uint8_t resp0[] = {
+        0x00, 0x00, 0x00, 0x00,                         /* throttle_time_ms */
+        0x00, 0x00,                                     /* error_code */
+        0x00,                                           /* error_message: null */
+        0x01,                                           /* topics: [] */
+        0x00,                                           /* no tags */
+    };
+    kp_list_partition_reassignments_response *p = decode_body(m, true, 0, resp0, sizeof resp0, &a);
+    assert_int_equal(p->error_message.len, -1);
+    assert_int_equal(p->topics.n, 0);
+    reencode(m, true, 0, p, resp0, sizeof resp0);
+    kp_arena_free(&a);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixed_ints),
@@ -1827,6 +1923,8 @@ int main(void) {
         cmocka_unit_test(test_vec_fetch),
         cmocka_unit_test(test_vec_list_offsets),
         cmocka_unit_test(test_vec_create_topics),
+        cmocka_unit_test(test_vec_describe_log_dirs),
+        cmocka_unit_test(test_vec_list_partition_reassignments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

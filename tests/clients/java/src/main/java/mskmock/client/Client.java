@@ -48,6 +48,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *                                                   -> {"produced", "acked", "consumed", "reauths",
  *                                                       "failed_reauths", "connections_created",
  *                                                       "connections_closed", "errors": [...]}
+ *   delete-records | describe-log-dirs | list-reassignments ...     -> see {@link AdminApis}
  * </pre>
  *
  * <p>Security options (every command), as for MSK's IAM listener:
@@ -112,6 +113,9 @@ public final class Client {
         String level = System.getenv("KAFKA_CLIENT_LOG_LEVEL");
         System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", level != null ? level : "warn");
         System.setProperty("org.slf4j.simpleLogger.logFile", "System.err");
+        if (args.length > 0 && AdminApis.COMMANDS.contains(args[0])) {
+            System.exit(AdminApis.run(args));
+        }
         int rc;
         try {
             Options o = parse(args);

@@ -1,0 +1,183 @@
+package mskmock.client;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.LogDirDescription;
+import org.apache.kafka.clients.admin.PartitionReassignment;
+import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.clients.admin.ReplicaInfo;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * Admin calls whose answer a test asserts on, refusals included (a refusal is the answer, so it
+ * is reported in the JSON, exit 0):
+ * <pre>
+ *   delete-records --bootstrap B --topic T --partition P --offset O
+ *       -> {"ok": true, "low_watermark": L}
+ *   describe-log-dirs --bootstrap B [--topic T]
+ *       -> {"ok": true, "brokers": {"ID": {"PATH": {"error": null|E, "total_bytes": N|null,
+ *           "usable_bytes": N|null, "replicas": {"T-P": {"size": S, "offset_lag": 0, "future": false}}}}}}
+ *          (replicas of T only when --topic is given)
+ *   list-reassignments --bootstrap B [--topic T --partition P]
+ *       -> {"ok": true, "reassignments": {"T-P": [replicas], ...}}
+ * </pre>
+ * A failed call: {"ok": false, "error": "ExceptionClass: message"}. Calls time out after 20 s.
+ */
+final class AdminApis {
+    static final Set<String> COMMANDS = Set.of("delete-records", "describe-log-dirs", "list-reassignments");
+    private static final long TIMEOUT_S = 20;
+
+    private AdminApis() {}
+
+    interface Call {
+        void run(Admin admin, Map<String, Object> out) throws Exception;
+    }
+
+    static int run(String[] args) {
+        Map<String, String> o;
+        try {
+            o = parse(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println("error: " + e.getMessage());
+            System.err.println("usage: client delete-records|describe-log-dirs|list-reassignments --bootstrap B"
+                    + " [--topic T] [--partition P] [--offset O]");
+            return 2;
+        }
+        Call call = switch (args[0]) {
+            case "delete-records" -> (admin, out) -> deleteRecords(admin, o, out);
+            case "describe-log-dirs" -> (admin, out) -> describeLogDirs(admin, o.get("topic"), out);
+            default -> (admin, out) -> listReassignments(admin, o, out);
+        };
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, o.get("bootstrap"));
+        p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) TimeUnit.SECONDS.toMillis(TIMEOUT_S));
+        p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) TimeUnit.SECONDS.toMillis(TIMEOUT_S));
+        Map<String, Object> res = new LinkedHashMap<>();
+        try (Admin admin = Admin.create(p)) {
+            call.run(admin, res);
+            res.put("ok", true);
+        } catch (ExecutionException e) {
+            res.put("ok", false);
+            res.put("error", e.getCause().getClass().getSimpleName() + ": " + e.getCause().getMessage());
+        } catch (Exception e) {
+            res.put("ok", false);
+            res.put("error", e.getClass().getSimpleName() + ": " + e.getMessage());
+        }
+        System.out.println(json(res));
+        System.out.flush();
+        return 0;
+    }
+
+    private static Map<String, String> parse(String[] args) {
+        Map<String, String> o = new LinkedHashMap<>();
+        for (int i = 1; i < args.length; i += 2) {
+            boolean known = Set.of("--bootstrap", "--topic", "--partition", "--offset").contains(args[i]);
+            if (!known || i + 1 >= args.length) {
+                throw new IllegalArgumentException("bad option " + args[i]);
+            }
+            o.put(args[i].substring(2), args[i + 1]);
+        }
+        if (!o.containsKey("bootstrap")) {
+            throw new IllegalArgumentException("--bootstrap is required");
+        }
+        if (args[0].equals("delete-records")
+                && !(o.containsKey("topic") && o.containsKey("partition") && o.containsKey("offset"))) {
+            throw new IllegalArgumentException("delete-records needs --topic, --partition and --offset");
+        }
+        if (args[0].equals("list-reassignments") && o.containsKey("topic") != o.containsKey("partition")) {
+            throw new IllegalArgumentException("list-reassignments takes --topic and --partition together");
+        }
+        return o;
+    }
+
+    private static void deleteRecords(Admin admin, Map<String, String> o, Map<String, Object> out) throws Exception {
+        TopicPartition tp = new TopicPartition(o.get("topic"), Integer.parseInt(o.get("partition")));
+        RecordsToDelete before = RecordsToDelete.beforeOffset(Long.parseLong(o.get("offset")));
+        long low = admin.deleteRecords(Map.of(tp, before)).lowWatermarks().get(tp)
+                .get(TIMEOUT_S, TimeUnit.SECONDS).lowWatermark();
+        out.put("low_watermark", low);
+    }
+
+    private static void describeLogDirs(Admin admin, String topic, Map<String, Object> out) throws Exception {
+        List<Integer> ids = new ArrayList<>();
+        for (Node n : admin.describeCluster().nodes().get(TIMEOUT_S, TimeUnit.SECONDS)) {
+            ids.add(n.id());
+        }
+        Map<Integer, Map<String, LogDirDescription>> all =
+                admin.describeLogDirs(ids).allDescriptions().get(TIMEOUT_S, TimeUnit.SECONDS);
+        Map<String, Object> brokers = new TreeMap<>();
+        for (Map.Entry<Integer, Map<String, LogDirDescription>> b : all.entrySet()) {
+            Map<String, Object> dirs = new TreeMap<>();
+            for (Map.Entry<String, LogDirDescription> d : b.getValue().entrySet()) {
+                dirs.put(d.getKey(), dir(d.getValue(), topic));
+            }
+            brokers.put(b.getKey().toString(), dirs);
+        }
+        out.put("brokers", brokers);
+    }
+
+    private static Map<String, Object> dir(LogDirDescription d, String topic) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("error", d.error() == null ? null : d.error().getClass().getSimpleName());
+        m.put("total_bytes", d.totalBytes().isPresent() ? d.totalBytes().getAsLong() : null);
+        m.put("usable_bytes", d.usableBytes().isPresent() ? d.usableBytes().getAsLong() : null);
+        Map<String, Object> replicas = new TreeMap<>();
+        for (Map.Entry<TopicPartition, ReplicaInfo> r : d.replicaInfos().entrySet()) {
+            if (topic != null && !r.getKey().topic().equals(topic)) {
+                continue;
+            }
+            Map<String, Object> info = new LinkedHashMap<>();
+            info.put("size", r.getValue().size());
+            info.put("offset_lag", r.getValue().offsetLag());
+            info.put("future", r.getValue().isFuture());
+            replicas.put(r.getKey().toString(), info);
+        }
+        m.put("replicas", replicas);
+        return m;
+    }
+
+    private static void listReassignments(Admin admin, Map<String, String> o, Map<String, Object> out)
+            throws Exception {
+        Map<TopicPartition, PartitionReassignment> got = o.containsKey("topic")
+                ? admin.listPartitionReassignments(Set.of(new TopicPartition(o.get("topic"),
+                        Integer.parseInt(o.get("partition"))))).reassignments().get(TIMEOUT_S, TimeUnit.SECONDS)
+                : admin.listPartitionReassignments().reassignments().get(TIMEOUT_S, TimeUnit.SECONDS);
+        Map<String, Object> r = new TreeMap<>();
+        for (Map.Entry<TopicPartition, PartitionReassignment> e : got.entrySet()) {
+            r.put(e.getKey().toString(), e.getValue().replicas());
+        }
+        out.put("reassignments", r);
+    }
+
+    private static String json(Object v) {
+        if (v instanceof Map<?, ?> m) {
+            StringBuilder b = new StringBuilder("{");
+            for (Map.Entry<?, ?> e : m.entrySet()) {
+                if (b.length() > 1) b.append(", ");
+                b.append(Client.jsonString(e.getKey().toString())).append(": ").append(json(e.getValue()));
+            }
+            return b.append('}').toString();
+        }
+        if (v instanceof List<?> l) {
+            StringBuilder b = new StringBuilder("[");
+            for (Object x : l) {
+                if (b.length() > 1) b.append(", ");
+                b.append(json(x));
+            }
+            return b.append(']').toString();
+        }
+        if (v == null || v instanceof Boolean || v instanceof Number) return String.valueOf(v);
+        return Client.jsonString(v.toString());
+    }
+}

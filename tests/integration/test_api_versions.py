@@ -1,0 +1,233 @@
+"""MSK Serverless's API surface: version floors (api.versions.min) and ceilings
+(api.versions.max), and which responses name a controller (controller.visibility), checked on
+the wire and with the admin clients of five ecosystems and kafka-python 2.0.2."""
+
+import json
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+import kafka_wire as kw
+from harness import CLIENTS, ROOT, Broker, broker_binary, client_command, run_client, running
+
+ADMIN_CALLS = ("describe_cluster", "create_topics", "create_partitions", "describe_topics", "delete_topics")
+
+
+@pytest.fixture(scope="module")
+def broker():
+    with running(Broker()) as b:
+        yield b
+
+
+@pytest.fixture(scope="module")
+def pinned():
+    """A broker pinned to what the 2022 Serverless capture advertised at most."""
+    with running(Broker(broker_count=1, config={"api.versions.max": "Metadata=11, Produce=9,Fetch=12"})) as b:
+        yield b
+
+
+def exchange(port, frame):
+    """Sends one request frame; returns the response body after the correlation id, or None
+    when the broker closed the connection without answering."""
+    with kw.connect(port) as s:
+        s.sendall(frame)
+        try:
+            return kw.recv_frame(s)[1]
+        except kw.Closed:
+            return None
+
+
+def api_versions(port, version):
+    """ApiVersions v0-2 (header v1): (error code, {key: (min, max)})."""
+    body = exchange(port, kw.request(18, version, 7, "it-versions", b""))
+    assert body is not None, "ApiVersions v%d was not answered" % version
+    err, n = struct.unpack_from(">hi", body)
+    ranges = {}
+    for i in range(n):
+        k, lo, hi = struct.unpack_from(">hhh", body, 6 + 6 * i)
+        ranges[k] = (lo, hi)
+    return err, ranges
+
+
+def metadata_frame(version):
+    """Metadata v1-8 asking for no topics (the encoding does not change between them but for
+    the flags v4 and v8 add)."""
+    body = kw.i32(0)
+    if version >= 4:
+        body += b"\x00"
+    if version >= 8:
+        body += b"\x00\x00"
+    return kw.request(3, version, 9, "it-versions", body)
+
+
+def test_api_versions_advertises_the_serverless_floors(broker):
+    err, ranges = api_versions(broker.port, 2)
+    assert err == 0
+    assert ranges[3][0] == 6 and ranges[0][0] == 7 and ranges[1][0] == 10 and ranges[18][0] == 2
+    assert ranges[17] == (1, 1), "SaslHandshake v1 only"
+    # kafkajs tops out below the 2022 capture's minima of these, and works on Serverless;
+    # librdkafka below LeaveGroup's (see conf/mskmock.properties)
+    assert ranges[2][0] == 0 and ranges[8][0] == 0 and ranges[9][0] == 0 and ranges[20][0] == 0
+    assert ranges[13][0] == 0
+    assert 21 not in ranges and 35 not in ranges, "DeleteRecords and DescribeLogDirs are not served on MSK"
+
+
+def test_request_below_its_floor_is_dropped_unanswered(broker):
+    since = broker.log_size()
+    assert exchange(broker.port, metadata_frame(5)) is None
+    broker.wait_for_log(r"refused Metadata v5 corr=9: served versions are 6-\d+ \(api.versions.min\); "
+                        r"closing as MSK does", since=since)
+    assert exchange(broker.port, metadata_frame(6)) is not None
+
+
+def test_api_versions_below_its_floor_gets_the_v0_error_with_ranges(broker):
+    err, ranges = api_versions(broker.port, 0)
+    assert err == 35
+    assert ranges[3][0] == 6
+
+
+def test_ceiling_pins_what_a_generation_advertised(pinned):
+    err, ranges = api_versions(pinned.port, 2)
+    assert err == 0 and ranges[3][1] == 11 and ranges[0][1] == 9 and ranges[1] == (10, 12)
+    since = pinned.log_size()
+    # refused on its version alone, before its (flexible) header or body is read
+    assert exchange(pinned.port, kw.request(3, 12, 9, "it-versions", b"")) is None
+    pinned.wait_for_log(r"refused Metadata v12 corr=9: served versions are 6-11 \(api.versions.max\)", since=since)
+
+
+@pytest.mark.parametrize("value, why", [
+    ("Nope=3", "'Nope' is not an API mskmock knows"),
+    ("Metadata=x", "'x' is not a version of Metadata"),
+    ("Metadata", "'Metadata' is not Name=version"),
+])
+def test_a_bad_floor_list_refuses_to_start(tmp_path, value, why):
+    p = subprocess.run([str(broker_binary()), "--data-dir", str(tmp_path), "--set", "api.versions.min=" + value],
+                       capture_output=True, text=True, timeout=10)
+    assert p.returncode != 0
+    assert "api.versions.min: " + why in p.stderr
+
+
+def test_floors_by_numeric_key_and_the_kafka_profile_has_none(tmp_path):
+    with running(Broker(broker_count=1, config={"profile": "kafka"})) as kafka, \
+            running(Broker(broker_count=1, config={"api.versions.min": "3=8,32=1"})) as keyed:
+        _, ranges = api_versions(kafka.port, 2)
+        assert ranges[3][0] == 0 and ranges[0][0] == 0 and 21 in ranges and 35 in ranges
+        _, ranges = api_versions(keyed.port, 2)
+        assert ranges[3][0] == 8 and ranges[32][0] == 1 and ranges[0][0] == 0
+
+
+KAFKA_PYTHON_PRODUCE = r"""
+import sys
+from kafka import KafkaProducer
+from kafka.errors import KafkaError
+try:
+    p = KafkaProducer(bootstrap_servers=sys.argv[1], max_block_ms=4000, request_timeout_ms=4000)
+    p.send(sys.argv[2], b"v").get(timeout=10)
+    print("sent")
+except (KafkaError, AssertionError) as e:  # 2.0.2 asserts on an ApiVersions error
+    print(type(e).__name__)
+"""
+
+
+def kafka_python_2_0_2(bootstrap, topic):
+    import kafka
+    assert kafka.__version__ == "2.0.2"
+    p = subprocess.run([sys.executable, "-c", KAFKA_PYTHON_PRODUCE, bootstrap, topic],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return p.stdout.strip().splitlines()[-1]
+
+
+def test_kafka_python_2_0_2_is_cut_off_by_the_floors_as_on_msk(broker):
+    """signer-python #24: kafka-python 2.0.2 fails on Serverless where provisioned MSK works.
+    Its version probes and Metadata v0 fall below the floors, so it never gets metadata."""
+    since = broker.log_size()
+    # which error depends on how its probes race: an assertion on the ApiVersions error,
+    # UnrecognizedBrokerVersion, or a time-out waiting for metadata once Metadata v0 was dropped
+    assert kafka_python_2_0_2(broker.bootstrap, "t-kp") in (
+        "AssertionError", "UnrecognizedBrokerVersion", "KafkaTimeoutError")
+    broker.wait_for_log(r"client=kafka-python-producer-\d+ api=ApiVersions v0 corr=\d+ answered "
+                        r"error=UNSUPPORTED_VERSION", since=since)
+
+
+def test_kafka_python_2_0_2_works_without_floors():
+    with running(Broker(broker_count=1, config={"profile": "provisioned", "auto.create.topics.enable": True})) as b:
+        assert kafka_python_2_0_2(b.bootstrap, "t-kp") == "sent"
+
+
+def test_librdkafka_2_0_2_finds_no_metadata_version_in_common(broker):
+    """Debian's kcat carries librdkafka 2.0.2, whose Metadata stops at v4: it refuses on its own
+    to talk to a broker whose floor is above that, as it would to MSK Serverless (librdkafka
+    reached Metadata v12 in 2.3.0, about when MSK IAM came to librdkafka through OAUTHBEARER)."""
+    if not shutil.which("kcat"):
+        pytest.skip("kcat is not installed")
+    p = subprocess.run(["kcat", "-b", broker.bootstrap, "-L", "-m", "5"], capture_output=True, text=True,
+                       timeout=30)
+    assert p.returncode != 0
+    assert "Required feature not supported by broker" in p.stderr, p.stderr[-2000:]
+
+
+def admin_calls(lang, bootstrap, topic):
+    """The five admin calls through one client library (see tests/clients/*/admin*)."""
+    if lang == "confluent":
+        argv = [sys.executable, str(CLIENTS / "python" / "admin_calls.py")]
+    elif lang == "java":
+        jar = CLIENTS / "java" / "target" / "client.jar"
+        if not jar.is_file():
+            pytest.skip("java client is not built")
+        argv = ["java", "-cp", str(jar), "mskmock.client.AdminCalls"]
+    elif lang == "kafkajs":
+        if client_command("node") is None:
+            pytest.skip("node client is not built")
+        argv = ["node", str(CLIENTS / "node" / "admin-calls.js")]
+    else:
+        cmd = client_command("go")
+        if cmd is None:
+            pytest.skip("go client is not built")
+        argv = [str(CLIENTS / "go" / "client"), "admin-calls", lang]
+    p = subprocess.run(argv + [bootstrap, topic], cwd=str(ROOT), capture_output=True, text=True, timeout=150)
+    assert p.returncode == 0 or lang == "sarama", "%s: %s" % (argv, p.stderr[-3000:])
+    if p.returncode != 0:
+        return {"error": p.stderr.strip().splitlines()[-1]}
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+LIBS = ["java", "kafkajs", "franz", "sarama", "confluent"]
+# Which API each library's describeCluster uses: DescribeCluster (no controller on MSK) or Metadata.
+USES_DESCRIBE_CLUSTER = {"java", "sarama"}
+
+
+@pytest.mark.parametrize("lang", LIBS)
+def test_admin_calls_work_with_no_controller_in_describe_cluster(broker, lang):
+    """Serverless (controller.visibility=metadata): DescribeCluster names no controller, as
+    kafka-ui found on MSK; Metadata names one, where every library sends CreateTopics."""
+    res = admin_calls(lang, broker.bootstrap, "t-admin-%s-%s" % (lang, uuid.uuid4().hex[:6]))
+    for call in ADMIN_CALLS:
+        assert res[call]["ok"], "%s %s: %s" % (lang, call, res[call])
+    assert res["describe_topics"]["partitions"] == 3
+    assert res["describe_cluster"]["nodes"] == 3
+    controller = res["describe_cluster"]["controller"]
+    if lang in USES_DESCRIBE_CLUSTER:
+        assert controller is None
+    else:
+        assert controller == 41, "Metadata names the first synthetic broker"
+
+
+@pytest.mark.parametrize("lang", ["kafkajs", "franz", "sarama"])
+def test_no_controller_anywhere_breaks_topic_admin(lang):
+    """controller.visibility=none: why Serverless cannot be like that. These libraries send
+    CreateTopics/DeleteTopics to the Metadata controller and fail without one (Java and
+    librdkafka time out waiting for one), while users do manage topics on MSK Serverless."""
+    with running(Broker(config={"controller.visibility": "none"})) as b:
+        res = admin_calls(lang, b.bootstrap, "t-none-%s" % lang)
+    if lang == "sarama":
+        assert "controller is not available" in res["error"]  # NewClusterAdmin refuses
+        return
+    assert res["describe_cluster"]["ok"] and res["describe_cluster"]["controller"] is None
+    for call in ("create_topics", "create_partitions", "delete_topics"):
+        assert not res[call]["ok"], "%s %s: %s" % (lang, call, res[call])
