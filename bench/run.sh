@@ -72,7 +72,7 @@ else
     mkdir -p "$snap/src"
     git archive "$rev" | tar -x -C "$snap/src"
     if ! build_log=$(cmake -S "$snap/src" -B "$snap/build" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" \
-      -DMSKMOCK_TESTS=OFF -DMSKMOCK_SANITIZE=OFF 2>&1 && ninja -C "$snap/build" mskmock 2>&1); then
+      -DMSKMOCK_TESTS=OFF -DMSKMOCK_SANITIZE=OFF -DMSKMOCK_REVISION="$rev" 2>&1 && ninja -C "$snap/build" mskmock 2>&1); then
       echo "$build_log" | tail -30
       echo "bench/run.sh: building mskmock from git archive of $rev failed" >&2
       exit 2
@@ -128,11 +128,16 @@ target_args() {
                     --broker-set "plaintext.principal=arn:aws:iam::123456789012:user/bench") ;;
   esac
   # MSK's quotas (serverless: 5 MiB/s into a partition, 15,000 requests/s) would measure the quota, not
-  # mskmock; a revision older than a key (MSKBENCH_REV) does not know it, and has no such quota
+  # mskmock, and its version floors refuse the Metadata v4 of Debian's librdkafka 2.0.2, which mskbench
+  # links; a revision older than a key (MSKBENCH_REV) does not know it, and has no such limit
   quotas_off=()
+  help="$("$bin" --help 2>&1)" # once, into a variable: grep -q in a pipe would SIGPIPE it under pipefail
   for key in quota.partition.ingress.bytes.per.second quota.partition.egress.bytes.per.second \
-             quota.cluster.ingress.bytes.per.second quota.cluster.egress.bytes.per.second max.request.rate; do
-    if "$bin" --help 2>&1 | grep -q "^  $key "; then quotas_off+=(--broker-set "$key=0"); fi
+             quota.cluster.ingress.bytes.per.second quota.cluster.egress.bytes.per.second max.request.rate \
+             api.versions.min; do
+    if grep -q "^  $key " <<<"$help"; then
+      if [[ $key == api.versions.min ]]; then quotas_off+=(--broker-set "$key="); else quotas_off+=(--broker-set "$key=0"); fi
+    fi
   done
   case "$MODE:$t" in
     throughput:mskmock-disk* | throughput:mskmock-memory*)
@@ -142,11 +147,11 @@ target_args() {
     throughput:mock-isolated) args=(mock --isolated --messages "$MESSAGES") ;;
     # the scale phase's 500 groups come after phase 1's: past MSK's cap of 500 (max.consumer.groups)
     groups:mskmock-disk | groups:mskmock-memory)
-      args=(groups --target mskmock --binary "$bin" "${storage[@]}" --broker-set max.consumer.groups=0) ;;
+      args=(groups --target mskmock --binary "$bin" "${storage[@]}" "${quotas_off[@]}" --broker-set max.consumer.groups=0) ;;
     # 1500 raw members overwhelm the mock (accept queue of 5, a follower's SyncGroup after the
     # leader's gets INVALID_REQUEST): run it by hand, see docs/benchmarks.md
     groups:mock | groups:mock-isolated) args=(groups --target "$t" --scale-groups 0) ;;
-    auth:mskmock-disk | auth:mskmock-memory) args=(auth --binary "$bin" "${storage[@]}") ;;
+    auth:mskmock-disk | auth:mskmock-memory) args=(auth --binary "$bin" "${storage[@]}" "${quotas_off[@]}") ;;
     *) echo "unknown target $t for MODE=$MODE" >&2; exit 2 ;;
   esac
 }

@@ -172,7 +172,6 @@ void req_throttle(req *r, int32_t ms, const char *what, const char *quota) {
     }
 }
 
-
 static void remember_client_id(conn *c, kp_str id) {
     if (id.len >= 0 && !(c->client_id && kp_str_eq(id, c->client_id))) {
         free(c->client_id);
@@ -221,11 +220,13 @@ bool req_dispatch(srv *s, req *r) {
             return true;
         }
         /* MSK Serverless drops a request below its floor without an answer (kafka-go saw EOF on Metadata v1) */
+        bool floor = ver < vmin && vmin > h->vmin;
         log_warn("conn=%llu client=%s refused %s v%d corr=%d: served versions are %d-%d%s; closing as %s does",
                  (unsigned long long)c->id, conn_client_id(c), r->msg->name, ver, corr, vmin, vmax,
-                 ver < vmin && vmin > h->vmin ? " (api.versions.min)"
-                 : ver > vmax && vmax < h->vmax ? " (api.versions.max)" : "",
-                 ver < vmin && vmin > h->vmin ? "MSK" : "Kafka");
+                 !floor ? (ver > vmax && vmax < h->vmax ? " (api.versions.max)" : "")
+                 : key == 17 && vmin == 1 && s->cfg->api_floor[17] < 1 ? " (sasl.handshake.v0.enable=false)"
+                                                                        : " (api.versions.min)",
+                 floor ? "MSK" : "Kafka");
         return false;
     }
     bool flex = kp_is_flex(r->msg, ver);
@@ -255,7 +256,11 @@ bool req_dispatch(srv *s, req *r) {
     /* SASL is exempt, as in Kafka: an unauthenticated connection is not yet a client to throttle */
     if (s->cfg->max_request_rate > 0 && key != 17 && key != 36) {
         r->throttle_ms = quota_request(s);
-        req_throttle(r, r->throttle_ms, r->msg->name, "max.request.rate");
+        if (r->throttle_ms > 0) {
+            char quota[48];
+            snprintf(quota, sizeof quota, "max.request.rate=%lld", (long long)s->cfg->max_request_rate);
+            req_throttle(r, r->throttle_ms, r->msg->name, quota);
+        }
     }
     h->fn(s, r);
     log_debug("conn=%llu %s v%d corr=%d handled in %lld us", (unsigned long long)c->id, r->msg->name, ver, corr,

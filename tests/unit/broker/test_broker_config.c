@@ -57,6 +57,38 @@ static void test_bad_values_name_the_key(void **state) {
     cfg_free(&c);
 }
 
+static void test_version_floors_and_ceilings(void **state) {
+    (void)state;
+    config c = {0};
+    char err[256];
+    cfg_defaults(&c, PROFILE_SERVERLESS);
+    assert_int_equal(cfg_finish(&c, err, sizeof err), 0);
+    assert_int_equal(c.api_floor[3], 6);  /* Metadata */
+    assert_int_equal(c.api_floor[0], 7);  /* Produce */
+    assert_int_equal(c.api_floor[8], 0);  /* OffsetCommit: kafkajs tops out at v5 */
+    assert_int_equal(c.api_floor[13], 0); /* LeaveGroup: librdkafka tops out at v1 */
+    assert_int_equal(c.api_ceiling[3], -1);
+    /* names in any case or numeric keys, spaces around */
+    assert_int_equal(cfg_set(&c, "api.versions.min", " metadata = 8 ,19=4", err, sizeof err), 0);
+    assert_int_equal(cfg_set(&c, "api.versions.max", "Fetch=12", err, sizeof err), 0);
+    assert_int_equal(cfg_finish(&c, err, sizeof err), 0);
+    assert_int_equal(c.api_floor[3], 8);
+    assert_int_equal(c.api_floor[19], 4);
+    assert_int_equal(c.api_floor[0], 0); /* the list replaces the default, it does not add to it */
+    assert_int_equal(c.api_ceiling[1], 12);
+    const char *bad[][2] = {{"Nope=3", "'Nope' is not an API"}, {"Metadata=-1", "not a version of Metadata"},
+                            {"Metadata", "is not Name=version"}, {"9999=1", "'9999' is not an API"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(cfg_set(&c, "api.versions.min", bad[i][0], err, sizeof err), 0);
+        assert_int_equal(cfg_finish(&c, err, sizeof err), -1);
+        if (!strstr(err, bad[i][1]) || !strstr(err, "api.versions.min")) fail_msg("%s: %s", bad[i][0], err);
+    }
+    cfg_defaults(&c, PROFILE_KAFKA);
+    assert_int_equal(cfg_finish(&c, err, sizeof err), 0);
+    assert_int_equal(c.api_floor[3], 0);
+    cfg_free(&c);
+}
+
 static void test_file_errors_carry_line(void **state) {
     (void)state;
     char path[64];
@@ -121,6 +153,7 @@ int main(void) {
         cmocka_unit_test(test_every_key_documented),
         cmocka_unit_test(test_profiles_choose_defaults),
         cmocka_unit_test(test_bad_values_name_the_key),
+        cmocka_unit_test(test_version_floors_and_ceilings),
         cmocka_unit_test(test_file_errors_carry_line),
         cmocka_unit_test(test_profile_after_other_keys_resets_none),
     };
