@@ -160,7 +160,7 @@ final class AdminApis {
         out.put("reassignments", r);
     }
 
-    private static String json(Object v) {
+    static String json(Object v) {
         if (v instanceof Map<?, ?> m) {
             StringBuilder b = new StringBuilder("{");
             for (Map.Entry<?, ?> e : m.entrySet()) {

@@ -75,19 +75,6 @@ public final class AdminCalls {
             res.put("delete_topics", attempt(out ->
                 admin.deleteTopics(List.of(topic)).all().get(20, TimeUnit.SECONDS)));
         }
-        System.out.println(json(res));
-    }
-
-    private static String json(Object v) {
-        if (v instanceof Map<?, ?> m) {
-            StringBuilder b = new StringBuilder("{");
-            for (Map.Entry<?, ?> e : m.entrySet()) {
-                if (b.length() > 1) b.append(", ");
-                b.append(Client.jsonString(e.getKey().toString())).append(": ").append(json(e.getValue()));
-            }
-            return b.append('}').toString();
-        }
-        if (v == null || v instanceof Boolean || v instanceof Number) return String.valueOf(v);
-        return Client.jsonString(v.toString());
+        System.out.println(AdminApis.json(res));
     }
 }
