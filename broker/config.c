@@ -47,6 +47,9 @@ static const key_def keys[] = {
       "network, like bitnami/kafka's EXTERNAL listener); first broker's port, broker i on this + i; 0: off"),
     K("external.iam.port", T_INT, external_iam_port, "0", NULL, NULL, 0, 65535, NULL,
       "second TLS + SASL (IAM) listener, advertised as external.advertised.host; first broker's port; 0: off"),
+    K("ports.auto", T_BOOL, ports_auto, "false", NULL, NULL, 0, 0, NULL,
+      "every listener whose port is not 0 (and the credentials endpoint) binds a free port the OS picks, each on "
+      "its own, for parallel tests; the ready line on stdout and ready.file say which (--ports auto)"),
     K("external.advertised.host", T_STR, external_advertised_host, "localhost", NULL, NULL, 0, 0, NULL,
       "host name put in Metadata for connections to the external listeners (the generated certificate covers it)"),
     K("ready.file", T_STR, ready_file, "", NULL, NULL, 0, 0, NULL,
@@ -493,7 +496,7 @@ int cfg_finish(config *cfg, char *err, size_t errlen) {
                  {"sasl.plaintext.port", cfg->sasl_plaintext_port},
                  {"external.port", cfg->external_port},
                  {"external.iam.port", cfg->external_iam_port}};
-    for (int i = 0; i < (int)(sizeof ports / sizeof ports[0]); i++) {
+    for (int i = 0; i < (int)(sizeof ports / sizeof ports[0]) && !cfg->ports_auto; i++) {
         if (ports[i].port && ports[i].port + n - 1 > 65535) {
             snprintf(err, errlen, "%s: %lld + broker.count %d runs past port 65535", ports[i].name,
                      (long long)ports[i].port, n);

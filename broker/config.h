@@ -35,6 +35,7 @@ typedef struct config {
     int64_t sasl_plaintext_port;
     int64_t external_port;
     int64_t external_iam_port;
+    bool ports_auto;
     char *external_advertised_host;
     char *ready_file;
     char *tls_cert_file;

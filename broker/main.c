@@ -21,11 +21,13 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: mskmock [--config FILE] [--data-dir DIR] [--profile NAME] [--log-level LEVEL]\n"
-            "               [--set KEY=VALUE]... [--help] [--version] [--man]\n"
+            "               [--ports auto] [--ready-file PATH] [--set KEY=VALUE]... [--help] [--version] [--man]\n"
             "       mskmock --probe [--config FILE] ...   health check: the running broker's listeners answer\n"
             "               ApiVersions (those in ready.file if set, else the configured ones); exit 0 or 1\n"
             "       mskmock --salvage DAMAGED.db [--data-dir DIR] ...   copy what is readable of a damaged\n"
             "               database into a new DIR/mskmock.db (which must not exist), then exit\n"
+            "--ports auto is ports.auto=true (free ports the OS picks) and --ready-file PATH is ready.file=PATH;\n"
+            "once serving, one line \"mskmock ready {JSON}\" on stdout gives the ports and bootstrap lists.\n"
             "A local AWS MSK Serverless broker. Every configuration key can also be set with an\n"
             "environment variable MSKMOCK_<KEY> (dots become underscores, upper case).\n\nKeys:\n");
     for (size_t i = 0; i < cfg_key_count(); i++) {
@@ -110,6 +112,7 @@ int main(int argc, char **argv) {
     int64_t t0 = clk_mono_us();
     tune_malloc();
     const char *config_file = NULL, *data_dir = NULL, *profile = NULL, *level = NULL, *salvage = NULL;
+    const char *ports = NULL, *ready_file = NULL;
     const char *sets[64];
     int nsets = 0;
     bool probe = false;
@@ -137,6 +140,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--profile")) target = &profile;
         else if (!strcmp(a, "--log-level")) target = &level;
         else if (!strcmp(a, "--salvage")) target = &salvage;
+        else if (!strcmp(a, "--ports")) target = &ports;
+        else if (!strcmp(a, "--ready-file")) target = &ready_file;
         else if (!strcmp(a, "--set")) {
             if (i + 1 >= argc || nsets == 64) return fail("--set needs KEY=VALUE", "");
             sets[nsets++] = argv[++i];
@@ -152,7 +157,7 @@ int main(int argc, char **argv) {
     static config cfg;
     char err[1024];
     /* --data-dir and --log-level come last: they win over --set of the same key */
-    cfg_arg args[64 + 3];
+    cfg_arg args[64 + 5];
     int nargs = 0;
     char kvs[64][1024];
     if (profile) args[nargs++] = (cfg_arg){"--profile", "profile", profile};
@@ -163,6 +168,11 @@ int main(int argc, char **argv) {
         *eq = 0;
         args[nargs++] = (cfg_arg){"--set", kvs[i], eq + 1};
     }
+    if (ports) {
+        if (strcmp(ports, "auto") != 0) return fail("--ports takes auto (set each listener's port with --set), got ", ports);
+        args[nargs++] = (cfg_arg){"--ports", "ports.auto", "true"};
+    }
+    if (ready_file) args[nargs++] = (cfg_arg){"--ready-file", "ready.file", ready_file};
     if (data_dir) args[nargs++] = (cfg_arg){"--data-dir", "data.dir", data_dir};
     if (level) args[nargs++] = (cfg_arg){"--log-level", "log.level", level};
     if (cfg_load(&cfg, config_file, args, nargs, err, sizeof err) != 0) return fail("", err);
@@ -207,6 +217,7 @@ int main(int argc, char **argv) {
         srv_free(&s);
         return 2;
     }
+    ready_announce(&s);
     log_info("mskmock %s (%s) ready in %.1f ms: profile=%s data.dir=%s topics=%d brokers %s", MSKMOCK_VERSION,
              MSKMOCK_REVISION, (double)(clk_mono_us() - t0) / 1000.0, cfg_profile_name((cfg_profile)cfg.profile), cfg.data_dir,
              s.ntopics, nodes);

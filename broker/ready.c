@@ -15,12 +15,24 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "iam/authz.h"
+#include "iam/sasl.h"
 #include "net/net.h"
 #include "net/tls.h"
 
-int ready_write(const srv *s, char *err, size_t errlen) {
+/* "host:port,host:port,..." of every broker's listener of kind k: a client's bootstrap list. */
+static json_t *bootstrap(const srv *s, listener_kind k) {
+    char list[4096];
+    size_t off = 0;
+    for (int i = 0; i < s->nnodes && off < sizeof list; i++)
+        off += (size_t)snprintf(list + off, sizeof list - off, "%s%s:%d", i ? "," : "", lsn_host(s->cfg, k),
+                                s->nodes[i].ports[k]);
+    return json_string(list);
+}
+
+/* What a test needs to connect: every bound port, a bootstrap list per listener kind, the CA. */
+static json_t *ready_doc(const srv *s) {
     const config *cfg = s->cfg;
-    if (!*cfg->ready_file) return 0;
     json_t *brokers = json_array();
     for (int i = 0; i < s->nnodes; i++) {
         json_t *ports = json_object();
@@ -28,12 +40,34 @@ int ready_write(const srv *s, char *err, size_t errlen) {
             if (s->nodes[i].ports[k]) json_object_set_new(ports, lsn_name((listener_kind)k), json_integer(s->nodes[i].ports[k]));
         json_array_append_new(brokers, json_pack("{s:i, s:o}", "id", (int)s->nodes[i].id, "ports", ports));
     }
-    json_t *doc = json_pack("{s:i, s:s, s:s, s:s, s:s, s:o, s:I}", "pid", (int)getpid(), "version", MSKMOCK_VERSION,
-                            "bind_address", cfg->bind_address, "advertised_host", cfg->advertised_host,
+    json_t *boot = json_object();
+    for (int k = 0; k < LSN_COUNT; k++)
+        if (s->nnodes && s->nodes[0].ports[k]) json_object_set_new(boot, lsn_name((listener_kind)k), bootstrap(s, (listener_kind)k));
+    json_t *doc = json_pack("{s:i, s:s, s:s, s:s, s:s, s:o, s:o, s:I, s:s}", "pid", (int)getpid(), "version",
+                            MSKMOCK_VERSION, "bind_address", cfg->bind_address, "advertised_host", cfg->advertised_host,
                             "external_advertised_host", cfg->external_advertised_host, "brokers", brokers,
-                            "credentials_port", (json_int_t)cfg->iam_credentials_port);
+                            "bootstrap", boot, "credentials_port", (json_int_t)sasl_credentials_port(s),
+                            "cluster_arn", authz_cluster_arn(s));
     const char *ca = s->tls ? tls_ctx_ca_file(s->tls) : NULL;
     json_object_set_new(doc, "ca_file", ca ? json_string(ca) : json_null());
+    return doc;
+}
+
+void ready_announce(const srv *s) {
+    json_t *doc = ready_doc(s);
+    char *line = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    if (!line) return;
+    /* one line, flushed: a harness reading the pipe learns the ports (ports.auto) without a file */
+    printf("mskmock ready %s\n", line);
+    fflush(stdout);
+    free(line);
+}
+
+int ready_write(const srv *s, char *err, size_t errlen) {
+    const config *cfg = s->cfg;
+    if (!*cfg->ready_file) return 0;
+    json_t *doc = ready_doc(s);
 
     /* written beside the target and renamed over it: a reader sees all of it or nothing */
     char tmp[4096];
@@ -220,6 +254,9 @@ static int collect(const config *cfg, target *t, int max, int *nt, char *host, s
         json_int_t cp = json_integer_value(json_object_get(doc, "credentials_port"));
         if (cp > 0 && *nt < max) t[(*nt)++] = (target){(int)cp, false, false, "credentials"};
         json_decref(doc);
+    } else if (cfg->ports_auto) {
+        snprintf(why, n, "ports.auto: the ports are the OS's pick; set ready.file so the probe can read them");
+        return -1;
     } else {
         const int64_t base[LSN_COUNT] = {cfg->plaintext_port, cfg->iam_port, cfg->sasl_plaintext_port, cfg->external_port,
                                          cfg->external_iam_port};

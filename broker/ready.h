@@ -16,6 +16,8 @@
  * open. Returns -1 with err filled if the file cannot be written.
  */
 int ready_write(const srv *s, char *err, size_t errlen);
+/* Prints "mskmock ready <the same JSON on one line>" on stdout (the log is on stderr). */
+void ready_announce(const srv *s);
 /* Removes it at exit, or a stale one at start-up, so a file present means "serving now". */
 void ready_remove(const config *cfg);
 

@@ -140,7 +140,8 @@ int sasl_init(srv *s, char *err, size_t n) {
         if (tls_ctx_warning(s->tls)) log_warn("tls: %s", tls_ctx_warning(s->tls));
     }
     if (cfg->iam_credentials_port &&
-        cred_endpoint_start(s->loop, cfg->bind_address, (int)cfg->iam_credentials_port, x->iam, &x->creds, err, n) != 0)
+        cred_endpoint_start(s->loop, cfg->bind_address, cfg->ports_auto ? 0 : (int)cfg->iam_credentials_port, x->iam,
+                            &x->creds, err, n) != 0)
         return -1;
     log_info("iam: %zu identities from %s, region %s, credentials endpoint %s", iam_store_count(x->iam),
              *cfg->iam_identities_file ? cfg->iam_identities_file : "(none)", cfg->iam_region,
@@ -149,6 +150,8 @@ int sasl_init(srv *s, char *err, size_t n) {
 }
 
 iam_store *sasl_identities(srv *s) { return s->sasl ? s->sasl->iam : NULL; }
+
+int sasl_credentials_port(const srv *s) { return s->sasl && s->sasl->creds ? cred_endpoint_port(s->sasl->creds) : 0; }
 
 void sasl_close(srv *s) {
     sasl_ctx *x = s->sasl;

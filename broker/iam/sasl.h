@@ -28,6 +28,8 @@ void sasl_close(srv *s); /* handles */
 void sasl_free(srv *s);  /* memory, after the loop ended */
 /* The identities (and their policies) tokens are checked against. */
 struct iam_store *sasl_identities(srv *s);
+/* The credentials endpoint's bound port (the OS's pick under ports.auto); 0: off. */
+int sasl_credentials_port(const srv *s);
 
 /* Whether the request may go on to its handler; false closes the connection (the reason is logged). */
 bool sasl_gate(srv *s, req *r, int16_t key);

@@ -720,6 +720,16 @@ static void accept_conn(listener *l) {
     set_reading(c, true);
 }
 
+/* ports.auto: the port the OS picked, which Metadata then advertises */
+static int bound_port(uv_tcp_t *tcp, int32_t *port) {
+    struct sockaddr_storage a;
+    int len = sizeof a;
+    int rc = uv_tcp_getsockname(tcp, (struct sockaddr *)&a, &len);
+    if (rc == 0)
+        *port = ntohs(a.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&a)->sin6_port : ((struct sockaddr_in *)&a)->sin_port);
+    return rc;
+}
+
 int net_listen(srv *s, char *err, size_t errlen) {
     const char *host = s->cfg->bind_address;
     for (int i = 0; i < s->nnodes; i++) {
@@ -728,8 +738,9 @@ int net_listen(srv *s, char *err, size_t errlen) {
             if (!n->ports[k]) continue;
             listener *l = &n->lsn[k];
             struct sockaddr_storage addr;
-            int rc = strchr(host, ':') ? uv_ip6_addr(host, n->ports[k], (struct sockaddr_in6 *)&addr)
-                                       : uv_ip4_addr(host, n->ports[k], (struct sockaddr_in *)&addr);
+            int want = s->cfg->ports_auto ? 0 : n->ports[k];
+            int rc = strchr(host, ':') ? uv_ip6_addr(host, want, (struct sockaddr_in6 *)&addr)
+                                       : uv_ip4_addr(host, want, (struct sockaddr_in *)&addr);
             if (rc == 0) {
                 uv_tcp_init(s->loop, &l->tcp);
                 l->tcp.data = l;
@@ -738,6 +749,7 @@ int net_listen(srv *s, char *err, size_t errlen) {
                 l->kind = (listener_kind)k;
                 rc = uv_tcp_bind(&l->tcp, (struct sockaddr *)&addr, 0);
                 if (rc == 0) rc = uv_listen((uv_stream_t *)&l->tcp, 1024, on_connection);
+                if (rc == 0 && want == 0) rc = bound_port(&l->tcp, &n->ports[k]);
             }
             if (rc != 0) {
                 snprintf(err, errlen, "cannot listen on %s:%d (%s listener of node %d): %s", host, n->ports[k],
