@@ -62,6 +62,12 @@ def find_free_port_range(count, lo=20000, hi=32000, attempts=200):
     raise RuntimeError("no %d consecutive free ports in %d..%d" % (count, lo, hi))
 
 
+def broker_env():
+    """The environment for a broker process: the caller's, without its MSKMOCK_* variables, which
+    would configure the broker (MSKMOCK_START_TIMEOUT is not a key: the broker would refuse it)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("MSKMOCK_") or k == "MSKMOCK_BIN"}
+
+
 def env_key(key):
     return "MSKMOCK_" + key.replace(".", "_").upper()
 
@@ -105,10 +111,7 @@ class Broker:
 
     # -- lifecycle --------------------------------------------------------------------
     def env(self):
-        env = dict(os.environ)
-        for k in list(env):
-            if k.startswith("MSKMOCK_") and k != "MSKMOCK_BIN":
-                del env[k]  # the caller's environment must not configure the test broker
+        env = broker_env()  # the caller's environment must not configure the test broker
         cfg = {
             "plaintext.port": self.port,
             # the IAM (TLS + SASL) listener takes the ports right after the plaintext ones

@@ -13,7 +13,7 @@ import uuid
 import pytest
 
 import kafka_wire as kw
-from harness import CLIENTS, ROOT, Broker, broker_binary, client_command, run_client, running
+from harness import CLIENTS, ROOT, Broker, broker_binary, broker_env, client_command, running
 
 ADMIN_CALLS = ("describe_cluster", "create_topics", "create_partitions", "describe_topics", "delete_topics")
 
@@ -107,7 +107,7 @@ def test_ceiling_pins_what_a_generation_advertised(pinned):
 ])
 def test_a_bad_floor_list_refuses_to_start(tmp_path, value, why):
     p = subprocess.run([str(broker_binary()), "--data-dir", str(tmp_path), "--set", "api.versions.min=" + value],
-                       capture_output=True, text=True, timeout=10)
+                       capture_output=True, text=True, timeout=10, env=broker_env())
     assert p.returncode != 0
     assert "api.versions.min: " + why in p.stderr
 

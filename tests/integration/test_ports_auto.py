@@ -14,14 +14,14 @@ from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 import kafka_wire as kw
-from harness import broker_binary
+from harness import broker_binary, broker_env
 
 
 def start(data_dir, *extra):
     argv = [str(broker_binary()), "--ports", "auto", "--data-dir", str(data_dir),
             "--ready-file", str(data_dir / "ready.json"), "--set", "advertised.host=127.0.0.1",
             "--set", "group.initial.rebalance.delay.ms=0", *extra]
-    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, env=broker_env(),
                             stderr=open(data_dir / "broker.log", "wb"), text=True)
 
 
@@ -105,10 +105,11 @@ def test_probe_reads_the_ports_from_the_ready_file(tmp_path):
     try:
         ready_line(proc)
         ok = subprocess.run([str(broker_binary()), "--probe", "--ports", "auto", "--ready-file",
-                             str(tmp_path / "ready.json")], capture_output=True, text=True, timeout=20)
+                             str(tmp_path / "ready.json")], capture_output=True, text=True, timeout=20,
+                            env=broker_env())
         assert ok.returncode == 0, ok.stdout + ok.stderr
         blind = subprocess.run([str(broker_binary()), "--probe", "--ports", "auto"], capture_output=True, text=True,
-                               timeout=20)
+                               timeout=20, env=broker_env())
         assert blind.returncode == 1 and "set ready.file" in blind.stdout + blind.stderr
     finally:
         stop(proc)
@@ -116,5 +117,5 @@ def test_probe_reads_the_ports_from_the_ready_file(tmp_path):
 
 def test_ports_takes_only_auto(tmp_path):
     p = subprocess.run([str(broker_binary()), "--ports", "9092", "--data-dir", str(tmp_path)], capture_output=True,
-                       text=True, timeout=10)
+                       text=True, timeout=10, env=broker_env())
     assert p.returncode == 2 and "--ports takes auto" in p.stderr
