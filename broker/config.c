@@ -32,6 +32,9 @@ static const key_def keys[] = {
     K("data.dir", T_STR, data_dir, "./data", NULL, NULL, 0, 0, NULL,
       "directory of the SQLite database (mskmock.db); :memory: keeps nothing"),
     K("log.level", T_STR, log_level, "info", NULL, NULL, 0, 0, NULL, "error, warn, info, debug or trace"),
+    K("log.format", T_ENUM, log_format, "text", NULL, NULL, 0, 0, "text|json",
+      "text, or json: one object per line (ts, level, component, conn, client, principal, api, error_code, "
+      "message), for log shippers"),
     K("bind.address", T_STR, bind_address, "127.0.0.1", NULL, NULL, 0, 0, NULL,
       "address the listeners bind (0.0.0.0 in containers)"),
     K("advertised.host", T_STR, advertised_host, "localhost", NULL, NULL, 0, 0, NULL,

@@ -28,6 +28,7 @@ typedef struct config {
     int64_t profile;
     char *data_dir;
     char *log_level;
+    int64_t log_format;
     char *bind_address;
     char *advertised_host;
     int64_t plaintext_port;

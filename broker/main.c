@@ -178,6 +178,7 @@ int main(int argc, char **argv) {
     if (cfg_load(&cfg, config_file, args, nargs, err, sizeof err) != 0) return fail("", err);
     if (log_level_parse(cfg.log_level, &log_threshold) != 0)
         return fail("log.level: expected error, warn, info, debug or trace, got ", cfg.log_level);
+    log_fmt = cfg.log_format == 1 ? LOG_JSON : LOG_TEXT;
     if (cfg_finish(&cfg, err, sizeof err) != 0) return fail("", err);
     if (salvage) return run_salvage(salvage, cfg.data_dir);
     if (probe) return ready_probe(&cfg, 2000);

@@ -50,11 +50,32 @@ const char *conn_client_id(const conn *c) { return c->client_id ? c->client_id :
 
 static bool is_probe(const conn *c) { return c->client_id && !strcmp(c->client_id, PROBE_CLIENT_ID); }
 
+void net_log_scope(const conn *c) {
+    if (log_fmt != LOG_JSON) return;
+    log_now.conn = (unsigned long long)c->id;
+    snprintf(log_now.client, sizeof log_now.client, "%s", c->client_id ? c->client_id : "");
+    /* as the text lines say it: Kafka's name for a connection not (yet) authenticated */
+    snprintf(log_now.principal, sizeof log_now.principal, "%s", c->principal ? c->principal : "ANONYMOUS");
+}
+
+/* stmt's log lines in c's scope, and the scope found before back afterwards (timers call here too) */
+#define IN_CONN_SCOPE(c, stmt)                          \
+    do {                                                \
+        bool json_ = log_fmt == LOG_JSON;               \
+        log_scope saved_;                               \
+        if (json_) {                                    \
+            saved_ = log_now;                           \
+            net_log_scope(c);                           \
+        }                                               \
+        stmt;                                           \
+        if (json_) log_now = saved_;                    \
+    } while (0)
+
 void net_log_open(conn *c) {
     if (c->open_logged) return;
     c->open_logged = true;
-    log_write(is_probe(c) ? LOG_DEBUG : LOG_INFO, "conn=%llu open peer=%s node=%d listener=%s",
-              (unsigned long long)c->id, c->peer, c->s->nodes[c->node].id, lsn_name(c->listener));
+    IN_CONN_SCOPE(c, log_write(is_probe(c) ? LOG_DEBUG : LOG_INFO, "conn=%llu open peer=%s node=%d listener=%s",
+                               (unsigned long long)c->id, c->peer, c->s->nodes[c->node].id, lsn_name(c->listener)));
 }
 
 void net_peer_name(uv_tcp_t *t, char *out, size_t n) {
@@ -108,9 +129,10 @@ void net_close(conn *c, const char *why) {
             }
     }
     net_log_open(c);
-    log_write(is_probe(c) ? LOG_DEBUG : LOG_INFO, "conn=%llu close peer=%s client=%s node=%d requests=%llu reason=%s",
-              (unsigned long long)c->id, c->peer, conn_client_id(c), s->nodes[c->node].id,
-              (unsigned long long)c->requests, why);
+    IN_CONN_SCOPE(c, log_write(is_probe(c) ? LOG_DEBUG : LOG_INFO,
+                               "conn=%llu close peer=%s client=%s node=%d requests=%llu reason=%s",
+                               (unsigned long long)c->id, c->peer, conn_client_id(c), s->nodes[c->node].id,
+                               (unsigned long long)c->requests, why));
     uv_close((uv_handle_t *)&c->tcp, on_close);
 }
 
@@ -504,9 +526,7 @@ static bool decrypt(conn *c, size_t nread) {
     return true;
 }
 
-static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
-    conn *c = st->data;
-    (void)buf;
+static void read_conn(conn *c, ssize_t nread) {
     if (nread < 0) {
         size_t pending = c->filling ? c->fill_have + 4 : c->rlen;
         if (pending) log_warn("conn=%llu closed by peer inside a frame (%zu bytes pending)", (unsigned long long)c->id, pending);
@@ -525,6 +545,11 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
     if (!take_frames(c)) return;
     track_frame_start(c);
     net_pump(c);
+}
+
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
+    (void)buf;
+    IN_CONN_SCOPE((conn *)st->data, read_conn(st->data, nread));
 }
 
 void net_pump_later(conn *c) {

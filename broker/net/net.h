@@ -87,6 +87,8 @@ void net_hold_for_commit(conn *c);
  * id PROBE_CLIENT_ID, every second in a container) are logged at debug rather than info.
  */
 void net_log_open(conn *c);
+/* log.format=json: the lines written from now on name c (log.h's log_now); nothing in text. */
+void net_log_scope(const conn *c);
 /* A quota throttle (req_throttle): read and start nothing more of c for ms. */
 void net_mute(conn *c, int32_t ms);
 #define PROBE_CLIENT_ID "mskmock-probe"

@@ -48,10 +48,14 @@ void req_log_refusal(const req *r, int16_t code, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    log_warn("conn=%llu client=%s principal=%s api=%s v%d corr=%d refused error=%s(%d): %s",
+    log_now.error = code; /* log.format=json carries it as error_code */
+    log_now.has_error = true;
+    /* the API layer's refusal, whichever handler asked: its component is "api" */
+    log_write_at(LOG_WARN, "broker/api/refusal", "conn=%llu client=%s principal=%s api=%s v%d corr=%d refused error=%s(%d): %s",
              (unsigned long long)r->c->id, conn_client_id(r->c), r->c->principal ? r->c->principal : "ANONYMOUS",
              kp_api_name(r->hdr.api_key),
              r->hdr.api_version, r->hdr.correlation_id, kp_err_name(code), code, why);
+    log_now.has_error = false;
 }
 
 void *req_resp(req *r) {
@@ -177,10 +181,23 @@ static void remember_client_id(conn *c, kp_str id) {
         free(c->client_id);
         c->client_id = kp_str_dup(id);
     }
+    net_log_scope(c);
     net_log_open(c);
 }
 
+static bool dispatch(srv *s, req *r);
+
+/* log.format=json: what the request logs names its connection and API (log.h's scope). */
 bool req_dispatch(srv *s, req *r) {
+    if (log_fmt != LOG_JSON) return dispatch(s, r);
+    log_scope saved = log_now;
+    net_log_scope(r->c);
+    bool ok = dispatch(s, r);
+    log_now = saved;
+    return ok;
+}
+
+static bool dispatch(srv *s, req *r) {
     conn *c = r->c;
     int16_t key, ver;
     int32_t corr;
@@ -196,6 +213,7 @@ bool req_dispatch(srv *s, req *r) {
     r->hdr.correlation_id = corr;
     const api_handler *h = api_lookup(key);
     r->msg = kp_msg_get(key);
+    if (log_fmt == LOG_JSON) snprintf(log_now.api, sizeof log_now.api, "%s", r->msg ? r->msg->name : "");
     int16_t vmin = 0, vmax = -1;
     if (h) api_range(s, h, &vmin, &vmax);
     if (!h || !r->msg || ver < vmin || ver > vmax) {
