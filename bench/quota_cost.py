@@ -19,7 +19,6 @@ serverless defaults (5 MiB/s a partition, 15,000 requests/s...: far above what t
 """
 
 import argparse
-import os
 import re
 import signal
 import socket

@@ -4,7 +4,6 @@ the wire and with the admin clients of five ecosystems and kafka-python 2.0.2.""
 
 import json
 import shutil
-import socket
 import struct
 import subprocess
 import sys
