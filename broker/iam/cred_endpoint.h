@@ -14,17 +14,12 @@
  *   another method        405 (Allow: GET)
  *   malformed request     400
  *   request head > 8 KiB  431
- * Every answer carries Connection: close and the connection is closed after it (after the
- * client's EOF, or CRED_CLIENT_TIMEOUT_MS after it connected, whichever comes first, so a
- * response is never cut by a reset). An Authorization header
- * (AWS_CONTAINER_AUTHORIZATION_TOKEN) is accepted and ignored. A request body is ignored.
- * One log line per request: peer, method, path, status, role and the access key id served
- * (never the secret or the token).
- *
- * Never blocks the loop; buffers are bounded (CRED_MAX_REQUEST per client, at most
- * CRED_MAX_CLIENTS clients, more are closed at once); a client that has not finished
- * within CRED_CLIENT_TIMEOUT_MS (slow, idle or half-open) is closed. Times come from the
- * clock module. No globals: any number of endpoints can run on any loops.
+ * The HTTP layer is broker/http (http-parser): every answer carries Connection: close; an
+ * Authorization header (AWS_CONTAINER_AUTHORIZATION_TOKEN) is accepted and ignored, as is a
+ * request body; a request head over 8 KiB gets 431; a connection that has not finished within
+ * CRED_CLIENT_TIMEOUT_MS is closed; at most CRED_MAX_CLIENTS are open at once. One log line per
+ * request: peer, method, path, status, role and the access key id served (never the secret or
+ * the token). Times come from the clock module. No globals: any number of endpoints can run.
  */
 #ifndef CRED_ENDPOINT_H
 #define CRED_ENDPOINT_H
@@ -34,7 +29,6 @@
 
 #include "iam_store.h"
 
-#define CRED_MAX_REQUEST 8192          /* bytes of request line + headers */
 #define CRED_MAX_CLIENTS 64            /* connections open at once */
 #define CRED_CLIENT_TIMEOUT_MS 5000    /* a connection's whole life */
 

@@ -550,7 +550,9 @@ static void client_main(void *arg) {
             usleep(100000);
             uv_async_send(j->advance); /* the loop thread moves the clock past the deadline */
             char buf[256];
-            j->slow_closed = read_all(fd, buf, sizeof buf) == 0;
+            /* a request begun and not finished in time: 408, then the connection closes */
+            ssize_t n = read_all(fd, buf, sizeof buf);
+            j->slow_closed = n > 13 && !strncmp(buf, "HTTP/1.1 408 ", 13);
             close(fd);
         }
     } else {
@@ -735,7 +737,7 @@ static void test_endpoint(void **state) {
     assert_error(&ex[3], "HTTP/1.1 404 Not Found\r\n", "NotFound", "/role/<role name>");
     assert_error(&ex[4], "HTTP/1.1 405 Method Not Allowed\r\n", "MethodNotAllowed", "GET");
     assert_header(&ex[4], "\r\nAllow: GET\r\n");
-    assert_error(&ex[5], "HTTP/1.1 400 Bad Request\r\n", "BadRequest", "request line");
+    assert_error(&ex[5], "HTTP/1.1 400 Bad Request\r\n", "BadRequest", "malformed HTTP request");
     assert_error(&ex[6], "HTTP/1.1 400 Bad Request\r\n", "BadRequest", "HTTP/1.1");
     assert_error(&ex[7], "HTTP/1.1 400 Bad Request\r\n", "BadRequest", "header");
     assert_error(&ex[8], "HTTP/1.1 431 Request Header Fields Too Large\r\n", "RequestHeaderFieldsTooLarge", "8192");
@@ -747,11 +749,12 @@ static void test_endpoint(void **state) {
     assert_credentials(&ex[14], app, "arn:aws:iam::123456789012:role/app");
     assert_error(&ex[15], "HTTP/1.1 405 Method Not Allowed\r\n", "MethodNotAllowed", NULL);
     assert_error(&ex[16], "HTTP/1.1 400 Bad Request\r\n", "BadRequest", "header");
-    assert_error(&ex[17], "HTTP/1.1 400 Bad Request\r\n", "BadRequest", "header");
+    /* obsolete line folding: http-parser reads it as a space, which RFC 9112 section 5.2 allows */
+    assert_credentials(&ex[17], app, "arn:aws:iam::123456789012:role/app");
     assert_error(&ex[18], "HTTP/1.1 404 Not Found\r\n", "NotFound", NULL);
     /* the secret never appears in anything but the 200 bodies */
     for (int i = 2; i < NEX; i++)
-        if (i != 9 && i != 10 && i != 14) assert_null(strstr(ex[i].response, app->secret_access_key));
+        if (i != 9 && i != 10 && i != 14 && i != 17) assert_null(strstr(ex[i].response, app->secret_access_key));
 
     /* after a rotation the endpoint serves the new credentials */
     assert_int_equal(iam_store_rotate_due(st, clk_now_ms() + HOUR), 2);

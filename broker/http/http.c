@@ -1,0 +1,557 @@
+/*
+ * http: see http.h.
+ *
+ * A connection lives through three steps: http-parser consumes what arrives until the message is
+ * complete (or malformed, or over a limit); the handler's response goes out in one uv_write
+ * followed by uv_shutdown; the connection then reads and discards until the client's EOF, because
+ * closing a socket with unread input sends a reset that can destroy the response in flight. A
+ * sweep timer closes whoever overstays opts.timeout_ms.
+ */
+#include "http.h"
+
+#include <http_parser.h>
+#include <jansson.h>
+#include <openssl/crypto.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "clock.h"
+#include "log.h"
+#include "net/net.h"
+
+#define SWEEP_MS 250
+#define MAX_TARGET 2048
+#define MAX_AUTH 1024
+
+typedef struct client client;
+
+struct http_server {
+    uv_loop_t *loop;
+    uv_tcp_t listener;
+    uv_timer_t sweep;
+    http_opts opts;
+    char name[16];
+    http_handler fn;
+    void *ctx;
+    client *clients;
+    int nclients;
+    int open_handles; /* listener, sweep timer and clients not yet closed */
+    bool closed;
+    int port;
+};
+
+struct client {
+    uv_tcp_t tcp;
+    uv_write_t wr;
+    uv_shutdown_t sd;
+    http_server *h;
+    client *prev, *next;
+    http_parser parser;
+    int64_t deadline_ms; /* clk_mono_ms */
+    bool responded, shut, peer_eof, closing, complete, in_auth;
+    size_t received;
+    char peer[64];
+    char target[MAX_TARGET + 1];
+    size_t target_len;
+    bool target_long;
+    char field[32]; /* the header name being read, lower case, cut at 31 */
+    size_t field_len;
+    bool field_done; /* the value of `field` is being read */
+    char auth[MAX_AUTH + 1];
+    size_t auth_len;
+    bool auth_long;
+    char *body;
+    size_t body_len, body_cap;
+    int refuse;          /* a limit hit while parsing: the status to answer */
+    char *out;
+    char rbuf[4096];
+};
+
+/* ---- lifetime -------------------------------------------------------------------------- */
+
+static void handle_closed(http_server *h) {
+    if (--h->open_handles == 0 && h->closed) free(h);
+}
+
+static void on_server_handle_close(uv_handle_t *hd) { handle_closed(hd->data); }
+
+static void on_client_close(uv_handle_t *hd) {
+    client *c = hd->data;
+    http_server *h = c->h;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        h->clients = c->next;
+    if (c->next) c->next->prev = c->prev;
+    h->nclients--;
+    free(c->out);
+    free(c->body);
+    free(c);
+    handle_closed(h);
+}
+
+static void client_close(client *c) {
+    if (c->closing) return;
+    c->closing = true;
+    uv_close((uv_handle_t *)&c->tcp, on_client_close);
+}
+
+/* ---- helpers --------------------------------------------------------------------------- */
+
+/* A client-supplied value made safe for a log line: printable ASCII, at most 128 characters. */
+typedef struct {
+    char s[136];
+} qstr;
+
+static qstr q(const char *v) {
+    qstr o;
+    size_t n = 0, i = 0, len = strlen(v);
+    for (; i < len && n < 128; i++) {
+        unsigned char ch = (unsigned char)v[i];
+        o.s[n++] = (ch > 0x20 && ch < 0x7f) ? (char)ch : '?';
+    }
+    if (i < len) memcpy(o.s + n, "...", 3), n += 3;
+    o.s[n] = '\0';
+    return o;
+}
+
+static int hexval(char ch) {
+    if (ch >= '0' && ch <= '9') return ch - '0';
+    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+    return -1;
+}
+
+/* Percent-decodes s[0..len) into out (cap with the NUL); '+' is a space when plus. -1: malformed, NUL or too long. */
+static int pct_decode(const char *s, size_t len, char *out, size_t cap, bool plus) {
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        int ch = (unsigned char)s[i];
+        if (ch == '%') {
+            if (i + 2 >= len) return -1;
+            int hi = hexval(s[i + 1]), lo = hexval(s[i + 2]);
+            if (hi < 0 || lo < 0) return -1;
+            ch = hi * 16 + lo;
+            i += 2;
+        } else if (ch == '+' && plus) {
+            ch = ' ';
+        }
+        if (ch == 0 || n + 1 >= cap) return -1;
+        out[n++] = (char)ch;
+    }
+    out[n] = '\0';
+    return 0;
+}
+
+bool http_query_get(const char *query, const char *name, char *out, size_t cap) {
+    if (!query) return false;
+    size_t nl = strlen(name);
+    for (const char *p = query; *p;) {
+        const char *amp = strchr(p, '&');
+        size_t len = amp ? (size_t)(amp - p) : strlen(p);
+        const char *eq = memchr(p, '=', len);
+        size_t kl = eq ? (size_t)(eq - p) : len;
+        if (kl == nl && !memcmp(p, name, nl)) {
+            if (!eq) {
+                if (cap) out[0] = '\0';
+                return true;
+            }
+            return pct_decode(eq + 1, len - kl - 1, out, cap, true) == 0;
+        }
+        p += len + (amp ? 1 : 0);
+    }
+    return false;
+}
+
+static const char *reason_phrase(int status) {
+    const char *s = http_status_str((enum http_status)status);
+    return s && *s && strcmp(s, "<unknown>") ? s : "Unknown";
+}
+
+void http_json(http_resp *rs, int status, void *j) {
+    free(rs->body);
+    rs->body = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(12)) : NULL; /* 0.3, not 0.29999999999999999 */
+    json_decref(j);
+    rs->status = status;
+    rs->len = rs->body ? strlen(rs->body) : 0;
+    if (!rs->body) {
+        rs->status = 500;
+        rs->body = strdup("{\"code\":\"InternalError\",\"message\":\"out of memory\"}");
+        rs->len = rs->body ? strlen(rs->body) : 0;
+    }
+}
+
+void http_error(http_resp *rs, int status, const char *code, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    http_json(rs, status, json_pack("{s:s, s:s}", "code", code, "message", msg));
+    /* messages may quote what the client sent: the log gets it printable and bounded */
+    size_t i = 0;
+    for (; msg[i] && i < sizeof rs->detail - 1; i++)
+        rs->detail[i] = (unsigned char)msg[i] >= 0x20 && (unsigned char)msg[i] < 0x7f ? msg[i] : '?';
+    rs->detail[i] = '\0';
+}
+
+/* ---- responding ------------------------------------------------------------------------ */
+
+static void on_write(uv_write_t *wr, int status) {
+    client *c = wr->data;
+    if (status < 0) client_close(c);
+}
+
+static void maybe_finish(client *c) {
+    if (c->responded && c->shut && c->peer_eof) client_close(c);
+}
+
+static void on_shutdown(uv_shutdown_t *sd, int status) {
+    client *c = sd->data;
+    if (status < 0) {
+        client_close(c);
+        return;
+    }
+    c->shut = true;
+    maybe_finish(c);
+}
+
+static void send_resp(client *c, const char *method, const char *path, http_resp *rs) {
+    if (c->responded) {
+        free(rs->body);
+        return;
+    }
+    c->responded = true;
+    const char *ctype = rs->content_type ? rs->content_type : "application/json";
+    size_t cap = rs->len + 400;
+    c->out = malloc(cap);
+    if (!c->out) {
+        free(rs->body);
+        client_close(c);
+        return;
+    }
+    char allow[80] = "";
+    if (rs->allow[0]) snprintf(allow, sizeof allow, "Allow: %s\r\n", rs->allow);
+    int hl = snprintf(c->out, cap,
+                      "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n"
+                      "%s%sConnection: close\r\n\r\n",
+                      rs->status, reason_phrase(rs->status), ctype, rs->len, allow,
+                      rs->status == 401 ? "WWW-Authenticate: Bearer\r\n" : "");
+    if (rs->len) memcpy(c->out + hl, rs->body, rs->len);
+    free(rs->body);
+    rs->body = NULL;
+    log_level level = rs->quiet && rs->status < 400 ? LOG_DEBUG : LOG_INFO;
+    if (log_threshold >= (log_level)level)
+        log_write(level, "%s: peer=%s %s %s %d%s%s", c->h->name, c->peer, method ? q(method).s : "-",
+                     path ? q(path).s : "-", rs->status, rs->detail[0] ? " " : "", rs->detail);
+    uv_buf_t b = uv_buf_init(c->out, (unsigned)((size_t)hl + rs->len));
+    c->wr.data = c->sd.data = c;
+    if (uv_write(&c->wr, (uv_stream_t *)&c->tcp, &b, 1, on_write) != 0 ||
+        uv_shutdown(&c->sd, (uv_stream_t *)&c->tcp, on_shutdown) != 0)
+        client_close(c);
+}
+
+static void refuse(client *c, int status, const char *code, const char *msg) {
+    http_resp rs = {.status = status};
+    http_error(&rs, status, code, "%s", msg);
+    send_resp(c, NULL, NULL, &rs);
+}
+
+/* The whole request is in: route it. */
+static void dispatch(client *c) {
+    struct http_parser_url u;
+    http_parser_url_init(&u);
+    char path[MAX_TARGET + 1], query[MAX_TARGET + 1];
+    const char *method = http_method_str((enum http_method)c->parser.method);
+    if (http_parser_parse_url(c->target, c->target_len, 0, &u) != 0 || !(u.field_set & (1 << UF_PATH))) {
+        refuse(c, 400, "BadRequest", "the request target is not a path");
+        return;
+    }
+    const char *raw = c->target + u.field_data[UF_PATH].off;
+    if (pct_decode(raw, u.field_data[UF_PATH].len, path, sizeof path, false) != 0) {
+        refuse(c, 400, "BadRequest", "malformed percent-encoding in the path");
+        return;
+    }
+    bool has_query = u.field_set & (1 << UF_QUERY);
+    if (has_query) {
+        memcpy(query, c->target + u.field_data[UF_QUERY].off, u.field_data[UF_QUERY].len);
+        query[u.field_data[UF_QUERY].len] = '\0';
+    }
+    http_req rq = {
+        .method = method,
+        .path = path,
+        .query = has_query ? query : NULL,
+        .body = c->body ? c->body : "",
+        .body_len = c->body_len,
+        .authorization = c->auth_len && !c->auth_long ? c->auth : NULL,
+        .peer = c->peer,
+    };
+    http_resp rs = {.status = 200};
+    c->h->fn(c->h->ctx, &rq, &rs);
+    send_resp(c, method, path, &rs);
+}
+
+/* ---- parser callbacks ------------------------------------------------------------------ */
+
+static int on_url(http_parser *p, const char *at, size_t len) {
+    client *c = p->data;
+    if (c->target_len + len > MAX_TARGET) {
+        c->target_long = true;
+        return 0;
+    }
+    memcpy(c->target + c->target_len, at, len);
+    c->target_len += len;
+    c->target[c->target_len] = '\0';
+    return 0;
+}
+
+static int on_header_field(http_parser *p, const char *at, size_t len) {
+    client *c = p->data;
+    if (c->field_done) c->field_len = 0, c->field_done = false;
+    for (size_t i = 0; i < len && c->field_len < sizeof c->field - 1; i++)
+        c->field[c->field_len++] = (char)(at[i] >= 'A' && at[i] <= 'Z' ? at[i] + 32 : at[i]);
+    c->field[c->field_len] = '\0';
+    return 0;
+}
+
+static int on_header_value(http_parser *p, const char *at, size_t len) {
+    client *c = p->data;
+    c->field_done = true;
+    if (strcmp(c->field, "authorization") != 0) return 0;
+    if (c->auth_len + len > MAX_AUTH) {
+        c->auth_long = true;
+        return 0;
+    }
+    memcpy(c->auth + c->auth_len, at, len);
+    c->auth_len += len;
+    c->auth[c->auth_len] = '\0';
+    return 0;
+}
+
+static int on_headers_complete(http_parser *p) {
+    client *c = p->data;
+    if (c->target_long) {
+        c->refuse = 414;
+        return -1;
+    }
+    if (p->http_major != 1) {
+        c->refuse = 505;
+        return -1;
+    }
+    if ((p->flags & F_CONTENTLENGTH) && p->content_length > c->h->opts.max_body) {
+        c->refuse = 413;
+        return -1;
+    }
+    return 0;
+}
+
+static int on_body(http_parser *p, const char *at, size_t len) {
+    client *c = p->data;
+    if (c->body_len + len > c->h->opts.max_body) {
+        c->refuse = 413;
+        return -1;
+    }
+    if (c->body_len + len + 1 > c->body_cap) {
+        size_t cap = c->body_cap ? c->body_cap : 1024;
+        while (cap < c->body_len + len + 1) cap *= 2;
+        char *b = realloc(c->body, cap);
+        if (!b) {
+            c->refuse = 500;
+            return -1;
+        }
+        c->body = b;
+        c->body_cap = cap;
+    }
+    memcpy(c->body + c->body_len, at, len);
+    c->body_len += len;
+    c->body[c->body_len] = '\0';
+    return 0;
+}
+
+static int on_message_complete(http_parser *p) {
+    client *c = p->data;
+    c->complete = true;
+    http_parser_pause(p, 1); /* one request per connection: anything after it is not parsed */
+    return 0;
+}
+
+static const http_parser_settings settings = {
+    .on_url = on_url,
+    .on_header_field = on_header_field,
+    .on_header_value = on_header_value,
+    .on_headers_complete = on_headers_complete,
+    .on_body = on_body,
+    .on_message_complete = on_message_complete,
+};
+
+/* ---- I/O ------------------------------------------------------------------------------- */
+
+static void on_alloc(uv_handle_t *hd, size_t suggested, uv_buf_t *b) {
+    (void)suggested;
+    client *c = hd->data;
+    *b = uv_buf_init(c->rbuf, sizeof c->rbuf);
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b) {
+    client *c = s->data;
+    if (c->closing) return;
+    if (nread < 0) {
+        if (nread != UV_EOF || !c->responded) {
+            if (nread == UV_EOF && c->received)
+                log_info("%s: peer=%s closed after %zu bytes of an unfinished request", c->h->name, c->peer,
+                         c->received);
+            client_close(c);
+            return;
+        }
+        c->peer_eof = true;
+        uv_read_stop(s);
+        maybe_finish(c);
+        return;
+    }
+    if (c->responded || nread == 0) return;
+    c->received += (size_t)nread;
+    size_t used = http_parser_execute(&c->parser, &settings, b->base, (size_t)nread);
+    (void)used;
+    enum http_errno e = HTTP_PARSER_ERRNO(&c->parser);
+    if (c->complete) {
+        dispatch(c);
+        return;
+    }
+    if (c->refuse == 413) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "request body larger than %zu bytes", c->h->opts.max_body);
+        refuse(c, 413, "PayloadTooLarge", msg);
+    } else if (c->refuse == 414) {
+        refuse(c, 414, "URITooLong", "request target longer than 2048 bytes");
+    } else if (c->refuse == 505) {
+        refuse(c, 400, "BadRequest", "not HTTP/1.0 or HTTP/1.1");
+    } else if (c->refuse) {
+        refuse(c, 500, "InternalError", "out of memory");
+    } else if (e == HPE_HEADER_OVERFLOW) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "request head larger than %d bytes", HTTP_MAX_HEAD);
+        refuse(c, 431, "RequestHeaderFieldsTooLarge", msg);
+    } else if (e != HPE_OK) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "malformed HTTP request: %s", http_errno_description(e));
+        refuse(c, 400, "BadRequest", msg);
+    }
+}
+
+static void on_connection(uv_stream_t *server, int status) {
+    http_server *h = server->data;
+    if (status < 0) {
+        log_warn("%s: accept failed: %s", h->name, uv_strerror(status));
+        return;
+    }
+    client *c = calloc(1, sizeof *c);
+    if (!c) {
+        log_error("%s: out of memory accepting a connection", h->name);
+        return;
+    }
+    uv_tcp_init(h->loop, &c->tcp);
+    c->tcp.data = c;
+    c->h = h;
+    c->next = h->clients;
+    if (h->clients) h->clients->prev = c;
+    h->clients = c;
+    h->nclients++;
+    h->open_handles++;
+    if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0) {
+        client_close(c);
+        return;
+    }
+    net_peer_name(&c->tcp, c->peer, sizeof c->peer);
+    if (h->nclients > h->opts.max_clients) {
+        log_warn("%s: peer=%s refused: already %d connections open", h->name, c->peer, h->opts.max_clients);
+        client_close(c);
+        return;
+    }
+    http_parser_init(&c->parser, HTTP_REQUEST);
+    c->parser.data = c;
+    c->deadline_ms = clk_mono_ms() + h->opts.timeout_ms;
+    if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) != 0) client_close(c);
+}
+
+static void on_sweep(uv_timer_t *t) {
+    http_server *h = t->data;
+    int64_t now = clk_mono_ms();
+    for (client *c = h->clients; c; c = c->next) {
+        if (c->closing || now < c->deadline_ms) continue;
+        if (!c->responded && c->received) {
+            char msg[96];
+            snprintf(msg, sizeof msg, "no complete request within %d ms (%zu bytes received)", h->opts.timeout_ms,
+                     c->received);
+            refuse(c, 408, "RequestTimeout", msg);
+            c->deadline_ms = now + 1000; /* a last second for the 408 to leave */
+            continue;
+        }
+        if (!c->responded)
+            log_debug("%s: peer=%s closed: no request within %d ms", h->name, c->peer, h->opts.timeout_ms);
+        client_close(c); /* unlinks in its close callback: iteration stays valid */
+    }
+}
+
+/* ---- API ------------------------------------------------------------------------------- */
+
+int http_start(uv_loop_t *loop, const char *bind_address, int port, const http_opts *opts, http_handler fn, void *ctx,
+               http_server **out, char *err, size_t n) {
+    *out = NULL;
+    if (port < 0 || port > 65535) {
+        snprintf(err, n, "%s: port %d out of range", opts->name, port);
+        return -1;
+    }
+    struct sockaddr_storage addr;
+    int rc = strchr(bind_address, ':') ? uv_ip6_addr(bind_address, port, (struct sockaddr_in6 *)&addr)
+                                       : uv_ip4_addr(bind_address, port, (struct sockaddr_in *)&addr);
+    if (rc != 0) {
+        snprintf(err, n, "%s: '%s' is not an IP address: %s", opts->name, bind_address, uv_strerror(rc));
+        return -1;
+    }
+    http_server *h = calloc(1, sizeof *h);
+    if (!h) {
+        snprintf(err, n, "%s: out of memory", opts->name);
+        return -1;
+    }
+    http_parser_set_max_header_size(HTTP_MAX_HEAD);
+    h->loop = loop;
+    h->opts = *opts;
+    snprintf(h->name, sizeof h->name, "%s", opts->name);
+    h->opts.name = h->name;
+    h->fn = fn;
+    h->ctx = ctx;
+    uv_tcp_init(loop, &h->listener);
+    uv_timer_init(loop, &h->sweep);
+    h->listener.data = h->sweep.data = h;
+    h->open_handles = 2;
+    rc = uv_tcp_bind(&h->listener, (struct sockaddr *)&addr, 0);
+    if (rc == 0) rc = uv_listen((uv_stream_t *)&h->listener, 128, on_connection);
+    if (rc != 0) {
+        snprintf(err, n, "%s: cannot listen on %s:%d: %s", opts->name, bind_address, port, uv_strerror(rc));
+        http_close(h);
+        return -1;
+    }
+    struct sockaddr_storage bound;
+    int blen = sizeof bound;
+    h->port = port;
+    if (uv_tcp_getsockname(&h->listener, (struct sockaddr *)&bound, &blen) == 0)
+        h->port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
+                                                    : ((struct sockaddr_in *)&bound)->sin_port);
+    uv_timer_start(&h->sweep, on_sweep, SWEEP_MS, SWEEP_MS);
+    uv_unref((uv_handle_t *)&h->sweep);
+    *out = h;
+    return 0;
+}
+
+int http_port(const http_server *h) { return h ? h->port : 0; }
+
+void http_close(http_server *h) {
+    if (!h || h->closed) return;
+    h->closed = true;
+    for (client *c = h->clients; c; c = c->next) client_close(c);
+    uv_close((uv_handle_t *)&h->listener, on_server_handle_close);
+    uv_close((uv_handle_t *)&h->sweep, on_server_handle_close);
+}

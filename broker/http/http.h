@@ -1,0 +1,76 @@
+/*
+ * http: the one small HTTP/1.1 server of the broker, on its libuv loop: the container-credentials
+ * endpoint (iam/cred_endpoint.c) and the admin API (admin/) are both routes on it.
+ *
+ * Parsing is the http-parser library's (Debian's libhttp-parser, Node's former parser): request
+ * line, headers, Content-Length and chunked bodies. This module owns the sockets, the limits
+ * and the response framing; a route handler gets a whole request and fills one response,
+ * synchronously, on the loop: it may read and change any broker state, as a Kafka handler does.
+ *
+ * Every response carries Connection: close; after writing it the server shuts its side down and
+ * reads (discarding) until the client's EOF before closing, so the response is never cut by a
+ * reset. Limits: HTTP_MAX_HEAD bytes of request line and headers (431), opts.max_body bytes of
+ * body (413), opts.max_clients connections (more are closed at once), opts.timeout_ms for a
+ * connection's whole life (a slow or idle client is closed; 408 when it had started a request).
+ * One log line per request: peer, method, path (without the query, which may be private),
+ * status and the handler's detail.
+ */
+#ifndef HTTP_H
+#define HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <uv.h>
+
+#define HTTP_MAX_HEAD 8192
+
+typedef struct http_server http_server;
+
+typedef struct http_req {
+    const char *method;        /* "GET", "POST", ... */
+    const char *path;          /* percent-decoded path, without query; never NULL */
+    const char *query;         /* raw query string after '?', or NULL */
+    const char *body;          /* NUL-terminated (the body may hold NULs: use body_len) */
+    size_t body_len;
+    const char *authorization; /* the Authorization header, or NULL */
+    const char *peer;          /* "host:port" */
+} http_req;
+
+typedef struct http_resp {
+    int status;                /* 200 unless the handler sets another */
+    const char *content_type;  /* default "application/json" */
+    char *body;                /* malloc'd; the server frees it */
+    size_t len;
+    char allow[64];            /* Allow header of a 405 ("GET, POST") */
+    bool quiet;                /* log the request at debug, not info (health checks, scrapes) */
+    char detail[256];          /* appended to the request's log line */
+} http_resp;
+
+typedef void (*http_handler)(void *ctx, const http_req *rq, http_resp *rs);
+
+typedef struct http_opts {
+    const char *name;          /* log prefix: "cred", "admin" */
+    size_t max_body;           /* 0: a request with a body is refused (413) */
+    int max_clients;
+    int timeout_ms;
+} http_opts;
+
+/*
+ * Listen on bind_address:port (IPv4 or IPv6 literal; 0 picks a free port, see http_port) and
+ * serve every request with fn(ctx, ...). 0, or -1 with a reason in err.
+ */
+int http_start(uv_loop_t *loop, const char *bind_address, int port, const http_opts *opts, http_handler fn, void *ctx,
+               http_server **out, char *err, size_t n);
+int http_port(const http_server *h);
+/* Stop listening and close every client; memory goes with the close callbacks. NULL is allowed. */
+void http_close(http_server *h);
+
+/* ---- helpers for handlers ---- */
+/* The body of rs becomes j's compact text (j is released). */
+void http_json(http_resp *rs, int status, void *j /* json_t* */);
+/* A JSON error {"code": code, "message": message} with status; the message goes to the log too. */
+void http_error(http_resp *rs, int status, const char *code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* The value of name in a query string (percent-decoded, '+' as space) into out; false if absent. */
+bool http_query_get(const char *query, const char *name, char *out, size_t cap);
+
+#endif
