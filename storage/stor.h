@@ -131,8 +131,15 @@ typedef struct stor_load_cb {
     /* next_offset = 1 + the last stored offset (or log_start when empty);
        the newest max timestamp is not passed: ask stor_max_timestamp */
     void (*partition)(void *ctx, int64_t topic_id, int32_t partition, int64_t log_start, int64_t next_offset);
+    /* after every partition: those whose leader was stored (stor_leader_put); NULL skips them */
+    void (*leader)(void *ctx, int64_t topic_id, int32_t partition, int32_t leader, int32_t leader_epoch);
 } stor_load_cb;
 int stor_load(stor *s, const stor_load_cb *cb);
+/*
+ * A partition's leader (a node id; the caller's meaning) and leader epoch, kept until the
+ * partition is deleted; part of the open write transaction.
+ */
+int stor_leader_put(stor *s, int64_t topic_id, int32_t partition, int32_t leader, int32_t leader_epoch);
 
 /* ---- record batches (kept exactly as produced, header already patched) ---- */
 

@@ -66,6 +66,8 @@ typedef enum stor_stmt_id {
     STOR_LOAD_MEMBERS,
     STOR_SETTING_GET,
     STOR_SETTING_PUT,
+    STOR_LEADER_PUT,
+    STOR_LOAD_LEADERS,
     STOR_STMT_COUNT
 } stor_stmt_id;
 

@@ -157,6 +157,22 @@ static const char *const stor_migrations[] = {
     "  key TEXT PRIMARY KEY NOT NULL,"
     "  value TEXT NOT NULL"
     ") WITHOUT ROWID;",
+
+    /*
+     * 4: partitions whose leadership moved from their preferred broker (the admin API's broker
+     * down and leader moves): the leader's node id and the leader epoch, so a restart never
+     * hands clients an epoch older than one they saw (the Java client ignores such metadata).
+     * A table of its own rather than columns of partitions: most partitions never move, and
+     * CREATE TABLE IF NOT EXISTS stays idempotent like migration 3.
+     */
+    "CREATE TABLE IF NOT EXISTS partition_leaders ("
+    "  topic_id INTEGER NOT NULL,"
+    "  partition INTEGER NOT NULL,"
+    "  leader INTEGER NOT NULL,"
+    "  leader_epoch INTEGER NOT NULL CHECK (leader_epoch >= 0),"
+    "  PRIMARY KEY (topic_id, partition),"
+    "  FOREIGN KEY (topic_id, partition) REFERENCES partitions (topic_id, partition) ON DELETE CASCADE"
+    ") WITHOUT ROWID;",
 };
 
 #define STOR_MIGRATIONS_N ((int)(sizeof stor_migrations / sizeof stor_migrations[0]))

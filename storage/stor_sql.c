@@ -105,4 +105,8 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
     [STOR_SETTING_GET] = "SELECT value FROM settings WHERE key = ?1",
     [STOR_SETTING_PUT] = "INSERT INTO settings (key, value) VALUES (?1, ?2)"
                          " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    [STOR_LEADER_PUT] = "INSERT INTO partition_leaders (topic_id, partition, leader, leader_epoch) VALUES (?1, ?2, ?3, ?4)"
+                        " ON CONFLICT (topic_id, partition) DO UPDATE SET leader = excluded.leader,"
+                        " leader_epoch = excluded.leader_epoch",
+    [STOR_LOAD_LEADERS] = "SELECT topic_id, partition, leader, leader_epoch FROM partition_leaders",
 };

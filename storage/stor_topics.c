@@ -123,6 +123,23 @@ static int stor_load_partition_row(stor *s, sqlite3_stmt *st, const stor_load_cb
     return 0;
 }
 
+static int stor_load_leader_row(stor *s, sqlite3_stmt *st, const stor_load_cb *cb) {
+    (void)s;
+    cb->leader(cb->ctx, sqlite3_column_int64(st, 0), sqlite3_column_int(st, 1), sqlite3_column_int(st, 2),
+               sqlite3_column_int(st, 3));
+    return 0;
+}
+
+int stor_leader_put(stor *s, int64_t topic_id, int32_t partition, int32_t leader, int32_t leader_epoch) {
+    if (leader_epoch < 0) return stor_failf(s, "set leader: negative epoch %d", leader_epoch);
+    if (stor_write_begin(s)) return -1;
+    sqlite3_stmt *st = stor_stmt(s, STOR_LEADER_PUT);
+    if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition) || sqlite3_bind_int(st, 3, leader) ||
+        sqlite3_bind_int(st, 4, leader_epoch))
+        return stor_fail(s, "bind leader");
+    return stor_step_done(s, st, "write leader");
+}
+
 typedef int (*stor_row_fn)(stor *s, sqlite3_stmt *st, const stor_load_cb *cb);
 
 static int stor_load_rows(stor *s, stor_stmt_id id, stor_row_fn row, const stor_load_cb *cb, const char *what) {
@@ -140,6 +157,8 @@ int stor_load(stor *s, const stor_load_cb *cb) {
     if (cb->config && stor_load_rows(s, STOR_LOAD_CONFIGS, stor_load_config_row, cb, "load topic configs"))
         return -1;
     if (cb->partition && stor_load_rows(s, STOR_LOAD_PARTITIONS, stor_load_partition_row, cb, "load partitions"))
+        return -1;
+    if (cb->leader && stor_load_rows(s, STOR_LOAD_LEADERS, stor_load_leader_row, cb, "load partition leaders"))
         return -1;
     return 0;
 }

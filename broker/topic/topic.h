@@ -112,7 +112,14 @@ const char *topic_config_value(const srv *s, const topic *t, const char *key, bo
 /* Validate a topic name as Kafka does; returns a reason or NULL. */
 const char *topic_name_invalid(const char *name, size_t len);
 
-/* The node index that leads partition i of a topic: spread round-robin. */
+/*
+ * Move p's leadership to node index `to` with its leader epoch bumped, and store both (part of
+ * the open storage transaction) so a restart goes on from them. 0, or -1 when storing failed
+ * (the move is made all the same).
+ */
+int topic_move_leader(srv *s, topic *t, partition *p, int to);
+
+/* The node index that leads partition i of a topic (its preferred leader): spread round-robin. */
 static inline int32_t topic_leader_for(const srv *s, const topic *t, int32_t i) {
     return (int32_t)(((uint64_t)t->id * 7 + (uint64_t)i) % (uint64_t)s->nnodes);
 }

@@ -223,6 +223,30 @@ static void load_partition(void *ctx, int64_t topic_id, int32_t index, int64_t l
     p->end = p->hw = next;
 }
 
+/*
+ * A stored leader (the admin API moved it): kept when that node still exists, else the
+ * preferred leader; either way the epoch goes on from the stored one, never back.
+ */
+static void load_leader(void *ctx, int64_t topic_id, int32_t index, int32_t leader, int32_t leader_epoch) {
+    srv *s = ctx;
+    topic *t = by_id(s, topic_id);
+    if (!t || index < 0 || index >= t->nparts) return;
+    partition *p = &t->parts[index];
+    int at = -1;
+    for (int i = 0; i < s->nnodes; i++)
+        if (s->nodes[i].id == leader) at = i;
+    p->leader = at >= 0 ? at : p->leader;
+    p->leader_epoch = at >= 0 ? leader_epoch : leader_epoch + 1;
+}
+
+int topic_move_leader(srv *s, topic *t, partition *p, int to) {
+    if (p->leader == to) return 0;
+    /* moved whatever storage says: clients are served by the new leader from now on */
+    p->leader = to;
+    p->leader_epoch++;
+    return stor_leader_put(s->st, t->id, p->index, s->nodes[to].id, p->leader_epoch);
+}
+
 /* Idempotent-producer state from storage: at start-up every partition's, after a failed commit the dirty ones'. */
 static void record_producer(srv *s, int64_t topic_id, int32_t index, const stor_batch_meta *m, bool dirty_only) {
     topic *t = by_id(s, topic_id);
@@ -250,7 +274,7 @@ int topic_rollback(srv *s, partition **dirty, int n) {
 }
 
 int topic_load_all(srv *s) {
-    stor_load_cb cb = {s, load_topic, load_config, load_partition};
+    stor_load_cb cb = {s, load_topic, load_config, load_partition, load_leader};
     if (stor_load(s->st, &cb) != 0) return -1;
     return stor_load_producer_batches(s->st, load_producer, s);
 }

@@ -559,6 +559,50 @@ static void test_check_sound_database(void **state) {
     assert_int_equal(stor_check(f->s, 0, err, sizeof err), 1); /* no budget: not checked */
 }
 
+typedef struct leaders {
+    int n;
+    int64_t topic_id[8];
+    int32_t partition[8], leader[8], epoch[8];
+} leaders;
+
+static void on_leader(void *ctx, int64_t topic_id, int32_t partition, int32_t leader, int32_t epoch) {
+    leaders *l = ctx;
+    assert_true(l->n < 8);
+    l->topic_id[l->n] = topic_id, l->partition[l->n] = partition, l->leader[l->n] = leader, l->epoch[l->n] = epoch;
+    l->n++;
+}
+
+/* A moved partition leader and its epoch survive a reopen, the last write wins, and they go with the topic. */
+static void test_partition_leaders_round_trip(void **state) {
+    fx *f = *state;
+    int64_t a = make_topic(f->s, "a", 3), b = make_topic(f->s, "b", 1);
+    assert_int_equal(stor_leader_put(f->s, a, 1, 96, 1), 0);
+    assert_int_equal(stor_leader_put(f->s, a, 1, 153, 2), 0);
+    assert_int_equal(stor_leader_put(f->s, b, 0, 41, 5), 0);
+    assert_int_equal(stor_leader_put(f->s, b, 0, 41, -1), -1);
+    assert_int_equal(stor_leader_put(f->s, a, 7, 41, 1), -1); /* no such partition */
+    assert_int_equal(stor_commit(f->s), 0);
+    stor_close(f->s);
+    f->s = NULL;
+    fx_open(f);
+    leaders l = {0};
+    stor_load_cb cb = {.ctx = &l, .leader = on_leader};
+    assert_int_equal(stor_load(f->s, &cb), 0);
+    assert_int_equal(l.n, 2);
+    for (int i = 0; i < 2; i++) {
+        bool is_a = l.topic_id[i] == a;
+        assert_int_equal(l.partition[i], is_a ? 1 : 0);
+        assert_int_equal(l.leader[i], is_a ? 153 : 41);
+        assert_int_equal(l.epoch[i], is_a ? 2 : 5);
+    }
+    assert_int_equal(stor_topic_delete(f->s, a), 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    memset(&l, 0, sizeof l);
+    assert_int_equal(stor_load(f->s, &cb), 0);
+    assert_int_equal(l.n, 1);
+    assert_int_equal(l.topic_id[0], b);
+}
+
 /* Regression (issue 11): Debian's SECURE_DELETE made a topic deletion rewrite every freed page. */
 static void test_secure_delete_off(void **state) {
     fx *f = *state;
@@ -596,6 +640,7 @@ int main(void) {
         T(test_topic_create_is_atomic),
         T(test_config_for_missing_topic_fails),
         T(test_load_null_callbacks),
+        T(test_partition_leaders_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
