@@ -53,6 +53,10 @@ static const key_def keys[] = {
     K("ports.auto", T_BOOL, ports_auto, "false", NULL, NULL, 0, 0, NULL,
       "every listener whose port is not 0 (and the credentials endpoint) binds a free port the OS picks, each on "
       "its own, for parallel tests; the ready line on stdout and ready.file say which (--ports auto)"),
+    K("admin.port", T_INT, admin_port, "9080", NULL, NULL, 0, 65535, NULL,
+      "HTTP admin API and Prometheus metrics (/v1/..., /metrics; docs/admin-api.md), bound on bind.address; 0: off"),
+    K("admin.token", T_STR, admin_token, "", NULL, NULL, 0, 0, NULL,
+      "when set, the admin API wants 'Authorization: Bearer <token>' on everything but /v1/health and /v1/ready"),
     K("external.advertised.host", T_STR, external_advertised_host, "localhost", NULL, NULL, 0, 0, NULL,
       "host name put in Metadata for connections to the external listeners (the generated certificate covers it)"),
     K("ready.file", T_STR, ready_file, "", NULL, NULL, 0, 0, NULL,

@@ -37,6 +37,8 @@ typedef struct config {
     int64_t external_port;
     int64_t external_iam_port;
     bool ports_auto;
+    int64_t admin_port;
+    char *admin_token;
     char *external_advertised_host;
     char *ready_file;
     char *tls_cert_file;

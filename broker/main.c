@@ -63,7 +63,8 @@ static void on_sigchld(uv_signal_t *h, int signum) {
 /* SIGHUP: the IAM policies of iam.identities.file are read again (iam/authz.h). */
 static void on_sighup(uv_signal_t *h, int signum) {
     (void)signum;
-    authz_reload(h->data);
+    char err[1024];
+    authz_reload(h->data, "SIGHUP", err, sizeof err);
 }
 
 /* Thousands of client connections need as many descriptors as the hard limit allows. */

@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "admin/admin.h"
 #include "clock.h"
 #include "iam/authz.h"
 #include "iam/sasl.h"
@@ -50,6 +51,16 @@ static json_t *ready_doc(const srv *s) {
                             "cluster_arn", authz_cluster_arn(s));
     const char *ca = s->tls ? tls_ctx_ca_file(s->tls) : NULL;
     json_object_set_new(doc, "ca_file", ca ? json_string(ca) : json_null());
+    json_object_set_new(doc, "admin_port", json_integer(admin_port(s)));
+    if (admin_port(s)) {
+        /* a wildcard bind is reached on the loopback address */
+        const char *b = cfg->bind_address;
+        const char *host = !strcmp(b, "0.0.0.0") ? "127.0.0.1" : !strcmp(b, "::") ? "::1" : b;
+        char url[128];
+        snprintf(url, sizeof url, "http://%s%s%s:%d", strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "",
+                 admin_port(s));
+        json_object_set_new(doc, "admin_url", json_string(url));
+    }
     return doc;
 }
 

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include "admin/admin.h"
+#include "admin/fault.h"
 #include "clock.h"
 #include "log.h"
 #include "group/group.h"
@@ -80,7 +82,10 @@ int srv_commit_now(srv *s) {
     }
     unsigned kinds = stor_txn_kinds(s->st);
     s->offset_error_logged = false;
-    if (stor_commit(s->st) != 0) {
+    int64_t t0 = clk_mono_us();
+    int rc = stor_commit(s->st);
+    metrics_commit(s, clk_mono_us() - t0);
+    if (rc != 0) {
         if (!(kinds & ~(unsigned)(STOR_TXN_BATCHES | STOR_TXN_OFFSETS)) && survive_failed_commit(s, kinds) == 0)
             return -1;
         /*
@@ -232,6 +237,10 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen) {
     s->loop = loop;
     s->cfg = cfg;
     s->started_us = clk_mono_us();
+    if (metrics_init(s) != 0) {
+        snprintf(err, errlen, "out of memory for the metrics");
+        return -1;
+    }
     s->next_producer_id = 1000;
     s->nnodes = (int)cfg->broker_count;
     for (int i = 0; i < s->nnodes; i++) {
@@ -267,6 +276,7 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen) {
         return -1;
     }
     if (net_listen(s, err, errlen) != 0) return -1;
+    if (admin_start(s, err, errlen) != 0) return -1;
     uv_prepare_init(loop, &s->commit_handle);
     s->commit_handle.data = s;
     uv_prepare_start(&s->commit_handle, on_prepare);
@@ -291,6 +301,7 @@ void srv_close(srv *s) {
     grp_close_all(s);
     sasl_close(s);
     authz_close(s);
+    admin_close(s);
     if (!uv_is_closing((uv_handle_t *)&s->commit_handle)) uv_close((uv_handle_t *)&s->commit_handle, NULL);
     if (!uv_is_closing((uv_handle_t *)&s->housekeeping)) uv_close((uv_handle_t *)&s->housekeeping, NULL);
 }
@@ -302,6 +313,8 @@ void srv_free(srv *s) {
         topic_free(t);
     }
     free(s->dirty);
+    fault_free_all(s);
+    metrics_free(s);
     authz_free(s);
     sasl_free(s);
     stor_close(s->st);

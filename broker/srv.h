@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "admin/metrics.h"
 #include "config.h"
 #include "stor.h"
 
@@ -35,12 +36,14 @@ typedef struct listener {
     int node;
     listener_kind kind;
     bool held; /* a connection waits in libuv, not accepted (max.connections, creation rate: net.c) */
+    bool closing; /* its broker was taken down and the handle is not closed yet (net_node_down) */
 } listener;
 
 typedef struct node {
     int32_t id;
     int32_t ports[LSN_COUNT]; /* 0: that listener is off */
     listener lsn[LSN_COUNT];
+    bool down;                /* taken down by the admin API: no listener, not in Metadata */
 } node;
 
 const char *lsn_name(listener_kind k);
@@ -77,6 +80,9 @@ struct srv {
     struct tls_ctx *tls;     /* the IAM listener's certificate (broker/net/tls.c) */
     struct sasl_ctx *sasl;   /* identities, rate limit, credentials endpoint (broker/iam/sasl.c) */
     struct authz *authz;     /* resource ARNs, plaintext.principal (broker/iam/authz.c) */
+    struct admin *admin;     /* the HTTP admin API (broker/admin/admin.c); NULL: admin.port 0 */
+    struct fault_rule *faults; /* the admin API's fault rules (broker/admin/fault.c); NULL: none */
+    metrics metrics;         /* counters for GET /metrics (broker/admin/metrics.h) */
     partition **dirty;       /* partitions appended to since the last commit */
     int ndirty, cap_dirty;
     uv_prepare_t commit_handle;
@@ -101,6 +107,13 @@ struct srv {
 int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen);
 void srv_close(srv *s);   /* stop listening and close connections */
 void srv_free(srv *s);    /* after the loop ended */
+
+/* The node Metadata names as controller: the first one not taken down (admin API). */
+static inline int srv_controller(const srv *s) {
+    for (int i = 0; i < s->nnodes; i++)
+        if (!s->nodes[i].down) return i;
+    return 0;
+}
 
 /* ---- the per-iteration commit (broker/srv.c) ---- */
 /* A partition appended to (broker/topic/append.c): its batches go out with the next commit. */

@@ -1,6 +1,7 @@
 #include "kp_errors.h"
 
 #include <stddef.h>
+#include <strings.h>
 
 static const struct {
     int code;
@@ -35,4 +36,19 @@ const char *kp_err_name(int code) {
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (names[i].code == code) return names[i].name;
     return "UNKNOWN_ERROR_CODE";
+}
+
+bool kp_err_known(int code) {
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].code == code) return true;
+    return false;
+}
+
+bool kp_err_by_name(const char *name, int *code) {
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcasecmp(names[i].name, name)) {
+            *code = names[i].code;
+            return true;
+        }
+    return false;
 }

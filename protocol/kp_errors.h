@@ -2,6 +2,7 @@
 #ifndef KP_ERRORS_H
 #define KP_ERRORS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 enum kp_error {
@@ -75,5 +76,9 @@ enum kp_error {
 };
 
 const char *kp_err_name(int code);
+/* Whether code is one of the codes above (the names kp_err_name knows). */
+bool kp_err_known(int code);
+/* The code of a protocol name ("NOT_LEADER_OR_FOLLOWER", any case); false when unknown. */
+bool kp_err_by_name(const char *name, int *code);
 
 #endif

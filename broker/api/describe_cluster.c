@@ -14,7 +14,7 @@ void api_describe_cluster(srv *s, req *r) {
     resp->endpoint_type = 1;
     resp->cluster_id = kp_str_c(s->cfg->cluster_id);
     /* MSK Serverless reports no controller here (kafka-ui #3536 found describeCluster().controller() null) */
-    resp->controller_id = s->cfg->controller_visibility == CONTROLLER_ALL ? s->nodes[0].id : -1;
+    resp->controller_id = s->cfg->controller_visibility == CONTROLLER_ALL ? s->nodes[srv_controller(s)].id : -1;
     if ((resp->error_code = api_authz(s, r, IAM_RES_CLUSTER, KP_STR_NULL))) {
         req_respond(r, resp);
         return;
@@ -28,9 +28,12 @@ void api_describe_cluster(srv *s, req *r) {
         return;
     }
     REQ_ARR(r, resp->brokers, s->nnodes);
+    resp->brokers.n = 0;
     for (int i = 0; i < s->nnodes; i++)
-        resp->brokers.v[i] = (kp_describe_cluster_broker){s->nodes[i].id, kp_str_c(lsn_host(s->cfg, r->c->listener)),
-                                                          s->nodes[i].ports[r->c->listener], KP_STR_NULL};
+        if (!s->nodes[i].down) /* as Metadata: a broker taken down is not registered */
+            resp->brokers.v[resp->brokers.n++] = (kp_describe_cluster_broker){
+                s->nodes[i].id, kp_str_c(lsn_host(s->cfg, r->c->listener)), s->nodes[i].ports[r->c->listener],
+                KP_STR_NULL};
     if (q->include_cluster_authorized_operations)
         resp->cluster_authorized_operations = authz_operations(s, r->c, IAM_RES_CLUSTER, "", 0);
     req_respond(r, resp);

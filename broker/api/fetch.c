@@ -91,6 +91,7 @@ static int16_t fetch_partition(srv *s, req *r, topic *t, const kp_fetch_partitio
         /* the response references the collected batches (no copy); the request, then the write, owns them */
         out->records = (kp_bytes){(const char *)c.w.buf, (int32_t)c.w.len};
         req_adopt(r, c.w.buf);
+        t->bytes_out += c.w.len;
         *total_left -= (int64_t)c.w.len;
         *returned_any = true;
     } else {
@@ -164,6 +165,7 @@ static void charge_egress(srv *s, req *r, kp_fetch_response *resp) {
                     if (th > throttle) throttle = th;
                 } else {
                     quota_unfetched(s, p, pd->records.len);
+                    t->bytes_out -= (uint64_t)pd->records.len;
                     pd->records = (kp_bytes){"", 0};
                 }
             }

@@ -37,9 +37,18 @@ static void describe_topic(srv *s, req *r, const kp_metadata_request *q, topic *
         mp->leader_id = s->nodes[p->leader].id;
         mp->leader_epoch = p->leader_epoch;
         REQ_ARR(r, mp->replica_nodes, rf);
-        for (int32_t k = 0; k < rf; k++) mp->replica_nodes.v[k] = s->nodes[(p->leader + k) % s->nnodes].id;
-        mp->isr_nodes.a = mp->replica_nodes.a;
-        mp->offline_replicas.n = 0;
+        REQ_ARR(r, mp->isr_nodes, rf);
+        REQ_ARR(r, mp->offline_replicas, rf);
+        mp->isr_nodes.n = mp->offline_replicas.n = 0;
+        for (int32_t k = 0; k < rf; k++) {
+            const node *n = &s->nodes[(p->leader + k) % s->nnodes];
+            mp->replica_nodes.v[k] = n->id;
+            /* a broker taken down (admin API) is out of sync and offline, as Kafka reports it */
+            if (n->down)
+                mp->offline_replicas.v[mp->offline_replicas.n++] = n->id;
+            else
+                mp->isr_nodes.v[mp->isr_nodes.n++] = n->id;
+        }
     }
 }
 
@@ -49,12 +58,15 @@ void api_metadata(srv *s, req *r) {
     int16_t ver = r->hdr.api_version;
 
     REQ_ARR(r, resp->brokers, s->nnodes);
+    resp->brokers.n = 0;
     for (int i = 0; i < s->nnodes; i++)
-        resp->brokers.v[i] = (kp_metadata_response_broker){s->nodes[i].id, kp_str_c(lsn_host(s->cfg, r->c->listener)),
-                                                           s->nodes[i].ports[r->c->listener], KP_STR_NULL};
+        if (!s->nodes[i].down) /* a broker down is not registered, so Kafka does not list it */
+            resp->brokers.v[resp->brokers.n++] = (kp_metadata_response_broker){
+                s->nodes[i].id, kp_str_c(lsn_host(s->cfg, r->c->listener)), s->nodes[i].ports[r->c->listener],
+                KP_STR_NULL};
     resp->cluster_id = kp_str_c(s->cfg->cluster_id);
     /* admin clients send CreateTopics and friends to this node: MSK Serverless names one (controller.visibility) */
-    resp->controller_id = s->cfg->controller_visibility == CONTROLLER_NONE ? -1 : s->nodes[0].id;
+    resp->controller_id = s->cfg->controller_visibility == CONTROLLER_NONE ? -1 : s->nodes[srv_controller(s)].id;
     if (q->include_cluster_authorized_operations)
         resp->cluster_authorized_operations = authz_operations(s, r->c, IAM_RES_CLUSTER, "", 0);
 

@@ -31,7 +31,11 @@ int grp_coordinator_for(const srv *s, const char *id, size_t len) {
     /* FNV-1a: stable across restarts, so a group keeps its coordinator */
     uint32_t h = 2166136261u;
     for (size_t i = 0; i < len; i++) h = (h ^ (uint8_t)id[i]) * 16777619u;
-    return (int)(h % (uint32_t)s->nnodes);
+    int home = (int)(h % (uint32_t)s->nnodes);
+    /* a broker taken down (admin API) hands its groups to the next one up, as a coordinator failover */
+    for (int k = 0; k < s->nnodes; k++)
+        if (!s->nodes[(home + k) % s->nnodes].down) return (home + k) % s->nnodes;
+    return home;
 }
 
 group *grp_find(srv *s, const char *id, size_t len) {
@@ -292,6 +296,7 @@ static void prepare_rebalance(srv *s, group *g, const char *reason) {
     g->join_deadline_ms = now + rto;
     for (member *m = g->members; m; m = m->next) m->joined = m->join != NULL;
     set_state(g, GS_PREPARING);
+    s->metrics.rebalances++;
     log_info("group %s: preparing rebalance (generation %d, %d members): %s", g->id, g->generation, g->nmembers,
              reason);
 }
@@ -385,6 +390,7 @@ static void complete_join(srv *s, group *g) {
             }
     }
     g->generation++;
+    s->metrics.generations++;
     g->join_deadline_ms = 0;
     free(g->protocol_name);
     g->protocol_name = NULL;

@@ -87,6 +87,8 @@ static void on_client_close(uv_handle_t *hd) {
         h->clients = c->next;
     if (c->next) c->next->prev = c->prev;
     h->nclients--;
+    /* the sweep runs only while a client is connected: an idle broker is not woken 4 times a second */
+    if (!h->nclients && !h->closed) uv_timer_stop(&h->sweep);
     free(c->out);
     free(c->body);
     free(c);
@@ -441,6 +443,8 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b) {
     }
 }
 
+static void on_sweep(uv_timer_t *t);
+
 static void on_connection(uv_stream_t *server, int status) {
     http_server *h = server->data;
     if (status < 0) {
@@ -473,6 +477,7 @@ static void on_connection(uv_stream_t *server, int status) {
     http_parser_init(&c->parser, HTTP_REQUEST);
     c->parser.data = c;
     c->deadline_ms = clk_mono_ms() + h->opts.timeout_ms;
+    if (!uv_is_active((uv_handle_t *)&h->sweep)) uv_timer_start(&h->sweep, on_sweep, SWEEP_MS, SWEEP_MS);
     if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) != 0) client_close(c);
 }
 
@@ -540,8 +545,7 @@ int http_start(uv_loop_t *loop, const char *bind_address, int port, const http_o
     if (uv_tcp_getsockname(&h->listener, (struct sockaddr *)&bound, &blen) == 0)
         h->port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
                                                     : ((struct sockaddr_in *)&bound)->sin_port);
-    uv_timer_start(&h->sweep, on_sweep, SWEEP_MS, SWEEP_MS);
-    uv_unref((uv_handle_t *)&h->sweep);
+    uv_unref((uv_handle_t *)&h->sweep); /* started by the first client (on_connection) */
     *out = h;
     return 0;
 }

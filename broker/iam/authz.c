@@ -136,25 +136,25 @@ static void apply_pending(uv_timer_t *t) {
              note);
 }
 
-int authz_reload(srv *s) {
+int authz_reload(srv *s, const char *who, char *err, size_t n) {
     struct authz *a = s->authz;
     const config *cfg = s->cfg;
     if (!*cfg->iam_identities_file) {
-        log_warn("iam: SIGHUP: no iam.identities.file to reload");
+        snprintf(err, n, "no iam.identities.file to reload");
+        log_warn("iam: %s: %s", who, err);
         return -1;
     }
     iam_store_settings set = {cfg->iam_identities_file, cfg->iam_credentials_rotation_interval_ms,
                               cfg->iam_credentials_lifetime_ms, cfg->iam_credentials_new_session_name,
                               cfg->iam_authorization_default};
     iam_store *fresh = NULL;
-    char err[1024];
-    if (iam_store_open(&fresh, &set, clk_now_ms(), err, sizeof err) != 0) {
-        log_warn("iam: SIGHUP: reload refused, the current policies stay: %s", err);
+    if (iam_store_open(&fresh, &set, clk_now_ms(), err, n) != 0) {
+        log_warn("iam: %s: reload refused, the current policies stay: %s", who, err);
         return -1;
     }
     iam_store_free(a->pending); /* a newer reload replaces one still waiting */
     a->pending = fresh;
-    log_info("iam: SIGHUP: policies read from %s; they apply in %lld ms (iam.policy.propagation.ms)",
+    log_info("iam: %s: policies read from %s; they apply in %lld ms (iam.policy.propagation.ms)", who,
              cfg->iam_identities_file, (long long)cfg->iam_policy_propagation_ms);
     uv_timer_start(&a->apply, apply_pending, (uint64_t)cfg->iam_policy_propagation_ms, 0);
     return 0;

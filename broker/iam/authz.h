@@ -42,11 +42,12 @@ int authz_init(srv *s, char *err, size_t n);
 void authz_close(srv *s); /* handles, before the loop ends */
 void authz_free(srv *s);
 /*
- * SIGHUP: read iam.identities.file again; its policies replace the current ones after
- * iam.policy.propagation.ms, and every connection decides afresh. A file that does not load
- * changes nothing (logged). Returns 0, or -1 when the file was refused.
+ * SIGHUP or the admin API (who names which, for the log): read iam.identities.file again; its
+ * policies replace the current ones after iam.policy.propagation.ms, and every connection
+ * decides afresh. A file that does not load changes nothing (logged). Returns 0, or -1 with the
+ * reason in err when the file was refused.
  */
-int authz_reload(srv *s);
+int authz_reload(srv *s, const char *who, char *err, size_t n);
 const char *authz_cluster_arn(const srv *s);
 
 /*

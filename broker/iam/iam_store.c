@@ -616,6 +616,34 @@ int iam_store_rotate_due(iam_store *st, int64_t now_ms) {
     return rotated;
 }
 
+int iam_store_rotate_role(iam_store *st, const char *role, int64_t now_ms) {
+    role_rec *r = find_role(st, role);
+    if (!r) return -1;
+    r->rotations++; /* before issue: the n-th rotation's session name counts it */
+    cred_rec *c = issue(st, r, now_ms);
+    if (!c) {
+        r->rotations--;
+        return -1;
+    }
+    r->current->pub.superseded_ms = now_ms;
+    r->current = c;
+    /* the schedule starts again from now, as a credentials provider's refresh would */
+    if (st->interval_ms > 0) r->next_rotation_ms = now_ms + st->interval_ms;
+    return 0;
+}
+
+const iam_cred *iam_store_expire(iam_store *st, const char *access_key_id, int64_t now_ms, bool *rotated) {
+    *rotated = false;
+    cred_rec *c = find(st, access_key_id);
+    if (!c) return NULL;
+    c->pub.expiry_ms = now_ms;
+    /* a role's current credentials that expired are replaced, as STS would issue new ones */
+    if (c->role && c->role->current == c && iam_store_rotate_role(st, c->role->name, now_ms) == 0) *rotated = true;
+    return &c->pub;
+}
+
+const iam_cred *iam_store_at(const iam_store *st, size_t i) { return st && i < st->ncreds ? &st->creds[i]->pub : NULL; }
+
 int64_t iam_store_next_rotation(const iam_store *st) {
     int64_t next = -1;
     for (size_t i = 0; st && i < st->nroles; i++) {

@@ -116,6 +116,19 @@ const iam_cred *iam_store_current(const iam_store *st, const char *role);
  * and logs each rotation.
  */
 int iam_store_rotate_due(iam_store *st, int64_t now_ms);
+/*
+ * Rotate one role now (the admin API's "rotate now"): new credentials, the old ones superseded
+ * at now_ms, the next scheduled rotation an interval from now. -1: no such role, or no memory.
+ */
+int iam_store_rotate_role(iam_store *st, const char *role, int64_t now_ms);
+/*
+ * Expire a credential (current or superseded, role or long-term key) at now_ms. A role's current
+ * credentials are then rotated (*rotated), so the credentials endpoint serves valid ones again.
+ * NULL when the key is unknown.
+ */
+const iam_cred *iam_store_expire(iam_store *st, const char *access_key_id, int64_t now_ms, bool *rotated);
+/* The i-th known credential (i < iam_store_count), for listings. */
+const iam_cred *iam_store_at(const iam_store *st, size_t i);
 /* When the next rotation is due (ms, wall clock), or -1. */
 int64_t iam_store_next_rotation(const iam_store *st);
 

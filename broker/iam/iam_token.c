@@ -582,32 +582,39 @@ static bool secret_equal(const char *a, const char *b) {
     return strlen(b) == n && CRYPTO_memcmp(a, b, n) == 0;
 }
 
+/* A refusal by check c of iam_verify: kept in out for the caller's counters, explained in reason. */
+#define REFUSE(c, r, ...) (out->refused_by = (c), fail((r), reason, cap, __VA_ARGS__))
+
 iam_result iam_verify(const iam_token *tok, const iam_verifier *v, int64_t now_ms, iam_verified *out, char *reason,
                       size_t cap) {
     if (!tok->access_key_id || !tok->host || !tok->signature || !v->region || !v->lookup)
-        return fail(IAM_INTERNAL_ERROR, reason, cap, "token not parsed or verifier not configured");
+        return REFUSE(IAM_CHECK_INTERNAL, IAM_INTERNAL_ERROR, "token not parsed or verifier not configured");
     if (strcmp(tok->region, v->region))
-        return fail(IAM_ACCESS_DENIED, reason, cap, "credential scope region '%s' is not the configured region '%s'",
-                    iam_quote(tok->region).s, v->region);
+        return REFUSE(IAM_CHECK_REGION, IAM_ACCESS_DENIED,
+                      "credential scope region '%s' is not the configured region '%s'", iam_quote(tok->region).s,
+                      v->region);
     if (!host_allowed(v, tok->host))
-        return fail(IAM_ACCESS_DENIED, reason, cap, "signed host '%s' is not an allowed host", iam_quote(tok->host).s);
+        return REFUSE(IAM_CHECK_HOST, IAM_ACCESS_DENIED, "signed host '%s' is not an allowed host",
+                      iam_quote(tok->host).s);
 
     iam_credential cred = {.expiry_ms = -1};
     if (v->lookup(v->lookup_ctx, tok->access_key_id, &cred) != 0)
-        return fail(IAM_ACCESS_DENIED, reason, cap, "unknown access key '%s'", iam_quote(tok->access_key_id).s);
+        return REFUSE(IAM_CHECK_UNKNOWN_KEY, IAM_ACCESS_DENIED, "unknown access key '%s'",
+                      iam_quote(tok->access_key_id).s);
     if (!cred.secret_access_key || !cred.principal_arn)
-        return fail(IAM_INTERNAL_ERROR, reason, cap, "credential of access key '%s' has no secret or principal",
-                    iam_quote(tok->access_key_id).s);
+        return REFUSE(IAM_CHECK_INTERNAL, IAM_INTERNAL_ERROR, "credential of access key '%s' has no secret or principal",
+                      iam_quote(tok->access_key_id).s);
     if (cred.session_token && !tok->session_token)
-        return fail(IAM_ACCESS_DENIED, reason, cap,
-                    "missing X-Amz-Security-Token: access key '%s' is a temporary credential",
-                    iam_quote(tok->access_key_id).s);
+        return REFUSE(IAM_CHECK_SESSION_TOKEN, IAM_ACCESS_DENIED,
+                      "missing X-Amz-Security-Token: access key '%s' is a temporary credential",
+                      iam_quote(tok->access_key_id).s);
     if (!cred.session_token && tok->session_token)
-        return fail(IAM_ACCESS_DENIED, reason, cap, "X-Amz-Security-Token sent for the long-term access key '%s'",
-                    iam_quote(tok->access_key_id).s);
+        return REFUSE(IAM_CHECK_SESSION_TOKEN, IAM_ACCESS_DENIED,
+                      "X-Amz-Security-Token sent for the long-term access key '%s'", iam_quote(tok->access_key_id).s);
     if (cred.session_token && !secret_equal(cred.session_token, tok->session_token))
-        return fail(IAM_ACCESS_DENIED, reason, cap,
-                    "X-Amz-Security-Token is not the session token of access key '%s'", iam_quote(tok->access_key_id).s);
+        return REFUSE(IAM_CHECK_SESSION_TOKEN, IAM_ACCESS_DENIED,
+                      "X-Amz-Security-Token is not the session token of access key '%s'",
+                      iam_quote(tok->access_key_id).s);
 
     sigv4_presign p = {.host = tok->host,
                        .params = tok->params,
@@ -617,32 +624,36 @@ iam_result iam_verify(const iam_token *tok, const iam_verifier *v, int64_t now_m
                        .service = tok->service};
     char sig[SIGV4_HEX_LEN + 1];
     if (sigv4_presign_signature(&p, cred.secret_access_key, NULL, sig))
-        return fail(IAM_INTERNAL_ERROR, reason, cap, "could not compute the signature for access key '%s'",
-                    iam_quote(tok->access_key_id).s);
+        return REFUSE(IAM_CHECK_INTERNAL, IAM_INTERNAL_ERROR, "could not compute the signature for access key '%s'",
+                      iam_quote(tok->access_key_id).s);
     bool match = sigv4_hex_equal(sig, tok->signature);
     OPENSSL_cleanse(sig, sizeof sig);
     if (!match)
-        return fail(IAM_ACCESS_DENIED, reason, cap, "signature does not match (access key %s)",
-                    iam_quote(tok->access_key_id).s);
+        return REFUSE(IAM_CHECK_SIGNATURE, IAM_ACCESS_DENIED, "signature does not match (access key %s)",
+                      iam_quote(tok->access_key_id).s);
 
     int64_t token_expiry = tok->date_ms + tok->expires_s * 1000;
     if (now_ms >= token_expiry)
-        return fail(IAM_ACCESS_DENIED, reason, cap, "token expired at %s, now %s", t(token_expiry).s, t(now_ms).s);
+        return REFUSE(IAM_CHECK_TOKEN_EXPIRED, IAM_ACCESS_DENIED, "token expired at %s, now %s", t(token_expiry).s,
+                      t(now_ms).s);
     int64_t skew = v->max_skew_ms < 0 ? 0 : v->max_skew_ms;
     if (tok->date_ms > now_ms && tok->date_ms - now_ms > skew)
-        return fail(IAM_ACCESS_DENIED, reason, cap, "X-Amz-Date %s is more than %lld ms in the future, now %s",
-                    t(tok->date_ms).s, (long long)skew, t(now_ms).s);
+        return REFUSE(IAM_CHECK_FUTURE_DATE, IAM_ACCESS_DENIED, "X-Amz-Date %s is more than %lld ms in the future, now %s",
+                      t(tok->date_ms).s, (long long)skew, t(now_ms).s);
     if (cred.expiry_ms >= 0 && now_ms >= cred.expiry_ms)
-        return fail(IAM_ACCESS_DENIED, reason, cap, "credentials of access key '%s' expired at %s, now %s",
-                    iam_quote(tok->access_key_id).s, t(cred.expiry_ms).s, t(now_ms).s);
+        return REFUSE(IAM_CHECK_CREDENTIALS_EXPIRED, IAM_ACCESS_DENIED,
+                      "credentials of access key '%s' expired at %s, now %s", iam_quote(tok->access_key_id).s,
+                      t(cred.expiry_ms).s, t(now_ms).s);
 
     size_t al = strlen(cred.principal_arn);
     if (al > IAM_MAX_ARN)
-        return fail(IAM_INTERNAL_ERROR, reason, cap, "principal ARN of access key '%s' is longer than %d",
-                    iam_quote(tok->access_key_id).s, IAM_MAX_ARN);
+        return REFUSE(IAM_CHECK_INTERNAL, IAM_INTERNAL_ERROR, "principal ARN of access key '%s' is longer than %d",
+                      iam_quote(tok->access_key_id).s, IAM_MAX_ARN);
+    out->refused_by = IAM_CHECK_NONE;
     memcpy(out->principal_arn, cred.principal_arn, al + 1);
     out->token_expiry_ms = token_expiry;
     out->credential_expiry_ms = cred.expiry_ms >= 0 ? cred.expiry_ms : -1;
     if (reason && cap) reason[0] = '\0';
     return IAM_OK;
 }
+#undef REFUSE

@@ -92,12 +92,29 @@ typedef struct {
     void *lookup_ctx;
 } iam_verifier;
 
+/* Which check of iam_verify refused a token: a small fixed set, for counting refusals by kind
+ * (the reason text says the same with the values). */
+typedef enum {
+    IAM_CHECK_NONE,                /* not refused */
+    IAM_CHECK_REGION,
+    IAM_CHECK_HOST,
+    IAM_CHECK_UNKNOWN_KEY,
+    IAM_CHECK_SESSION_TOKEN,       /* missing, unexpected or not the credential's */
+    IAM_CHECK_SIGNATURE,
+    IAM_CHECK_TOKEN_EXPIRED,
+    IAM_CHECK_FUTURE_DATE,         /* X-Amz-Date beyond the allowed skew */
+    IAM_CHECK_CREDENTIALS_EXPIRED,
+    IAM_CHECK_INTERNAL,
+} iam_check;
+
 /* What a successful verification yields; the caller derives the KIP-368 session lifetime
- * from min(token_expiry_ms, credential_expiry_ms if >= 0) - now. */
+ * from min(token_expiry_ms, credential_expiry_ms if >= 0) - now. On a refusal only
+ * refused_by is set. */
 typedef struct {
     char principal_arn[IAM_MAX_ARN + 1];
     int64_t token_expiry_ms;       /* X-Amz-Date + X-Amz-Expires */
     int64_t credential_expiry_ms;  /* -1 when the credential does not expire */
+    iam_check refused_by;
 } iam_verified;
 
 /* A SASL/OAUTHBEARER client-first message (RFC 7628 §3.1, as Apache Kafka's broker parses it):

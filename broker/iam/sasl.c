@@ -16,6 +16,8 @@
 #include "net/tls.h"
 
 enum { MECH_NONE = -1, MECH_AWS_MSK_IAM = 0, MECH_OAUTHBEARER = 1 };
+_Static_assert((int)MECH_AWS_MSK_IAM == (int)MX_MECH_AWS_MSK_IAM && (int)MECH_OAUTHBEARER == (int)MX_MECH_OAUTHBEARER,
+               "the metrics count mechanisms by these numbers");
 static const char *const mech_names[] = {"AWS_MSK_IAM", "OAUTHBEARER"};
 
 typedef struct sasl_ctx {
@@ -69,28 +71,66 @@ static void arm_rotation(srv *s) {
     uv_timer_start(&s->sasl->rotation, on_rotation, wait > 0 ? (uint64_t)wait : 0, 0);
 }
 
-static void on_rotation(uv_timer_t *t) {
-    srv *s = t->data;
-    int n = iam_store_rotate_due(s->sasl->iam, clk_now_ms());
-    if (n && s->cfg->iam_token_invalidation == IAM_INVALIDATE_ROTATION) {
-        /* sessions signed with what was just superseded end at their next request */
-        int64_t now = clk_now_ms();
-        for (conn *c = s->conns; c; c = c->next) {
-            if (c->sasl_state != SASL_AUTHENTICATED || !c->access_key_id) continue;
-            const iam_cred *cr = iam_store_lookup(s->sasl->iam, c->access_key_id);
-            if (cr && cr->superseded_ms >= 0 && (!c->session_expiry_ms || c->session_expiry_ms > now)) {
-                c->session_expiry_ms = now;
-                log_info("conn=%llu principal=%s: credentials %s superseded by rotation; the session ends at the next "
-                         "request (iam.token.invalidation=rotation)",
-                         (unsigned long long)c->id, c->principal, c->access_key_id);
-            }
+static const char *invalidation_name(const srv *s) {
+    return s->cfg->iam_token_invalidation == IAM_INVALIDATE_ROTATION      ? "rotation"
+           : s->cfg->iam_token_invalidation == IAM_INVALIDATE_TOKEN_EXPIRY ? "token-expiry"
+                                                                            : "credential-expiry";
+}
+
+/* Ends at their next request the sessions whose credentials match ended(cred); returns how many. */
+static int end_sessions(srv *s, bool (*ended)(const iam_cred *cr, int64_t now), const char *why) {
+    int64_t now = clk_now_ms();
+    int n = 0;
+    for (conn *c = s->conns; c; c = c->next) {
+        if (c->sasl_state != SASL_AUTHENTICATED || !c->access_key_id) continue;
+        const iam_cred *cr = iam_store_lookup(s->sasl->iam, c->access_key_id);
+        if (cr && ended(cr, now) && (!c->session_expiry_ms || c->session_expiry_ms > now)) {
+            c->session_expiry_ms = now;
+            n++;
+            log_info("conn=%llu principal=%s: credentials %s %s; the session ends at the next request",
+                     (unsigned long long)c->id, c->principal, c->access_key_id, why);
         }
     }
-    if (n) log_info("iam: rotated the credentials of %d role(s) (iam.token.invalidation=%s)", n,
-                    s->cfg->iam_token_invalidation == IAM_INVALIDATE_ROTATION ? "rotation"
-                    : s->cfg->iam_token_invalidation == IAM_INVALIDATE_TOKEN_EXPIRY ? "token-expiry"
-                                                                                     : "credential-expiry");
+    return n;
+}
+
+static bool superseded(const iam_cred *cr, int64_t now) { return cr->superseded_ms >= 0 && cr->superseded_ms <= now; }
+static bool expired(const iam_cred *cr, int64_t now) { return cr->expiry_ms >= 0 && cr->expiry_ms <= now; }
+
+/* After rotations: under iam.token.invalidation=rotation, sessions signed with what was superseded end. */
+static void after_rotation(srv *s, int n) {
+    if (!n) return;
+    if (s->cfg->iam_token_invalidation == IAM_INVALIDATE_ROTATION)
+        end_sessions(s, superseded, "superseded by rotation (iam.token.invalidation=rotation)");
+    log_info("iam: rotated the credentials of %d role(s) (iam.token.invalidation=%s)", n, invalidation_name(s));
+}
+
+static void on_rotation(uv_timer_t *t) {
+    srv *s = t->data;
+    after_rotation(s, iam_store_rotate_due(s->sasl->iam, clk_now_ms()));
     arm_rotation(s);
+}
+
+int sasl_rotate_role(srv *s, const char *role) {
+    if (!s->sasl || iam_store_rotate_role(s->sasl->iam, role, clk_now_ms()) != 0) return -1;
+    log_info("iam: role %s rotated now (admin API)", role);
+    after_rotation(s, 1);
+    arm_rotation(s);
+    return 0;
+}
+
+int sasl_expire_credential(srv *s, const char *access_key_id, bool *rotated) {
+    *rotated = false;
+    if (!s->sasl || !iam_store_expire(s->sasl->iam, access_key_id, clk_now_ms(), rotated)) return -1;
+    log_info("iam: credentials %s expired now (admin API)%s", access_key_id,
+             *rotated ? "; their role got new ones" : "");
+    /* under token-expiry only a token's own expiry counts: its sessions run on */
+    int n = s->cfg->iam_token_invalidation == IAM_INVALIDATE_TOKEN_EXPIRY ? 0 : end_sessions(s, expired, "expired");
+    if (*rotated) {
+        after_rotation(s, 1);
+        arm_rotation(s);
+    }
+    return n;
 }
 
 int sasl_init(srv *s, char *err, size_t n) {
@@ -319,6 +359,24 @@ static bool take_connect_token(srv *s) {
     return true;
 }
 
+/* The metrics' label for a refusal by iam_verify. */
+static mx_sasl_reason verify_refusal(iam_check check, bool superseded) {
+    switch (check) {
+    case IAM_CHECK_REGION: return MX_SASL_REGION;
+    case IAM_CHECK_HOST: return MX_SASL_HOST;
+    case IAM_CHECK_UNKNOWN_KEY: return MX_SASL_UNKNOWN_KEY;
+    case IAM_CHECK_SESSION_TOKEN: return MX_SASL_SESSION_TOKEN;
+    case IAM_CHECK_SIGNATURE: return MX_SASL_SIGNATURE;
+    case IAM_CHECK_TOKEN_EXPIRED: return MX_SASL_TOKEN_EXPIRED;
+    case IAM_CHECK_FUTURE_DATE: return MX_SASL_FUTURE_DATE;
+    /* under iam.token.invalidation=rotation the lookup dates the expiry to the rotation */
+    case IAM_CHECK_CREDENTIALS_EXPIRED: return superseded ? MX_SASL_CREDENTIALS_SUPERSEDED : MX_SASL_CREDENTIALS_EXPIRED;
+    case IAM_CHECK_NONE:
+    case IAM_CHECK_INTERNAL: break;
+    }
+    return MX_SASL_INTERNAL;
+}
+
 static void authenticate(srv *s, req *r, const uint8_t *bytes, size_t len, auth_outcome *o) {
     conn *c = r->c;
     sasl_ctx *x = s->sasl;
@@ -327,10 +385,12 @@ static void authenticate(srv *s, req *r, const uint8_t *bytes, size_t len, auth_
     bool reauth = c->sasl_state == SASL_AUTHENTICATED;
     char reason[IAM_REASON_MAX];
     const char *msk = NULL;
+    mx_sasl_reason why = MX_SASL_OK;
     iam_token tok;
     memset(&tok, 0, sizeof tok);
     if (!reauth && !take_connect_token(s)) {
         msk = "Too many connects";
+        why = MX_SASL_TOO_MANY_CONNECTS;
         snprintf(reason, sizeof reason, "more than iam.max.connects.per.second=%lld new authentications per second",
                  (long long)s->cfg->iam_max_connects_per_second);
     } else {
@@ -339,6 +399,7 @@ static void authenticate(srv *s, req *r, const uint8_t *bytes, size_t len, auth_
                              : iam_parse_aws_msk_iam(bytes, len, &tok, reason, sizeof reason);
         iam_verified v;
         lookup_ctx lc = {s, false, NULL};
+        if (res != IAM_OK) why = res == IAM_INVALID_PAYLOAD ? MX_SASL_INVALID_PAYLOAD : MX_SASL_INTERNAL;
         if (res == IAM_OK) {
             iam_verifier ver = {s->cfg->iam_region,
                                 (const char *const *)(c->sasl_mechanism == MECH_OAUTHBEARER ? x->oauth_hosts
@@ -346,6 +407,9 @@ static void authenticate(srv *s, req *r, const uint8_t *bytes, size_t len, auth_
                                 c->sasl_mechanism == MECH_OAUTHBEARER ? x->n_oauth_hosts : x->n_broker_hosts,
                                 s->cfg->iam_clock_skew_ms, lookup, &lc};
             res = iam_verify(&tok, &ver, clk_now_ms(), &v, reason, sizeof reason);
+            if (res != IAM_OK)
+                why = verify_refusal(v.refused_by,
+                                     lc.superseded && s->cfg->iam_token_invalidation == IAM_INVALIDATE_ROTATION);
             if (res != IAM_OK && lc.superseded && s->cfg->iam_token_invalidation == IAM_INVALIDATE_ROTATION) {
                 size_t l = strlen(reason);
                 snprintf(reason + l, sizeof reason - l, " (credentials superseded by rotation; iam.token.invalidation=rotation)");
@@ -365,19 +429,23 @@ static void authenticate(srv *s, req *r, const uint8_t *bytes, size_t len, auth_
             snprintf(o->access_key_id, sizeof o->access_key_id, "%s", tok.access_key_id);
             if (end != INT64_MAX && life <= 0) {
                 msk = "Access denied";
+                why = MX_SASL_SESSION_EXPIRED;
                 snprintf(reason, sizeof reason, "the session would already be over (credentials or token expired)");
             } else if (end != INT64_MAX && life < s->cfg->iam_session_min_ms) {
                 msk = "Session too short";
+                why = MX_SASL_SESSION_TOO_SHORT;
                 snprintf(reason, sizeof reason, "session lifetime %lld ms is below iam.session.min.ms=%lld",
                          (long long)life, (long long)s->cfg->iam_session_min_ms);
             } else if (!authz_connect(s, lc.policy, reason, sizeof reason)) {
                 msk = "Access denied"; /* MSK's answer when the policy lacks kafka-cluster:Connect */
+                why = MX_SASL_NOT_AUTHORIZED;
             } else if (reauth && c->principal && strcmp(c->principal, o->principal) != 0) {
                 /* Apache Kafka's own message, without MSK's request-id prefix */
                 snprintf(o->message, sizeof o->message, "Cannot change principals during re-authentication from %s: %s",
                          c->principal, o->principal);
                 log_warn("conn=%llu client=%s api=SaslAuthenticate refused error=SASL_AUTHENTICATION_FAILED(58): %s",
                          (unsigned long long)c->id, conn_client_id(c), o->message);
+                metrics_sasl(s, c->sasl_mechanism, reauth, MX_SASL_PRINCIPAL_CHANGED);
                 iam_token_free(&tok);
                 return;
             } else {
@@ -394,8 +462,10 @@ static void authenticate(srv *s, req *r, const uint8_t *bytes, size_t len, auth_
                  (unsigned long long)c->id, conn_client_id(c),
                  o->principal[0] ? o->principal : c->principal ? c->principal : "ANONYMOUS", /* verified, then refused */
                  mech_names[c->sasl_mechanism], o->request_id, msk, reason);
+        metrics_sasl(s, c->sasl_mechanism, reauth, why);
         return;
     }
+    metrics_sasl(s, c->sasl_mechanism, reauth, MX_SASL_OK);
     free(c->principal);
     c->principal = strdup(o->principal);
     free(c->access_key_id);

@@ -30,6 +30,14 @@ void sasl_free(srv *s);  /* memory, after the loop ended */
 struct iam_store *sasl_identities(srv *s);
 /* The credentials endpoint's bound port (the OS's pick under ports.auto); 0: off. */
 int sasl_credentials_port(const srv *s);
+/*
+ * The admin API's IAM events. Rotate a role's credentials now (-1: no such role), with what a
+ * scheduled rotation does to sessions (iam.token.invalidation). Expire a credential now: the
+ * sessions it signed end at their next request (not under token-expiry); a role's current
+ * credentials are replaced (*rotated). Returns the sessions ended, -1 for an unknown key.
+ */
+int sasl_rotate_role(srv *s, const char *role);
+int sasl_expire_credential(srv *s, const char *access_key_id, bool *rotated);
 
 /* Whether the request may go on to its handler; false closes the connection (the reason is logged). */
 bool sasl_gate(srv *s, req *r, int16_t key);

@@ -112,8 +112,11 @@ void net_close(conn *c, const char *why) {
         c->mute_timer = NULL;
     }
     /* a parked request may be registered elsewhere (fetch waiters): let it go */
-    for (req *r = c->head; r; r = r->next)
+    int64_t now_us = clk_mono_us();
+    for (req *r = c->head; r; r = r->next) {
         if (r->state == REQ_PARKED) req_cancel_park(s, r);
+        metrics_request_closed(s, r, now_us); /* started and never answered */
+    }
     if (c->in_commit_list) {
         for (conn **pp = &commit_list; *pp; pp = &(*pp)->commit_next)
             if (*pp == c) {
@@ -220,6 +223,7 @@ static void flush_ready(conn *c) {
     int n = 0, nspans = 0, nowned = 0;
     for (req *r = c->head; r && r != c->next_start; r = r->next) {
         if (r->state == REQ_WAIT_COMMIT && seq > r->commit_seq) r->state = REQ_READY;
+        if (r->state == REQ_READY && r->dropped) r->state = REQ_SILENT; /* a fault rule's drop (req_fault.c) */
         if (r->state != REQ_READY && r->state != REQ_SILENT) break;
         n++;
         if (r->state == REQ_READY) {
@@ -228,6 +232,7 @@ static void flush_ready(conn *c) {
         }
     }
     if (!n) return;
+    int64_t now_us = clk_mono_us();
     write_ctx *wc = malloc(sizeof(*wc) + sizeof(uint8_t *) * (size_t)(nowned ? nowned : 1));
     uv_buf_t *bufs = malloc(sizeof(uv_buf_t) * (size_t)(nspans ? nspans : 1));
     kp_span *spans = malloc(sizeof(kp_span) * (size_t)(nspans ? nspans : 1));
@@ -249,6 +254,7 @@ static void flush_ready(conn *c) {
             for (int j = 0; j < r->nadopted; j++) wc->bufs[wc->n++] = r->adopted[j];
             r->nadopted = 0;
         }
+        metrics_request_done(c->s, r, now_us);
         req_free(r);
     }
     free(spans);
@@ -731,6 +737,7 @@ static void accept_conn(listener *l) {
     c->id = ++s->next_conn_id;
     c->node = l->node;
     c->listener = l->kind;
+    s->metrics.conns_opened[l->kind]++;
     if (lsn_tls(l->kind)) {
         c->tls = tls_conn_new(s->tls);
         if (!c->tls) abort();
@@ -755,33 +762,83 @@ static int bound_port(uv_tcp_t *tcp, int32_t *port) {
     return rc;
 }
 
-int net_listen(srv *s, char *err, size_t errlen) {
+/* Bind and listen node i's listener of kind k (its port, or a free one under ports.auto the first time). */
+static int listen_one(srv *s, int i, int k, char *err, size_t errlen) {
     const char *host = s->cfg->bind_address;
-    for (int i = 0; i < s->nnodes; i++) {
-        node *n = &s->nodes[i];
-        for (int k = 0; k < LSN_COUNT; k++) {
-            if (!n->ports[k]) continue;
-            listener *l = &n->lsn[k];
-            struct sockaddr_storage addr;
-            int want = s->cfg->ports_auto ? 0 : n->ports[k];
-            int rc = strchr(host, ':') ? uv_ip6_addr(host, want, (struct sockaddr_in6 *)&addr)
-                                       : uv_ip4_addr(host, want, (struct sockaddr_in *)&addr);
-            if (rc == 0) {
-                uv_tcp_init(s->loop, &l->tcp);
-                l->tcp.data = l;
-                l->s = s;
-                l->node = i;
-                l->kind = (listener_kind)k;
-                rc = uv_tcp_bind(&l->tcp, (struct sockaddr *)&addr, 0);
-                if (rc == 0) rc = uv_listen((uv_stream_t *)&l->tcp, 1024, on_connection);
-                if (rc == 0 && want == 0) rc = bound_port(&l->tcp, &n->ports[k]);
-            }
-            if (rc != 0) {
-                snprintf(err, errlen, "cannot listen on %s:%d (%s listener of node %d): %s", host, n->ports[k],
-                         lsn_name((listener_kind)k), n->id, uv_strerror(rc));
-                return -1;
-            }
+    node *n = &s->nodes[i];
+    listener *l = &n->lsn[k];
+    struct sockaddr_storage addr;
+    /* once bound, a listener keeps its port: Metadata advertised it (a broker brought back up) */
+    int want = s->cfg->ports_auto && !l->s ? 0 : n->ports[k];
+    int rc = strchr(host, ':') ? uv_ip6_addr(host, want, (struct sockaddr_in6 *)&addr)
+                               : uv_ip4_addr(host, want, (struct sockaddr_in *)&addr);
+    if (rc == 0) {
+        uv_tcp_init(s->loop, &l->tcp);
+        l->tcp.data = l;
+        l->s = s;
+        l->node = i;
+        l->kind = (listener_kind)k;
+        l->held = false;
+        rc = uv_tcp_bind(&l->tcp, (struct sockaddr *)&addr, 0);
+        if (rc == 0) rc = uv_listen((uv_stream_t *)&l->tcp, 1024, on_connection);
+        if (rc == 0 && want == 0) rc = bound_port(&l->tcp, &n->ports[k]);
+        if (rc != 0) uv_close((uv_handle_t *)&l->tcp, NULL);
+    }
+    if (rc != 0)
+        snprintf(err, errlen, "cannot listen on %s:%d (%s listener of node %d): %s", host, n->ports[k],
+                 lsn_name((listener_kind)k), n->id, uv_strerror(rc));
+    return rc ? -1 : 0;
+}
+
+int net_listen(srv *s, char *err, size_t errlen) {
+    for (int i = 0; i < s->nnodes; i++)
+        for (int k = 0; k < LSN_COUNT; k++)
+            if (s->nodes[i].ports[k] && listen_one(s, i, k, err, errlen) != 0) return -1;
+    return 0;
+}
+
+static void on_listener_closed(uv_handle_t *h) {
+    listener *l = h->data;
+    l->closing = false;
+}
+
+int net_node_down(srv *s, int i) {
+    node *n = &s->nodes[i];
+    int closed = 0;
+    for (int k = 0; k < LSN_COUNT; k++) {
+        listener *l = &n->lsn[k];
+        if (!n->ports[k]) continue;
+        if (l->held) {
+            l->held = false;
+            adm.held--;
         }
+        l->closing = true;
+        uv_close((uv_handle_t *)&l->tcp, on_listener_closed);
+    }
+    for (conn *c = s->conns, *next; c; c = next) {
+        next = c->next;
+        if (c->node != i) continue;
+        net_close(c, "its synthetic broker was taken down (admin API)");
+        closed++;
+    }
+    return closed;
+}
+
+int net_node_up(srv *s, int i, char *err, size_t errlen) {
+    node *n = &s->nodes[i];
+    for (int k = 0; k < LSN_COUNT; k++)
+        if (n->ports[k] && n->lsn[k].closing) {
+            snprintf(err, errlen, "the listeners of node %d are still closing; try again", n->id);
+            return -1;
+        }
+    for (int k = 0; k < LSN_COUNT; k++) {
+        if (!n->ports[k] || listen_one(s, i, k, err, errlen) == 0) continue;
+        for (int j = 0; j < k; j++) /* all or nothing: a half-up broker would confuse more than help */
+            if (n->ports[j]) {
+                n->lsn[j].closing = true;
+                uv_close((uv_handle_t *)&n->lsn[j].tcp, on_listener_closed);
+            }
+        return -1;
     }
     return 0;
 }
@@ -792,7 +849,7 @@ void net_close_all(srv *s) {
     for (int i = 0; i < s->nnodes; i++)
         for (int k = 0; k < LSN_COUNT; k++) {
             uv_handle_t *h = (uv_handle_t *)&s->nodes[i].lsn[k].tcp;
-            if (s->nodes[i].ports[k] && h->loop && !uv_is_closing(h)) uv_close(h, NULL);
+            if (s->nodes[i].ports[k] && !s->nodes[i].down && h->loop && !uv_is_closing(h)) uv_close(h, NULL);
         }
 }
 

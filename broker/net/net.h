@@ -55,6 +55,14 @@ struct conn {
 
 int net_listen(srv *s, char *err, size_t errlen);
 void net_close_all(srv *s);
+/*
+ * A synthetic broker down (admin API): its listeners close, so connecting is refused, and its
+ * connections close; returns how many. Up: its listeners listen again on the same ports (-1 with
+ * the reason when one cannot, e.g. still closing from a down in the same loop iteration).
+ * node.down is the caller's to set.
+ */
+int net_node_down(srv *s, int i);
+int net_node_up(srv *s, int i, char *err, size_t errlen);
 /* Start queued requests and write finished answers, in order. */
 void net_pump(conn *c);
 /* Close now, dropping anything not yet written. */

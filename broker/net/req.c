@@ -10,6 +10,7 @@
 #include "iam/sasl.h"
 #include "log.h"
 #include "net.h"
+#include "req_fault.h"
 #include "topic/topic.h"
 
 void *req_alloc(req *r, size_t n) { return kp_arena_alloc(&r->arena, n); }
@@ -80,6 +81,7 @@ static int throttle_field(const kp_msg *m, int16_t ver) {
 
 /* Size prefix, response header (v1 with tagged fields when flexible, v0 otherwise), body. */
 static void encode_response(req *r, const kp_msg *m, int16_t ver, const void *resp) {
+    if (r->fault) req_fault_overwrite(r, m, ver, (void *)resp);
     int off = r->throttle_ms > 0 ? throttle_field(m, ver) : -1;
     if (off >= 0) {
         /* the request quota's throttle, unless a byte quota's is longer; Kafka reports the longer too */
@@ -88,6 +90,7 @@ static void encode_response(req *r, const kp_msg *m, int16_t ver, const void *re
     }
     bool flex = kp_is_flex(m, ver);
     bool hflex = kp_resp_header_flex(m, ver);
+    r->error_code = metrics_response_error(r->c->s, m, ver, flex, resp);
     size_t body = kp_size(m->resp, ver, flex, resp);
     size_t total = 4 + (hflex ? 1 : 0) + body;
     /* large records fields (Fetch) are referenced, not copied: the inline part is then small */
@@ -165,6 +168,7 @@ void req_throttle(req *r, int32_t ms, const char *what, const char *quota) {
     if (ms <= 0) return;
     conn *c = r->c;
     net_mute(c, ms);
+    metrics_throttle(c->s, what, quota, ms);
     if (!c->throttle_logged) {
         c->throttle_logged = true;
         log_info("conn=%llu client=%s: %s throttled %d ms by a quota (%s); the connection is muted that long; its "
@@ -280,6 +284,9 @@ static bool dispatch(srv *s, req *r) {
             req_throttle(r, r->throttle_ms, r->msg->name, quota);
         }
     }
+    /* the admin API's fault rules; without any, this one test is all they cost */
+    fault_hit hit;
+    if (s->faults && fault_check(s, r, &hit)) return req_fault(s, r, h, &hit);
     h->fn(s, r);
     log_debug("conn=%llu %s v%d corr=%d handled in %lld us", (unsigned long long)c->id, r->msg->name, ver, corr,
               (long long)(clk_mono_us() - r->started_us));

@@ -39,6 +39,7 @@ struct req {
     uint64_t commit_seq;     /* REQ_WAIT_COMMIT: answer when stor_commit_seq() > this */
     int64_t started_us;
     int32_t throttle_ms;     /* max.request.rate's throttle: set in the response's throttle_time_ms */
+    int16_t error_code;      /* the answer's first non-zero error code, for the metrics (encode_response) */
     void *park;              /* handler data while parked */
     void (*park_cancel)(srv *s, req *r); /* the connection closed while parked */
     void **adopted;          /* malloc'd buffers the response points into, freed with the request */
@@ -50,6 +51,9 @@ struct req {
      */
     void *resp;
     void (*commit_failed)(srv *s, req *r);
+    /* a fault rule's error, written over the answer the handler builds (req_fault.c); NULL: none */
+    struct fault_hit *fault;
+    bool dropped;            /* a fault rule drops the answer: freed instead of written (net.c) */
 };
 
 typedef void (*api_fn)(srv *s, req *r);

@@ -138,6 +138,8 @@ int16_t topic_append(srv *s, partition *p, uint8_t *batch, size_t size, const kp
         topic_producer_record(ps, b->producer_epoch, b->base_sequence, last_seq, base, m.last_offset, max_ts);
     }
     srv_mark_dirty(s, p);
+    t->bytes_in += size;
+    t->records_in += (uint64_t)(b->records_count > 0 ? b->records_count : 0);
     *base_offset = base;
     return 0;
 }

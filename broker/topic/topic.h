@@ -67,6 +67,9 @@ typedef struct topic {
     int64_t retention_bytes;
     bool log_append_time;
     bool compact;
+    /* for GET /metrics (admin/metrics.c); they start at 0 with the process, as Prometheus counters do */
+    uint64_t bytes_in, records_in; /* batches appended (append.c); a failed commit does not take them back */
+    uint64_t bytes_out;            /* batches fetch answers carried (api/fetch.c) */
     struct topic *next;
 } topic;
 

@@ -106,6 +106,15 @@ class Broker:
         return "127.0.0.1:%d" % self.port
 
     @property
+    def admin_port(self):
+        # after the plaintext and IAM listeners' ports
+        return self.port + 2 * self.broker_count
+
+    @property
+    def admin_url(self):
+        return "http://127.0.0.1:%d" % self.admin_port
+
+    @property
     def db_path(self):
         return self.data_dir / "mskmock.db"
 
@@ -116,6 +125,7 @@ class Broker:
             "plaintext.port": self.port,
             # the IAM (TLS + SASL) listener takes the ports right after the plaintext ones
             "iam.port": self.iam_port,
+            "admin.port": self.admin_port,
             "broker.count": self.broker_count,
             "bind.address": "127.0.0.1",
             # Advertise the address we bind: "localhost" may resolve to ::1 first.
@@ -139,7 +149,7 @@ class Broker:
         if not self.binary.exists():
             pytest.fail("broker binary %s does not exist (run tools/build)" % self.binary)
         if self.port is None:
-            self.port = find_free_port_range(2 * self.broker_count)
+            self.port = find_free_port_range(2 * self.broker_count + 1)
         self.starts += 1
         with open(self.log_path, "ab") as f:
             f.write(b"=== harness: start #%d, ports %d-%d ===\n"

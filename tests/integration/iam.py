@@ -140,6 +140,11 @@ class IamBroker(Broker):
         return self.port + 3 * self.broker_count if self.credentials_endpoint else None
 
     @property
+    def admin_port(self):
+        # after the SASL-without-TLS listeners and the credentials endpoint
+        return self.port + 3 * self.broker_count + 1
+
+    @property
     def ca_path(self):
         return ca_path(self)
 
@@ -157,7 +162,7 @@ class IamBroker(Broker):
 
     def start(self):
         if self.port is None:
-            self.port = find_free_port_range(3 * self.broker_count + 1)
+            self.port = find_free_port_range(3 * self.broker_count + 2)
         super().start()
         deadline = time.monotonic() + 10
         while not self.ca_path.exists():  # written before the listeners open; be sure anyway

@@ -46,16 +46,16 @@ def cred_broker(tmp_path_factory):
     }))
     # One free range for the broker's plaintext and IAM ports (harness layout) and the endpoint's,
     # so none can take another's.
-    base = find_free_port_range(3)
+    base = find_free_port_range(4)  # plaintext, IAM, admin (harness layout), then the endpoint
     b = Broker(broker_count=1, config={
         "iam.port": 0,  # no TLS listener needed here
         "iam.identities.file": str(ids),
-        "iam.credentials.port": base + 2,
+        "iam.credentials.port": base + 3,
         "iam.credentials.rotation.interval.ms": ROTATION_MS,
         "iam.credentials.lifetime.ms": LIFETIME_MS,
     })
     b.port = base
-    b.cred_port = base + 2
+    b.cred_port = base + 3
     try:
         try:
             b.start()

@@ -39,6 +39,7 @@ import contextlib
 import json
 import re
 import time
+import urllib.request
 import uuid
 from datetime import datetime, timezone
 
@@ -448,6 +449,57 @@ def closed_at(r, when):
         if m and abs(iso_ms(m.group(1)) - when) <= 50:
             out.append(log_ms(ln))
     return out
+
+
+def admin_post(broker, path, body=None):
+    req = urllib.request.Request(broker.admin_url + path, method="POST",
+                                 data=json.dumps(body or {}).encode())
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return json.loads(r.read())
+
+
+def test_rotation_on_demand_admin_api(tmp_path):
+    """The seed reproduction (credential-expiry, cached token) without waiting for schedules: the
+    role never rotates by itself and its credentials live an hour; the admin API rotates it now
+    (MSK: nothing happens to the session), then expires the superseded credentials now. The
+    session they signed ends at its next request and the cached token is refused with MSK's
+    "Access denied", exactly as when the old credentials run out after a real rotation."""
+    config = {"iam.credentials.rotation.interval.ms": 0, "iam.credentials.lifetime.ms": 3600000,
+              "iam.token.invalidation": "credential-expiry"}
+    with iam_broker(tmp_path, config) as b:
+        env = aws_env(role_uri=b.role_uri())
+        create_topic("go", b, "rot-now", 1, "OAUTHBEARER", env)
+        since = b.log_size()
+        args = ["produce", "--bootstrap", b.iam_bootstrap, "--topic", "rot-now", "--partitions", 1,
+                "--duration", 8, "--token-cache"] + iam_args(b, "OAUTHBEARER")
+        p = start_client("go", args, env)
+        time.sleep(2.5)
+        with urllib.request.urlopen(b.admin_url + "/v1/iam", timeout=10) as r:
+            roles = {x["name"]: x for x in json.loads(r.read())["roles"]}
+        old = roles[ROLE.name]["current"]["access_key_id"]
+        rotated = admin_post(b, "/v1/iam/roles/%s/rotate" % ROLE.name)
+        t_rotate = time.time() * 1000
+        time.sleep(2)
+        log = log_lines(b, since)
+        c0 = [ln for ln in log if "client=%s authenticated" % CLIENT_ID["go"] in ln]
+        assert c0, "the producer never authenticated\n" + "\n".join(log)
+        assert rotated["current"]["access_key_id"] != old
+        assert "SecretAccessKey" not in json.dumps(rotated) and "secret" not in json.dumps(rotated).lower()
+        expired = admin_post(b, "/v1/iam/credentials/%s/expire" % old)
+        t_expire = time.time() * 1000
+        run = finish_client(p, timeout=60)
+        evs, summary = events(run.stdout)
+        log = log_lines(b, since)
+    assert expired["sessions_ended"] >= 1 and not expired["role_rotated"], expired
+    errors = [e for e in evs if e["event"] in ("error", "connect-error")]
+    # the rotation alone changes nothing (MSK); the expiry ends the session and the cached token fails
+    assert not [e for e in errors if e["t"] < t_expire - 50], errors
+    assert errors and min(e["t"] for e in errors) - t_expire < 3000, (errors, summary)
+    msgs = [e.get("message", "") for e in errors]
+    assert any(re.search(r"\[%s\]: Access denied" % UUID, m) for m in msgs), msgs
+    assert any("Access denied: credentials of access key '%s' expired" % old in ln for ln in log), "\n".join(log)
+    assert any("admin API" in ln and "rotated now" in ln for ln in log)
+    assert t_rotate < t_expire
 
 
 # -- 4. the JS signer's fractional X-Amz-Expires ---------------------------------------------

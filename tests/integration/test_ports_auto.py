@@ -8,6 +8,7 @@ import select
 import signal
 import subprocess
 import time
+import urllib.request
 
 import pytest
 from confluent_kafka import Consumer, Producer
@@ -64,10 +65,15 @@ def test_ten_brokers_started_at_once_all_come_up(tmp_path):
                 assert api_versions_ok(b["ports"]["plaintext"])
             assert doc["credentials_port"] > 0
             ports.append(doc["credentials_port"])
+            # the admin API takes a free port too, and answers at the URL the line gives
+            assert doc["admin_url"] == "http://127.0.0.1:%d" % doc["admin_port"]
+            with urllib.request.urlopen(doc["admin_url"] + "/v1/ready", timeout=10) as r:
+                assert json.loads(r.read()) == {"status": "ready"}
+            ports.append(doc["admin_port"])
             plain = ",".join("127.0.0.1:%d" % b["ports"]["plaintext"] for b in doc["brokers"])
             assert doc["bootstrap"]["plaintext"] == plain
             assert doc["cluster_arn"].startswith("arn:aws:kafka:us-east-1:123456789012:cluster/mskmock/")
-        assert len(ports) == len(set(ports)) == 10 * (3 * 2 + 1), "every listener its own port"
+        assert len(ports) == len(set(ports)) == 10 * (3 * 2 + 2), "every listener its own port"
     finally:
         for p in procs:
             stop(p)

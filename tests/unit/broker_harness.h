@@ -65,6 +65,7 @@ static inline harness *h_new(const char *const *overrides) {
     if (cfg_set(&h->cfg, "broker.count", "1", err, sizeof err) != 0) fail_msg("cfg_set: %s", err);
     /* unit tests pin Kafka's behaviour at every version, old ones too; a test of the floors sets them */
     if (cfg_set(&h->cfg, "api.versions.min", "", err, sizeof err) != 0) fail_msg("cfg_set: %s", err);
+    if (cfg_set(&h->cfg, "admin.port", "0", err, sizeof err) != 0) fail_msg("cfg_set: %s", err);
     for (int i = 0; overrides && overrides[i]; i += 2)
         if (cfg_set(&h->cfg, overrides[i], overrides[i + 1], err, sizeof err) != 0) fail_msg("cfg_set: %s", err);
     if (cfg_finish(&h->cfg, err, sizeof err) != 0) fail_msg("cfg_finish: %s", err);

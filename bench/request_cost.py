@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""What quota accounting costs on the produce and fetch path, in instructions per request.
+"""What the broker spends on the produce and fetch path, in instructions per request, to compare
+builds and settings: quota accounting (issue 13), fault-rule checks and metrics (issue 14).
 
 Throughput on this 2-core VM varies by 2x between runs of the same build, which hides a
 difference of a few percent; instruction counts do not. Each build runs under valgrind's
@@ -8,23 +9,30 @@ requests of one 1 KiB record each, then N Fetch v10 requests of one record each,
 time. Two runs, N and 2N, are subtracted, so start-up and shutdown cancel out and what is left
 is the broker's instructions for N more produce and N more fetch requests.
 
-    bench/quota_cost.py NAME=BINARY[:key=value,...] ...   [--requests N]
+    bench/request_cost.py NAME=BINARY[:option,...] ...   [--requests N]
 
-e.g. bench/quota_cost.py before=build-bench/snapshot-a34c579/build/mskmock \\
+e.g. bench/request_cost.py before=build-bench/snapshot-a34c579/build/mskmock \\
         after=build-bench/snapshot-08bb779/build/mskmock \\
         on=build-bench/snapshot-08bb779/build/mskmock:quotas=on
 
 Every quota and cap a binary knows is off (0) unless the spec says quotas=on, which leaves the
 serverless defaults (5 MiB/s a partition, 15,000 requests/s...: far above what this sends).
+Options for a binary with the admin API (admin.port): rules=K adds K fault rules that match
+none of these requests (JoinGroup rules for other groups) before the workload, so every request
+is checked against K rules; scrape=on scrapes /metrics once a second during the run, as a
+Prometheus would. admin=off turns the admin API off (admin.port=0).
 """
 
 import argparse
+import http.client
+import json
 import re
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -42,13 +50,21 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start(binary, quotas_on, workdir):
+def knows(help_text, key):
+    return re.search(r"^  %s " % re.escape(key), help_text, re.M) is not None
+
+
+def start(binary, opts, workdir):
     port = free_port()
     help_text = subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
     sets = ["plaintext.port=%d" % port, "iam.port=0", "broker.count=1", "data.dir=:memory:",
             "log.level=warn", "default.replication.factor=1"]
-    if not quotas_on:
-        sets += ["%s=0" % k for k in QUOTA_KEYS if re.search(r"^  %s " % re.escape(k), help_text, re.M)]
+    if opts.get("quotas") != "on":
+        sets += ["%s=0" % k for k in QUOTA_KEYS if knows(help_text, k)]
+    admin = None
+    if knows(help_text, "admin.port"):
+        admin = None if opts.get("admin") == "off" else free_port()
+        sets.append("admin.port=%d" % (admin or 0))
     out = Path(workdir) / ("callgrind.%d" % port)
     argv = ["valgrind", "--tool=callgrind", "--callgrind-out-file=%s" % out, binary]
     for kv in sets:
@@ -58,7 +74,7 @@ def start(binary, quotas_on, workdir):
     while time.monotonic() < deadline:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return proc, port, out
+            return proc, port, out, admin
         except OSError:
             time.sleep(0.2)
     proc.kill()
@@ -79,12 +95,34 @@ def workload(port, n):
             kw.recv_frame(s)
 
 
-def instructions(binary, quotas_on, n):
+def admin_call(admin, method, path, body=None):
+    c = http.client.HTTPConnection("127.0.0.1", admin, timeout=60)
+    c.request(method, path, body=json.dumps(body) if body is not None else None)
+    r = c.getresponse()
+    r.read()
+    c.close()
+    if r.status >= 300:
+        raise RuntimeError("%s %s: %d" % (method, path, r.status))
+
+
+def scraper(admin, stop):
+    while not stop.wait(1.0):
+        admin_call(admin, "GET", "/metrics")
+
+
+def instructions(binary, opts, n):
     with tempfile.TemporaryDirectory() as d:
-        proc, port, out = start(binary, quotas_on, d)
+        proc, port, out, admin = start(binary, opts, d)
+        stop = threading.Event()
         try:
+            for k in range(int(opts.get("rules", 0))):
+                admin_call(admin, "POST", "/v1/faults", {"api": "JoinGroup", "group": "not-this-one-%d" % k,
+                                                         "error": "REBALANCE_IN_PROGRESS"})
+            if opts.get("scrape") == "on":
+                threading.Thread(target=scraper, args=(admin, stop), daemon=True).start()
             workload(port, n)
         finally:
+            stop.set()
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=120)
         text = out.read_text(errors="replace")
@@ -103,9 +141,9 @@ def main():
     first = None
     for spec in a.specs:
         name, rest = spec.split("=", 1)
-        binary, _, opts = rest.partition(":")
-        on = "quotas=on" in opts
-        per = (instructions(binary, on, 2 * n) - instructions(binary, on, n)) / n
+        binary, _, spec_opts = rest.partition(":")
+        opts = dict(kv.split("=", 1) for kv in spec_opts.split(",") if kv)
+        per = (instructions(binary, opts, 2 * n) - instructions(binary, opts, n)) / n
         first = first or per
         print("| %s | %.0f | %+.2f%% |" % (name, per, 100 * (per / first - 1)), flush=True)
 

@@ -1,0 +1,213 @@
+/*
+ * admin_state: what a test can look at (topics with their partitions' offsets and leaders,
+ * groups with members and lag, connections) and POST /v1/reset, which puts the broker back to
+ * an empty cluster between two tests without a restart.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "admin.h"
+#include "admin_brokers.h"
+#include "admin_route.h"
+#include "clock.h"
+#include "fault.h"
+#include "group/group.h"
+#include "log.h"
+#include "net/net.h"
+#include "topic/topic.h"
+
+/* A topic id as Kafka tools print it: unpadded URL-safe base64 of the 16 bytes. */
+static json_t *topic_id_json(const uint8_t id[16]) {
+    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    char out[24];
+    int n = 0, bits = 0;
+    uint32_t acc = 0;
+    for (int i = 0; i < 16; i++) {
+        acc = (acc << 8) | id[i];
+        bits += 8;
+        while (bits >= 6) out[n++] = a[(acc >> (bits -= 6)) & 63];
+    }
+    if (bits) out[n++] = a[(acc << (6 - bits)) & 63];
+    out[n] = '\0';
+    return json_string(out);
+}
+
+static json_t *topic_json(const srv *s, const topic *t, bool detail) {
+    json_t *j = json_pack("{s:s, s:o, s:i}", "name", t->name, "topic_id", topic_id_json(t->uuid), "partitions",
+                          (int)t->nparts);
+    json_t *cfg = json_object();
+    for (int i = 0; i < t->noverrides; i++) json_object_set_new(cfg, t->overrides[i].key, json_string(t->overrides[i].value));
+    json_object_set_new(j, "configs", cfg);
+    json_object_set_new(j, "created", admin_time(t->created_ms));
+    if (!detail) return j;
+    json_t *parts = json_array();
+    for (int32_t i = 0; i < t->nparts; i++) {
+        const partition *p = &t->parts[i];
+        json_array_append_new(parts, json_pack("{s:i, s:i, s:i, s:I, s:I, s:I}", "partition", (int)i, "leader",
+                                               (int)s->nodes[p->leader].id, "leader_epoch", (int)p->leader_epoch,
+                                               "log_start_offset", (json_int_t)p->log_start, "high_watermark",
+                                               (json_int_t)p->hw, "log_end_offset", (json_int_t)p->end));
+    }
+    json_object_set_new(j, "partitions", parts);
+    return j;
+}
+
+void admin_get_topics(admin_call *c) {
+    json_t *a = json_array();
+    for (const topic *t = c->s->topics; t; t = t->next) json_array_append_new(a, topic_json(c->s, t, true));
+    admin_ok(c, json_pack("{s:o}", "topics", a));
+}
+
+void admin_get_topic(admin_call *c) {
+    const topic *t = topic_find(c->s, c->args[0], strlen(c->args[0]));
+    if (!t) {
+        http_error(c->rs, 404, "NotFound", "no topic '%s'", c->args[0]);
+        return;
+    }
+    admin_ok(c, topic_json(c->s, t, true));
+}
+
+static json_t *group_json(srv *s, group *g, bool detail) {
+    json_t *j = json_pack("{s:s, s:s, s:i, s:i, s:i}", "group_id", g->id, "state", grp_state_name(g->state),
+                          "generation", (int)g->generation, "members", g->nmembers, "coordinator",
+                          (int)s->nodes[grp_coordinator_for(s, g->id, strlen(g->id))].id);
+    json_object_set_new(j, "protocol_type", g->protocol_type ? json_string(g->protocol_type) : json_null());
+    json_object_set_new(j, "protocol", g->protocol_name ? json_string(g->protocol_name) : json_null());
+    int64_t total_lag = 0;
+    json_t *offsets = json_array();
+    for (int i = 0; i < g->noffsets; i++) {
+        const committed_offset *o = &g->offsets[i];
+        const partition *p = topic_partition(s, o->topic, strlen(o->topic), o->partition);
+        json_t *e = json_pack("{s:s, s:i, s:I}", "topic", o->topic, "partition", (int)o->partition, "committed_offset",
+                              (json_int_t)o->offset);
+        if (p) {
+            /* as kafka-consumer-groups.sh: the high watermark minus the committed offset */
+            int64_t lag = p->hw > o->offset ? p->hw - o->offset : 0;
+            total_lag += lag;
+            json_object_set_new(e, "high_watermark", json_integer(p->hw));
+            json_object_set_new(e, "lag", json_integer(lag));
+        }
+        if (o->metadata && *o->metadata) json_object_set_new(e, "metadata", json_string(o->metadata));
+        json_array_append_new(offsets, e);
+    }
+    json_object_set_new(j, "lag", json_integer(total_lag));
+    if (!detail) {
+        json_decref(offsets);
+        return j;
+    }
+    json_t *members = json_array();
+    for (const member *m = g->members; m; m = m->next) {
+        json_t *e = json_pack("{s:s, s:s, s:s, s:i, s:i, s:b}", "member_id", m->id, "client_id",
+                              m->client_id ? m->client_id : "", "client_host", m->client_host ? m->client_host : "",
+                              "session_timeout_ms", (int)m->session_timeout_ms, "rebalance_timeout_ms",
+                              (int)m->rebalance_timeout_ms, "leader", g->leader && !strcmp(g->leader, m->id));
+        json_object_set_new(e, "group_instance_id", m->instance_id ? json_string(m->instance_id) : json_null());
+        json_array_append_new(members, e);
+    }
+    json_object_set_new(j, "members", members);
+    json_object_set_new(j, "offsets", offsets);
+    return j;
+}
+
+void admin_get_groups(admin_call *c) {
+    json_t *a = json_array();
+    for (group *g = c->s->groups; g; g = g->next) json_array_append_new(a, group_json(c->s, g, false));
+    admin_ok(c, json_pack("{s:o}", "groups", a));
+}
+
+void admin_get_group(admin_call *c) {
+    group *g = grp_find(c->s, c->args[0], strlen(c->args[0]));
+    if (!g) {
+        http_error(c->rs, 404, "NotFound", "no group '%s'", c->args[0]);
+        return;
+    }
+    admin_ok(c, group_json(c->s, g, true));
+}
+
+void admin_get_connections(admin_call *c) {
+    srv *s = c->s;
+    json_t *a = json_array();
+    int64_t mono = clk_mono_ms();
+    for (const conn *k = s->conns; k; k = k->next) {
+        json_t *e = json_pack("{s:I, s:i, s:s, s:s, s:I, s:I}", "id", (json_int_t)k->id, "broker",
+                              (int)s->nodes[k->node].id, "listener", lsn_name(k->listener), "peer", k->peer,
+                              "requests", (json_int_t)k->requests, "age_ms", (json_int_t)(mono - k->opened_ms));
+        json_object_set_new(e, "client_id", k->client_id ? json_string(k->client_id) : json_null());
+        json_object_set_new(e, "principal", k->principal ? json_string(k->principal) : json_null());
+        json_object_set_new(e, "session_expiry", k->session_expiry_ms ? admin_time(k->session_expiry_ms) : json_null());
+        json_array_append_new(a, e);
+    }
+    admin_ok(c, json_pack("{s:o}", "connections", a));
+}
+
+/*
+ * Every Kafka connection closes first: a client of the previous test must not keep a parked
+ * request, a group membership or a fetch session into the next one. Then groups and their
+ * offsets go, then topics (but those named in keep_topics), fault rules, and brokers taken down
+ * come back up: the broker is as a fresh start on an empty data directory, but for producer ids
+ * (never reused, as in Kafka).
+ */
+void admin_post_reset(admin_call *c) {
+    static const char *const known[] = {"keep_topics", NULL};
+    if (!admin_known_fields(c, known)) return;
+    json_t *keep = json_object_get(c->body, "keep_topics");
+    if (keep && !json_is_array(keep)) {
+        http_error(c->rs, 400, "InvalidField", "keep_topics must be an array of topic names");
+        return;
+    }
+    size_t i;
+    json_t *v;
+    json_array_foreach(keep, i, v) {
+        if (!json_is_string(v)) {
+            http_error(c->rs, 400, "InvalidField", "keep_topics[%zu] is not a string", i);
+            return;
+        }
+        if (!topic_find(c->s, json_string_value(v), json_string_length(v))) {
+            http_error(c->rs, 400, "InvalidField", "keep_topics[%zu]: no topic '%s'", i, json_string_value(v));
+            return;
+        }
+    }
+    srv *s = c->s;
+    int nconns = 0, ngroups = 0, ntopics = 0, nkept = 0;
+    while (s->conns) {
+        net_close(s->conns, "admin API reset");
+        nconns++;
+    }
+    fetch_cancel_all(s);
+    while (s->groups) {
+        if (grp_delete(s, s->groups) != 0) {
+            http_error(c->rs, 500, "StorageError", "deleting group %s failed: %s", s->groups->id, stor_errmsg(s->st));
+            return;
+        }
+        ngroups++;
+    }
+    for (topic *t = s->topics, *next; t; t = next) {
+        next = t->next;
+        bool kept = false;
+        json_array_foreach(keep, i, v) kept = kept || !strcmp(json_string_value(v), t->name);
+        if (kept) {
+            nkept++;
+            continue;
+        }
+        char name[256];
+        snprintf(name, sizeof name, "%s", t->name);
+        if (topic_delete(s, t) != 0) {
+            http_error(c->rs, 500, "StorageError", "deleting topic %s failed: %s", name, stor_errmsg(s->st));
+            return;
+        }
+        ntopics++;
+    }
+    int nfaults = fault_clear(s);
+    int nup = admin_brokers_all_up(s);
+    if (srv_commit_now(s) != 0) {
+        http_error(c->rs, 500, "StorageError", "committing the reset failed: %s", stor_errmsg(s->st));
+        return;
+    }
+    log_info("admin: reset: %d connections closed, %d groups and %d topics deleted (%d kept), %d fault rules removed, "
+             "%d brokers brought back up",
+             nconns, ngroups, ntopics, nkept, nfaults, nup);
+    snprintf(c->rs->detail, sizeof c->rs->detail, "%d topics, %d groups deleted", ntopics, ngroups);
+    admin_ok(c, json_pack("{s:i, s:i, s:i, s:i, s:i, s:i}", "connections_closed", nconns, "groups_deleted", ngroups,
+                          "topics_deleted", ntopics, "topics_kept", nkept, "fault_rules_removed", nfaults,
+                          "brokers_up", nup));
+}

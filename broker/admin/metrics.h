@@ -1,0 +1,107 @@
+/*
+ * metrics: the Prometheus exposition at GET /metrics (text format 0.0.4; docs/admin-api.md lists
+ * every metric). Counters are plain integers the loop increments where things happen: one loop
+ * owns them, as it owns everything, so no locks and no allocation on the request path. Gauges
+ * (connections, groups by state, topics, database size, memory) are computed at scrape time
+ * from the state itself, so they cannot drift from it.
+ *
+ * srv holds one struct metrics by value: code the unit-test harness drives without srv_init
+ * counts into zeroed memory. Only the per-request table is allocated (metrics_init); without
+ * it requests are not counted.
+ *
+ * Called by: net (requests, connections), iam/sasl.c (authentications), topic and api/fetch.c
+ * (bytes, in struct topic), group (rebalances), srv.c (commits), admin/fault.c (rules fired).
+ * This header includes nothing of broker/, so srv.h can hold the struct.
+ */
+#ifndef METRICS_H
+#define METRICS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct srv;
+struct req;
+struct kp_msg;
+struct admin_call;
+
+/* Histogram buckets are upper bounds in microseconds (metrics.c), counted per bucket, not cumulated. */
+#define MX_MAX_BUCKETS 18
+typedef struct mx_hist {
+    uint64_t count;
+    uint64_t sum_us;
+    uint64_t bucket[MX_MAX_BUCKETS + 1]; /* the last: above every bound (+Inf) */
+} mx_hist;
+
+/* The SASL mechanisms, in sasl.c's order (it asserts that). */
+enum { MX_MECH_AWS_MSK_IAM, MX_MECH_OAUTHBEARER, MX_MECHS };
+
+/*
+ * Why an authentication was refused: one label value each (reason="..."), a fixed set so that a
+ * client cannot grow the series; the log line gives the detail and the request id.
+ */
+typedef enum mx_sasl_reason {
+    MX_SASL_OK,
+    MX_SASL_TOO_MANY_CONNECTS,      /* iam.max.connects.per.second */
+    MX_SASL_INVALID_PAYLOAD,        /* the token or message does not parse */
+    MX_SASL_REGION,                 /* signed for another region */
+    MX_SASL_HOST,                   /* signed for a host that is not ours */
+    MX_SASL_UNKNOWN_KEY,            /* access key id not in the identities */
+    MX_SASL_SESSION_TOKEN,          /* missing, unexpected or wrong X-Amz-Security-Token */
+    MX_SASL_SIGNATURE,              /* signature does not match (wrong secret) */
+    MX_SASL_TOKEN_EXPIRED,          /* X-Amz-Date + X-Amz-Expires is past */
+    MX_SASL_FUTURE_DATE,            /* X-Amz-Date beyond the clock skew */
+    MX_SASL_CREDENTIALS_EXPIRED,    /* the signing credentials expired */
+    MX_SASL_CREDENTIALS_SUPERSEDED, /* ... were rotated away (iam.token.invalidation=rotation) */
+    MX_SASL_SESSION_EXPIRED,        /* the session would already be over */
+    MX_SASL_SESSION_TOO_SHORT,      /* iam.session.min.ms */
+    MX_SASL_NOT_AUTHORIZED,         /* the policy lacks kafka-cluster:Connect */
+    MX_SASL_PRINCIPAL_CHANGED,      /* re-authentication as another principal */
+    MX_SASL_INTERNAL,
+    MX_SASL_REASONS
+} mx_sasl_reason;
+
+/* The quotas a throttle comes from (req_throttle). */
+enum { MX_QUOTA_REQUEST_RATE, MX_QUOTA_INGRESS, MX_QUOTA_EGRESS, MX_QUOTA_PARTITION_MUTATIONS, MX_QUOTA_OTHER, MX_QUOTAS };
+
+#define MX_LISTENERS 5   /* LSN_COUNT (metrics.c asserts it) */
+#define MX_FAULT_ACTIONS 5 /* fault.h's fault_action values (metrics.c names them) */
+
+typedef struct metrics {
+    struct mx_requests *requests;             /* metrics_init; NULL: requests are not counted */
+    uint64_t conns_opened[MX_LISTENERS];
+    uint64_t sasl[MX_MECHS][MX_SASL_REASONS]; /* first authentications: [mechanism][MX_SASL_OK or refusal] */
+    uint64_t sasl_reauth[MX_MECHS][2];        /* re-authentications: [mechanism][succeeded] */
+    uint64_t throttle_ms[MX_QUOTAS], throttles[MX_QUOTAS];
+    uint64_t rebalances;                      /* a group entered PreparingRebalance */
+    uint64_t generations;                     /* a group completed a join phase (a new generation) */
+    mx_hist commit;                           /* the per-iteration storage commit */
+    uint64_t faults_fired[MX_FAULT_ACTIONS];  /* [fault_action] */
+} metrics;
+
+/* The request table (srv_init). -1: out of memory. */
+int metrics_init(struct srv *s);
+void metrics_free(struct srv *s);
+
+/*
+ * A request leaves: answered (its answer handed to the socket) or silent (acks=0), with
+ * r->error_code; or closed, unanswered, with its connection. Requests never started are not
+ * counted. now_us: clk_mono_us(), read once by the caller for all it reports.
+ */
+void metrics_request_done(struct srv *s, const struct req *r, int64_t now_us);
+void metrics_request_closed(struct srv *s, const struct req *r, int64_t now_us);
+/* The first non-zero error code of a response struct (top level or nested), 0 when none (or no table). */
+int16_t metrics_response_error(struct srv *s, const struct kp_msg *m, int16_t ver, bool flex, const void *resp);
+
+/* An authentication finished (mechanism: MX_MECH_*), first or re-authentication. */
+void metrics_sasl(struct srv *s, int mechanism, bool reauth, mx_sasl_reason why);
+/* A throttle of ms from the quota req_throttle names (its `what` and `quota` arguments). */
+void metrics_throttle(struct srv *s, const char *what, const char *quota, int32_t ms);
+/* One storage commit took us. */
+void metrics_commit(struct srv *s, int64_t us);
+/* A fault rule fired with this fault_action (admin/fault.c, once per request it acted on). */
+void metrics_fault_fired(struct srv *s, int action);
+
+/* GET /metrics */
+void metrics_get(struct admin_call *c);
+
+#endif
