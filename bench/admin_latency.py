@@ -68,7 +68,7 @@ def populate(doc, topics, groups):
         s.sendall(kw.metadata_request(8, corr, "bench", names[:20]))
         _, body = kw.recv_frame(s)
     meta = kw.parse_metadata(8, body)
-    batch = kw.record_batch([kw.record(i, b"k", b"x" * 100) for i in range(5)])
+    batch = kw.record_batch([(b"k", b"x" * 100, ()) for _ in range(5)])
     for t in meta["topics"]:
         for p in t["partitions"]:
             with kw.connect(ports[p["leader"]]) as s:
