@@ -215,6 +215,8 @@ void kp_encode(kp_writer *w, const kp_schema *s, int ver, bool flex, const void 
 size_t kp_size(const kp_schema *s, int ver, bool flex, const void *in);
 /* Fill the defaults of every field for version ver (what decode does for absent fields). */
 void kp_defaults(const kp_schema *s, int ver, void *out);
+/* Bytes a value of type t (an array element; sub for KP_STRUCT) takes in a C struct. */
+size_t kp_type_size(uint8_t t, const kp_schema *sub);
 
 /* ---- request / response headers ---- */
 

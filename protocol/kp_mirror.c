@@ -14,26 +14,6 @@ static void *at(const void *base, const kp_field *f) { return (uint8_t *)base + 
 static bool named(const kp_field *f, const char *n) { return !strcmp(f->name, n); }
 static bool name_has(const kp_field *f, const char *part) { return strstr(f->name, part) != NULL; }
 
-static size_t value_size(uint8_t t, const kp_schema *sub) {
-    switch (t) {
-    case KP_BOOL: return sizeof(bool);
-    case KP_I8: return 1;
-    case KP_I16:
-    case KP_U16: return 2;
-    case KP_I32:
-    case KP_U32: return 4;
-    case KP_I64:
-    case KP_F64: return 8;
-    case KP_UUID: return sizeof(kp_uuid);
-    case KP_STR:
-    case KP_BYTES:
-    case KP_RECORDS: return sizeof(kp_str);
-    case KP_ARRAY: return sizeof(kp_arr);
-    case KP_STRUCT: return sub->size;
-    }
-    return 0;
-}
-
 static bool str_eq(kp_str a, kp_str b) {
     return a.len >= 0 && a.len == b.len && (a.len == 0 || !memcmp(a.p, b.p, (size_t)a.len));
 }
@@ -162,7 +142,7 @@ static bool names_topic(const kp_schema *s, int ver, const void *p, const kp_tar
             continue;
         }
         for (int32_t j = 0; j < a->n; j++) {
-            const uint8_t *e = (const uint8_t *)a->v + value_size(f->elem, f->sub) * (size_t)j;
+            const uint8_t *e = (const uint8_t *)a->v + kp_type_size(f->elem, f->sub) * (size_t)j;
             if (f->elem == KP_STRUCT ? names_topic(f->sub, ver, e, t, topical)
                                      : f->elem == KP_STR && topical && str_eq(*(const kp_str *)e, t->topic))
                 return true;
@@ -190,7 +170,7 @@ bool kp_names_group(const kp_schema *s, int ver, const void *req, kp_str group) 
         const kp_arr *a = at(req, f);
         bool strings = f->elem == KP_STR && (name_has(f, "group") || (named(f, "coordinator_keys") && group_keys));
         for (int32_t j = 0; j < a->n; j++) {
-            const uint8_t *e = (const uint8_t *)a->v + value_size(f->elem, f->sub) * (size_t)j;
+            const uint8_t *e = (const uint8_t *)a->v + kp_type_size(f->elem, f->sub) * (size_t)j;
             if (strings ? str_eq(*(const kp_str *)e, group)
                         : f->elem == KP_STRUCT && kp_names_group(f->sub, ver, e, group))
                 return true;
@@ -278,7 +258,7 @@ static void mirror_struct(const kp_schema *qs, const void *q, const kp_schema *r
 
 static void mirror_array(const kp_field *qf, const kp_arr *in, const kp_field *rf, kp_arr *out, const fill *x) {
     int32_t n = in->n > 0 ? in->n : 0;
-    size_t rsz = rf->sub->size, qsz = value_size(qf->elem, qf->sub);
+    size_t rsz = rf->sub->size, qsz = kp_type_size(qf->elem, qf->sub);
     out->n = n;
     out->v = n ? kp_arena_alloc(x->a, rsz * (size_t)n) : NULL;
     const kp_field *k = qf->elem == KP_STRUCT ? NULL : scalar_key(rf->sub, x->ver, qf->elem);
@@ -290,7 +270,7 @@ static void mirror_array(const kp_field *qf, const kp_arr *in, const kp_field *r
             mirror_struct(qf->sub, qe, rf->sub, e, x);
         } else {
             mirror_struct(NULL, NULL, rf->sub, e, x);
-            if (k) memcpy(at(e, k), qe, value_size(k->type, NULL));
+            if (k) memcpy(at(e, k), qe, kp_type_size(k->type, NULL));
         }
     }
 }
@@ -310,7 +290,7 @@ static void mirror_struct(const kp_schema *qs, const void *q, const kp_schema *r
         }
         key k = key_of(f);
         const kp_field *from = k != K_NONE ? find_key(qs, x->ver, k, f->type) : NULL;
-        if (from) memcpy(at(r, f), at(q, from), value_size(f->type, NULL));
+        if (from) memcpy(at(r, f), at(q, from), kp_type_size(f->type, NULL));
     }
 }
 

@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-static size_t type_size(uint8_t t, const kp_schema *sub) {
+size_t kp_type_size(uint8_t t, const kp_schema *sub) {
     switch (t) {
     case KP_BOOL: return sizeof(bool);
     case KP_I8: return sizeof(int8_t);
@@ -163,7 +163,7 @@ static bool decode_value(kp_reader *r, uint8_t t, const kp_field *f, int ver, bo
         }
         /* every element takes at least one byte: a larger count is a lie */
         if ((uint64_t)n > kp_rd_left(r)) return fail_at(r, at, "array count exceeds the remaining bytes");
-        size_t esz = type_size(f->elem, f->sub);
+        size_t esz = kp_type_size(f->elem, f->sub);
         /* elements of a primitive array are never nullable, even when the array is */
         kp_field ef = *f;
         ef.null_from = KV_NEVER;
@@ -292,7 +292,7 @@ static void encode_value(kp_writer *w, uint8_t t, const kp_field *f, int ver, bo
             break;
         }
         write_len(w, flex, true, arr->n);
-        size_t esz = type_size(f->elem, f->sub);
+        size_t esz = kp_type_size(f->elem, f->sub);
         for (int32_t i = 0; i < arr->n; i++) {
             const uint8_t *ep = (const uint8_t *)arr->v + esz * (size_t)i;
             if (f->elem == KP_STRUCT)
