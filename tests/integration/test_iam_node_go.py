@@ -475,8 +475,15 @@ def test_rotation_on_demand_admin_api(tmp_path):
         p = start_client("go", args, env)
         time.sleep(2.5)
         with urllib.request.urlopen(b.admin_url + "/v1/iam", timeout=10) as r:
-            roles = {x["name"]: x for x in json.loads(r.read())["roles"]}
+            listing = r.read().decode()
+        roles = {x["name"]: x for x in json.loads(listing)["roles"]}
         old = roles[ROLE.name]["current"]["access_key_id"]
+        # the admin API lists identities without their secrets or session tokens
+        with urllib.request.urlopen(b.role_uri(), timeout=10) as r:
+            served = json.loads(r.read())
+        assert served["AccessKeyId"] == old
+        for secret in (served["SecretAccessKey"], served["Token"], ALICE.secret_access_key):
+            assert secret not in listing
         rotated = admin_post(b, "/v1/iam/roles/%s/rotate" % ROLE.name)
         t_rotate = time.time() * 1000
         time.sleep(2)
