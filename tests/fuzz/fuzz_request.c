@@ -3,7 +3,8 @@
  * the schema tables describe. A frame that decodes must re-encode to exactly kp_size bytes,
  * and encoding is stable: decode(encode(x)) encodes to the same bytes. What a request carries
  * for other decoders goes through them too: JoinGroup's subscriptions, SyncGroup's
- * assignments (both modes), Produce's record batches.
+ * assignments (both modes), Produce's record batches. And what a fault rule of the admin API
+ * does with it: the error answer mirrored from it encodes to exactly its size.
  *
  * Input: one request frame without its 4-byte size prefix (what tools/fuzz-seeds captures).
  */
@@ -13,6 +14,7 @@
 #include "kp.h"
 #include "kp_batch.h"
 #include "kp_consumer.h"
+#include "kp_mirror.h"
 #include "kp_msgs.h"
 
 #define CHECK(c) \
@@ -51,6 +53,26 @@ static void batches(kp_bytes recs) {
     }
 }
 
+/*
+ * What a fault rule does with the request (admin API): ask what it names, mirror an error
+ * answer from it, and write an error over that answer; the answer must encode to its size.
+ */
+static void mirror(const kp_msg *m, int16_t ver, bool flex, const void *msg, kp_arena *a) {
+    static const kp_uuid id = {{1, 2, 3}};
+    kp_target t = {kp_str_c("t"), &id, 0};
+    kp_names_topic(m->req, ver, msg, &t);
+    kp_names_group(m->req, ver, msg, kp_str_c("g"));
+    void *resp = kp_arena_alloc(a, m->resp->size);
+    kp_mirror_error(m->req, m->resp, ver, msg, resp, 6, kp_str_c("injected"), a);
+    kp_set_errors(m->resp, ver, resp, 3, KP_STR_NULL, &t);
+    size_t want = kp_size(m->resp, ver, flex, resp);
+    kp_writer w;
+    kp_writer_init(&w, 256);
+    kp_encode(&w, m->resp, ver, flex, resp);
+    CHECK(w.len == want);
+    kp_writer_free(&w);
+}
+
 static void inner(int16_t key, const void *msg) {
     if (key == 11) { /* JoinGroup */
         const kp_join_group_request *j = msg;
@@ -81,6 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     void *msg = kp_arena_alloc(&a, m->req->size);
     if (kp_decode(&r, m->req, ver, flex, msg, &a)) {
         inner(key, msg);
+        mirror(m, ver, flex, msg, &a);
         size_t want = kp_size(m->req, ver, flex, msg);
         kp_writer w;
         kp_writer_init(&w, 256);
