@@ -149,7 +149,7 @@ static const char *const stor_migrations[] = {
     ");",
 
     /*
-     * 3: settings that belong to the data directory rather than to the config, such as
+     * 4: settings that belong to the data directory rather than to the config, such as
      * the generated cluster uuid of the IAM resource ARNs (it must not change across
      * restarts, or the policies written for it stop matching).
      */
@@ -159,11 +159,11 @@ static const char *const stor_migrations[] = {
     ") WITHOUT ROWID;",
 
     /*
-     * 4: partitions whose leadership moved from their preferred broker (the admin API's broker
+     * 5: partitions whose leadership moved from their preferred broker (the admin API's broker
      * down and leader moves): the leader's node id and the leader epoch, so a restart never
      * hands clients an epoch older than one they saw (the Java client ignores such metadata).
      * A table of its own rather than columns of partitions: most partitions never move, and
-     * CREATE TABLE IF NOT EXISTS stays idempotent like migration 3.
+     * CREATE TABLE IF NOT EXISTS stays idempotent like migrations 3 and 4.
      */
     "CREATE TABLE IF NOT EXISTS partition_leaders ("
     "  topic_id INTEGER NOT NULL,"
