@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "kp_batch.h"
 #include "config.h"
 #include "group/group.h"
 #include "iam/authz.h"
@@ -177,6 +178,45 @@ static inline kp_bytes h_hex(harness *h, const char *hex) {
         p[i] = (uint8_t)v;
     }
     return (kp_bytes){(const char *)p, (int32_t)n};
+}
+
+/* A record batch v2 of n (< 64) uncompressed records, values "r<i>", as a producer sends it. */
+static inline kp_bytes h_batch(harness *h, int n) {
+    kp_writer w;
+    kp_writer_init(&w, 256);
+    kp_wr_i64(&w, 0);                 /* base offset: the broker assigns it */
+    kp_wr_i32(&w, 0);                 /* batch length, patched below */
+    kp_wr_i32(&w, 0);                 /* partition leader epoch */
+    kp_wr_i8(&w, 2);                  /* magic */
+    kp_wr_i32(&w, 0);                 /* crc, patched below */
+    kp_wr_i16(&w, 0);                 /* attributes: no codec, CreateTime */
+    kp_wr_i32(&w, n - 1);             /* last offset delta */
+    kp_wr_i64(&w, clk_now_ms());      /* base timestamp */
+    kp_wr_i64(&w, clk_now_ms());      /* max timestamp */
+    kp_wr_i64(&w, -1);                /* producer id */
+    kp_wr_i16(&w, -1);                /* producer epoch */
+    kp_wr_i32(&w, -1);                /* base sequence */
+    kp_wr_i32(&w, n);                 /* records */
+    for (int i = 0; i < n; i++) {
+        char value[16];
+        snprintf(value, sizeof value, "r%d", i);
+        int32_t vlen = (int32_t)strlen(value);
+        kp_wr_varint(&w, 6 + vlen);   /* attributes, ts delta, offset delta, key len, value len, headers */
+        kp_wr_i8(&w, 0);
+        kp_wr_varlong(&w, 0);
+        kp_wr_varint(&w, i);
+        kp_wr_varint(&w, -1);
+        kp_wr_varint(&w, vlen);
+        kp_wr_raw(&w, value, (size_t)vlen);
+        kp_wr_varint(&w, 0);
+    }
+    kp_put_i32(w.buf + 8, (int32_t)(w.len - KP_BATCH_LOG_OVERHEAD));
+    kp_put_i32(w.buf + 17, (int32_t)kp_crc32c(0, w.buf + 21, w.len - 21));
+    uint8_t *p = kp_arena_alloc(&h->arena, w.len);
+    memcpy(p, w.buf, w.len);
+    kp_bytes b = {(const char *)p, (int32_t)w.len};
+    kp_writer_free(&w);
+    return b;
 }
 
 static inline bool h_bytes_eq(kp_bytes a, kp_bytes b) {

@@ -56,45 +56,6 @@ static double sample(const char *text, const char *series) {
     return -1;
 }
 
-/* A record batch v2 of n uncompressed records, values "r<i>". */
-static kp_bytes make_batch(harness *h, int n) {
-    kp_writer w;
-    kp_writer_init(&w, 256);
-    kp_wr_i64(&w, 0);
-    kp_wr_i32(&w, 0); /* batch length, patched below */
-    kp_wr_i32(&w, 0);
-    kp_wr_i8(&w, 2);
-    kp_wr_i32(&w, 0); /* crc, patched below */
-    kp_wr_i16(&w, 0);
-    kp_wr_i32(&w, n - 1);
-    kp_wr_i64(&w, clk_now_ms());
-    kp_wr_i64(&w, clk_now_ms());
-    kp_wr_i64(&w, -1);
-    kp_wr_i16(&w, -1);
-    kp_wr_i32(&w, -1);
-    kp_wr_i32(&w, n);
-    for (int i = 0; i < n; i++) {
-        char value[16];
-        snprintf(value, sizeof value, "r%d", i);
-        int32_t vlen = (int32_t)strlen(value);
-        kp_wr_varint(&w, 6 + vlen);
-        kp_wr_i8(&w, 0);
-        kp_wr_varlong(&w, 0);
-        kp_wr_varint(&w, i);
-        kp_wr_varint(&w, -1);
-        kp_wr_varint(&w, vlen);
-        kp_wr_raw(&w, value, (size_t)vlen);
-        kp_wr_varint(&w, 0);
-    }
-    kp_put_i32(w.buf + 8, (int32_t)(w.len - KP_BATCH_LOG_OVERHEAD));
-    kp_put_i32(w.buf + 17, (int32_t)kp_crc32c(0, w.buf + 21, w.len - 21));
-    uint8_t *p = kp_arena_alloc(&h->arena, w.len);
-    memcpy(p, w.buf, w.len);
-    kp_bytes b = {(const char *)p, (int32_t)w.len};
-    kp_writer_free(&w);
-    return b;
-}
-
 static req *produce(harness *h, conn *c, const char *topic_name, kp_bytes batch) {
     kp_produce_partition_produce_data pd = {0, batch};
     kp_produce_topic_produce_data td = {.name = kp_str_c(topic_name)};
@@ -152,8 +113,8 @@ static void test_requests_counted_by_api_version_and_error(void **state) {
     topic *t = topic_create(&h->s, "metered", 1, NULL, 0, &why);
     assert_non_null(t);
 
-    req *ok = produce(h, c, "metered", make_batch(h, 3));
-    req *bad = produce(h, c, "no-such-topic", make_batch(h, 1));
+    req *ok = produce(h, c, "metered", h_batch(h, 3));
+    req *bad = produce(h, c, "no-such-topic", h_batch(h, 1));
     assert_int_equal(ok->error_code, 0);
     assert_int_equal(bad->error_code, KERR_UNKNOWN_TOPIC_OR_PARTITION);
     int64_t now = clk_mono_us();
