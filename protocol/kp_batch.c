@@ -1,11 +1,14 @@
 /*
- * Record batch v2: header parsing, produce-side validation and the in-place
- * rewrites a leader does on append. Offsets of the fields are fixed by the
- * format (reference §5.1); nothing here looks inside the records.
+ * Record batch v2: header parsing, produce-side validation, the in-place
+ * rewrites a leader does on append, and transaction markers. Offsets of the
+ * fields are fixed by the format (reference §5.1); nothing here looks inside
+ * the records but for a marker's one uncompressed record.
  */
 #include "kp_batch.h"
 
 #include "kp.h"
+
+#include <string.h>
 
 /* header field offsets */
 enum {
@@ -160,4 +163,70 @@ void kp_batch_set_log_append_time(uint8_t *batch, size_t size, int64_t ts) {
     kp_put_i64(batch + OFF_MAX_TIMESTAMP, ts);
     uint32_t crc = kp_crc32c(0, batch + OFF_ATTRIBUTES, size - OFF_ATTRIBUTES);
     kp_put_i32(batch + OFF_CRC, (int32_t)crc);
+}
+
+/* ---- transaction markers ---- */
+
+/*
+ * The marker's one record, after the batch header: length 16, attributes 0, timestamp and
+ * offset deltas 0, key and value with their lengths (varints, zigzag as in every record), no
+ * headers. Kafka's key and value both start with an int16 version.
+ */
+enum {
+    MARKER_RECORD_LEN = 16,
+    MARKER_KEY_LEN = 4,
+    MARKER_VALUE_LEN = 6,
+    /* offsets within the record */
+    REC_LEN = 0,
+    REC_KEY_LEN = 4,
+    REC_KEY_TYPE = 7,
+    REC_VALUE_LEN = 9,
+    REC_COORD_EPOCH = 12,
+};
+_Static_assert(KP_BATCH_HEADER_SIZE + 1 + MARKER_RECORD_LEN == KP_MARKER_SIZE, "one 16-byte record after the header");
+
+void kp_batch_write_marker(uint8_t out[KP_MARKER_SIZE], int64_t producer_id, int16_t producer_epoch, int64_t ts,
+                           bool commit, int32_t coordinator_epoch) {
+    memset(out, 0, KP_MARKER_SIZE);
+    kp_put_i32(out + OFF_BATCH_LENGTH, KP_MARKER_SIZE - KP_BATCH_LOG_OVERHEAD);
+    out[OFF_MAGIC] = 2;
+    kp_put_i16(out + OFF_ATTRIBUTES, KP_ATTR_TRANSACTIONAL | KP_ATTR_CONTROL);
+    kp_put_i64(out + OFF_BASE_TIMESTAMP, ts);
+    kp_put_i64(out + OFF_MAX_TIMESTAMP, ts);
+    kp_put_i64(out + OFF_PRODUCER_ID, producer_id);
+    kp_put_i16(out + OFF_PRODUCER_EPOCH, producer_epoch);
+    kp_put_i32(out + OFF_BASE_SEQUENCE, -1);
+    kp_put_i32(out + OFF_RECORDS_COUNT, 1);
+    uint8_t *rec = out + KP_BATCH_HEADER_SIZE;
+    rec[REC_LEN] = MARKER_RECORD_LEN << 1; /* zigzag of a small positive n is 2n, one byte */
+    rec[REC_KEY_LEN] = MARKER_KEY_LEN << 1;
+    kp_put_i16(rec + REC_KEY_TYPE, commit ? 1 : 0);
+    rec[REC_VALUE_LEN] = MARKER_VALUE_LEN << 1;
+    kp_put_i32(rec + REC_COORD_EPOCH, coordinator_epoch);
+    kp_put_i32(out + OFF_CRC, (int32_t)kp_crc32c(0, out + OFF_ATTRIBUTES, KP_MARKER_SIZE - OFF_ATTRIBUTES));
+}
+
+/* A length-prefixed field of the record of at least min bytes whose leading int16 version is >= 0. */
+static bool marker_field(kp_reader *r, int32_t min, const uint8_t **p) {
+    int32_t n;
+    if (!kp_rd_varint(r, &n) || n < min || !kp_rd_raw(r, (size_t)n, p)) return false;
+    return kp_get_i16(*p) >= 0; /* Kafka reads newer versions as version 0; a negative one is corruption */
+}
+
+int kp_batch_marker_type(const kp_batch *b) {
+    const int16_t bits = KP_ATTR_TRANSACTIONAL | KP_ATTR_CONTROL;
+    if ((b->attributes & bits) != bits || kp_batch_codec(b) != KP_CODEC_NONE || b->records_count != 1 ||
+        b->size < KP_BATCH_HEADER_SIZE)
+        return -1;
+    kp_reader r;
+    kp_reader_init(&r, b->data + KP_BATCH_HEADER_SIZE, b->size - KP_BATCH_HEADER_SIZE);
+    int32_t len, delta;
+    int64_t ts_delta;
+    int8_t attrs;
+    const uint8_t *key, *value;
+    if (!kp_rd_varint(&r, &len) || len < 0 || (size_t)len != kp_rd_left(&r)) return -1;
+    if (!kp_rd_i8(&r, &attrs) || !kp_rd_varlong(&r, &ts_delta) || !kp_rd_varint(&r, &delta)) return -1;
+    if (!marker_field(&r, MARKER_KEY_LEN, &key) || !marker_field(&r, MARKER_VALUE_LEN, &value)) return -1;
+    int16_t type = kp_get_i16(key + 2);
+    return type == 0 || type == 1 ? type : -1;
 }

@@ -1,8 +1,9 @@
 /*
  * Record batch v2 (magic 2): parse the 61-byte header, verify and compute
- * CRC-32C, validate what a broker must check on produce, and patch the
- * fields the broker owns (base offset, leader epoch, LogAppendTime).
- * Records are never decompressed here: offsets come from the header.
+ * CRC-32C, validate what a broker must check on produce, patch the fields
+ * the broker owns (base offset, leader epoch, LogAppendTime), and write and
+ * read transaction markers. Records are never decompressed here: offsets
+ * come from the header.
  */
 #ifndef KP_BATCH_H
 #define KP_BATCH_H
@@ -69,6 +70,26 @@ void kp_batch_patch(uint8_t *batch, int64_t base_offset, int32_t leader_epoch);
 
 /* Mark the batch LogAppendTime with max_timestamp = ts and recompute the CRC. */
 void kp_batch_set_log_append_time(uint8_t *batch, size_t size, int64_t ts);
+
+/*
+ * Transaction markers, the batches a partition leader writes when a transaction ends; readers
+ * skip them, and a read_committed consumer learns from them where a transaction stopped.
+ */
+#define KP_MARKER_SIZE 78
+/*
+ * A transaction marker: a control batch (attributes transactional|control) holding one record
+ * whose key is {version 0, type 0=ABORT 1=COMMIT} and value {version 0, coordinator_epoch};
+ * base offset and leader epoch 0 (kp_batch_patch sets them), base_sequence -1, timestamps = ts.
+ */
+void kp_batch_write_marker(uint8_t out[KP_MARKER_SIZE], int64_t producer_id, int16_t producer_epoch, int64_t ts,
+                           bool commit, int32_t coordinator_epoch);
+/*
+ * For a parsed batch: 1 COMMIT marker, 0 ABORT marker, -1 not a (well-formed) control batch:
+ * not transactional|control, compressed, not exactly one record, a record that runs past the
+ * batch or does not fill it, a key or value too short or of negative version, or another
+ * control type (KRaft's LEADER_CHANGE and friends). The CRC is not checked (kp_batch_crc_ok).
+ */
+int kp_batch_marker_type(const kp_batch *b);
 
 static inline int kp_batch_codec(const kp_batch *b) { return b->attributes & KP_ATTR_CODEC_MASK; }
 static inline int64_t kp_batch_last_offset(const kp_batch *b) { return b->base_offset + b->last_offset_delta; }

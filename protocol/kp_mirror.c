@@ -30,6 +30,7 @@ typedef enum key {
     K_RES_NAME,
     K_MEMBER,
     K_INSTANCE,
+    K_TXN,       /* a transactional id */
 } key;
 
 static key key_of(const kp_field *f) {
@@ -41,6 +42,7 @@ static key key_of(const kp_field *f) {
         if (named(f, "resource_name")) return K_RES_NAME;
         if (named(f, "member_id")) return K_MEMBER;
         if (named(f, "group_instance_id")) return K_INSTANCE;
+        if (named(f, "transactional_id")) return K_TXN;
         return K_NONE;
     case KP_I32: return named(f, "index") || named(f, "partition") || named(f, "partition_index") ? K_PART : K_NONE;
     case KP_UUID: return named(f, "topic_id") ? K_TOPIC_ID : K_NONE;
@@ -49,7 +51,10 @@ static key key_of(const kp_field *f) {
     }
 }
 
-static bool is_error_code(const kp_field *f) { return f->type == KP_I16 && named(f, "error_code"); }
+/* AddPartitionsToTxn's per-partition error is partition_error_code */
+static bool is_error_code(const kp_field *f) {
+    return f->type == KP_I16 && (named(f, "error_code") || named(f, "partition_error_code"));
+}
 static bool is_error_message(const kp_field *f) { return f->type == KP_STR && named(f, "error_message"); }
 static bool struct_array(const kp_field *f) { return f->type == KP_ARRAY && f->elem == KP_STRUCT; }
 
@@ -217,7 +222,7 @@ static const kp_field *scalar_key(const kp_schema *s, int ver, uint8_t type) {
         const kp_field *f = &s->fields[i];
         if (!live(f, ver) || f->type != type) continue;
         key k = key_of(f);
-        if (type == KP_STR && (k == K_NAME || k == K_GROUP || k == K_COORD || k == K_RES_NAME)) return f;
+        if (type == KP_STR && (k == K_NAME || k == K_GROUP || k == K_COORD || k == K_RES_NAME || k == K_TXN)) return f;
         if (type == KP_I32 && k == K_PART) return f;
     }
     return NULL;

@@ -12,7 +12,10 @@
  *   - a partition is an int32 "index", "partition" or "partition_index" of an element, or an
  *     element of an int32 array whose name holds "partition" (OffsetFetch's partition_indexes);
  *   - a group is a string "group_id", an element of a string array whose name holds "group",
- *     or FindCoordinator's "key" / "coordinator_keys" when key_type is 0 (GROUP) or absent.
+ *     or FindCoordinator's "key" / "coordinator_keys" when key_type is 0 (GROUP) or absent;
+ *   - an error is an int16 "error_code", or "partition_error_code" (AddPartitionsToTxn);
+ *   - a "transactional_id" string is a key an answer copies from its request (AddPartitionsToTxn
+ *     v4+ results, DescribeTransactions), but names nothing a fault rule matches.
  * Arrays tagged in flexible versions are never walked: none of them names anything.
  */
 #ifndef KP_MIRROR_H
@@ -41,8 +44,9 @@ bool kp_names_group(const kp_schema *s, int ver, const void *req, kp_str group);
  * it answers (the one with the same name, else the one whose elements share the most key
  * fields; a string or int32 request array fills the element's string or partition key), each
  * element gets its key fields (topic name or id, partition, group, coordinator key, resource,
- * member) copied from the request element, every error_code is code, and every error_message
- * is message (unless message.len < 0). Other fields keep their defaults. Arrays come from a.
+ * member, transactional id) copied from the request element, every error code (above) is
+ * code, and every error_message is message (unless message.len < 0). Other fields keep their
+ * defaults. Arrays come from a.
  */
 void kp_mirror_error(const kp_schema *req_s, const kp_schema *resp_s, int ver, const void *req, void *resp,
                      int16_t code, kp_str message, kp_arena *a);

@@ -24,6 +24,10 @@ static const kp_msg *const all[] = {
     &kp_msg_delete_topics,
     &kp_msg_delete_records,
     &kp_msg_init_producer_id,
+    &kp_msg_add_partitions_to_txn,
+    &kp_msg_add_offsets_to_txn,
+    &kp_msg_end_txn,
+    &kp_msg_txn_offset_commit,
     &kp_msg_offset_for_leader_epoch,
     &kp_msg_describe_configs,
     &kp_msg_alter_configs,
@@ -35,6 +39,8 @@ static const kp_msg *const all[] = {
     &kp_msg_list_partition_reassignments,
     &kp_msg_offset_delete,
     &kp_msg_describe_cluster,
+    &kp_msg_describe_transactions,
+    &kp_msg_list_transactions,
 };
 
 const kp_msg *kp_msg_get(int16_t key) {

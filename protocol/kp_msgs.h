@@ -21,6 +21,10 @@
 #include "msg_delete_topics.h"
 #include "msg_delete_records.h"
 #include "msg_init_producer_id.h"
+#include "msg_add_partitions_to_txn.h"
+#include "msg_add_offsets_to_txn.h"
+#include "msg_end_txn.h"
+#include "msg_txn_offset_commit.h"
 #include "msg_offset_for_leader_epoch.h"
 #include "msg_describe_configs.h"
 #include "msg_alter_configs.h"
@@ -32,5 +36,7 @@
 #include "msg_list_partition_reassignments.h"
 #include "msg_offset_delete.h"
 #include "msg_describe_cluster.h"
+#include "msg_describe_transactions.h"
+#include "msg_list_transactions.h"
 
 #endif

@@ -2,7 +2,9 @@
  * The records field of a Produce partition: record batches one after another, parsed and
  * checked as the append path does (kp_batch_next, CRC, kp_batch_validate), then patched as
  * the log does on append (base offset, leader epoch, LogAppendTime with a new CRC), after which
- * the batch must still parse with the same length and a valid CRC.
+ * the batch must still parse with the same length and a valid CRC. Every batch is also read as
+ * a transaction marker (what a consumer of the log must tell apart), which a produced batch
+ * never is: validation refuses control batches.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +20,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *why;
     while (kp_batch_next(buf, size, &pos, &b, &why) == 1) {
         kp_batch_crc_ok(&b);
+        int marker = kp_batch_marker_type(&b);
+        if (marker < -1 || marker > 1) abort();
         if (kp_batch_validate(&b, &why) != 0) continue;
+        if (marker != -1) abort();
         uint8_t *p = (uint8_t *)b.data;
         size_t at = (size_t)(p - buf), len = b.size;
         kp_batch_patch(p, 12345, 7);

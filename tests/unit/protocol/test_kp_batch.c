@@ -6,7 +6,8 @@
  * librdkafka 2.0.2 (kcat producing to librdkafka's mock cluster, idempotent,
  * traced with strace). The builder reproduces one captured batch byte for
  * byte, which cross-checks the builder, the format notes and our CRC against
- * an independent implementation.
+ * an independent implementation. Transaction markers are checked against
+ * ones written by kafka-clients 4.4.0.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -827,6 +828,137 @@ static void test_crc_coverage(void **state) {
     }
 }
 
+/* ======================= transaction markers ======================= */
+
+/*
+ * Written by kafka-clients 4.4.0: MemoryRecords.withEndTransactionMarker(base offset 0,
+ * ts 1700000000000, leader epoch 0, pid 1000, epoch 3, EndTransactionMarker(ABORT, 7)).
+ */
+static const uint8_t java_abort_marker[KP_MARKER_SIZE] = {
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* base offset */
+    0x00, 0x00, 0x00, 0x42,                         /* batch length 66 */
+    0x00, 0x00, 0x00, 0x00,                         /* leader epoch */
+    0x02,                                           /* magic */
+    0x59, 0x0c, 0xda, 0x83,                         /* crc */
+    0x00, 0x30,                                     /* attributes: transactional | control */
+    0x00, 0x00, 0x00, 0x00,                         /* last offset delta */
+    0x00, 0x00, 0x01, 0x8b, 0xcf, 0xe5, 0x68, 0x00, /* base timestamp */
+    0x00, 0x00, 0x01, 0x8b, 0xcf, 0xe5, 0x68, 0x00, /* max timestamp */
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xe8, /* producer id 1000 */
+    0x00, 0x03,                                     /* producer epoch */
+    0xff, 0xff, 0xff, 0xff,                         /* base sequence -1 */
+    0x00, 0x00, 0x00, 0x01,                         /* one record */
+    0x20, 0x00, 0x00, 0x00,                         /* length 16, attributes, ts and offset deltas */
+    0x08, 0x00, 0x00, 0x00, 0x00,                   /* key: version 0, type 0 (ABORT) */
+    0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07,       /* value: version 0, coordinator epoch 7 */
+    0x00,                                           /* no headers */
+};
+
+/* The same with COMMIT: the key's type and the CRC change. */
+static void java_commit_marker(uint8_t out[KP_MARKER_SIZE]) {
+    memcpy(out, java_abort_marker, KP_MARKER_SIZE);
+    static const uint8_t crc[4] = {0xad, 0x32, 0x0c, 0xcb};
+    memcpy(out + 17, crc, 4);
+    out[69] = 0x01;
+}
+
+static void test_marker_bytes(void **state) {
+    (void)state;
+    uint8_t got[KP_MARKER_SIZE], want[KP_MARKER_SIZE];
+    memset(got, 0xee, sizeof got); /* every byte is written */
+    kp_batch_write_marker(got, 1000, 3, 1700000000000LL, false, 7);
+    assert_memory_equal(got, java_abort_marker, KP_MARKER_SIZE);
+    java_commit_marker(want);
+    memset(got, 0xee, sizeof got);
+    kp_batch_write_marker(got, 1000, 3, 1700000000000LL, true, 7);
+    assert_memory_equal(got, want, KP_MARKER_SIZE);
+    assert_int_equal(crc32c_bitwise(0, got + 21, KP_MARKER_SIZE - 21), get_u32(got + 17));
+}
+
+/* A marker parses, reads back as what it marks after the log patches it, and producers may not send one. */
+static void test_marker_parse(void **state) {
+    (void)state;
+    for (int commit = 0; commit < 2; commit++) {
+        uint8_t m[KP_MARKER_SIZE];
+        kp_batch_write_marker(m, INT64_MAX - 1, INT16_MAX, -1, commit, -1);
+        kp_batch b;
+        parse_one(m, sizeof m, &b);
+        assert_true(kp_batch_crc_ok(&b));
+        assert_int_equal(b.attributes, KP_ATTR_TRANSACTIONAL | KP_ATTR_CONTROL);
+        assert_true(b.producer_id == INT64_MAX - 1);
+        assert_int_equal(b.producer_epoch, INT16_MAX);
+        assert_int_equal(b.base_sequence, -1);
+        assert_int_equal(b.records_count, 1);
+        assert_int_equal(b.last_offset_delta, 0);
+        assert_true(b.base_timestamp == -1 && b.max_timestamp == -1);
+        assert_int_equal(kp_batch_marker_type(&b), commit);
+        const char *why = NULL;
+        assert_int_equal(kp_batch_validate(&b, &why), 87);
+        assert_non_null(strstr(why, "control"));
+
+        kp_batch_patch(m, 1234567, 9);
+        parse_one(m, sizeof m, &b);
+        assert_true(kp_batch_crc_ok(&b));
+        assert_true(b.base_offset == 1234567);
+        assert_int_equal(b.leader_epoch, 9);
+        assert_int_equal(kp_batch_marker_type(&b), commit);
+    }
+}
+
+/* What is not an ABORT or COMMIT marker, one defect at a time; the CRC is not what is tested. */
+static void test_marker_type_refuses(void **state) {
+    (void)state;
+    static const struct {
+        const char *name;
+        size_t at;
+        uint8_t value;
+    } cases[] = {
+        {"not control", 22, KP_ATTR_TRANSACTIONAL},
+        {"not transactional", 22, KP_ATTR_CONTROL},
+        {"compressed", 22, KP_ATTR_TRANSACTIONAL | KP_ATTR_CONTROL | KP_CODEC_GZIP},
+        {"two records", 60, 2},
+        {"no records", 60, 0},
+        {"record longer than the batch", 61, 0x22},
+        {"record shorter than the batch", 61, 0x1e},
+        {"negative record length", 61, 0x01},
+        {"null key", 65, 0x01},
+        {"key of 3 bytes", 65, 0x06},
+        {"negative key version", 66, 0x80},
+        {"LEADER_CHANGE", 69, 2},
+        {"negative type", 68, 0xff},
+        {"value of 5 bytes", 70, 0x0a},
+        {"null value", 70, 0x01},
+        {"negative value version", 71, 0xff},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint8_t m[KP_MARKER_SIZE];
+        kp_batch_write_marker(m, 1000, 3, 1700000000000LL, true, 7);
+        m[cases[i].at] = cases[i].value;
+        kp_batch b;
+        parse_one(m, sizeof m, &b);
+        if (kp_batch_marker_type(&b) != -1) fail_msg("case \"%s\": read as a marker", cases[i].name);
+    }
+
+    /* a newer key or value version is read as version 0, as Kafka does */
+    uint8_t m[KP_MARKER_SIZE];
+    kp_batch_write_marker(m, 1000, 3, 1700000000000LL, false, 7);
+    m[67] = 1;
+    m[72] = 3;
+    kp_batch b;
+    parse_one(m, sizeof m, &b);
+    assert_int_equal(kp_batch_marker_type(&b), 0);
+
+    /* an ordinary batch, and one whose records end before the header says */
+    uint8_t buf[1024];
+    size_t n = build_three(buf, sizeof buf);
+    parse_one(buf, n, &b);
+    assert_int_equal(kp_batch_marker_type(&b), -1);
+    kp_batch_write_marker(m, 1000, 3, 1700000000000LL, false, 7);
+    set_be(m + 8, KP_BATCH_HEADER_SIZE - KP_BATCH_LOG_OVERHEAD, 4);
+    parse_one(m, KP_BATCH_HEADER_SIZE, &b);
+    assert_int_equal(kp_batch_marker_type(&b), -1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crc32c_check_value),
@@ -856,6 +988,9 @@ int main(void) {
         cmocka_unit_test(test_validate_cases),
         cmocka_unit_test(test_validate_reasons),
         cmocka_unit_test(test_crc_coverage),
+        cmocka_unit_test(test_marker_bytes),
+        cmocka_unit_test(test_marker_parse),
+        cmocka_unit_test(test_marker_type_refuses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

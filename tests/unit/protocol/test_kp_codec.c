@@ -1,7 +1,8 @@
 /*
  * Kafka protocol codec: primitives, the schema engine, every registered
  * message at every version, and byte vectors written by hand from the
- * protocol documentation (never produced by our encoder).
+ * protocol documentation or by Apache Kafka's own serialisers (never
+ * produced by our encoder).
  *
  * Error positions: err_pos is the offset of the first byte of what failed
  * (the truncated or invalid primitive, varint, length/count prefix or tag;
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "kp.h"
+#include "kp_errors.h"
 #include "kp_msgs.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -887,7 +889,8 @@ static void test_response_header_flex(void **state) {
     static const struct { int16_t key, flex; } fx[] = {
         {0, 9}, {1, 12}, {2, 6}, {3, 9}, {8, 8}, {9, 6}, {10, 3}, {11, 6}, {12, 4}, {13, 4}, {14, 4},
         {15, 5}, {16, 3}, {17, KV_NEVER}, {18, 3}, {19, 5}, {20, 4}, {21, 2}, {22, 2}, {23, 4}, {32, 4},
-        {33, 2}, {36, 2}, {37, 2}, {42, 2}, {44, 1}, {47, KV_NEVER}, {60, 0},
+        {24, 3}, {25, 3}, {26, 3}, {28, 3}, {33, 2}, {36, 2}, {37, 2}, {42, 2}, {44, 1}, {47, KV_NEVER},
+        {60, 0}, {65, 0}, {66, 0},
     };
     for (size_t i = 0; i < N(fx); i++) {
         const kp_msg *m = kp_msg_get(fx[i].key);
@@ -1202,8 +1205,8 @@ done:
 
 static void test_round_trip_all_messages(void **state) {
     (void)state;
-    static const int16_t expected[] = {0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
-                                       18, 19, 20, 21, 22, 23, 32, 33, 35, 36, 37, 42, 44, 46, 47, 60};
+    static const int16_t expected[] = {0,  1,  2,  3,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+                                       22, 23, 24, 25, 26, 28, 32, 33, 35, 36, 37, 42, 44, 46, 47, 60, 65, 66};
     for (size_t i = 0; i < N(expected); i++) assert_non_null(kp_msg_get(expected[i]));
     rt_ctx C = {0};
     int msgs = 0, versions = 0;
@@ -1898,6 +1901,339 @@ static void test_vec_list_partition_reassignments(void **state) {
     kp_arena_free(&a);
 }
 
+/* ===================================================================== */
+/* transactions: vectors written by Apache Kafka's own serialisers        */
+/* ===================================================================== */
+
+/*
+ * Each vector below is the body kafka-clients 4.4.0 writes for the *RequestData /
+ * *ResponseData named in its comment (Message.write at that version), with a value other than
+ * the default in every field that version has: the values the assertions check (the small
+ * Java program that set them is not kept in the tree). Decoding must give those values and
+ * re-encoding the same bytes.
+ */
+
+/* hex digits to bytes (out holds strlen(hex) / 2) */
+static size_t unhex(const char *hex, uint8_t *out) {
+    size_t n = 0;
+    for (; hex[0] && hex[1]; hex += 2) {
+        unsigned v;
+        if (sscanf(hex, "%2x", &v) != 1) fail_msg("bad hex at %s", hex);
+        out[n++] = (uint8_t)v;
+    }
+    return n;
+}
+
+/* Decode a Java vector of m at ver (all of it), check it re-encodes to the same bytes, return the struct. */
+static void *java_vec(const kp_msg *m, bool resp, int ver, const char *hex, kp_arena *a) {
+    size_t cap = strlen(hex) / 2 + 1;
+    uint8_t *b = kp_arena_alloc(a, cap); /* decoded strings point into it */
+    size_t n = unhex(hex, b);
+    void *out = decode_body(m, resp, ver, b, n, a);
+    reencode(m, resp, ver, out, b, n);
+    return out;
+}
+
+static void assert_topic(kp_str name, const char *want) { assert_true(kp_str_eq(name, want)); }
+
+static void check_apt_topics(const kp_add_partitions_to_txn_topic *t, int32_t n) {
+    assert_int_equal(n, 2);
+    assert_topic(t[0].name, "t1");
+    assert_int_equal(t[0].partitions.n, 2);
+    assert_int_equal(t[0].partitions.v[0], 0);
+    assert_int_equal(t[0].partitions.v[1], 2);
+    assert_topic(t[1].name, "t2");
+    assert_int_equal(t[1].partitions.n, 1);
+    assert_int_equal(t[1].partitions.v[0], 5);
+}
+
+static void test_vec_add_partitions_to_txn(void **state) {
+    (void)state;
+    const kp_msg *m = &kp_msg_add_partitions_to_txn;
+    kp_arena a = {0};
+    static const char req0[] = /* kafka-clients 4.4.0: AddPartitionsToTxnRequestData v0 */
+        "000574786e2d3100000000000003e8000300000002000274310000000200000000000000020002743200000001000000"
+        "05";
+    static const char req3[] = /* kafka-clients 4.4.0: AddPartitionsToTxnRequestData v3 */
+        "0674786e2d3100000000000003e80003030374310300000000000000020003743202000000050000";
+    static const char req5[] = /* kafka-clients 4.4.0: AddPartitionsToTxnRequestData v5 */
+        "030674786e2d3100000000000003e80003010303743103000000000000000200037432020000000500000674786e2d32"
+        "00000000000007d0000400010000";
+    for (int i = 0; i < 2; i++) {
+        int ver = i ? 3 : 0;
+        kp_add_partitions_to_txn_request *q = java_vec(m, false, ver, i ? req3 : req0, &a);
+        assert_true(kp_str_eq(q->v3_and_below_transactional_id, "txn-1"));
+        assert_true(q->v3_and_below_producer_id == 1000);
+        assert_int_equal(q->v3_and_below_producer_epoch, 3);
+        check_apt_topics(q->v3_and_below_topics.v, q->v3_and_below_topics.n);
+        assert_int_equal(q->transactions.n, 0);
+    }
+    kp_add_partitions_to_txn_request *q5 = java_vec(m, false, 5, req5, &a);
+    assert_true(kp_str_eq(q5->v3_and_below_transactional_id, "")); /* absent: its default */
+    assert_int_equal(q5->transactions.n, 2);
+    const kp_add_partitions_to_txn_transaction *t = q5->transactions.v;
+    assert_true(kp_str_eq(t[0].transactional_id, "txn-1"));
+    assert_true(t[0].producer_id == 1000);
+    assert_int_equal(t[0].producer_epoch, 3);
+    assert_true(t[0].verify_only);
+    check_apt_topics(t[0].topics.v, t[0].topics.n);
+    assert_true(kp_str_eq(t[1].transactional_id, "txn-2"));
+    assert_true(t[1].producer_id == 2000);
+    assert_int_equal(t[1].producer_epoch, 4);
+    assert_false(t[1].verify_only);
+    assert_int_equal(t[1].topics.n, 0);
+
+    static const char resp0[] = /* kafka-clients 4.4.0: AddPartitionsToTxnResponseData v0 */
+        "00000007000000010002743100000002000000000033000000020037";
+    static const char resp3[] = /* kafka-clients 4.4.0: AddPartitionsToTxnResponseData v3 */
+        "00000007020374310300000000003300000000020037000000";
+    static const char resp5[] = /* kafka-clients 4.4.0: AddPartitionsToTxnResponseData v5 */
+        "000000070031020674786e2d31020374320200000005003000000000";
+    for (int i = 0; i < 2; i++) {
+        kp_add_partitions_to_txn_response *p = java_vec(m, true, i ? 3 : 0, i ? resp3 : resp0, &a);
+        assert_int_equal(p->throttle_time_ms, 7);
+        assert_int_equal(p->results_by_topic_v3_and_below.n, 1);
+        const kp_add_partitions_to_txn_topic_result *tr = p->results_by_topic_v3_and_below.v;
+        assert_topic(tr->name, "t1");
+        assert_int_equal(tr->results_by_partition.n, 2);
+        assert_int_equal(tr->results_by_partition.v[0].partition_index, 0);
+        assert_int_equal(tr->results_by_partition.v[0].partition_error_code, KERR_CONCURRENT_TRANSACTIONS);
+        assert_int_equal(tr->results_by_partition.v[1].partition_index, 2);
+        assert_int_equal(tr->results_by_partition.v[1].partition_error_code, KERR_OPERATION_NOT_ATTEMPTED);
+    }
+    kp_add_partitions_to_txn_response *p5 = java_vec(m, true, 5, resp5, &a);
+    assert_int_equal(p5->throttle_time_ms, 7);
+    assert_int_equal(p5->error_code, KERR_INVALID_PRODUCER_ID_MAPPING);
+    assert_int_equal(p5->results_by_transaction.n, 1);
+    const kp_add_partitions_to_txn_result *r = p5->results_by_transaction.v;
+    assert_true(kp_str_eq(r->transactional_id, "txn-1"));
+    assert_int_equal(r->topic_results.n, 1);
+    assert_topic(r->topic_results.v[0].name, "t2");
+    assert_int_equal(r->topic_results.v[0].results_by_partition.v[0].partition_index, 5);
+    assert_int_equal(r->topic_results.v[0].results_by_partition.v[0].partition_error_code, KERR_INVALID_TXN_STATE);
+    kp_arena_free(&a);
+}
+
+static void test_vec_add_offsets_to_txn(void **state) {
+    (void)state;
+    const kp_msg *m = &kp_msg_add_offsets_to_txn;
+    kp_arena a = {0};
+    static const struct { int ver; const char *req, *resp; } v[] = {
+        {0, /* kafka-clients 4.4.0: AddOffsetsToTxnRequestData / ResponseData v0 */
+         "000574786e2d3100000000000003e800030003677270",
+         "000000070033"},
+        {3, /* kafka-clients 4.4.0: AddOffsetsToTxnRequestData / ResponseData v3 */
+         "0674786e2d3100000000000003e800030467727000",
+         "00000007003300"},
+        {4, /* kafka-clients 4.4.0: AddOffsetsToTxnRequestData / ResponseData v4 */
+         "0674786e2d3100000000000003e800030467727000",
+         "00000007003300"},
+    };
+    for (size_t i = 0; i < N(v); i++) {
+        kp_add_offsets_to_txn_request *q = java_vec(m, false, v[i].ver, v[i].req, &a);
+        assert_true(kp_str_eq(q->transactional_id, "txn-1"));
+        assert_true(q->producer_id == 1000);
+        assert_int_equal(q->producer_epoch, 3);
+        assert_true(kp_str_eq(q->group_id, "grp"));
+        kp_add_offsets_to_txn_response *p = java_vec(m, true, v[i].ver, v[i].resp, &a);
+        assert_int_equal(p->throttle_time_ms, 7);
+        assert_int_equal(p->error_code, KERR_CONCURRENT_TRANSACTIONS);
+    }
+    kp_arena_free(&a);
+}
+
+static void test_vec_end_txn(void **state) {
+    (void)state;
+    const kp_msg *m = &kp_msg_end_txn;
+    kp_arena a = {0};
+    static const struct { int ver; const char *req, *resp; } v[] = {
+        {0, /* kafka-clients 4.4.0: EndTxnRequestData / ResponseData v0 */
+         "000574786e2d3100000000000003e8000301",
+         "000000070030"},
+        {3, /* kafka-clients 4.4.0: EndTxnRequestData / ResponseData v3 */
+         "0674786e2d3100000000000003e800030100",
+         "00000007003000"},
+        {5, /* kafka-clients 4.4.0: EndTxnRequestData / ResponseData v5 */
+         "0674786e2d3100000000000003e800030100",
+         "00000007003000000000000003e9000400"},
+    };
+    for (size_t i = 0; i < N(v); i++) {
+        kp_end_txn_request *q = java_vec(m, false, v[i].ver, v[i].req, &a);
+        assert_true(kp_str_eq(q->transactional_id, "txn-1"));
+        assert_true(q->producer_id == 1000);
+        assert_int_equal(q->producer_epoch, 3);
+        assert_true(q->committed);
+        kp_end_txn_response *p = java_vec(m, true, v[i].ver, v[i].resp, &a);
+        assert_int_equal(p->throttle_time_ms, 7);
+        assert_int_equal(p->error_code, KERR_INVALID_TXN_STATE);
+        /* before v5 Java drops them (ignorable) and we read the defaults */
+        assert_true(p->producer_id == (v[i].ver >= 5 ? 1001 : -1));
+        assert_int_equal(p->producer_epoch, v[i].ver >= 5 ? 4 : -1);
+    }
+    kp_arena_free(&a);
+}
+
+static void test_vec_txn_offset_commit(void **state) {
+    (void)state;
+    const kp_msg *m = &kp_msg_txn_offset_commit;
+    kp_arena a = {0};
+    static const struct { int ver; const char *req, *resp; } v[] = {
+        {0, /* kafka-clients 4.4.0: TxnOffsetCommitRequestData / ResponseData v0 */
+         "000574786e2d31000367727000000000000003e8000300000001000274310000000200000000000000000000002a0004"
+         "6d65746100000001000000000000002bffff",
+         "0000000700000001000274310000000200000000002f000000010078"},
+        {3, /* kafka-clients 4.4.0: TxnOffsetCommitRequestData / ResponseData v3 */
+         "0674786e2d310467727000000000000003e8000300000005046d2d3107696e73742d3102037431030000000000000000"
+         "0000002a00000009056d6574610000000001000000000000002b0000000900000000",
+         "00000007020374310300000000002f00000000010078000000"},
+        {5, /* kafka-clients 4.4.0: TxnOffsetCommitRequestData / ResponseData v5 */
+         "0674786e2d310467727000000000000003e8000300000005046d2d3107696e73742d3102037431030000000000000000"
+         "0000002a00000009056d6574610000000001000000000000002b0000000900000000",
+         "00000007020374310300000000002f00000000010078000000"},
+    };
+    for (size_t i = 0; i < N(v); i++) {
+        bool v3 = v[i].ver >= 3;
+        kp_txn_offset_commit_request *q = java_vec(m, false, v[i].ver, v[i].req, &a);
+        assert_true(kp_str_eq(q->transactional_id, "txn-1"));
+        assert_true(kp_str_eq(q->group_id, "grp"));
+        assert_true(q->producer_id == 1000);
+        assert_int_equal(q->producer_epoch, 3);
+        assert_int_equal(q->generation_id_or_member_epoch, v3 ? 5 : -1);
+        assert_true(kp_str_eq(q->member_id, v3 ? "m-1" : ""));
+        if (v3)
+            assert_true(kp_str_eq(q->group_instance_id, "inst-1"));
+        else
+            assert_int_equal(q->group_instance_id.len, -1);
+        assert_int_equal(q->topics.n, 1);
+        assert_topic(q->topics.v[0].name, "t1");
+        assert_int_equal(q->topics.v[0].partitions.n, 2);
+        const kp_txn_offset_commit_request_partition *pp = q->topics.v[0].partitions.v;
+        assert_int_equal(pp[0].partition_index, 0);
+        assert_true(pp[0].committed_offset == 42);
+        assert_int_equal(pp[0].committed_leader_epoch, v[i].ver >= 2 ? 9 : -1);
+        assert_true(kp_str_eq(pp[0].committed_metadata, "meta"));
+        assert_int_equal(pp[1].partition_index, 1);
+        assert_true(pp[1].committed_offset == 43);
+        assert_int_equal(pp[1].committed_metadata.len, -1);
+
+        kp_txn_offset_commit_response *p = java_vec(m, true, v[i].ver, v[i].resp, &a);
+        assert_int_equal(p->throttle_time_ms, 7);
+        assert_int_equal(p->topics.n, 1);
+        assert_topic(p->topics.v[0].name, "t1");
+        assert_int_equal(p->topics.v[0].partitions.n, 2);
+        assert_int_equal(p->topics.v[0].partitions.v[0].partition_index, 0);
+        assert_int_equal(p->topics.v[0].partitions.v[0].error_code, KERR_INVALID_PRODUCER_EPOCH);
+        assert_int_equal(p->topics.v[0].partitions.v[1].partition_index, 1);
+        assert_int_equal(p->topics.v[0].partitions.v[1].error_code, KERR_TRANSACTION_ABORTABLE);
+    }
+    kp_arena_free(&a);
+}
+
+static void test_vec_describe_transactions(void **state) {
+    (void)state;
+    const kp_msg *m = &kp_msg_describe_transactions;
+    kp_arena a = {0};
+    static const char req0[] = /* kafka-clients 4.4.0: DescribeTransactionsRequestData v0 */
+        "030674786e2d310674786e2d3200";
+    kp_describe_transactions_request *q = java_vec(m, false, 0, req0, &a);
+    assert_int_equal(q->transactional_ids.n, 2);
+    assert_true(kp_str_eq(q->transactional_ids.v[0], "txn-1"));
+    assert_true(kp_str_eq(q->transactional_ids.v[1], "txn-2"));
+
+    static const char resp0[] = /* kafka-clients 4.4.0: DescribeTransactionsResponseData v0 */
+        "000000070300000674786e2d31084f6e676f696e670000ea600000018bcfe5680000000000000003e800030203743103"
+        "0000000000000002000000690674786e2d3201000000000000000000000000ffffffffffffffffffff010000";
+    kp_describe_transactions_response *p = java_vec(m, true, 0, resp0, &a);
+    assert_int_equal(p->throttle_time_ms, 7);
+    assert_int_equal(p->transaction_states.n, 2);
+    const kp_describe_transactions_transaction_state *s = p->transaction_states.v;
+    assert_int_equal(s[0].error_code, 0);
+    assert_true(kp_str_eq(s[0].transactional_id, "txn-1"));
+    assert_true(kp_str_eq(s[0].transaction_state, "Ongoing"));
+    assert_int_equal(s[0].transaction_timeout_ms, 60000);
+    assert_true(s[0].transaction_start_time_ms == 1700000000000LL);
+    assert_true(s[0].producer_id == 1000);
+    assert_int_equal(s[0].producer_epoch, 3);
+    assert_int_equal(s[0].topics.n, 1);
+    assert_topic(s[0].topics.v[0].topic, "t1");
+    assert_int_equal(s[0].topics.v[0].partitions.n, 2);
+    assert_int_equal(s[0].topics.v[0].partitions.v[1], 2);
+    assert_int_equal(s[1].error_code, KERR_TRANSACTIONAL_ID_NOT_FOUND);
+    assert_true(kp_str_eq(s[1].transactional_id, "txn-2"));
+    assert_true(kp_str_eq(s[1].transaction_state, ""));
+    assert_true(s[1].producer_id == -1);
+    assert_int_equal(s[1].producer_epoch, -1);
+    assert_int_equal(s[1].topics.n, 0);
+    kp_arena_free(&a);
+}
+
+static void test_vec_list_transactions(void **state) {
+    (void)state;
+    const kp_msg *m = &kp_msg_list_transactions;
+    kp_arena a = {0};
+    static const char *const req[] = {
+        /* kafka-clients 4.4.0: ListTransactionsRequestData v0 */
+        "03084f6e676f696e670e50726570617265436f6d6d69740300000000000003e800000000000007d000",
+        /* kafka-clients 4.4.0: ListTransactionsRequestData v1 */
+        "03084f6e676f696e670e50726570617265436f6d6d69740300000000000003e800000000000007d0000000000000ea60"
+        "00",
+        /* kafka-clients 4.4.0: ListTransactionsRequestData v2 */
+        "03084f6e676f696e670e50726570617265436f6d6d69740300000000000003e800000000000007d0000000000000ea60"
+        "0774786e2d2e2a00",
+    };
+    for (int ver = 0; ver <= 2; ver++) {
+        kp_list_transactions_request *q = java_vec(m, false, ver, req[ver], &a);
+        assert_int_equal(q->state_filters.n, 2);
+        assert_true(kp_str_eq(q->state_filters.v[0], "Ongoing"));
+        assert_true(kp_str_eq(q->state_filters.v[1], "PrepareCommit"));
+        assert_int_equal(q->producer_id_filters.n, 2);
+        assert_true(q->producer_id_filters.v[0] == 1000);
+        assert_true(q->producer_id_filters.v[1] == 2000);
+        assert_true(q->duration_filter == (ver >= 1 ? 60000 : -1));
+        if (ver >= 2)
+            assert_true(kp_str_eq(q->transactional_id_pattern, "txn-.*"));
+        else
+            assert_int_equal(q->transactional_id_pattern.len, -1);
+    }
+    static const char *const resp[] = {
+        /* kafka-clients 4.4.0: ListTransactionsResponseData v0 */
+        "0000000700800206426f677573020674786e2d3100000000000003e8084f6e676f696e670000",
+        /* kafka-clients 4.4.0: ListTransactionsResponseData v2 */
+        "0000000700800206426f677573020674786e2d3100000000000003e8084f6e676f696e670000",
+    };
+    for (int i = 0; i < 2; i++) {
+        kp_list_transactions_response *p = java_vec(m, true, i * 2, resp[i], &a);
+        assert_int_equal(p->throttle_time_ms, 7);
+        assert_int_equal(p->error_code, KERR_INVALID_REGULAR_EXPRESSION);
+        assert_int_equal(p->unknown_state_filters.n, 1);
+        assert_true(kp_str_eq(p->unknown_state_filters.v[0], "Bogus"));
+        assert_int_equal(p->transaction_states.n, 1);
+        assert_true(kp_str_eq(p->transaction_states.v[0].transactional_id, "txn-1"));
+        assert_true(p->transaction_states.v[0].producer_id == 1000);
+        assert_true(kp_str_eq(p->transaction_states.v[0].transaction_state, "Ongoing"));
+    }
+    kp_arena_free(&a);
+}
+
+/* The error codes of transactions, by the names Kafka's Errors enum gives them. */
+static void test_txn_error_names(void **state) {
+    (void)state;
+    static const struct { int code; const char *name; } e[] = {
+        {19, "NOT_ENOUGH_REPLICAS"}, {47, "INVALID_PRODUCER_EPOCH"}, {48, "INVALID_TXN_STATE"},
+        {49, "INVALID_PRODUCER_ID_MAPPING"}, {50, "INVALID_TRANSACTION_TIMEOUT"}, {51, "CONCURRENT_TRANSACTIONS"},
+        {52, "TRANSACTION_COORDINATOR_FENCED"}, {53, "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"},
+        {55, "OPERATION_NOT_ATTEMPTED"}, {88, "UNSTABLE_OFFSET_COMMIT"}, {90, "PRODUCER_FENCED"},
+        {105, "TRANSACTIONAL_ID_NOT_FOUND"}, {120, "TRANSACTION_ABORTABLE"}, {128, "INVALID_REGULAR_EXPRESSION"},
+    };
+    for (size_t i = 0; i < N(e); i++) {
+        int code = -2;
+        assert_string_equal(kp_err_name(e[i].code), e[i].name);
+        assert_true(kp_err_known(e[i].code));
+        assert_true(kp_err_by_name(e[i].name, &code));
+        assert_int_equal(code, e[i].code);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixed_ints),
@@ -1925,6 +2261,13 @@ int main(void) {
         cmocka_unit_test(test_vec_create_topics),
         cmocka_unit_test(test_vec_describe_log_dirs),
         cmocka_unit_test(test_vec_list_partition_reassignments),
+        cmocka_unit_test(test_vec_add_partitions_to_txn),
+        cmocka_unit_test(test_vec_add_offsets_to_txn),
+        cmocka_unit_test(test_vec_end_txn),
+        cmocka_unit_test(test_vec_txn_offset_commit),
+        cmocka_unit_test(test_vec_describe_transactions),
+        cmocka_unit_test(test_vec_list_transactions),
+        cmocka_unit_test(test_txn_error_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

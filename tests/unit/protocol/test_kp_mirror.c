@@ -1,7 +1,8 @@
 /*
  * kp_mirror: what a request names, and error answers shaped like their request. The Produce
  * case goes bytes in, bytes out, with both vectors written by hand from the protocol
- * documentation; the others build request structs and check the answer's fields.
+ * documentation; AddPartitionsToTxn and TxnOffsetCommit compare with the answers Apache Kafka
+ * itself gives; the others build request structs and check the answer's fields.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -253,6 +254,147 @@ static void test_find_coordinator(void **state) {
     kp_arena_free(&a);
 }
 
+/* ---- transactions: the answers Apache Kafka gives ---- */
+
+static size_t unhex(const char *hex, uint8_t *out, size_t cap) {
+    size_t n = 0;
+    for (; hex[0] && hex[1]; hex += 2) {
+        unsigned v;
+        assert_true(n < cap && sscanf(hex, "%2x", &v) == 1);
+        out[n++] = (uint8_t)v;
+    }
+    return n;
+}
+
+/*
+ * Mirror an error answer to the request in req_hex at ver and compare its encoding with
+ * want_hex: both vectors come from kafka-clients 4.4.0, the request written by its
+ * *RequestData and the answer by that request's getErrorResponse(0, code's exception).
+ */
+static void mirror_like_kafka(const kp_msg *m, int ver, const char *req_hex, int16_t code, const char *want_hex) {
+    kp_arena a = {0};
+    uint8_t req[512], want[512];
+    size_t rn = unhex(req_hex, req, sizeof req), wn = unhex(want_hex, want, sizeof want);
+    bool flex = kp_is_flex(m, (int16_t)ver);
+    void *q = kp_arena_alloc(&a, m->req->size), *resp = kp_arena_alloc(&a, m->resp->size);
+    kp_reader rd;
+    kp_reader_init(&rd, req, rn);
+    assert_true(kp_decode(&rd, m->req, ver, flex, q, &a));
+    assert_int_equal(kp_rd_left(&rd), 0);
+    kp_mirror_error(m->req, m->resp, ver, q, resp, code, ANY, &a);
+    kp_writer w;
+    kp_writer_init(&w, 0);
+    kp_encode(&w, m->resp, ver, flex, resp);
+    if (w.len != wn || memcmp(w.buf, want, wn) != 0) {
+        print_error("%s v%d: mirrored answer differs from Kafka's: ", m->name, ver);
+        for (size_t i = 0; i < w.len; i++) print_error("%02x", w.buf[i]);
+        print_error("\n");
+        fail();
+    }
+    kp_writer_free(&w);
+    kp_arena_free(&a);
+}
+
+/* v0-3: the error goes in partition_error_code, one result per partition asked for. */
+static void test_add_partitions_to_txn_v3(void **state) {
+    (void)state;
+    /* kafka-clients 4.4.0: AddPartitionsToTxnRequestData v3 (txn-1: t1 [0, 2], t2 [5]) */
+    static const char req[] = "0674786e2d3100000000000003e80003030374310300000000000000020003743202000000050000";
+    /* kafka-clients 4.4.0: AddPartitionsToTxnRequest.getErrorResponse(0, CONCURRENT_TRANSACTIONS) v3 */
+    static const char want[] = "00000000030374310300000000003300000000020033000003743202000000050033000000";
+    mirror_like_kafka(&kp_msg_add_partitions_to_txn, 3, req, 51, want);
+
+    /* a fault rule's target finds its topic and partition there */
+    kp_arena a = {0};
+    int32_t parts[] = {0, 2};
+    kp_add_partitions_to_txn_topic topics[] = {{.name = S("t1")}};
+    topics[0].partitions.n = 2;
+    topics[0].partitions.v = parts;
+    kp_add_partitions_to_txn_request q;
+    kp_defaults(&kp_add_partitions_to_txn_request_schema, 3, &q);
+    q.v3_and_below_topics.n = 1;
+    q.v3_and_below_topics.v = topics;
+    kp_target t = target(S("t1"), 2);
+    assert_true(kp_names_topic(&kp_add_partitions_to_txn_request_schema, 3, &q, &t));
+    kp_add_partitions_to_txn_response r;
+    kp_mirror_error(&kp_add_partitions_to_txn_request_schema, &kp_add_partitions_to_txn_response_schema, 3, &q, &r,
+                    0, ANY, &a);
+    assert_int_equal(kp_set_errors(&kp_add_partitions_to_txn_response_schema, 3, &r, 3, ANY, &t), 1);
+    assert_int_equal(r.results_by_topic_v3_and_below.v[0].results_by_partition.v[0].partition_error_code, 0);
+    assert_int_equal(r.results_by_topic_v3_and_below.v[0].results_by_partition.v[1].partition_error_code, 3);
+    assert_int_equal(kp_error_places(&kp_add_partitions_to_txn_response_schema, 0, 3), KP_ERRS_TOPIC);
+    kp_arena_free(&a);
+}
+
+/*
+ * v4+ (broker to broker) nests results under each transaction. Kafka answers a refused
+ * request with the top-level error_code alone; the mirror, which answers every element the
+ * request names, also fills results_by_transaction[].topic_results down to each partition.
+ */
+static void test_add_partitions_to_txn_v4_nesting(void **state) {
+    (void)state;
+    kp_arena a = {0};
+    int32_t parts[] = {7};
+    kp_add_partitions_to_txn_topic topics[] = {{.name = S("t1")}};
+    topics[0].partitions.n = 1;
+    topics[0].partitions.v = parts;
+    kp_add_partitions_to_txn_transaction txns[1];
+    kp_defaults(&kp_add_partitions_to_txn_transaction_schema, 4, txns);
+    txns[0].transactional_id = S("txn-1");
+    txns[0].topics.n = 1;
+    txns[0].topics.v = topics;
+    kp_add_partitions_to_txn_request q;
+    kp_defaults(&kp_add_partitions_to_txn_request_schema, 4, &q);
+    q.transactions.n = 1;
+    q.transactions.v = txns;
+    kp_add_partitions_to_txn_response r;
+    kp_mirror_error(&kp_add_partitions_to_txn_request_schema, &kp_add_partitions_to_txn_response_schema, 4, &q, &r,
+                    51, ANY, &a);
+    assert_int_equal(r.error_code, 51);
+    assert_int_equal(r.results_by_topic_v3_and_below.n, 0);
+    assert_int_equal(r.results_by_transaction.n, 1);
+    assert_str(r.results_by_transaction.v[0].transactional_id, "txn-1");
+    assert_int_equal(r.results_by_transaction.v[0].topic_results.n, 1);
+    const kp_add_partitions_to_txn_topic_result *tr = r.results_by_transaction.v[0].topic_results.v;
+    assert_str(tr->name, "t1");
+    assert_int_equal(tr->results_by_partition.n, 1);
+    assert_int_equal(tr->results_by_partition.v[0].partition_index, 7);
+    assert_int_equal(tr->results_by_partition.v[0].partition_error_code, 51);
+    assert_int_equal(kp_error_places(&kp_add_partitions_to_txn_response_schema, 4, 5), KP_ERRS_TOP | KP_ERRS_TOPIC);
+    kp_arena_free(&a);
+}
+
+/* TxnOffsetCommit: one error_code per partition, as Kafka answers (v0 classic, v3 flexible). */
+static void test_txn_offset_commit(void **state) {
+    (void)state;
+    /* kafka-clients 4.4.0: TxnOffsetCommitRequestData v0 (grp; t1 partitions 0 and 1) */
+    static const char req0[] = 
+        "000574786e2d31000367727000000000000003e8000300000001000274310000000200000000000000000000002a0004"
+        "6d65746100000001000000000000002bffff";
+    /* kafka-clients 4.4.0: TxnOffsetCommitRequest.getErrorResponse(0, COORDINATOR_LOAD_IN_PROGRESS) v0 */
+    static const char want0[] = "0000000000000001000274310000000200000000000e00000001000e";
+    mirror_like_kafka(&kp_msg_txn_offset_commit, 0, req0, 14, want0);
+    /* kafka-clients 4.4.0: TxnOffsetCommitRequestData v3 */
+    static const char req3[] = 
+        "0674786e2d310467727000000000000003e8000300000005046d2d3107696e73742d3102037431030000000000000000"
+        "0000002a00000009056d6574610000000001000000000000002b0000000900000000";
+    /* kafka-clients 4.4.0: TxnOffsetCommitRequest.getErrorResponse(0, COORDINATOR_LOAD_IN_PROGRESS) v3 */
+    static const char want3[] = "00000000020374310300000000000e0000000001000e000000";
+    mirror_like_kafka(&kp_msg_txn_offset_commit, 3, req3, 14, want3);
+
+    kp_arena a = {0};
+    uint8_t b[512];
+    size_t n = unhex(req3, b, sizeof b);
+    kp_txn_offset_commit_request q;
+    kp_reader rd;
+    kp_reader_init(&rd, b, n);
+    assert_true(kp_decode(&rd, &kp_txn_offset_commit_request_schema, 3, true, &q, &a));
+    assert_true(kp_names_group(&kp_txn_offset_commit_request_schema, 3, &q, S("grp")));
+    kp_target t = target(S("t1"), 1);
+    assert_true(kp_names_topic(&kp_txn_offset_commit_request_schema, 3, &q, &t));
+    kp_arena_free(&a);
+}
+
 /* ---- what a request names ---- */
 
 static void test_names_topic(void **state) {
@@ -492,14 +634,14 @@ static void test_every_message(void **state) {
     }
 }
 
-/* Filled Produce, OffsetCommit and JoinGroup requests name what they should. */
+/* Filled Produce, OffsetCommit, JoinGroup, transaction requests name what they should. */
 static void test_filled_requests_name(void **state) {
     (void)state;
     kp_arena a = {0};
     kp_uuid id; /* fill's topic ids: Fetch v13+ names topics by id only */
     memset(id.b, 0x11, 16);
     kp_target t = {S("t"), &id, 1}, other = target(S("u"), -1);
-    static const int16_t topical[] = {0, 1, 2, 8, 19, 20, 23, 37};
+    static const int16_t topical[] = {0, 1, 2, 8, 19, 20, 23, 24, 28, 37};
     for (size_t i = 0; i < N(topical); i++) {
         const kp_msg *m = kp_msg_get(topical[i]);
         void *q = kp_arena_alloc(&a, m->req->size);
@@ -511,7 +653,7 @@ static void test_filled_requests_name(void **state) {
         }
         assert_false(kp_names_topic(m->req, m->vmax, q, &other));
     }
-    static const int16_t grouped[] = {8, 9, 10, 11, 12, 13, 14, 15, 42, 47};
+    static const int16_t grouped[] = {8, 9, 10, 11, 12, 13, 14, 15, 25, 28, 42, 47};
     for (size_t i = 0; i < N(grouped); i++) {
         const kp_msg *m = kp_msg_get(grouped[i]);
         void *q = kp_arena_alloc(&a, m->req->size);
@@ -534,6 +676,9 @@ int main(void) {
         cmocka_unit_test(test_fetch_topic_ids),
         cmocka_unit_test(test_offset_fetch_groups),
         cmocka_unit_test(test_find_coordinator),
+        cmocka_unit_test(test_add_partitions_to_txn_v3),
+        cmocka_unit_test(test_add_partitions_to_txn_v4_nesting),
+        cmocka_unit_test(test_txn_offset_commit),
         cmocka_unit_test(test_names_topic),
         cmocka_unit_test(test_set_errors_metadata),
         cmocka_unit_test(test_set_errors_top_level),
