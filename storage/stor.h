@@ -70,8 +70,10 @@ int stor_commit(stor *s);
 bool stor_in_txn(stor *s);
 /*
  * What the open transaction writes, as STOR_TXN_* bits, so that the broker knows whether a
- * failed commit can be undone in memory: BATCHES (the log; it can), OFFSETS (committed
- * offsets), GROUPS (group state and members), OTHER (topics, configs, retention, deletes).
+ * failed commit can be undone in memory: BATCHES (the log and its transaction index; it can),
+ * OFFSETS (committed offsets), GROUPS (group state and members), OTHER (topics, configs,
+ * retention, deletes), TXNS (the transaction coordinator's state; see "transactions").
+ * Read it before stor_commit: a failed commit clears it with the transaction.
  */
 enum { STOR_TXN_BATCHES = 1, STOR_TXN_OFFSETS = 2, STOR_TXN_GROUPS = 4, STOR_TXN_OTHER = 8 };
 unsigned stor_txn_kinds(stor *s);
@@ -198,16 +200,20 @@ int64_t stor_partition_bytes(stor *s, int64_t topic_id, int32_t partition);
 
 /*
  * Move the log start offset forward (never back) and delete every batch that
- * lies wholly below it. Returns the number of batches deleted, or -1.
+ * lies wholly below it, with the aborted-transaction entries whose marker is
+ * below it. Returns the number of batches deleted, or -1.
  */
 int stor_log_start_set(stor *s, int64_t topic_id, int32_t partition, int64_t log_start);
 /* Oldest batch of a partition: base/last offset and max timestamp. 1 found, 0 empty, -1 error. */
 int stor_oldest_batch(stor *s, int64_t topic_id, int32_t partition, stor_batch_meta *m);
 
 /*
- * Idempotent producer state is rebuilt from the newest 5 batches of each
+ * Idempotent producer state is rebuilt from the newest 5 data batches of each
  * (partition, producer): fn gets them oldest first, producers in (topic,
  * partition, producer id) order. Batches with producer_id < 0 are skipped.
+ * Transaction markers (producer_id >= 0, base_sequence -1) do not count as
+ * data batches: when a producer's newest batch is a marker, fn gets it last
+ * (it carries the producer's newest epoch).
  */
 typedef void (*stor_producer_fn)(void *ctx, int64_t topic_id, int32_t partition, const stor_batch_meta *m);
 int stor_load_producer_batches(stor *s, stor_producer_fn fn, void *ctx);
@@ -286,5 +292,93 @@ typedef struct stor_group_load_cb {
 } stor_group_load_cb;
 /* Groups in group id order. A NULL callback skips its rows (both NULL: nothing is read). */
 int stor_groups_load(stor *s, const stor_group_load_cb *cb);
+
+/* ---- transactions (the coordinator's state and each partition's transaction index) ---- */
+
+/*
+ * One transactional id (Kafka's TransactionMetadata). state holds Kafka's ids 0..5 (Empty,
+ * Ongoing, PrepareCommit, PrepareAbort, CompleteCommit, CompleteAbort); Dead is a deleted row.
+ * Times are wall-clock ms, as Kafka keeps them, so time the broker was down counts.
+ */
+typedef struct stor_txn {
+    const char *transactional_id;
+    int64_t producer_id, prev_producer_id;   /* prev: -1 unless the id rotated to a new producer id */
+    int16_t producer_epoch, last_producer_epoch;
+    int32_t timeout_ms;
+    int32_t state;
+    int64_t start_ms;                        /* -1 when no transaction has started */
+    int64_t update_ms;
+} stor_txn;
+
+/*
+ * The coordinator writes are of kind STOR_TXN_TXNS: a failed commit holding one cannot be undone
+ * in memory. Supersede and the pending-offset deletes by group or topic add the kind only when
+ * they changed a row (or failed), so the plain OffsetCommits and deletions that call them keep
+ * their own kinds. Insert or replace the id's row (its members stay).
+ */
+enum { STOR_TXN_TXNS = 16 };
+int stor_txn_put(stor *s, const stor_txn *t);
+/* Delete the id with its partitions, groups and pending offsets (expiry). 0 or -1. */
+int stor_txn_delete(stor *s, const char *transactional_id);
+/* The partitions and groups in the id's current transaction. Adding one twice is not an error. */
+int stor_txn_partition_add(stor *s, const char *transactional_id, int64_t topic_id, int32_t partition);
+int stor_txn_partition_remove(stor *s, const char *transactional_id, int64_t topic_id, int32_t partition);
+int stor_txn_group_add(stor *s, const char *transactional_id, const char *group_id);
+/* Removes the id's partitions, groups and pending offsets (the transaction completed). */
+int stor_txn_members_clear(stor *s, const char *transactional_id);
+/*
+ * A pending transactional offset (TxnOffsetCommit), materialised into the committed offsets at
+ * COMMIT unless superseded (a plain OffsetCommit of the same partition came after it). Insert or
+ * replace by (transactional id, group, topic, partition); o->expire_ms is ignored.
+ */
+int stor_txn_offset_put(stor *s, const char *transactional_id, int64_t producer_id, const stor_offset *o);
+/* Mark every pending offset of (group, topic, partition) superseded. 0 or -1. */
+int stor_txn_offsets_supersede(stor *s, const char *group_id, const char *topic, int32_t partition);
+/* Pending offsets of a deleted group or topic go with it. Return rows deleted or -1. */
+int stor_txn_offsets_delete_group(stor *s, const char *group_id);
+int stor_txn_offsets_delete_topic(stor *s, const char *topic);
+
+/*
+ * Start-up: every id in id order, each followed by its partitions, groups and pending offsets.
+ * A NULL callback skips its rows. Strings are valid only during the call.
+ */
+typedef struct stor_txn_load_cb {
+    void *ctx;
+    void (*txn)(void *ctx, const stor_txn *t);
+    void (*partition)(void *ctx, const char *transactional_id, int64_t topic_id, int32_t partition);
+    void (*group)(void *ctx, const char *transactional_id, const char *group_id);
+    void (*offset)(void *ctx, const char *transactional_id, int64_t producer_id, const stor_offset *o,
+                   bool superseded);
+} stor_txn_load_cb;
+int stor_txns_load(stor *s, const stor_txn_load_cb *cb);
+
+/*
+ * A partition's transaction index, written in the same storage transaction as the batch or
+ * marker that changes it (kind STOR_TXN_BATCHES, undone in memory like the batches):
+ * open: the first offset of each producer's undecided transaction on the partition (the last
+ * stable offset is the least of them); aborted: Kafka's .txnindex, one entry per aborted
+ * transaction that had data on the partition, keyed by its ABORT marker's offset (last_offset).
+ */
+/* Insert or replace the producer's entry; the partition must exist. */
+int stor_txn_open_put(stor *s, int64_t topic_id, int32_t partition, int64_t producer_id, int64_t first_offset);
+int stor_txn_open_delete(stor *s, int64_t topic_id, int32_t partition, int64_t producer_id);
+/* Every open entry, in (topic id, partition, producer id) order. */
+typedef void (*stor_txn_open_fn)(void *ctx, int64_t topic_id, int32_t partition, int64_t producer_id,
+                                 int64_t first_offset);
+int stor_txn_open_load(stor *s, stor_txn_open_fn fn, void *ctx);
+
+typedef struct stor_aborted {
+    int64_t producer_id;
+    int64_t first_offset, last_offset;
+    int64_t lso;   /* the last stable offset once this abort was decided */
+} stor_aborted;
+/* A second entry at the same last_offset is an error: a marker has one offset. */
+int stor_txn_aborted_put(stor *s, int64_t topic_id, int32_t partition, const stor_aborted *a);
+/* Entries with last_offset >= from, in last_offset order, until fn returns false. 0 or -1. */
+typedef bool (*stor_aborted_fn)(void *ctx, const stor_aborted *a);
+int stor_txn_aborted_read(stor *s, int64_t topic_id, int32_t partition, int64_t from, stor_aborted_fn fn, void *ctx);
+/* The newest entry's last_offset of each partition that has entries (start-up). */
+typedef void (*stor_aborted_last_fn)(void *ctx, int64_t topic_id, int32_t partition, int64_t last_offset);
+int stor_txn_aborted_last(stor *s, stor_aborted_last_fn fn, void *ctx);
 
 #endif

@@ -231,7 +231,13 @@ static int stor_log_start_move(stor *s, int64_t topic_id, int32_t partition, int
         return stor_fail(s, "bind log start");
     if (stor_step_done(s, st, "delete batches below log start")) return -1;
     /* changes() counts the batch rows only, not the trigger's partition updates. */
-    return sqlite3_changes(s->db);
+    int deleted = sqlite3_changes(s->db);
+    /* An aborted transaction whose marker is gone has nothing left for a fetch to skip. */
+    st = stor_stmt(s, STOR_TXN_ABORTED_DELETE_BELOW);
+    if (stor_bind_key(s, st, topic_id, partition) || sqlite3_bind_int64(st, 3, log_start))
+        return stor_fail(s, "bind log start");
+    if (stor_step_done(s, st, "delete aborted transactions below log start")) return -1;
+    return deleted;
 }
 
 int stor_log_start_set(stor *s, int64_t topic_id, int32_t partition, int64_t log_start) {

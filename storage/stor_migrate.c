@@ -173,6 +173,84 @@ static const char *const stor_migrations[] = {
     "  PRIMARY KEY (topic_id, partition),"
     "  FOREIGN KEY (topic_id, partition) REFERENCES partitions (topic_id, partition) ON DELETE CASCADE"
     ") WITHOUT ROWID;",
+
+    /*
+     * 6: transactions. IF NOT EXISTS keeps it idempotent like migrations 3 to 5.
+     * txns and its three member tables are the coordinator's state (Kafka's
+     * __transaction_state): a deleted txns row takes its members with it.
+     */
+    "CREATE TABLE IF NOT EXISTS txns ("
+    "  transactional_id TEXT PRIMARY KEY NOT NULL,"
+    "  producer_id INTEGER NOT NULL,"
+    "  prev_producer_id INTEGER NOT NULL,"
+    "  producer_epoch INTEGER NOT NULL,"
+    "  last_producer_epoch INTEGER NOT NULL,"
+    "  timeout_ms INTEGER NOT NULL,"
+    "  state INTEGER NOT NULL CHECK (state BETWEEN 0 AND 5),"
+    "  start_ms INTEGER NOT NULL,"
+    "  update_ms INTEGER NOT NULL"
+    ") WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS txn_partitions ("
+    "  transactional_id TEXT NOT NULL REFERENCES txns ON DELETE CASCADE,"
+    "  topic_id INTEGER NOT NULL,"
+    "  partition INTEGER NOT NULL,"
+    "  PRIMARY KEY (transactional_id, topic_id, partition),"
+    "  FOREIGN KEY (topic_id, partition) REFERENCES partitions (topic_id, partition) ON DELETE CASCADE"
+    ") WITHOUT ROWID;"
+    /* Deleting a topic cascades here by partition: without it each partition row deleted scans the table. */
+    "CREATE INDEX IF NOT EXISTS txn_partitions_partition ON txn_partitions (topic_id, partition);"
+    "CREATE TABLE IF NOT EXISTS txn_groups ("
+    "  transactional_id TEXT NOT NULL REFERENCES txns ON DELETE CASCADE,"
+    "  group_id TEXT NOT NULL,"
+    "  PRIMARY KEY (transactional_id, group_id)"
+    ") WITHOUT ROWID;"
+    /*
+     * txn_offsets: TxnOffsetCommit's pending offsets, keyed by topic name like offsets.
+     * superseded: a plain OffsetCommit of the partition came later, so COMMIT must not
+     * overwrite it (Kafka compares their positions in __consumer_offsets).
+     * Unlike offsets (migration 3), both look-ups other than by id get an index: every
+     * plain OffsetCommit supersedes by (group, topic, partition), and the table holds only
+     * pending offsets, so the indexes stay small.
+     */
+    "CREATE TABLE IF NOT EXISTS txn_offsets ("
+    "  transactional_id TEXT NOT NULL REFERENCES txns ON DELETE CASCADE,"
+    "  producer_id INTEGER NOT NULL,"
+    "  group_id TEXT NOT NULL,"
+    "  topic TEXT NOT NULL,"
+    "  partition INTEGER NOT NULL,"
+    "  \"offset\" INTEGER NOT NULL,"
+    "  leader_epoch INTEGER NOT NULL,"
+    "  metadata TEXT NOT NULL,"
+    "  commit_ms INTEGER NOT NULL,"
+    "  superseded INTEGER NOT NULL DEFAULT 0,"
+    "  PRIMARY KEY (transactional_id, group_id, topic, partition)"
+    ") WITHOUT ROWID;"
+    "CREATE INDEX IF NOT EXISTS txn_offsets_group ON txn_offsets (group_id, topic, partition);"
+    "CREATE INDEX IF NOT EXISTS txn_offsets_topic ON txn_offsets (topic);"
+    /*
+     * Each partition's transaction index, changed in the same commit as the batch or marker
+     * that changes it. txn_open: the first offset of each producer's undecided transaction.
+     * txn_aborted: Kafka's .txnindex, by the ABORT marker's offset (last_offset); lso is the
+     * last stable offset when the abort was decided.
+     */
+    "CREATE TABLE IF NOT EXISTS txn_open ("
+    "  topic_id INTEGER NOT NULL,"
+    "  partition INTEGER NOT NULL,"
+    "  producer_id INTEGER NOT NULL,"
+    "  first_offset INTEGER NOT NULL,"
+    "  PRIMARY KEY (topic_id, partition, producer_id),"
+    "  FOREIGN KEY (topic_id, partition) REFERENCES partitions (topic_id, partition) ON DELETE CASCADE"
+    ") WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS txn_aborted ("
+    "  topic_id INTEGER NOT NULL,"
+    "  partition INTEGER NOT NULL,"
+    "  last_offset INTEGER NOT NULL,"
+    "  producer_id INTEGER NOT NULL,"
+    "  first_offset INTEGER NOT NULL,"
+    "  lso INTEGER NOT NULL,"
+    "  PRIMARY KEY (topic_id, partition, last_offset),"
+    "  FOREIGN KEY (topic_id, partition) REFERENCES partitions (topic_id, partition) ON DELETE CASCADE"
+    ") WITHOUT ROWID;",
 };
 
 #define STOR_MIGRATIONS_N ((int)(sizeof stor_migrations / sizeof stor_migrations[0]))

@@ -1,4 +1,4 @@
-/* Idempotent producer state at start-up: each producer's newest batches per partition. */
+/* Idempotent producer state at start-up: each producer's newest data batches per partition, and its newest marker. */
 #include "stor_int.h"
 
 /* Next producer id of a partition after `after`: 1 found (*pid set), 0 none, -1 error. */
@@ -19,7 +19,7 @@ static int stor_producer_next(stor *s, int64_t topic_id, int32_t partition, int6
     return ret;
 }
 
-/* The producer's newest batches, newest first; returns how many (at most STOR_PRODUCER_BATCHES_KEPT) or -1. */
+/* The producer's newest data batches, newest first; returns how many (at most STOR_PRODUCER_BATCHES_KEPT) or -1. */
 static int stor_producer_batches(stor *s, int64_t topic_id, int32_t partition, int64_t pid, stor_batch_meta *out) {
     sqlite3_stmt *st = stor_stmt(s, STOR_PRODUCER_BATCHES);
     if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition) || sqlite3_bind_int64(st, 3, pid) ||
@@ -33,15 +33,39 @@ static int stor_producer_batches(stor *s, int64_t topic_id, int32_t partition, i
     return ret;
 }
 
+/*
+ * The producer's newest batch of all when it is a transaction marker: 1 (*m set), 0 when it is
+ * a data batch, -1 error. A marker may be newer than every data batch (it ends the
+ * transaction), and a fenced producer's bumped epoch reaches the log only through it.
+ */
+static int stor_producer_marker(stor *s, int64_t topic_id, int32_t partition, int64_t pid, stor_batch_meta *m) {
+    sqlite3_stmt *st = stor_stmt(s, STOR_PRODUCER_NEWEST);
+    if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition) || sqlite3_bind_int64(st, 3, pid))
+        return stor_fail(s, "bind producer key");
+    int rc = sqlite3_step(st);
+    int ret = 0;
+    if (rc == SQLITE_ROW) {
+        stor_meta_from_row(st, 0, m);
+        ret = m->base_sequence < 0;
+    } else if (rc != SQLITE_DONE) {
+        ret = stor_fail(s, "newest producer batch");
+    }
+    sqlite3_reset(st);
+    return ret;
+}
+
 static int stor_partition_producers(stor *s, int64_t topic_id, int32_t partition, stor_producer_fn fn, void *ctx) {
     /* Ids below 0 mark non-idempotent batches: start after them. */
     int64_t pid = -1;
     int found;
     while ((found = stor_producer_next(s, topic_id, partition, pid, &pid)) == 1) {
-        stor_batch_meta batches[STOR_PRODUCER_BATCHES_KEPT];
+        stor_batch_meta batches[STOR_PRODUCER_BATCHES_KEPT], marker;
         int n = stor_producer_batches(s, topic_id, partition, pid, batches);
         if (n < 0) return -1;
+        int is_marker = stor_producer_marker(s, topic_id, partition, pid, &marker);
+        if (is_marker < 0) return -1;
         for (int i = n - 1; i >= 0; i--) fn(ctx, topic_id, partition, &batches[i]);
+        if (is_marker) fn(ctx, topic_id, partition, &marker);
     }
     return found;
 }

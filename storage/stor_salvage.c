@@ -11,9 +11,10 @@
  * says per table how many rows were copied and what could not be read.
  *
  * The new database is made by stor_open, so it has this binary's schema; columns are copied
- * by name. Then what the lost rows leave inconsistent is repaired: rows whose topic or group is
- * gone are dropped, partitions a topic names but lost are recreated, and each partition's byte
- * count is recomputed from the batches that survived.
+ * by name. Then what the lost rows leave inconsistent is repaired: rows whose topic, partition,
+ * group or transactional id is gone are dropped, partitions a topic names but lost are
+ * recreated, and each partition's byte count is recomputed from the batches that survived.
+ * A table that a later migration added is empty in an older database, not lost.
  */
 #include "stor_int.h"
 
@@ -202,6 +203,23 @@ static bool has_rowid(sqlite3 *old, const char *t) {
     return ok;
 }
 
+/* 1 when old's schema lists table t, 0 when it does not, -1 when the schema cannot be read. */
+static int in_old_schema(sqlite3 *old, const char *t) {
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(old, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?", -1, &st, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK) rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* Not reported as a repair: it touches every partition row whether or not a count was wrong. */
+static const char recount_bytes[] = "UPDATE partitions SET bytes = (SELECT COALESCE(SUM(size), 0) FROM batches b"
+                                    " WHERE b.topic_id = partitions.topic_id AND b.partition = partitions.partition)";
+
+#define PARTITION_GONE "(topic_id, partition) NOT IN (SELECT topic_id, partition FROM partitions)"
+#define TXN_GONE "transactional_id NOT IN (SELECT transactional_id FROM txns)"
+
 /* What lost rows leave behind, made consistent again (see the top of this file). */
 static const char *const repairs[] = {
     "DELETE FROM topic_configs WHERE topic_id NOT IN (SELECT id FROM topics)",
@@ -212,10 +230,15 @@ static const char *const repairs[] = {
      "INSERT OR IGNORE INTO partitions (topic_id, partition, log_start, bytes) "
      "SELECT topic_id, partition, COALESCE((SELECT MIN(base_offset) FROM batches b"
      " WHERE b.topic_id = p.topic_id AND b.partition = p.partition), 0), 0 FROM p"),
-    "DELETE FROM batches WHERE (topic_id, partition) NOT IN (SELECT topic_id, partition FROM partitions)",
-    ("UPDATE partitions SET bytes = (SELECT COALESCE(SUM(size), 0) FROM batches b"
-     " WHERE b.topic_id = partitions.topic_id AND b.partition = partitions.partition)"),
+    "DELETE FROM batches WHERE " PARTITION_GONE,
+    recount_bytes,
     "DELETE FROM group_members WHERE group_id NOT IN (SELECT group_id FROM groups)",
+    "DELETE FROM partition_leaders WHERE " PARTITION_GONE,
+    "DELETE FROM txn_partitions WHERE " TXN_GONE " OR " PARTITION_GONE,
+    "DELETE FROM txn_groups WHERE " TXN_GONE,
+    "DELETE FROM txn_offsets WHERE " TXN_GONE,
+    "DELETE FROM txn_open WHERE " PARTITION_GONE,
+    "DELETE FROM txn_aborted WHERE " PARTITION_GONE,
 };
 
 int stor_salvage(const char *from, const char *to, stor_salvage_report fn, void *ctx, char *err, size_t errlen) {
@@ -278,6 +301,11 @@ int stor_salvage(const char *from, const char *to, stor_salvage_report fn, void 
         snprintf(t, sizeof t, "%s", (const char *)sqlite3_column_text(st, 0));
         char cols[1024] = "", order[256] = "", desc[300] = "";
         int ncols = columns(old, fresh, t, cols, sizeof cols, order, sizeof order, desc, sizeof desc);
+        if (ncols <= 0 && version < stor_schema_latest() && in_old_schema(old, t) == 0) {
+            /* an older schema: a later migration added the table, so there is nothing to lose */
+            report(fn, ctx, "salvage: table %s: added after schema version %d; starts empty", t, version);
+            continue;
+        }
         if (ncols <= 0) {
             report(fn, ctx, "salvage: table %s: not in %s, or unreadable; nothing copied", t, from);
             lost_tables++;
@@ -318,7 +346,7 @@ int stor_salvage(const char *from, const char *to, stor_salvage_report fn, void 
     for (size_t i = 0; rc == 0 && i < sizeof repairs / sizeof *repairs; i++) {
         rc = stor_sql_exec(fresh, repairs[i], err, errlen);
         int n = sqlite3_changes(fresh);
-        if (rc == 0 && n && i != sizeof repairs / sizeof *repairs - 2) /* the byte recount always touches rows */
+        if (rc == 0 && n && repairs[i] != recount_bytes)
             report(fn, ctx, "salvage: repaired %d rows: %.120s", n, repairs[i]);
     }
     if (rc == 0) rc = stor_sql_exec(fresh, "COMMIT", err, errlen);

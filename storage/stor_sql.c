@@ -69,8 +69,15 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
     /* Skip-scan: the next producer id of a partition is one index seek, however many batches each has. */
     [STOR_PRODUCER_NEXT] = "SELECT producer_id FROM batches WHERE " BATCH_KEY " AND producer_id > ?3"
                            " ORDER BY producer_id LIMIT 1",
+    /*
+     * Data batches only: transaction markers (base_sequence -1) carry no sequence. The filter
+     * reads each row the producer index points at, newest first, so markers between the data
+     * batches cost one row read each.
+     */
     [STOR_PRODUCER_BATCHES] = "SELECT " STOR_META_COLS " FROM batches WHERE " BATCH_KEY " AND producer_id = ?3"
-                              " ORDER BY base_offset DESC LIMIT ?4",
+                              " AND base_sequence >= 0 ORDER BY base_offset DESC LIMIT ?4",
+    [STOR_PRODUCER_NEWEST] = "SELECT " STOR_META_COLS " FROM batches WHERE " BATCH_KEY " AND producer_id = ?3"
+                             " ORDER BY base_offset DESC LIMIT 1",
 
     [STOR_OFFSET_UPSERT] = "INSERT INTO offsets (group_id, topic, partition, \"offset\", leader_epoch, metadata,"
                            " commit_ms, expire_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
@@ -109,4 +116,64 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
                         " ON CONFLICT (topic_id, partition) DO UPDATE SET leader = excluded.leader,"
                         " leader_epoch = excluded.leader_epoch",
     [STOR_LOAD_LEADERS] = "SELECT topic_id, partition, leader, leader_epoch FROM partition_leaders",
+
+    /* An upsert, not INSERT OR REPLACE: replacing would delete the row and cascade to its members. */
+    [STOR_TXNS_UPSERT] = "INSERT INTO txns (transactional_id, producer_id, prev_producer_id, producer_epoch,"
+                         " last_producer_epoch, timeout_ms, state, start_ms, update_ms)"
+                         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+                         " ON CONFLICT (transactional_id) DO UPDATE SET producer_id = excluded.producer_id,"
+                         " prev_producer_id = excluded.prev_producer_id, producer_epoch = excluded.producer_epoch,"
+                         " last_producer_epoch = excluded.last_producer_epoch, timeout_ms = excluded.timeout_ms,"
+                         " state = excluded.state, start_ms = excluded.start_ms, update_ms = excluded.update_ms",
+    /* Partitions, groups and pending offsets go with it (ON DELETE CASCADE). */
+    [STOR_TXNS_DELETE] = "DELETE FROM txns WHERE transactional_id = ?1",
+    /* DO NOTHING rather than OR IGNORE: only the duplicate is ignored, a missing partition still fails. */
+    [STOR_TXN_PART_INSERT] = "INSERT INTO txn_partitions (transactional_id, topic_id, partition) VALUES (?1, ?2, ?3)"
+                             " ON CONFLICT DO NOTHING",
+    [STOR_TXN_PART_DELETE] = "DELETE FROM txn_partitions WHERE transactional_id = ?1 AND topic_id = ?2"
+                             " AND partition = ?3",
+    [STOR_TXN_PART_CLEAR] = "DELETE FROM txn_partitions WHERE transactional_id = ?1",
+    [STOR_TXN_GROUP_INSERT] = "INSERT INTO txn_groups (transactional_id, group_id) VALUES (?1, ?2)"
+                              " ON CONFLICT DO NOTHING",
+    [STOR_TXN_GROUP_CLEAR] = "DELETE FROM txn_groups WHERE transactional_id = ?1",
+    /* A later TxnOffsetCommit is newer than any plain commit before it: it is pending again. */
+    [STOR_TXN_OFFSET_UPSERT] = "INSERT INTO txn_offsets (transactional_id, producer_id, group_id, topic, partition,"
+                               " \"offset\", leader_epoch, metadata, commit_ms, superseded)"
+                               " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 0)"
+                               " ON CONFLICT (transactional_id, group_id, topic, partition) DO UPDATE SET"
+                               " producer_id = excluded.producer_id, \"offset\" = excluded.\"offset\","
+                               " leader_epoch = excluded.leader_epoch, metadata = excluded.metadata,"
+                               " commit_ms = excluded.commit_ms, superseded = 0",
+    [STOR_TXN_OFFSET_CLEAR] = "DELETE FROM txn_offsets WHERE transactional_id = ?1",
+    /* superseded = 0 in the filter: a repeat changes no row, so it adds no write kind (stor_txns.c). */
+    [STOR_TXN_OFFSET_SUPERSEDE] = "UPDATE txn_offsets SET superseded = 1"
+                                  " WHERE group_id = ?1 AND topic = ?2 AND partition = ?3 AND superseded = 0",
+    [STOR_TXN_OFFSET_DELETE_GROUP] = "DELETE FROM txn_offsets WHERE group_id = ?1",
+    [STOR_TXN_OFFSET_DELETE_TOPIC] = "DELETE FROM txn_offsets WHERE topic = ?1",
+    [STOR_LOAD_TXNS] = "SELECT transactional_id, producer_id, prev_producer_id, producer_epoch, last_producer_epoch,"
+                       " timeout_ms, state, start_ms, update_ms FROM txns ORDER BY transactional_id",
+    [STOR_LOAD_TXN_PARTS] = "SELECT topic_id, partition FROM txn_partitions WHERE transactional_id = ?1"
+                            " ORDER BY topic_id, partition",
+    [STOR_LOAD_TXN_GROUPS] = "SELECT group_id FROM txn_groups WHERE transactional_id = ?1 ORDER BY group_id",
+    [STOR_LOAD_TXN_OFFSETS] = "SELECT producer_id, group_id, topic, partition, \"offset\", leader_epoch, metadata,"
+                              " commit_ms, superseded FROM txn_offsets WHERE transactional_id = ?1"
+                              " ORDER BY group_id, topic, partition",
+
+    [STOR_TXN_OPEN_UPSERT] = "INSERT INTO txn_open (topic_id, partition, producer_id, first_offset)"
+                             " VALUES (?1, ?2, ?3, ?4)"
+                             " ON CONFLICT (topic_id, partition, producer_id) DO UPDATE SET"
+                             " first_offset = excluded.first_offset",
+    [STOR_TXN_OPEN_DELETE] = "DELETE FROM txn_open WHERE " BATCH_KEY " AND producer_id = ?3",
+    [STOR_LOAD_TXN_OPEN] = "SELECT topic_id, partition, producer_id, first_offset FROM txn_open"
+                           " ORDER BY topic_id, partition, producer_id",
+    [STOR_TXN_ABORTED_INSERT] = "INSERT INTO txn_aborted (topic_id, partition, last_offset, producer_id,"
+                                " first_offset, lso) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    [STOR_TXN_ABORTED_READ] = "SELECT producer_id, first_offset, last_offset, lso FROM txn_aborted"
+                              " WHERE " BATCH_KEY " AND last_offset >= ?3 ORDER BY last_offset",
+    /* One seek per partition rather than a walk over every entry (GROUP BY would read them all). */
+    [STOR_TXN_ABORTED_LAST] = "SELECT p.topic_id, p.partition, (SELECT a.last_offset FROM txn_aborted a"
+                              "   WHERE a.topic_id = p.topic_id AND a.partition = p.partition"
+                              "   ORDER BY a.last_offset DESC LIMIT 1)"
+                              " FROM partitions p ORDER BY p.topic_id, p.partition",
+    [STOR_TXN_ABORTED_DELETE_BELOW] = "DELETE FROM txn_aborted WHERE " BATCH_KEY " AND last_offset < ?3",
 };

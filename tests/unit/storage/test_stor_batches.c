@@ -435,7 +435,7 @@ static void test_query_plans(void **state) {
                                        STOR_CONFIG_DELETE,    STOR_BATCH_LAST,           STOR_BATCH_READ,
                                        STOR_MAX_TIMESTAMP,    STOR_PARTITION_BYTES,      STOR_BATCH_DELETE_BELOW,
                                        STOR_LOG_START_UPDATE, STOR_OLDEST_BATCH,         STOR_PRODUCER_NEXT,
-                                       STOR_PRODUCER_BATCHES};
+                                       STOR_PRODUCER_BATCHES, STOR_PRODUCER_NEWEST};
     for (size_t i = 0; i < sizeof hot / sizeof hot[0]; i++) assert_plan(f->s, hot[i], false);
     /* Sorting the matching entries of the covering time index is the design (see stor_sql.c). */
     assert_plan(f->s, STOR_OFFSET_FOR_TIME, true);
