@@ -223,6 +223,21 @@ static const key_def keys[] = {
       "committed offsets of a group that stayed empty this long are removed"),
     K("offsets.retention.check.interval.ms", T_INT, offsets_retention_check_interval_ms, "600000", NULL, NULL, 10,
       INT64_MAX, NULL, "how often expired offsets are looked for"),
+    K("transaction.max.timeout.ms", T_INT, transaction_max_timeout_ms, "900000", NULL, NULL, 1, INT32_MAX, NULL,
+      "InitProducerId with a transaction.timeout.ms above this (or not above 0) gets INVALID_TRANSACTION_TIMEOUT"),
+    K("transactional.id.expiration.ms", T_INT, transactional_id_expiration_ms, "604800000", NULL, NULL, 1, INT32_MAX,
+      NULL, "a transactional id with no transaction for this long is forgotten (its producer id and epoch)"),
+    K("transaction.abort.timed.out.transaction.cleanup.interval.ms", T_INT, transaction_abort_check_interval_ms,
+      "10000", NULL, NULL, 1, INT32_MAX, NULL,
+      "how often transactions open past their transaction.timeout.ms are looked for; each is aborted and its "
+      "producer fenced (epoch + 1)"),
+    K("transaction.remove.expired.transaction.cleanup.interval.ms", T_INT, transaction_expire_check_interval_ms,
+      "3600000", NULL, NULL, 1, INT32_MAX, NULL,
+      "how often transactional ids past transactional.id.expiration.ms are looked for"),
+    K("transaction.marker.delay.ms", T_INT, transaction_marker_delay_ms, "0", NULL, NULL, 0, INT32_MAX, NULL,
+      "test knob (not Kafka's): EndTxn is answered once PrepareCommit/PrepareAbort is stored, and the markers "
+      "follow one partition per this many ms, so a crash can be placed between them; 0: the decision, every "
+      "marker and the completion are stored in one commit before the answer"),
     K("group.consumer.protocol.validation", T_ENUM, group_consumer_protocol_validation, "strict", "lenient", "lenient",
       0, 0, "strict|lenient",
       "strict (MSK Serverless): JoinGroup/SyncGroup whose consumer-protocol bytes do not decode at their declared "

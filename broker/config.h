@@ -108,6 +108,11 @@ typedef struct config {
     int64_t offsets_retention_minutes;
     int64_t offsets_retention_check_interval_ms;
     int64_t group_consumer_protocol_validation;
+    int64_t transaction_max_timeout_ms;
+    int64_t transactional_id_expiration_ms;
+    int64_t transaction_abort_check_interval_ms;
+    int64_t transaction_expire_check_interval_ms;
+    int64_t transaction_marker_delay_ms;
 
     /* derived */
     int32_t node_ids[CFG_MAX_BROKERS];

@@ -18,6 +18,7 @@
 #include "iam/authz.h"
 #include "iam/sasl.h"
 #include "topic/topic.h"
+#include "txn/txn.h"
 
 void srv_mark_dirty(srv *s, partition *p) {
     if (p->dirty) return;
@@ -39,6 +40,7 @@ void srv_after_commit(srv *s) {
         p->dirty = false;
         if (p->hw != p->end) advanced = true;
         p->hw = p->end;
+        if (p->ntxns) topic_txn_settle(p);
     }
     s->ndirty = 0;
     if (advanced) fetch_wake(s);
@@ -174,6 +176,7 @@ static void on_housekeeping(uv_timer_t *h) {
         s->next_offsets_expiry_ms = now + s->cfg->offsets_retention_check_interval_ms;
         grp_expire_offsets(s);
     }
+    txn_tick(s);
 }
 
 /* The data directory, made before storage and TLS (which keeps tls/ in it) start side by side. */
@@ -275,6 +278,11 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen) {
         snprintf(err, errlen, "loading groups and offsets: %s", stor_errmsg(s->st));
         return -1;
     }
+    /* a decision whose markers a crash interrupted is finished (and stored) before any client is served */
+    if (txn_init(s) != 0 || srv_commit_now(s) != 0) {
+        snprintf(err, errlen, "loading transactions: %s", stor_errmsg(s->st));
+        return -1;
+    }
     if (net_listen(s, err, errlen) != 0) return -1;
     if (admin_start(s, err, errlen) != 0) return -1;
     uv_prepare_init(loop, &s->commit_handle);
@@ -299,6 +307,7 @@ void srv_close(srv *s) {
     fetch_cancel_all(s);
     net_close_all(s);
     grp_close_all(s);
+    txn_close(s);
     sasl_close(s);
     authz_close(s);
     admin_close(s);
@@ -313,6 +322,7 @@ void srv_free(srv *s) {
         topic_free(t);
     }
     free(s->dirty);
+    txn_free(s);
     fault_free_all(s);
     metrics_free(s);
     authz_free(s);

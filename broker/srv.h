@@ -77,6 +77,7 @@ struct srv {
     int nconns;
     struct fetch_wait *fetch_waiters; /* parked fetches */
     struct group *groups;    /* consumer groups (broker/group/group.c) */
+    struct txn_coord *txn;   /* the transaction coordinator (broker/txn/txn.c) */
     struct tls_ctx *tls;     /* the IAM listener's certificate (broker/net/tls.c) */
     struct sasl_ctx *sasl;   /* identities, rate limit, credentials endpoint (broker/iam/sasl.c) */
     struct authz *authz;     /* resource ARNs, plaintext.principal (broker/iam/authz.c) */

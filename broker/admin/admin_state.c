@@ -15,6 +15,7 @@
 #include "log.h"
 #include "net/net.h"
 #include "topic/topic.h"
+#include "txn/txn.h"
 
 /* A topic id as Kafka tools print it: unpadded URL-safe base64 of the 16 bytes. */
 static json_t *topic_id_json(const uint8_t id[16]) {
@@ -43,10 +44,12 @@ static json_t *topic_json(const srv *s, const topic *t, bool detail) {
     json_t *parts = json_array();
     for (int32_t i = 0; i < t->nparts; i++) {
         const partition *p = &t->parts[i];
-        json_array_append_new(parts, json_pack("{s:i, s:i, s:i, s:I, s:I, s:I}", "partition", (int)i, "leader",
-                                               (int)s->nodes[p->leader].id, "leader_epoch", (int)p->leader_epoch,
-                                               "log_start_offset", (json_int_t)p->log_start, "high_watermark",
-                                               (json_int_t)p->hw, "log_end_offset", (json_int_t)p->end));
+        json_array_append_new(parts, json_pack("{s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:i}", "partition", (int)i,
+                                               "leader", (int)s->nodes[p->leader].id, "leader_epoch",
+                                               (int)p->leader_epoch, "log_start_offset", (json_int_t)p->log_start,
+                                               "high_watermark", (json_int_t)p->hw, "last_stable_offset",
+                                               (json_int_t)topic_lso(p), "log_end_offset", (json_int_t)p->end,
+                                               "open_transactions", p->ntxns));
     }
     json_object_set_new(j, "partitions", parts);
     return j;
@@ -174,6 +177,7 @@ void admin_post_reset(admin_call *c) {
         nconns++;
     }
     fetch_cancel_all(s);
+    txn_reset(s); /* open transactions are aborted: the topics kept hold no undecided data */
     while (s->groups) {
         if (grp_delete(s, s->groups) != 0) {
             http_error(c->rs, 500, "StorageError", "deleting group %s failed: %s", s->groups->id, stor_errmsg(s->st));

@@ -21,13 +21,13 @@ typedef enum err_kind {
     ERR_LISTED,    /* returned by the APIs listed with it only */
 } err_kind;
 
-static const int16_t group_apis[] = {8, 9, 10, 11, 12, 13, 14, 15, 16, 42, 47, -1};
-static const int16_t coord_apis[] = {8, 9, 10, 11, 12, 13, 14, 15, 16, 22, 42, 47, -1};
+static const int16_t group_apis[] = {8, 9, 10, 11, 12, 13, 14, 15, 16, 25, 28, 42, 47, -1};
+static const int16_t coord_apis[] = {8, 9, 10, 11, 12, 13, 14, 15, 16, 22, 24, 25, 26, 28, 42, 47, 65, 66, -1};
 
 typedef struct err_rule {
     int16_t code;
     err_kind kind;
-    int16_t apis[6]; /* ERR_LISTED: the API keys, -1 ends */
+    int16_t apis[10]; /* ERR_LISTED: the API keys, -1 ends */
 } err_rule;
 
 static const err_rule rules[] = {
@@ -44,6 +44,7 @@ static const err_rule rules[] = {
     {KERR_NOT_COORDINATOR, ERR_COORD, {-1}},
     {KERR_INVALID_TOPIC_EXCEPTION, ERR_PARTITION, {-1}},
     {KERR_RECORD_LIST_TOO_LARGE, ERR_LISTED, {0, -1}},
+    {KERR_NOT_ENOUGH_REPLICAS, ERR_LISTED, {0, -1}},
     {KERR_INVALID_REQUIRED_ACKS, ERR_LISTED, {0, -1}},
     {KERR_ILLEGAL_GENERATION, ERR_GROUP, {-1}},
     {KERR_INCONSISTENT_GROUP_PROTOCOL, ERR_GROUP, {-1}},
@@ -65,12 +66,14 @@ static const err_rule rules[] = {
     {KERR_UNSUPPORTED_FOR_MESSAGE_FORMAT, ERR_LISTED, {0, 1, 2, -1}},
     {KERR_OUT_OF_ORDER_SEQUENCE_NUMBER, ERR_LISTED, {0, -1}},
     {KERR_DUPLICATE_SEQUENCE_NUMBER, ERR_LISTED, {0, -1}},
-    {KERR_INVALID_PRODUCER_EPOCH, ERR_LISTED, {0, 22, -1}},
-    {KERR_INVALID_TXN_STATE, ERR_LISTED, {0, 22, -1}},
-    {KERR_INVALID_PRODUCER_ID_MAPPING, ERR_LISTED, {0, 22, -1}},
+    {KERR_INVALID_PRODUCER_EPOCH, ERR_LISTED, {0, 22, 24, 25, 26, 28, -1}},
+    {KERR_INVALID_TXN_STATE, ERR_LISTED, {0, 22, 24, 25, 26, 28, -1}},
+    {KERR_INVALID_PRODUCER_ID_MAPPING, ERR_LISTED, {0, 22, 24, 25, 26, 28, -1}},
     {KERR_INVALID_TRANSACTION_TIMEOUT, ERR_LISTED, {22, -1}},
-    {KERR_CONCURRENT_TRANSACTIONS, ERR_LISTED, {22, -1}},
-    {KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, ERR_LISTED, {0, 10, 22, -1}},
+    {KERR_CONCURRENT_TRANSACTIONS, ERR_LISTED, {22, 24, 25, 26, -1}},
+    {KERR_TRANSACTION_COORDINATOR_FENCED, ERR_LISTED, {22, 24, 25, 26, -1}},
+    {KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, ERR_LISTED, {0, 10, 22, 24, 25, 26, 28, 65, -1}},
+    {KERR_OPERATION_NOT_ATTEMPTED, ERR_LISTED, {24, -1}},
     {KERR_KAFKA_STORAGE_ERROR, ERR_PARTITION, {-1}},
     {KERR_SASL_AUTHENTICATION_FAILED, ERR_LISTED, {36, -1}},
     {KERR_UNKNOWN_PRODUCER_ID, ERR_LISTED, {0, 22, -1}},
@@ -86,7 +89,10 @@ static const err_rule rules[] = {
     {KERR_INVALID_RECORD, ERR_LISTED, {0, -1}},
     {KERR_UNSTABLE_OFFSET_COMMIT, ERR_LISTED, {9, -1}},
     {KERR_THROTTLING_QUOTA_EXCEEDED, ERR_LISTED, {19, 20, 37, -1}},
-    {KERR_PRODUCER_FENCED, ERR_LISTED, {0, 22, -1}},
+    {KERR_PRODUCER_FENCED, ERR_LISTED, {0, 22, 24, 25, 26, 28, -1}},
+    {KERR_TRANSACTIONAL_ID_NOT_FOUND, ERR_LISTED, {65, -1}},
+    {KERR_TRANSACTION_ABORTABLE, ERR_LISTED, {0, 24, 28, -1}},
+    {KERR_INVALID_REGULAR_EXPRESSION, ERR_LISTED, {66, -1}},
     {KERR_UNKNOWN_TOPIC_ID, ERR_PARTITION, {-1}},
     {KERR_INCONSISTENT_TOPIC_ID, ERR_PARTITION, {-1}},
 };

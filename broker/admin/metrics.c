@@ -513,6 +513,14 @@ static void put_groups(out *o, const srv *s) {
     put(o, "mskmock_group_rebalances_total %llu\n", (unsigned long long)s->metrics.rebalances);
     family(o, "mskmock_group_generations_total", "counter", "Join phases completed (a group got a new generation).");
     put(o, "mskmock_group_generations_total %llu\n", (unsigned long long)s->metrics.generations);
+    family(o, "mskmock_transactions_total", "counter",
+           "Transactions by outcome: begun (went Ongoing), committed, aborted (fenced ones included).");
+    put(o, "mskmock_transactions_total{outcome=\"begun\"} %llu\n", (unsigned long long)s->metrics.txn_begun);
+    put(o, "mskmock_transactions_total{outcome=\"committed\"} %llu\n", (unsigned long long)s->metrics.txn_committed);
+    put(o, "mskmock_transactions_total{outcome=\"aborted\"} %llu\n", (unsigned long long)s->metrics.txn_aborted);
+    family(o, "mskmock_transaction_fences_total", "counter",
+           "Producers fenced by the coordinator (an InitProducerId of the same id, or a transaction timeout).");
+    put(o, "mskmock_transaction_fences_total %llu\n", (unsigned long long)s->metrics.txn_fenced);
 }
 
 /* The size of path, or -1 when it does not exist (no WAL yet, or gone after a checkpoint). */

@@ -74,6 +74,8 @@ typedef struct metrics {
     uint64_t throttle_ms[MX_QUOTAS], throttles[MX_QUOTAS];
     uint64_t rebalances;                      /* a group entered PreparingRebalance */
     uint64_t generations;                     /* a group completed a join phase (a new generation) */
+    uint64_t txn_begun, txn_committed, txn_aborted; /* transactions started (Ongoing), committed, aborted */
+    uint64_t txn_fenced;                      /* aborted by a fence: a new producer, or a timeout */
     mx_hist commit;                           /* the per-iteration storage commit */
     uint64_t faults_fired[MX_FAULT_ACTIONS];  /* [fault_action] */
 } metrics;

@@ -33,6 +33,12 @@ void api_list_groups(srv *s, req *r);
 void api_delete_groups(srv *s, req *r);
 void api_list_partition_reassignments(srv *s, req *r);
 void api_offset_delete(srv *s, req *r);
+void api_add_partitions_to_txn(srv *s, req *r);
+void api_add_offsets_to_txn(srv *s, req *r);
+void api_end_txn(srv *s, req *r);
+void api_txn_offset_commit(srv *s, req *r);
+void api_describe_transactions(srv *s, req *r);
+void api_list_transactions(srv *s, req *r);
 
 /*
  * Where a partition request may be served: the partition must exist

@@ -5,6 +5,7 @@
  */
 #include "api.h"
 #include "group/group.h"
+#include "txn/txn.h"
 #include "log.h"
 
 void api_delete_groups(srv *s, req *r) {
@@ -27,6 +28,7 @@ void api_delete_groups(srv *s, req *r) {
                             g->nmembers);
         } else {
             log_info("group %s deleted with %d committed offsets", g->id, g->noffsets);
+            txn_forget_group(s, g->id);
             if (grp_delete(s, g) != 0) out->error_code = KERR_UNKNOWN_SERVER_ERROR;
         }
     }

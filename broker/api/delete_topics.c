@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "txn/txn.h"
 #include "log.h"
 #include "topic/topic.h"
 
@@ -48,6 +49,7 @@ void api_delete_topics(srv *s, req *r) {
         res->name = req_strf(r, "%s", t->name);
         memcpy(res->topic_id.b, t->uuid, 16);
         const char *tname = res->name.p; /* NUL-terminated copy: t is about to go */
+        txn_forget_topic(s, t->id, tname);
         if (topic_delete(s, t) != 0) {
             res->error_code = KERR_KAFKA_STORAGE_ERROR;
             req_log_refusal(r, KERR_KAFKA_STORAGE_ERROR, "deleting topic %s failed: %s", tname, stor_errmsg(s->st));

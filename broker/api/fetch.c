@@ -5,10 +5,11 @@
  * when nothing else was returned (KIP-74), so consumers make progress. Topic
  * ids from v13. Long poll: with nothing to return, the request is parked
  * until a commit brings data to one of its partitions or max_wait_ms
- * (capped by fetch.max.wait.cap.ms) passes. Gaps: no fetch sessions
+ * (capped by fetch.max.wait.cap.ms) passes. read_committed (v4+) is served
+ * up to the last stable offset, with the aborted transactions of what it
+ * returns (null for read_uncommitted, as Kafka sends). Gaps: no fetch sessions
  * (session_id is always 0, so clients send full fetches); min_bytes above 1
- * is treated as 1 when waking; read_committed equals read_uncommitted
- * because there are no transactions.
+ * is treated as 1 when waking.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,14 +33,15 @@ typedef struct collect {
     kp_writer w;                /* the partition's records: batches back to back, as stored */
     int64_t budget_partition, budget_total;
     bool first;                 /* nothing returned yet: the first batch goes out whatever its size */
+    int64_t next;               /* the offset after the last batch placed */
 } collect;
 
 /* Where the next batch goes: the end of the partition's buffer. NULL stops the read. */
 static void *place_batch(void *ctx, const stor_batch_meta *m, size_t len) {
-    (void)m;
     collect *c = ctx;
     if (!c->first && ((int64_t)len > c->budget_partition || (int64_t)len > c->budget_total)) return NULL;
     void *p = kp_wr_reserve(&c->w, len);
+    c->next = m->last_offset + 1;
     c->first = false;
     c->budget_partition -= (int64_t)len;
     c->budget_total -= (int64_t)len;
@@ -60,13 +62,38 @@ static topic *resolve_topic(srv *s, req *r, const kp_fetch_topic *ft, int16_t *c
     return *code ? NULL : t;
 }
 
+static bool read_committed(const req *r) {
+    return r->hdr.api_version >= 4 && ((const kp_fetch_request *)r->body)->isolation_level == 1;
+}
+
+typedef struct aborted_list {
+    req *r;
+    kp_fetch_partition_data *out;
+    int32_t cap;
+} aborted_list;
+
+static void add_aborted(void *ctx, int64_t producer_id, int64_t first_offset) {
+    aborted_list *l = ctx;
+    kp_fetch_partition_data *out = l->out;
+    if (out->aborted_transactions.n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 4;
+        kp_fetch_aborted_transaction *v = req_alloc(l->r, sizeof(*v) * (size_t)l->cap);
+        if (out->aborted_transactions.n) memcpy(v, out->aborted_transactions.v, sizeof(*v) * (size_t)out->aborted_transactions.n);
+        out->aborted_transactions.v = v;
+    }
+    out->aborted_transactions.v[out->aborted_transactions.n++] = (kp_fetch_aborted_transaction){producer_id, first_offset};
+}
+
 static int16_t fetch_partition(srv *s, req *r, topic *t, const kp_fetch_partition *fp, kp_fetch_partition_data *out,
                                int64_t *total_left, bool *returned_any, bool quiet) {
     partition *p;
     int16_t code = api_partition_check(s, r, t, fp->partition, &p);
     if (code) return code;
+    bool committed = read_committed(r);
+    int64_t lso = topic_lso(p), upto = committed ? lso : p->hw;
     out->high_watermark = p->hw;
-    out->last_stable_offset = p->hw;
+    out->last_stable_offset = lso;
+    if (committed) out->aborted_transactions.n = 0; /* an empty list, not null */
     out->log_start_offset = p->log_start;
     code = api_leader_epoch_check(r, p, fp->current_leader_epoch, quiet);
     if (code) return code;
@@ -76,13 +103,16 @@ static int16_t fetch_partition(srv *s, req *r, topic *t, const kp_fetch_partitio
                             fp->partition, (long long)fp->fetch_offset, (long long)p->log_start, (long long)p->end);
         return KERR_OFFSET_OUT_OF_RANGE;
     }
-    if (fp->fetch_offset >= p->hw || *total_left <= 0) return 0;
+    if (fp->fetch_offset >= upto || *total_left <= 0) return 0;
     collect c = {.budget_partition = fp->partition_max_bytes, .budget_total = *total_left, .first = !*returned_any};
     /* room for what the budget allows, up to FETCH_FIRST_CAP to begin with */
     int64_t want = c.budget_partition < c.budget_total ? c.budget_partition : c.budget_total;
     kp_writer_init(&c.w, want <= 0 ? 0 : (size_t)(want < FETCH_FIRST_CAP ? want : FETCH_FIRST_CAP));
-    if (stor_batch_read_into(s->st, t->id, p->index, fp->fetch_offset, p->hw, place_batch, &c) != 0) {
+    aborted_list al = {r, out, 0};
+    if (stor_batch_read_into(s->st, t->id, p->index, fp->fetch_offset, upto, place_batch, &c) != 0 ||
+        (committed && c.w.len && topic_aborted_read(s, p, fp->fetch_offset, c.next, add_aborted, &al) != 0)) {
         kp_writer_free(&c.w);
+        out->aborted_transactions.n = committed ? 0 : -1;
         req_log_refusal(r, KERR_KAFKA_STORAGE_ERROR, "%s-%d: reading the log failed: %s", t->name, fp->partition,
                         stor_errmsg(s->st));
         return KERR_KAFKA_STORAGE_ERROR;
@@ -215,8 +245,9 @@ static bool has_data(srv *s, req *r) {
         if (!t) continue;
         for (int32_t j = 0; j < q->topics.v[i].partitions.n; j++) {
             kp_fetch_partition *fp = &q->topics.v[i].partitions.v[j];
-            if (fp->partition >= 0 && fp->partition < t->nparts && t->parts[fp->partition].hw > fp->fetch_offset)
-                return true;
+            if (fp->partition < 0 || fp->partition >= t->nparts) continue;
+            partition *p = &t->parts[fp->partition];
+            if ((read_committed(r) ? topic_lso(p) : p->hw) > fp->fetch_offset) return true;
         }
     }
     return false;

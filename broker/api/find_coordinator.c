@@ -3,8 +3,9 @@
  * group, chosen by a hash of the group id (the same answer before and after
  * a restart). v4+ answers a batch of keys. IAM: a group key needs DescribeGroup
  * (else GROUP_AUTHORIZATION_FAILED), a transactional id DescribeTransactionalId
- * (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED). Transaction coordinators are not
- * served: an authorized key type 1 gets COORDINATOR_NOT_AVAILABLE.
+ * (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED). Transactional ids are spread
+ * across the brokers by the same hash as groups. Share-group keys (type 2) get
+ * COORDINATOR_NOT_AVAILABLE.
  */
 #include "api.h"
 #include "group/group.h"
@@ -15,8 +16,9 @@ static int16_t lookup(srv *s, req *r, kp_str key, int8_t type, int *node) {
         int16_t denied = api_authz(s, r, type == 0 ? IAM_RES_GROUP : IAM_RES_TRANSACTIONAL_ID, key);
         if (denied) return denied;
     }
-    if (type != 0) {
-        req_log_refusal(r, KERR_COORDINATOR_NOT_AVAILABLE, "key type %d: only group coordinators are served", type);
+    if (type != 0 && type != 1) {
+        req_log_refusal(r, KERR_COORDINATOR_NOT_AVAILABLE, "key type %d: only group and transaction coordinators "
+                        "are served", type);
         return KERR_COORDINATOR_NOT_AVAILABLE;
     }
     *node = grp_coordinator_for(s, key.p ? key.p : "", key.len > 0 ? (size_t)key.len : 0);

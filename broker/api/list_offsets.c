@@ -1,9 +1,11 @@
 /*
- * ListOffsets (key 2), v0–10: latest (-1, the high watermark), earliest
+ * ListOffsets (key 2), v0–10: latest (-1, the high watermark; under
+ * read_committed, v2+, the last stable offset, as Kafka answers), earliest
  * (-2, log start), max timestamp (-3, v7+), earliest local (-4, v8+, same as
  * earliest: there is no tiered storage), latest tiered (-5, v9+: none, so
  * -1), and by timestamp. Timestamp lookups have batch granularity: the first
- * batch whose max timestamp reaches the target, as Kafka's time index.
+ * batch whose max timestamp reaches the target, as Kafka's time index,
+ * below the same bound as latest.
  * v0 answers with old_style_offsets.
  */
 #include "api.h"
@@ -13,8 +15,10 @@ static int16_t lookup(srv *s, req *r, topic *t, partition *p, int64_t ts, int64_
     *out_ts = -1;
     *offset = -1;
     int16_t ver = r->hdr.api_version;
+    bool committed = ver >= 2 && ((kp_list_offsets_request *)r->body)->isolation_level == 1;
+    int64_t fetchable = committed ? topic_lso(p) : p->hw;
     if (ts == -1) {
-        *offset = p->hw;
+        *offset = fetchable;
     } else if (ts == -2 || (ts == -4 && ver >= 8)) {
         *offset = p->log_start;
     } else if (ts == -3 && ver >= 7) {
@@ -24,7 +28,7 @@ static int16_t lookup(srv *s, req *r, topic *t, partition *p, int64_t ts, int64_
     } else if (ts >= 0) {
         int rc = stor_offset_for_time(s->st, t->id, p->index, ts, offset, out_ts);
         if (rc < 0) return KERR_KAFKA_STORAGE_ERROR;
-        if (rc == 0 || *offset >= p->hw) *offset = -1, *out_ts = -1;
+        if (rc == 0 || *offset >= fetchable) *offset = -1, *out_ts = -1;
     } else {
         req_log_refusal(r, KERR_INVALID_REQUEST, "%s-%d: timestamp %lld is not valid at v%d", t->name, p->index,
                         (long long)ts, ver);

@@ -12,6 +12,7 @@
 #include "api.h"
 #include "clock.h"
 #include "group/group.h"
+#include "txn/txn.h"
 #include "topic/topic.h"
 
 /*
@@ -71,6 +72,7 @@ void api_offset_commit(srv *s, req *r) {
             char *md = kp_str_dup(qp->committed_metadata);
             grp_offset_put(s, g, t->name, qp->partition_index, qp->committed_offset,
                            ver >= 6 ? qp->committed_leader_epoch : -1, md ? md : "", expire);
+            txn_offsets_supersede(s, g->id, t->name, qp->partition_index); /* the later commit wins */
             free(md);
         }
     }

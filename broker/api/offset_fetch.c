@@ -3,12 +3,16 @@
  * a partition without a commit gets offset -1. Topics null (v2+) means every
  * committed offset of the group. v1 puts group-level errors on each
  * partition; v2–7 also at top level; v8+ fetches several groups at once.
- * require_stable never sees pending transactional offsets (no transactions).
+ * require_stable (v7+, KIP-447): a partition whose offset waits in an open
+ * transaction gets UNSTABLE_OFFSET_COMMIT and offset -1, which the client
+ * retries until the transaction ends.
  */
 #include <string.h>
 
 #include "api.h"
 #include "group/group.h"
+#include "net/net.h"
+#include "txn/txn.h"
 
 typedef struct fetch_topic_in {
     kp_str name;
@@ -35,6 +39,14 @@ static void fill_partition(req *r, group *g, kp_str topic, int32_t index, int16_
     out->metadata = kp_str_c("");
     out->error_code = err;
     if (err || !g) return;
+    kp_offset_fetch_request *q = r->body;
+    if (r->hdr.api_version >= 7 && q->require_stable &&
+        txn_offset_pending(r->c->s, g->id, topic.p, topic.len > 0 ? (size_t)topic.len : 0, index)) {
+        out->error_code = KERR_UNSTABLE_OFFSET_COMMIT;
+        req_log_refusal(r, KERR_UNSTABLE_OFFSET_COMMIT, "group %s: the offset of %.*s-%d waits for an open "
+                        "transaction (require_stable)", g->id, topic.len > 0 ? topic.len : 0, topic.p, index);
+        return;
+    }
     committed_offset *o = grp_offset_get(g, topic.p, (size_t)topic.len, index);
     if (!o) return;
     out->committed_offset = o->offset;

@@ -5,14 +5,17 @@
  * max.message.bytes and the idempotent-producer state, given its offsets and
  * stored as produced. acks=1/-1 are answered only after the storage commit
  * that holds the batch; acks=0 is never answered, and a failed acks=0
- * produce closes the connection, as Kafka does. Gaps: no transactions
- * (transactional batches get INVALID_TXN_STATE); compression.type other than
- * "producer" is not applied (batches keep the producer's codec).
+ * produce closes the connection, as Kafka does. A transactional batch must
+ * belong to its producer's ongoing transaction on that partition (the
+ * coordinator's check, txn_verify_produce, KIP-890 part 1). Gap:
+ * compression.type other than "producer" is not applied (batches keep the
+ * producer's codec).
  */
 #include "api.h"
 #include "kp_batch.h"
 #include "net/net.h"
 #include "topic/topic.h"
+#include "txn/txn.h"
 
 static int16_t produce_partition(srv *s, req *r, topic *t, kp_produce_partition_produce_data *pd,
                                  kp_produce_partition_produce_response *out, bool *any_stored, int32_t *throttle) {
@@ -47,6 +50,16 @@ static int16_t produce_partition(srv *s, req *r, topic *t, kp_produce_partition_
         req_log_refusal(r, KERR_UNSUPPORTED_COMPRESSION_TYPE, "%s-%d: zstd needs Produce v7 or later", t->name,
                         pd->index);
         return KERR_UNSUPPORTED_COMPRESSION_TYPE;
+    }
+    if (b.attributes & KP_ATTR_TRANSACTIONAL) {
+        kp_str tid = ((kp_produce_request *)r->body)->transactional_id;
+        if (!tid.p) {
+            req_log_refusal(r, KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "%s-%d: a transactional batch in a produce "
+                            "request without a transactional id", t->name, pd->index);
+            return KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+        }
+        code = txn_verify_produce(s, r, tid, b.producer_id, b.producer_epoch, t->id, p->index);
+        if (code) return code;
     }
     int64_t base, append_time;
     code = topic_append(s, p, buf, b.size, &b, &base, &append_time, &why);

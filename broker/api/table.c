@@ -43,6 +43,11 @@ static const api_handler table[] = {
     {21, 0, 2, api_delete_records, AZ([TOPIC] = IAM_DELETE_TOPIC), KAFKA_PROFILE_ONLY},
     {22, 0, 5, api_init_producer_id, AZ([CLUSTER] = IAM_WRITE_DATA_IDEMPOTENTLY, [TXN] = IAM_ALTER_TRANSACTIONAL_ID), EVERY_PROFILE},
     {23, 0, 4, api_offset_for_leader_epoch, AZ([TOPIC] = IAM_DESCRIBE_TOPIC), EVERY_PROFILE},
+    {24, 0, 5, api_add_partitions_to_txn, AZ([TOPIC] = IAM_WRITE_DATA, [TXN] = IAM_ALTER_TRANSACTIONAL_ID), EVERY_PROFILE},
+    {25, 0, 4, api_add_offsets_to_txn, AZ([GROUP] = IAM_ALTER_GROUP, [TXN] = IAM_ALTER_TRANSACTIONAL_ID), EVERY_PROFILE},
+    {26, 0, 4, api_end_txn, AZ([TXN] = IAM_ALTER_TRANSACTIONAL_ID), EVERY_PROFILE},
+    {28, 0, 4, api_txn_offset_commit,
+     AZ([TOPIC] = IAM_READ_DATA, [GROUP] = IAM_ALTER_GROUP, [TXN] = IAM_ALTER_TRANSACTIONAL_ID), EVERY_PROFILE},
     {32, 0, 4, api_describe_configs,
      AZ([CLUSTER] = IAM_DESCRIBE_CLUSTER_DYNAMIC_CONFIGURATION, [TOPIC] = IAM_DESCRIBE_TOPIC_DYNAMIC_CONFIGURATION), EVERY_PROFILE},
     {33, 0, 2, api_alter_configs,
@@ -56,6 +61,9 @@ static const api_handler table[] = {
     {46, 0, 0, api_list_partition_reassignments, AZ([CLUSTER] = IAM_DESCRIBE_CLUSTER), EVERY_PROFILE},
     {47, 0, 0, api_offset_delete, AZ([TOPIC] = IAM_READ_DATA, [GROUP] = IAM_DELETE_GROUP), EVERY_PROFILE},
     {60, 0, 1, api_describe_cluster, AZ([CLUSTER] = IAM_DESCRIBE_CLUSTER), EVERY_PROFILE},
+    {65, 0, 0, api_describe_transactions, AZ([TOPIC] = IAM_DESCRIBE_TOPIC, [TXN] = IAM_DESCRIBE_TRANSACTIONAL_ID),
+     EVERY_PROFILE},
+    {66, 0, 1, api_list_transactions, AZ([TXN] = IAM_DESCRIBE_TRANSACTIONAL_ID), EVERY_PROFILE},
 };
 
 const api_handler *api_lookup(int16_t key) {

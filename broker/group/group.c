@@ -1107,8 +1107,9 @@ void grp_close_all(srv *s) {
 
 /* ---- OffsetCommit rules (reference §2.10) ---- */
 
-int16_t grp_commit_check(srv *s, req *r, kp_str group_id, int32_t generation, kp_str member_id, kp_str instance_id,
-                         group **out) {
+/* txn: TxnOffsetCommit (KIP-447), which Kafka serves in any state and without a member. */
+static int16_t commit_check(srv *s, req *r, kp_str group_id, int32_t generation, kp_str member_id, kp_str instance_id,
+                            group **out, bool txn) {
     *out = NULL;
     int16_t err = grp_check_coordinator(s, r, group_id);
     if (err) return err;
@@ -1137,7 +1138,7 @@ int16_t grp_commit_check(srv *s, req *r, kp_str group_id, int32_t generation, kp
         member *m;
         err = check_member(s, r, g, member_id, instance_id, generation, &m);
         if (err) return err;
-        if (g->state == GS_COMPLETING) {
+        if (g->state == GS_COMPLETING && !txn) {
             req_log_refusal(r, KERR_REBALANCE_IN_PROGRESS, "group %s is waiting for the leader's assignment", g->id);
             return KERR_REBALANCE_IN_PROGRESS;
         }
@@ -1146,7 +1147,21 @@ int16_t grp_commit_check(srv *s, req *r, kp_str group_id, int32_t generation, kp
         *out = g;
         return 0;
     }
+    if (txn) {
+        *out = g;
+        return 0;
+    }
     req_log_refusal(r, KERR_UNKNOWN_MEMBER_ID, "group %s is %s with members; a commit without member id is refused",
                     g->id, grp_state_name(g->state));
     return KERR_UNKNOWN_MEMBER_ID;
+}
+
+int16_t grp_commit_check(srv *s, req *r, kp_str group_id, int32_t generation, kp_str member_id, kp_str instance_id,
+                         group **out) {
+    return commit_check(s, r, group_id, generation, member_id, instance_id, out, false);
+}
+
+int16_t grp_txn_commit_check(srv *s, req *r, kp_str group_id, int32_t generation, kp_str member_id,
+                             kp_str instance_id, group **out) {
+    return commit_check(s, r, group_id, generation, member_id, instance_id, out, true);
 }

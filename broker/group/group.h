@@ -103,6 +103,12 @@ int16_t grp_leave(srv *s, req *r, group *g, kp_str member_id, kp_str instance_id
 /* Offsets. */
 int16_t grp_commit_check(srv *s, req *r, kp_str group_id, int32_t generation, kp_str member_id, kp_str instance_id,
                          group **out);
+/*
+ * The same for TxnOffsetCommit (KIP-447, Kafka's validateOffsetCommit for transactions): no
+ * REBALANCE_IN_PROGRESS, and a commit without member or generation is taken in any state.
+ */
+int16_t grp_txn_commit_check(srv *s, req *r, kp_str group_id, int32_t generation, kp_str member_id,
+                             kp_str instance_id, group **out);
 void grp_offset_put(srv *s, group *g, const char *topic, int32_t partition, int64_t offset, int32_t leader_epoch,
                     const char *metadata, int64_t expire_ms);
 committed_offset *grp_offset_get(group *g, const char *topic, size_t topic_len, int32_t partition);

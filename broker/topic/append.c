@@ -1,7 +1,9 @@
 /*
  * The produce path below the request: size limit, idempotent-producer
  * sequence checks (Kafka's ProducerStateEntry, last 5 batches), offset
- * assignment, LogAppendTime, and the append to storage.
+ * assignment, LogAppendTime, and the append to storage. Whether a
+ * transactional batch belongs to a transaction that added this partition is
+ * the coordinator's check, made by the caller (txn_verify_produce).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,8 +84,9 @@ int16_t topic_append(srv *s, partition *p, uint8_t *batch, size_t size, const kp
         *why = "batch is larger than the topic's max.message.bytes";
         return KERR_MESSAGE_TOO_LARGE;
     }
-    if (b->attributes & KP_ATTR_TRANSACTIONAL) {
-        *why = "transactional batch, but no transaction was started on this partition (transactions are not served)";
+    bool transactional = (b->attributes & KP_ATTR_TRANSACTIONAL) != 0;
+    if (!transactional && b->producer_id >= 0 && topic_txn_open(p, b->producer_id)) {
+        *why = "a non-transactional batch from a producer whose transaction is open on this partition";
         return KERR_INVALID_TXN_STATE;
     }
     producer_state *ps = NULL;
@@ -128,8 +131,15 @@ int16_t topic_append(srv *s, partition *p, uint8_t *batch, size_t size, const kp
         .last_sequence = last_seq,
         .records_count = b->records_count,
     };
+    /* the transaction opens first: a refused open leaves nothing appended */
+    bool opened = transactional && !topic_txn_open(p, b->producer_id);
+    if (opened && topic_txn_begin(s, p, b->producer_id, base) != 0) {
+        *why = stor_errmsg(s->st);
+        return KERR_KAFKA_STORAGE_ERROR;
+    }
     if (stor_batch_append(s->st, t->id, p->index, &m, batch, size) != 0) {
         *why = stor_errmsg(s->st);
+        if (opened) topic_txn_abandon(s, p, b->producer_id);
         return KERR_KAFKA_STORAGE_ERROR;
     }
     p->end = m.last_offset + 1;

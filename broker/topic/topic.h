@@ -33,6 +33,18 @@ typedef struct producer_state {
     producer_batch batches[PRODUCER_BATCH_CACHE];
 } producer_state;
 
+/*
+ * A producer's transaction on one partition (Kafka's ongoing/unreplicated TxnMetadata): open
+ * from its first transactional batch until its marker is durable. marker_offset is -1 while
+ * undecided; a decided one still holds the last stable offset until the commit holding its
+ * marker returns (topic_txn_settle), so read_committed never serves what a crash could undo.
+ */
+typedef struct txn_open_entry {
+    int64_t producer_id;
+    int64_t first_offset;
+    int64_t marker_offset;
+} txn_open_entry;
+
 typedef struct partition {
     struct topic *topic;
     int32_t index;
@@ -45,6 +57,9 @@ typedef struct partition {
     producer_state *producers;
     int nproducers, cap_producers;
     rate_bucket quota_in, quota_out; /* MSK's per-partition ingress and egress (quota.c) */
+    txn_open_entry *txns;    /* transactions open on the partition (txn_log.c), in no order */
+    int ntxns, cap_txns;
+    int64_t last_abort_offset; /* the newest aborted-index entry's marker offset; -1: none */
 } partition;
 
 /* Effective topic settings; overrides keep what the user set, for DescribeConfigs. */
@@ -78,6 +93,8 @@ topic *topic_find(srv *s, const char *name, size_t len);
 /* 0 if `more` partitions fit under max.partitions, else POLICY_VIOLATION with the message in why. */
 int16_t topic_partition_room(srv *s, int64_t more, char *why, size_t n);
 topic *topic_find_uuid(srv *s, const uint8_t uuid[16]);
+/* By storage row id (what the transaction coordinator keeps, as partitions move in memory). */
+topic *topic_find_id(srv *s, int64_t id);
 partition *topic_partition(srv *s, const char *name, size_t len, int32_t index);
 /* Create with overrides already validated. Returns NULL and sets *why on storage failure. */
 topic *topic_create(srv *s, const char *name, int32_t nparts, const topic_override *ov, int nov, const char **why);
@@ -154,5 +171,38 @@ int topic_advance_log_start(srv *s, partition *p, int64_t to);
  * start offset afterwards (the response's low watermark).
  */
 int16_t topic_delete_records(srv *s, partition *p, int64_t offset, int64_t *low, char *why, size_t n);
+
+/* ---- transactions on the log (txn_log.c) ---- */
+/*
+ * The last stable offset: the first offset of the oldest transaction not yet durably decided,
+ * clamped to [log start, high watermark]; the high watermark when there is none.
+ */
+int64_t topic_lso(const partition *p);
+/* The producer's undecided transaction on p, or NULL. */
+txn_open_entry *topic_txn_open(partition *p, int64_t producer_id);
+/*
+ * Write a COMMIT or ABORT marker for the producer's transaction (Kafka's control batch) at p's
+ * end, with the coordinator's epoch for the producer. An ABORT of a transaction that had data
+ * here adds an aborted-index entry. The marker bypasses storage.min.free.bytes: a coordinator
+ * must always be able to finish what it started. Part of the open storage transaction; 0 or
+ * KAFKA_STORAGE_ERROR with *why.
+ */
+int16_t topic_append_marker(srv *s, partition *p, int64_t producer_id, int16_t epoch, bool commit,
+                            int32_t coordinator_epoch, const char **why);
+/* After a commit: transactions whose marker is now durable no longer hold the last stable offset. */
+void topic_txn_settle(partition *p);
+/*
+ * The aborted transactions a read_committed fetch of [from, upper) must report: entries whose
+ * marker is at or past from and whose first offset is below upper, as Kafka's transaction
+ * index answers. fn gets each; 0 or -1 (storage error).
+ */
+typedef void (*topic_aborted_fn)(void *ctx, int64_t producer_id, int64_t first_offset);
+int topic_aborted_read(srv *s, partition *p, int64_t from, int64_t upper, topic_aborted_fn fn, void *ctx);
+/* Start-up: open transactions and the aborted index's newest entries from storage. */
+int topic_txn_load(srv *s);
+/* Inside the topic module: a transactional batch appended (append.c), a failed commit undone (topics.c). */
+int topic_txn_begin(srv *s, partition *p, int64_t producer_id, int64_t first_offset);
+void topic_txn_abandon(srv *s, partition *p, int64_t producer_id);
+void topic_txn_rollback(partition *p);
 
 #endif

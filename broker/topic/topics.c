@@ -115,6 +115,7 @@ static void init_partitions(srv *s, topic *t, int32_t from, int32_t to) {
         p[i].index = i;
         p[i].leader = topic_leader_for(s, t, i);
         p[i].leader_epoch = 0;
+        p[i].last_abort_offset = -1;
     }
     t->nparts = to;
 }
@@ -159,7 +160,10 @@ void topic_free(topic *t) {
         free(t->overrides[i].key);
         free(t->overrides[i].value);
     }
-    for (int32_t i = 0; i < t->nparts; i++) free(t->parts[i].producers);
+    for (int32_t i = 0; i < t->nparts; i++) {
+        free(t->parts[i].producers);
+        free(t->parts[i].txns);
+    }
     free(t->overrides);
     free(t->parts);
     free(t->name);
@@ -202,21 +206,21 @@ static void load_topic(void *ctx, const stor_topic *st) {
     add_topic(ctx, st->id, st->name, st->uuid, st->partitions, st->created_ms);
 }
 
-static topic *by_id(srv *s, int64_t id) {
+topic *topic_find_id(srv *s, int64_t id) {
     for (topic *t = s->topics; t; t = t->next)
         if (t->id == id) return t;
     return NULL;
 }
 
 static void load_config(void *ctx, int64_t topic_id, const char *key, const char *value) {
-    topic *t = by_id(ctx, topic_id);
+    topic *t = topic_find_id(ctx, topic_id);
     if (!t) return;
     set_override(t, key, value);
     refresh_settings(ctx, t);
 }
 
 static void load_partition(void *ctx, int64_t topic_id, int32_t index, int64_t log_start, int64_t next) {
-    topic *t = by_id(ctx, topic_id);
+    topic *t = topic_find_id(ctx, topic_id);
     if (!t || index < 0 || index >= t->nparts) return;
     partition *p = &t->parts[index];
     p->log_start = log_start;
@@ -229,7 +233,7 @@ static void load_partition(void *ctx, int64_t topic_id, int32_t index, int64_t l
  */
 static void load_leader(void *ctx, int64_t topic_id, int32_t index, int32_t leader, int32_t leader_epoch) {
     srv *s = ctx;
-    topic *t = by_id(s, topic_id);
+    topic *t = topic_find_id(s, topic_id);
     if (!t || index < 0 || index >= t->nparts) return;
     partition *p = &t->parts[index];
     int at = -1;
@@ -249,11 +253,17 @@ int topic_move_leader(srv *s, topic *t, partition *p, int to) {
 
 /* Idempotent-producer state from storage: at start-up every partition's, after a failed commit the dirty ones'. */
 static void record_producer(srv *s, int64_t topic_id, int32_t index, const stor_batch_meta *m, bool dirty_only) {
-    topic *t = by_id(s, topic_id);
+    topic *t = topic_find_id(s, topic_id);
     if (!t || index < 0 || index >= t->nparts || (dirty_only && !t->parts[index].dirty)) return;
     producer_state *ps = topic_producer(&t->parts[index], m->producer_id, true);
-    topic_producer_record(ps, m->producer_epoch, m->base_sequence, m->last_sequence, m->base_offset, m->last_offset,
-                          m->max_timestamp);
+    if (m->base_sequence < 0) {
+        /* a transaction marker: the producer's newest epoch, a new sequence history if it changed */
+        if (ps->epoch != m->producer_epoch) ps->nbatches = 0;
+        ps->epoch = m->producer_epoch;
+    } else {
+        topic_producer_record(ps, m->producer_epoch, m->base_sequence, m->last_sequence, m->base_offset, m->last_offset,
+                              m->max_timestamp);
+    }
     if (m->producer_id >= s->next_producer_id) s->next_producer_id = m->producer_id + 1;
 }
 
@@ -269,6 +279,7 @@ int topic_rollback(srv *s, partition **dirty, int n) {
     for (int i = 0; i < n; i++) {
         dirty[i]->end = dirty[i]->hw; /* what storage holds */
         dirty[i]->nproducers = 0;
+        topic_txn_rollback(dirty[i]);
     }
     return stor_load_producer_batches(s->st, reload_producer, s);
 }
@@ -276,5 +287,6 @@ int topic_rollback(srv *s, partition **dirty, int n) {
 int topic_load_all(srv *s) {
     stor_load_cb cb = {s, load_topic, load_config, load_partition, load_leader};
     if (stor_load(s->st, &cb) != 0) return -1;
+    if (topic_txn_load(s) != 0) return -1;
     return stor_load_producer_batches(s->st, load_producer, s);
 }

@@ -29,6 +29,7 @@
 #include "net/net.h"
 #include "net/req.h"
 #include "srv.h"
+#include "txn/txn.h"
 
 #define H_MAX_CONNS 16
 
@@ -78,6 +79,7 @@ static inline harness *h_new(const char *const *overrides) {
     h->s.nodes[0].ports[LSN_PLAINTEXT] = 19092;
     if (stor_open(&h->s.st, ":memory:", STOR_SYNC_OFF, err, sizeof err) != 0) fail_msg("stor_open: %s", err);
     if (authz_init(&h->s, err, sizeof err) != 0) fail_msg("authz_init: %s", err);
+    if (txn_init(&h->s) != 0) fail_msg("txn_init: %s", stor_errmsg(h->s.st));
     h_current = h;
     return h;
 }
@@ -225,6 +227,7 @@ static inline bool h_bytes_eq(kp_bytes a, kp_bytes b) {
 
 static inline void h_free(harness *h) {
     grp_close_all(&h->s);
+    txn_close(&h->s);
     net_after_commit(&h->s); /* drain the commit list: our conns are closing, nothing is written */
     for (int i = 0; i < h->nreqs; i++) req_free(h->reqs[i]);
     free(h->reqs);

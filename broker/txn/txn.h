@@ -1,0 +1,123 @@
+/*
+ * txn: the transaction coordinator, as Apache Kafka's TransactionCoordinator (KIP-98, KIP-360,
+ * KIP-447; transaction version 1, the one every client speaks when the broker does not
+ * advertise transaction.version). Each transactional id has a producer id and epoch and one
+ * state machine (Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit, CompleteAbort),
+ * every transition stored before the request that caused it is answered. EndTxn writes the
+ * markers itself (there are no other brokers to send WriteTxnMarkers to): with
+ * transaction.marker.delay.ms 0, the decision, every marker, the transactional offsets and the
+ * completion go into one storage commit, so a kill -9 leaves a transaction either open or
+ * complete; with a delay, a restart finishes what a PrepareCommit/PrepareAbort started.
+ *
+ * The handlers decode and authorize; every state check and its error code lives here.
+ */
+#ifndef TXN_H
+#define TXN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "net/req.h"
+
+typedef enum txn_state {
+    TS_EMPTY,
+    TS_ONGOING,
+    TS_PREPARE_COMMIT,
+    TS_PREPARE_ABORT,
+    TS_COMPLETE_COMMIT,
+    TS_COMPLETE_ABORT,
+    TS_DEAD,
+} txn_state;
+
+typedef struct txn_partition {
+    int64_t topic_id;   /* storage id: partitions move in memory, topics may be deleted */
+    int32_t partition;
+} txn_partition;
+
+/* A TxnOffsetCommit waiting for the transaction's outcome. */
+typedef struct txn_offset {
+    char *group, *topic;
+    int32_t partition;
+    int64_t offset;
+    int32_t leader_epoch;
+    char *metadata;
+    int64_t commit_ms;
+    bool superseded;   /* a plain OffsetCommit of the same partition came later: it wins */
+} txn_offset;
+
+typedef struct txn {
+    char *id;
+    int64_t producer_id, prev_producer_id;
+    int16_t epoch, last_epoch;
+    int32_t timeout_ms;
+    txn_state state;
+    int64_t start_ms, update_ms;   /* wall clock, as Kafka keeps them (time down counts) */
+    txn_partition *parts;
+    int nparts, cap_parts;
+    char **groups;
+    int ngroups;
+    txn_offset *offsets;
+    int noffsets, cap_offsets;
+    struct txn *next;
+} txn;
+
+typedef struct txn_coord txn_coord;
+
+/* Start-up: load every id, then finish what a PrepareCommit/PrepareAbort left (before listening). */
+int txn_init(srv *s);
+void txn_close(srv *s);   /* stops the marker timer (shutdown) */
+void txn_free(srv *s);
+/* Drop every transactional id (admin reset): open transactions are aborted first. */
+void txn_reset(srv *s);
+/* Housekeeping: abort transactions past their timeout, forget expired ids. */
+void txn_tick(srv *s);
+
+txn *txn_find(srv *s, const char *id, size_t len);
+const char *txn_state_name(txn_state st);
+/* Every id, in no particular order, until fn returns false. */
+void txn_each(srv *s, bool (*fn)(void *ctx, txn *t), void *ctx);
+
+/* NOT_COORDINATOR (logged) when another node coordinates the id, as groups are spread. */
+int16_t txn_check_coordinator(srv *s, req *r, kp_str id);
+
+/*
+ * A producer id no producer had, from a block stored ahead (producer.id.block.end), so a
+ * restart never hands out one again even if nothing was written with it.
+ */
+int64_t txn_next_producer_id(srv *s);
+
+/*
+ * InitProducerId with a transactional id: the id's producer id and its next epoch (fencing any
+ * older producer of the id, whose open transaction is aborted), or an error code, logged.
+ */
+int16_t txn_init_producer_id(srv *s, req *r, kp_str id, int32_t timeout_ms, int64_t expected_pid,
+                             int16_t expected_epoch, int64_t *pid, int16_t *epoch);
+/* The common checks of AddPartitionsToTxn, AddOffsetsToTxn, EndTxn and TxnOffsetCommit. */
+int16_t txn_check_producer(srv *s, req *r, kp_str id, int64_t pid, int16_t epoch, txn **out);
+/* AddPartitionsToTxn (after txn_check_producer): the partitions join the transaction. */
+int16_t txn_add_partitions(srv *s, req *r, txn *t, const txn_partition *parts, int n, bool verify_only);
+bool txn_has_partition(const txn *t, int64_t topic_id, int32_t partition);
+/* AddOffsetsToTxn: the group joins the transaction. */
+int16_t txn_add_group(srv *s, req *r, txn *t, kp_str group_id);
+/* EndTxn. */
+int16_t txn_end(srv *s, req *r, txn *t, bool commit);
+
+/*
+ * Produce of a transactional batch: is the partition in the producer's ongoing transaction?
+ * Returns 0 or Kafka's error for the produce version (logged).
+ */
+int16_t txn_verify_produce(srv *s, req *r, kp_str id, int64_t pid, int16_t epoch, int64_t topic_id, int32_t partition);
+/* TxnOffsetCommit: the group must have been added; the offset waits for the outcome. */
+int16_t txn_verify_offsets(srv *s, req *r, kp_str id, int64_t pid, int16_t epoch, kp_str group_id, txn **out);
+void txn_offset_put(srv *s, txn *t, const char *group, const char *topic, int32_t partition, int64_t offset,
+                    int32_t leader_epoch, const char *metadata);
+
+/* OffsetFetch require_stable: is an offset of (group, topic, partition) waiting for a transaction? */
+bool txn_offset_pending(srv *s, const char *group, const char *topic, size_t topic_len, int32_t partition);
+/* A plain OffsetCommit of (group, topic, partition): pending transactional offsets of it lose. */
+void txn_offsets_supersede(srv *s, const char *group, const char *topic, int32_t partition);
+/* DeleteGroups and DeleteTopics: their pending offsets and partitions leave every transaction. */
+void txn_forget_group(srv *s, const char *group);
+void txn_forget_topic(srv *s, int64_t topic_id, const char *topic);
+
+#endif

@@ -1,0 +1,43 @@
+/* What the coordinator's files share; not for other subsystems. */
+#ifndef TXN_INT_H
+#define TXN_INT_H
+
+#include <uv.h>
+
+#include "txn.h"
+
+#define TXN_BUCKETS 1024
+/* Kafka's isEpochExhausted: the next bump would overflow, so the id gets a new producer id. */
+#define TXN_EPOCH_EXHAUSTED (INT16_MAX - 1)
+
+struct txn_coord {
+    txn *buckets[TXN_BUCKETS];
+    int count;
+    int32_t epoch;               /* the coordinator epoch in markers: one more per start */
+    int64_t pid_block_end;       /* producer ids below it may have been handed out */
+    int64_t next_abort_check_ms, next_expire_check_ms;
+    uv_timer_t *marker_timer;    /* transaction.marker.delay.ms > 0: writes the next marker */
+};
+
+txn *txn_new(srv *s, const char *id, size_t len);
+void txn_part_add(txn *t, int64_t topic_id, int32_t partition);
+void txn_group_add(txn *t, const char *group_id);
+/* The pending offset of (group, topic, partition), created empty if there is none. */
+txn_offset *txn_offset_slot(txn *t, const char *group, const char *topic, int32_t partition);
+void txn_clear_members(txn *t);
+/*
+ * A coordinator write storage refused: logged, and the broker exits (3) as a failed commit of
+ * group or topic state does, since memory would be past storage; a restart reloads.
+ */
+void txn_storage_failed(srv *s, const char *what, const char *id) __attribute__((noreturn));
+/* Store the id's row (kind STOR_TXN_TXNS). */
+void txn_store(srv *s, txn *t);
+/* Store Prepare{Commit,Abort}, then complete now or (transaction.marker.delay.ms) marker by marker. */
+void txn_decide(srv *s, txn *t, bool commit);
+/* Write every remaining marker, settle the offsets and store Complete{Commit,Abort}. */
+void txn_complete(srv *s, txn *t, bool commit);
+/* Bump the epoch (the producer is fenced) and abort the ongoing transaction with it. */
+void txn_fence_and_abort(srv *s, txn *t);
+void txn_marker_timer_close(srv *s);
+
+#endif
