@@ -12,6 +12,9 @@
 //	group-consume --bootstrap B --group G --topic T [--assignor NAME] [--instance-id ID]
 //	              [--session-timeout-ms MS] [--max-records N] [--commit sync|async|none]
 //	                                                      -> JSON-line events (see group.go)
+//	txn-transform --bootstrap B --group G --input T --output O --transactional-id ID
+//	              [--batch N] [--abort-every K] [--init-timeout S] [--timeout S]
+//	                                                      -> GroupTransactSession (see txn.go)
 //
 // Record i goes to partition i % P, key "key-<i>", value "value-<i>-" + "x" * (i % 50),
 // headers [("idx", "<i>"), ("codec", C)].
@@ -405,13 +408,16 @@ func fmtHeaders(hs []kgo.RecordHeader) string {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: client (create-topic|produce|consume|list-topics|group-consume|admin-calls) --bootstrap B --topic T ...")
+		fmt.Fprintln(os.Stderr, "usage: client (create-topic|produce|consume|list-topics|group-consume|admin-calls|txn-transform) --bootstrap B --topic T ...")
 		os.Exit(2)
 	}
 	cmd := os.Args[1]
 	if cmd == "group-consume" {
 		// Runs until told to stop, so without the overall deadline below.
 		os.Exit(runGroupConsume(os.Args[2:]))
+	}
+	if cmd == "txn-transform" {
+		os.Exit(runTxnTransform(os.Args[2:])) // bounded by its own --timeout
 	}
 	if cmd == "admin-calls" {
 		ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
@@ -433,7 +439,7 @@ func main() {
 	}
 	run, ok := commands[cmd]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "unknown command %q; usage: client (create-topic|produce|consume|list-topics|group-consume|admin-calls) ...\n", cmd)
+		fmt.Fprintf(os.Stderr, "unknown command %q; usage: client (create-topic|produce|consume|list-topics|group-consume|admin-calls|txn-transform) ...\n", cmd)
 		os.Exit(2)
 	}
 	o, err := parse(cmd, os.Args[2:])

@@ -17,6 +17,9 @@
 //                                                      offsets afterwards), or {"ok": false, "error": E}
 //   list-reassignments --bootstrap B [--topic T --partition P]
 //                                                   -> {"ok": true, "topics": [...]} or {"ok": false, ...}
+//   txn-transform --bootstrap B --group G --input T --output O --transactional-id ID [--batch N]
+//                 [--abort-every K] [--init-timeout S] [--timeout S]
+//                                                   -> transactional consume-transform-produce (txn.js)
 //
 // Record i goes to partition i % P, key "key-<i>", value "value-<i>-" + "x" * (i % 50),
 // headers [("idx", "<i>"), ("codec", C)].
@@ -665,10 +668,11 @@ async function main() {
     'group-consume': groupConsume,
     'delete-records': deleteRecords,
     'list-reassignments': listReassignments,
+    'txn-transform': o => require('./txn').txnTransform(o, { makeKafka, need, needInt, Partitioners }),
   }
   const run = commands[opts.command]
   if (!run) {
-    throw new Error('usage: client (create-topic|produce|consume|group-consume|delete-records|list-reassignments)' +
+    throw new Error('usage: client (create-topic|produce|consume|group-consume|delete-records|list-reassignments|txn-transform)' +
       ' --bootstrap B --topic T ...')
   }
   const result = await run(opts)

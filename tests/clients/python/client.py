@@ -10,6 +10,7 @@ Implements the CLI contract shared by every client ecosystem under tests/clients
   group-consume --bootstrap B --group G --topic T [--assignor NAME] [--instance-id ID]
                [--session-timeout-ms MS] [--max-records N] [--commit sync|async|none]
   produce-consume --bootstrap B --topic T --partitions P --duration S [--interval-ms MS]
+  txn-transform, txn-produce, txn-consume, txn-committed: transactions (see txn.py)
 
 Every command also takes the security options of MSK's IAM listener:
   --security-protocol PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL   (default PLAINTEXT)
@@ -645,10 +646,14 @@ def main(argv):
     sp.add_argument("--session-timeout-ms", type=int)
     sp.add_argument("--max-records", type=int)
     sp.add_argument("--commit", choices=("sync", "async", "none"), default="sync")
+    # txn.py does `import client`: let that be this module, not a second copy of it.
+    sys.modules.setdefault("client", sys.modules[__name__])
+    import txn
+    txn.add_parsers(sub, add_security_options)
     a = ap.parse_args(argv)
     handler = {"create-topic": cmd_create_topic, "produce": cmd_produce,
                "consume": cmd_consume, "group-consume": cmd_group_consume,
-               "produce-consume": cmd_produce_consume}[a.cmd]
+               "produce-consume": cmd_produce_consume, **txn.COMMANDS}[a.cmd]
     try:
         SECURITY = Security(a)
         result = handler(a)
