@@ -334,7 +334,8 @@ int stor_txn_members_clear(stor *s, const char *transactional_id);
 int stor_txn_offset_put(stor *s, const char *transactional_id, int64_t producer_id, const stor_offset *o);
 /* Mark every pending offset of (group, topic, partition) superseded. 0 or -1. */
 int stor_txn_offsets_supersede(stor *s, const char *group_id, const char *topic, int32_t partition);
-/* Pending offsets of a deleted group or topic go with it. Return rows deleted or -1. */
+/* Pending offsets of a deleted group, topic or (OffsetDelete) partition go with it. Return rows deleted or -1. */
+int stor_txn_offset_delete(stor *s, const char *group_id, const char *topic, int32_t partition);
 int stor_txn_offsets_delete_group(stor *s, const char *group_id);
 int stor_txn_offsets_delete_topic(stor *s, const char *topic);
 

@@ -150,6 +150,7 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
                                   " WHERE group_id = ?1 AND topic = ?2 AND partition = ?3 AND superseded = 0",
     [STOR_TXN_OFFSET_DELETE_GROUP] = "DELETE FROM txn_offsets WHERE group_id = ?1",
     [STOR_TXN_OFFSET_DELETE_TOPIC] = "DELETE FROM txn_offsets WHERE topic = ?1",
+    [STOR_TXN_OFFSET_DELETE_ONE] = "DELETE FROM txn_offsets WHERE group_id = ?1 AND topic = ?2 AND partition = ?3",
     [STOR_LOAD_TXNS] = "SELECT transactional_id, producer_id, prev_producer_id, producer_epoch, last_producer_epoch,"
                        " timeout_ms, state, start_ms, update_ms FROM txns ORDER BY transactional_id",
     [STOR_LOAD_TXN_PARTS] = "SELECT topic_id, partition FROM txn_partitions WHERE transactional_id = ?1"

@@ -133,6 +133,16 @@ int stor_txn_offsets_supersede(stor *s, const char *group_id, const char *topic,
     return stor_txn_offsets_change(s, st, "supersede transactional offsets") < 0 ? -1 : 0;
 }
 
+int stor_txn_offset_delete(stor *s, const char *group_id, const char *topic, int32_t partition) {
+    if (!group_id || !topic) return stor_failf(s, "delete transactional offset: no group id or topic");
+    if (stor_write_begin_as(s, 0)) return -1;
+    sqlite3_stmt *st = stor_stmt(s, STOR_TXN_OFFSET_DELETE_ONE);
+    if (sqlite3_bind_text(st, 1, group_id, -1, SQLITE_STATIC) || sqlite3_bind_text(st, 2, topic, -1, SQLITE_STATIC) ||
+        sqlite3_bind_int(st, 3, partition))
+        return stor_fail(s, "bind transactional offset key");
+    return stor_txn_offsets_change(s, st, "delete transactional offset");
+}
+
 static int stor_txn_offsets_delete_by(stor *s, stor_stmt_id id, const char *key, const char *what) {
     if (!key) return stor_failf(s, "%s: no name", what);
     if (stor_write_begin_as(s, 0)) return -1;

@@ -23,6 +23,7 @@ static int16_t lookup(srv *s, req *r, topic *t, partition *p, int64_t ts, int64_
         *offset = p->log_start;
     } else if (ts == -3 && ver >= 7) {
         if (stor_max_timestamp(s->st, t->id, p->index, offset, out_ts) < 0) return KERR_KAFKA_STORAGE_ERROR;
+        if (*offset >= fetchable) *offset = -1, *out_ts = -1;
     } else if (ts == -5 && ver >= 9) {
         /* nothing is tiered */
     } else if (ts >= 0) {

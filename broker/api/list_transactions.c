@@ -1,8 +1,8 @@
 /*
  * ListTransactions (key 66), v0–1: the transactional ids this node coordinates (Admin clients
  * ask every broker and merge), filtered by state names (unknown names come back in
- * unknown_state_filters), producer ids and, from v1, by having run longer than
- * duration_filter ms. Dead ids are never listed. Gap: v2's transactional_id_pattern (a Java
+ * unknown_state_filters), producer ids and, from v1, by a (last) transaction
+ * started more than duration_filter ms ago, as Kafka filters. Dead ids are never listed. Gap: v2's transactional_id_pattern (a Java
  * regular expression) is not served. IAM: only ids the principal may DescribeTransactionalId.
  */
 #include <string.h>
@@ -31,9 +31,8 @@ static bool wanted(const list_ctx *c, const txn *t) {
         state_ok = kp_str_eq(q->state_filters.v[i], txn_state_name(t->state));
     bool pid_ok = q->producer_id_filters.n <= 0;
     for (int32_t i = 0; !pid_ok && i < q->producer_id_filters.n; i++) pid_ok = q->producer_id_filters.v[i] == t->producer_id;
-    /* Kafka's duration filter: only transactions running longer than it (an idle id has none running) */
-    bool long_ok = c->r->hdr.api_version < 1 || q->duration_filter < 0 ||
-                   (t->state == TS_ONGOING && c->now - t->start_ms > q->duration_filter);
+    /* Kafka's duration filter, whatever the state: an id that never started (-1) passes it */
+    bool long_ok = c->r->hdr.api_version < 1 || q->duration_filter < 0 || c->now - t->start_ms > q->duration_filter;
     return state_ok && pid_ok && long_ok && authz_allowed(c->s, c->r->c, IAM_DESCRIBE_TRANSACTIONAL_ID, t->id,
                                                          strlen(t->id));
 }

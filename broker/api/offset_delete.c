@@ -11,6 +11,7 @@
 #include "group/group.h"
 #include "kp_consumer.h"
 #include "topic/topic.h"
+#include "txn/txn.h"
 
 #define KERR_GROUP_SUBSCRIBED_TO_TOPIC 86
 
@@ -98,6 +99,7 @@ void api_offset_delete(srv *s, req *r) {
                         grp_offset_remove(s, g, (size_t)k);
                         break;
                     }
+                txn_forget_offset(s, g->id, t->name, idx);
                 rp->error_code = 0;
             }
         }

@@ -52,12 +52,8 @@ static int16_t produce_partition(srv *s, req *r, topic *t, kp_produce_partition_
         return KERR_UNSUPPORTED_COMPRESSION_TYPE;
     }
     if (b.attributes & KP_ATTR_TRANSACTIONAL) {
+        /* with no transactional id the request was refused whole (has_transactional_records) */
         kp_str tid = ((kp_produce_request *)r->body)->transactional_id;
-        if (!tid.p) {
-            req_log_refusal(r, KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "%s-%d: a transactional batch in a produce "
-                            "request without a transactional id", t->name, pd->index);
-            return KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
-        }
         code = txn_verify_produce(s, r, tid, b.producer_id, b.producer_epoch, t->id, p->index);
         if (code) return code;
     }
@@ -100,6 +96,16 @@ static void produce_commit_failed(srv *s, req *r) {
                         "failed (%s); none of them was stored", n, stor_errmsg(s->st));
 }
 
+/* Kafka's hasTransactionalRecords: some partition's first batch says transactional. */
+static bool has_transactional_records(const kp_produce_request *q) {
+    for (int32_t i = 0; i < q->topic_data.n; i++)
+        for (int32_t j = 0; j < q->topic_data.v[i].partition_data.n; j++) {
+            kp_bytes rec = q->topic_data.v[i].partition_data.v[j].records;
+            if (rec.len >= 23 && (((uint8_t)rec.p[22]) & KP_ATTR_TRANSACTIONAL)) return true; /* attributes at 21 */
+        }
+    return false;
+}
+
 void api_produce(srv *s, req *r) {
     kp_produce_request *q = r->body;
     kp_produce_response *resp = req_resp(r);
@@ -107,8 +113,16 @@ void api_produce(srv *s, req *r) {
     bool bad_acks = q->acks != 0 && q->acks != 1 && q->acks != -1;
     bool any_error = false, any_stored = false;
     int32_t throttle = 0;
-    /* a transactional produce needs its transactional id; without it every partition gets 53 */
+    /*
+     * a transactional produce needs its transactional id, authorized; without it, or with
+     * transactional records but no id, every partition gets 53 (KafkaApis.handleProduceRequest)
+     */
     int16_t txn_denied = q->transactional_id.p ? api_authz(s, r, IAM_RES_TRANSACTIONAL_ID, q->transactional_id) : 0;
+    if (!q->transactional_id.p && has_transactional_records(q)) {
+        txn_denied = KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+        req_log_refusal(r, txn_denied, "transactional record batches in a produce request without a transactional "
+                        "id: every partition is refused");
+    }
     REQ_ARR(r, resp->responses, q->topic_data.n);
     for (int32_t i = 0; i < q->topic_data.n; i++) {
         kp_produce_topic_produce_data *td = &q->topic_data.v[i];

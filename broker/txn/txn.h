@@ -119,5 +119,7 @@ void txn_offsets_supersede(srv *s, const char *group, const char *topic, int32_t
 /* DeleteGroups and DeleteTopics: their pending offsets and partitions leave every transaction. */
 void txn_forget_group(srv *s, const char *group);
 void txn_forget_topic(srv *s, int64_t topic_id, const char *topic);
+/* OffsetDelete: a partition's pending offsets in the group go too (Kafka's tombstone removes them). */
+void txn_forget_offset(srv *s, const char *group, const char *topic, int32_t partition);
 
 #endif

@@ -175,7 +175,8 @@ void txn_decide(srv *s, txn *t, bool commit) {
 }
 
 void txn_fence_and_abort(srv *s, txn *t) {
-    if (t->epoch < TXN_EPOCH_EXHAUSTED) t->epoch++;
+    /* Kafka's prepareFenceProducerEpoch bumps an exhausted 32766 too (the retry then rotates the producer id) */
+    if (t->epoch < INT16_MAX) t->epoch++;
     t->last_epoch = -1;
     s->metrics.txn_fenced++;
     txn_decide(s, t, false);

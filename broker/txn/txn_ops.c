@@ -84,8 +84,9 @@ int16_t txn_init_producer_id(srv *s, req *r, kp_str id, int32_t timeout_ms, int6
     if (t->epoch >= TXN_EPOCH_EXHAUSTED) {
         t->prev_producer_id = t->producer_id;
         t->producer_id = txn_next_producer_id(s);
+        /* Kafka's prepareProducerIdRotation(recordLastEpoch): a retry (old id, old epoch) gets this answer again */
+        t->last_epoch = expected ? t->epoch : -1;
         t->epoch = 0;
-        t->last_epoch = -1;
     } else {
         t->last_epoch = expected ? t->epoch : -1;
         t->epoch++;
@@ -298,8 +299,10 @@ static bool match(const txn_offset *o, const offset_query *q) {
 static bool pending_one(void *ctx, txn *t) {
     offset_query *q = ctx;
     if (t->state == TS_EMPTY || t->state == TS_COMPLETE_ABORT || t->state == TS_COMPLETE_COMMIT) return true;
+    /* superseded ones too: a later plain commit decides what COMMIT keeps, not whether the offset is stable
+     * (Kafka's hasPendingTransactionalOffsets) */
     for (int i = 0; i < t->noffsets; i++)
-        if (!t->offsets[i].superseded && match(&t->offsets[i], q)) {
+        if (match(&t->offsets[i], q)) {
             q->found = true;
             return false;
         }
@@ -329,9 +332,11 @@ void txn_offsets_supersede(srv *s, const char *group, const char *topic, int32_t
         txn_storage_failed(s, "superseding offsets", group);
 }
 
+/* What leaves every transaction: offsets matching each filter given (NULL, -1: any); a deleted topic's partitions. */
 typedef struct forget_query {
     const char *group, *topic;
-    int64_t topic_id;
+    int32_t partition;
+    int64_t topic_id;   /* >= 0: the topic was deleted */
 } forget_query;
 
 static bool forget_one(void *ctx, txn *t) {
@@ -339,7 +344,8 @@ static bool forget_one(void *ctx, txn *t) {
     int k = 0;
     for (int i = 0; i < t->noffsets; i++) {
         txn_offset *o = &t->offsets[i];
-        if ((q->group && strcmp(o->group, q->group) == 0) || (q->topic && strcmp(o->topic, q->topic) == 0)) {
+        if ((!q->group || strcmp(o->group, q->group) == 0) && (!q->topic || strcmp(o->topic, q->topic) == 0) &&
+            (q->partition < 0 || o->partition == q->partition)) {
             free(o->group);
             free(o->topic);
             free(o->metadata);
@@ -350,19 +356,25 @@ static bool forget_one(void *ctx, txn *t) {
     t->noffsets = k;
     k = 0;
     for (int i = 0; i < t->nparts; i++)
-        if (!q->topic || t->parts[i].topic_id != q->topic_id) t->parts[k++] = t->parts[i];
+        if (t->parts[i].topic_id != q->topic_id) t->parts[k++] = t->parts[i];
     t->nparts = k;
     return true;
 }
 
 void txn_forget_group(srv *s, const char *group) {
-    forget_query q = {group, NULL, -1};
+    forget_query q = {group, NULL, -1, -1};
     txn_each(s, forget_one, &q);
     if (stor_txn_offsets_delete_group(s->st, group) < 0) txn_storage_failed(s, "dropping a group's offsets", group);
 }
 
 void txn_forget_topic(srv *s, int64_t topic_id, const char *topic) {
-    forget_query q = {NULL, topic, topic_id};
+    forget_query q = {NULL, topic, -1, topic_id};
     txn_each(s, forget_one, &q);
     if (stor_txn_offsets_delete_topic(s->st, topic) < 0) txn_storage_failed(s, "dropping a topic's offsets", topic);
+}
+
+void txn_forget_offset(srv *s, const char *group, const char *topic, int32_t partition) {
+    forget_query q = {group, topic, partition, -1};
+    txn_each(s, forget_one, &q);
+    if (stor_txn_offset_delete(s->st, group, topic, partition) < 0) txn_storage_failed(s, "dropping an offset", group);
 }
