@@ -11,7 +11,6 @@ void api_add_offsets_to_txn(srv *s, req *r) {
     kp_add_offsets_to_txn_response *resp = req_resp(r);
     int16_t code = api_authz(s, r, IAM_RES_TRANSACTIONAL_ID, q->transactional_id);
     if (!code) code = api_authz(s, r, IAM_RES_GROUP, q->group_id);
-    if (!code) code = txn_check_coordinator(s, r, q->transactional_id);
     txn *t = NULL;
     if (!code) code = txn_check_producer(s, r, q->transactional_id, q->producer_id, q->producer_epoch, &t);
     if (!code) code = txn_add_group(s, r, t, q->group_id);

@@ -29,7 +29,6 @@ static void add_txn(srv *s, req *r, kp_str id, int64_t pid, int16_t epoch, bool 
     REQ_ARR(r, *out, in->n);
     bool any_bad = false;
     int16_t code = api_authz(s, r, IAM_RES_TRANSACTIONAL_ID, id);
-    if (!code) code = txn_check_coordinator(s, r, id);
     /* pass 1: which partitions can be added at all */
     for (int32_t i = 0; i < in->n; i++) {
         const kp_add_partitions_to_txn_topic *qt = &in->v[i];

@@ -14,7 +14,6 @@ void api_end_txn(srv *s, req *r) {
     resp->producer_id = -1;
     resp->producer_epoch = -1;
     int16_t code = api_authz(s, r, IAM_RES_TRANSACTIONAL_ID, q->transactional_id);
-    if (!code) code = txn_check_coordinator(s, r, q->transactional_id);
     txn *t = NULL;
     if (!code) code = txn_check_producer(s, r, q->transactional_id, q->producer_id, q->producer_epoch, &t);
     if (!code) code = txn_end(s, r, t, q->committed);

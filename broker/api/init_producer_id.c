@@ -25,11 +25,9 @@ void api_init_producer_id(srv *s, req *r) {
     if (resp->error_code) {
         /* refused and logged */
     } else if (transactional) {
-        resp->error_code = txn_check_coordinator(s, r, q->transactional_id);
-        if (!resp->error_code)
-            resp->error_code = txn_init_producer_id(s, r, q->transactional_id, q->transaction_timeout_ms,
-                                                    q->producer_id, q->producer_epoch, &resp->producer_id,
-                                                    &resp->producer_epoch);
+        resp->error_code = txn_init_producer_id(s, r, q->transactional_id, q->transaction_timeout_ms,
+                                                q->producer_id, q->producer_epoch, &resp->producer_id,
+                                                &resp->producer_epoch);
     } else if (q->producer_id >= 0 && q->producer_epoch >= 0 && q->producer_epoch < INT16_MAX - 1) {
         resp->producer_id = q->producer_id;
         resp->producer_epoch = (int16_t)(q->producer_epoch + 1);

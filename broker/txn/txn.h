@@ -92,7 +92,10 @@ int64_t txn_next_producer_id(srv *s);
  */
 int16_t txn_init_producer_id(srv *s, req *r, kp_str id, int32_t timeout_ms, int64_t expected_pid,
                              int16_t expected_epoch, int64_t *pid, int16_t *epoch);
-/* The common checks of AddPartitionsToTxn, AddOffsetsToTxn, EndTxn and TxnOffsetCommit. */
+/*
+ * The common checks of AddPartitionsToTxn, AddOffsetsToTxn and EndTxn, in Kafka's order: an
+ * empty id (42), this node not its coordinator (16), the producer id (49) and epoch (90/47).
+ */
 int16_t txn_check_producer(srv *s, req *r, kp_str id, int64_t pid, int16_t epoch, txn **out);
 /* AddPartitionsToTxn (after txn_check_producer): the partitions join the transaction. */
 int16_t txn_add_partitions(srv *s, req *r, txn *t, const txn_partition *parts, int n, bool verify_only);

@@ -45,6 +45,9 @@ int16_t txn_init_producer_id(srv *s, req *r, kp_str id, int32_t timeout_ms, int6
                         "or neither", id.len, id.p, (long long)expected_pid, expected_epoch);
         return KERR_INVALID_REQUEST;
     }
+    /* the request is checked before the coordinator is looked up, as Kafka: every node answers 42 or 50 */
+    int16_t code = txn_check_coordinator(s, r, id);
+    if (code) return code;
     txn *t = txn_find(s, id.p, (size_t)id.len);
     if (!t) {
         t = txn_new(s, id.p, (size_t)id.len);
@@ -111,6 +114,8 @@ int16_t txn_check_producer(srv *s, req *r, kp_str id, int64_t pid, int16_t epoch
         req_log_refusal(r, KERR_INVALID_REQUEST, "the transactional id is empty");
         return KERR_INVALID_REQUEST;
     }
+    int16_t code = txn_check_coordinator(s, r, id);
+    if (code) return code;
     txn *t = txn_find(s, id.p, (size_t)id.len);
     if (!t || t->producer_id != pid) {
         req_log_refusal(r, KERR_INVALID_PRODUCER_ID_MAPPING, "transactional id %.*s: %s producer id %lld",

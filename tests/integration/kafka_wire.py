@@ -464,3 +464,592 @@ def parse_offset_commit(body):
         for p, err in parts:
             out[(name, p)] = err
     return out
+
+
+# == Transactions (KIP-98; appended for test_txn_bad_input.py and test_txn_durability.py) =========
+#
+# Flexible (compact) encoding for the versions that need it: request header v2 (header v1 plus
+# empty tagged fields), response header v1 (correlation id plus tagged fields), compact strings,
+# arrays and bytes (length + 1 as an unsigned varint), and an empty tagged-field section at the
+# end of every struct. Versions: InitProducerId v0-5 (flexible from 2), AddPartitionsToTxn v0-5
+# (flexible from 3; v4+ is the batched broker form), AddOffsetsToTxn v0-4, EndTxn v0-4 (flexible
+# from 3), TxnOffsetCommit v0-4 (flexible from 3), Produce v3-11 with a transactional id
+# (flexible from 9), ListOffsets v2-5 with an isolation level, Fetch v4-11 with an isolation
+# level, DescribeTransactions v0 (flexible).
+
+API_LIST_OFFSETS = 2
+API_INIT_PRODUCER_ID = 22
+API_ADD_PARTITIONS_TO_TXN = 24
+API_ADD_OFFSETS_TO_TXN = 25
+API_END_TXN = 26
+API_TXN_OFFSET_COMMIT = 28
+API_DESCRIBE_TRANSACTIONS = 65
+
+# first flexible version of each API (request header v2 / response header v1 from there)
+FLEXIBLE_FROM = {API_PRODUCE: 9, API_FETCH: 12, API_LIST_OFFSETS: 6, API_FIND_COORDINATOR: 3,
+                 API_INIT_PRODUCER_ID: 2, API_ADD_PARTITIONS_TO_TXN: 3, API_ADD_OFFSETS_TO_TXN: 3,
+                 API_END_TXN: 3, API_TXN_OFFSET_COMMIT: 3, API_DESCRIBE_TRANSACTIONS: 0}
+
+ISOLATION_READ_UNCOMMITTED = 0
+ISOLATION_READ_COMMITTED = 1
+
+ATTR_TRANSACTIONAL = 0x10
+ATTR_CONTROL = 0x20
+
+ERR_NOT_COORDINATOR = 16
+ERR_CLUSTER_AUTHORIZATION_FAILED = 31
+ERR_INVALID_REQUEST = 42
+ERR_INVALID_PRODUCER_EPOCH = 47
+ERR_INVALID_TXN_STATE = 48
+ERR_INVALID_PRODUCER_ID_MAPPING = 49
+ERR_INVALID_TRANSACTION_TIMEOUT = 50
+ERR_CONCURRENT_TRANSACTIONS = 51
+ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
+ERR_PRODUCER_FENCED = 90
+ERR_TRANSACTION_ABORTABLE = 120
+
+
+def is_flexible(api_key, version):
+    return version >= FLEXIBLE_FROM.get(api_key, 1 << 15)
+
+
+def tags():
+    """An empty tagged-field section."""
+    return b"\x00"
+
+
+def compact_nullable_string(s):
+    if s is None:
+        return b"\x00"
+    b = s.encode() if isinstance(s, str) else s
+    return uvarint(len(b) + 1) + b
+
+
+def compact_array(items, enc):
+    if items is None:
+        return b"\x00"
+    return uvarint(len(items) + 1) + b"".join(enc(x) for x in items)
+
+
+def compact_bytes(b):
+    if b is None:
+        return b"\x00"
+    return uvarint(len(b) + 1) + b
+
+
+def request_any(api_key, api_version, correlation_id, client_id, body):
+    """A frame with the request header the version needs: v1, or v2 (tagged fields) when the
+    version is flexible."""
+    hdr = i16(api_key) + i16(api_version) + i32(correlation_id) + string(client_id)
+    if is_flexible(api_key, api_version):
+        hdr += tags()
+    payload = hdr + body
+    return i32(len(payload)) + payload
+
+
+class FlexReader(Reader):
+    """Reader with the compact types; `flex` picks compact or classic encodings in the helpers
+    str_/arr/bytes_/end (end skips a struct's tagged fields when flexible)."""
+
+    def __init__(self, data, flex=False):
+        super().__init__(data)
+        self.flex = flex
+
+    def uvarint(self):
+        shift = v = 0
+        while True:
+            b = self.take(1)[0]
+            v |= (b & 0x7F) << shift
+            if not b & 0x80:
+                return v
+            shift += 7
+            if shift > 63:
+                raise ValueError("varint too long")
+
+    def compact_string(self):
+        n = self.uvarint() - 1
+        return None if n < 0 else self.take(n).decode()
+
+    def compact_array(self, dec):
+        n = self.uvarint() - 1
+        if n < 0:
+            return None
+        if n > len(self.data):
+            raise ValueError("array count %d larger than the response" % n)
+        return [dec(self) for _ in range(n)]
+
+    def skip_tags(self):
+        for _ in range(self.uvarint()):
+            self.uvarint()               # tag
+            self.take(self.uvarint())    # size, data
+
+    def str_(self):
+        return self.compact_string() if self.flex else self.string()
+
+    def arr(self, dec):
+        return self.compact_array(dec) if self.flex else self.array(dec)
+
+    def bytes_(self):
+        if self.flex:
+            n = self.uvarint() - 1
+        else:
+            n = self.i32()
+        return None if n < 0 else self.take(n)
+
+    def end(self):
+        if self.flex:
+            self.skip_tags()
+
+
+def response_reader(api_key, version, body):
+    """A FlexReader on a response body from recv_frame (which strips only the correlation id):
+    for a flexible version the response header's tagged fields come first and are skipped."""
+    flex = is_flexible(api_key, version)
+    r = FlexReader(body, flex)
+    if flex:
+        r.skip_tags()
+    return r
+
+
+def _enc(flex):
+    """(string, nullable string, array) encoders for flexible or classic versions."""
+    if flex:
+        return compact_nullable_string, compact_nullable_string, compact_array
+    return string, string, array
+
+
+def roundtrip(sock, frame_fn, *args, **kwargs):
+    """Sends frame_fn(correlation_id, *args, **kwargs) with a fresh correlation id and returns the
+    answer's body; asserts the correlation id came back."""
+    roundtrip.corr = getattr(roundtrip, "corr", 70000) + 1
+    corr = roundtrip.corr
+    sock.sendall(frame_fn(corr, *args, **kwargs))
+    got, body = recv_frame(sock)
+    assert got == corr, "correlation id %d, sent %d" % (got, corr)
+    return body
+
+
+# -- record batch v2 with producer fields ----------------------------------------------------
+
+def producer_batch(records, producer_id, producer_epoch, base_sequence, transactional=False,
+                   base_timestamp=None):
+    """Uncompressed batch v2 of (key, value, headers) tuples from an idempotent producer (and
+    transactional with the flag: attribute bit 4)."""
+    ts = int(time.time() * 1000) if base_timestamp is None else base_timestamp
+    recs = b"".join(record(i, k, v, h) for i, (k, v, h) in enumerate(records))
+    after_crc = (i16(ATTR_TRANSACTIONAL if transactional else 0)
+                 + i32(len(records) - 1)
+                 + i64(ts) + i64(ts)
+                 + i64(producer_id) + i16(producer_epoch) + i32(base_sequence)
+                 + i32(len(records)) + recs)
+    after_length = i32(-1) + i8(2) + u32(crc32c(after_crc)) + after_crc
+    return i64(0) + i32(len(after_length)) + after_length
+
+
+def parse_batches(data):
+    """Splits a Fetch records blob into batch headers: [{"base_offset", "last_offset",
+    "attributes", "producer_id", "producer_epoch", "base_sequence", "count", "transactional",
+    "control", "records": [(offset, key, value)] (uncompressed only)}]. A trailing partial batch
+    (allowed in Fetch answers) is ignored."""
+    out, pos = [], 0
+    while data is not None and pos + 12 <= len(data):
+        base_offset, length = struct.unpack(">qi", data[pos:pos + 12])
+        if pos + 12 + length > len(data):
+            break
+        b = data[pos + 12:pos + 12 + length]
+        # leader_epoch i32, magic i8, crc u32, attributes i16, last_offset_delta i32,
+        # base_ts i64, max_ts i64, pid i64, epoch i16, base_seq i32, count i32
+        (_le, magic, _crc, attrs, lod, _bts, _mts, pid, epoch, seq, count) = struct.unpack(
+            ">ibIhiqqqhii", b[:49])
+        assert magic == 2, "record batch magic %d" % magic
+        batch = {"base_offset": base_offset, "last_offset": base_offset + lod, "attributes": attrs,
+                 "producer_id": pid, "producer_epoch": epoch, "base_sequence": seq,
+                 "count": count, "transactional": bool(attrs & ATTR_TRANSACTIONAL),
+                 "control": bool(attrs & ATTR_CONTROL), "records": []}
+        if attrs & 0x07 == 0:
+            rr = FlexReader(b[49:])
+
+            def varint_():
+                v = rr.uvarint()
+                return (v >> 1) ^ -(v & 1)
+
+            for _ in range(count):
+                varint_()          # length
+                rr.take(1)         # attributes
+                varint_()          # timestamp delta
+                od = varint_()
+                kl = varint_()
+                key = None if kl < 0 else rr.take(kl)
+                vl = varint_()
+                value = None if vl < 0 else rr.take(vl)
+                for _ in range(varint_()):
+                    hk = varint_()
+                    rr.take(hk)
+                    hv = varint_()
+                    if hv > 0:
+                        rr.take(hv)
+                batch["records"].append((base_offset + od, key, value))
+        out.append(batch)
+        pos += 12 + length
+    return out
+
+
+# -- InitProducerId v0-5 ----------------------------------------------------------------------
+
+def init_producer_id_request(version, correlation_id, client_id, transactional_id, timeout_ms,
+                             producer_id=-1, producer_epoch=-1):
+    assert 0 <= version <= 5
+    flex = is_flexible(API_INIT_PRODUCER_ID, version)
+    _s, ns, _a = _enc(flex)
+    body = ns(transactional_id) + i32(timeout_ms)
+    if version >= 3:
+        body += i64(producer_id) + i16(producer_epoch)
+    if flex:
+        body += tags()
+    return request_any(API_INIT_PRODUCER_ID, version, correlation_id, client_id, body)
+
+
+def parse_init_producer_id(version, body):
+    r = response_reader(API_INIT_PRODUCER_ID, version, body)
+    r.i32()  # throttle_time_ms
+    out = {"error": r.i16(), "producer_id": r.i64(), "producer_epoch": r.i16()}
+    r.end()
+    return out
+
+
+# -- AddPartitionsToTxn v0-5 ------------------------------------------------------------------
+
+def _txn_topics(flex, topics):
+    s, _ns, a = _enc(flex)
+    return a(sorted(topics.items()),
+             lambda t: s(t[0]) + a(list(t[1]), i32) + (tags() if flex else b""))
+
+
+def add_partitions_to_txn_request(version, correlation_id, client_id, transactional_id,
+                                  producer_id, producer_epoch, topics):
+    """v0-3, one transaction: topics is {topic: [partitions]}."""
+    assert 0 <= version <= 3
+    flex = is_flexible(API_ADD_PARTITIONS_TO_TXN, version)
+    s, _ns, _a = _enc(flex)
+    body = (s(transactional_id) + i64(producer_id) + i16(producer_epoch)
+            + _txn_topics(flex, topics))
+    if flex:
+        body += tags()
+    return request_any(API_ADD_PARTITIONS_TO_TXN, version, correlation_id, client_id, body)
+
+
+def add_partitions_to_txn_batch_request(version, correlation_id, client_id, transactions):
+    """v4-5, the batched broker form: transactions is [(transactional_id, producer_id,
+    producer_epoch, verify_only, {topic: [partitions]})]."""
+    assert 4 <= version <= 5
+
+    def txn(t):
+        tid, pid, epoch, verify_only, topics = t
+        return (compact_nullable_string(tid) + i64(pid) + i16(epoch) + boolean(verify_only)
+                + _txn_topics(True, topics) + tags())
+
+    body = compact_array(transactions, txn) + tags()
+    return request_any(API_ADD_PARTITIONS_TO_TXN, version, correlation_id, client_id, body)
+
+
+def _topic_results(r):
+    def part(r):
+        p = (r.i32(), r.i16())
+        r.end()
+        return p
+
+    def topic(r):
+        name = r.str_()
+        parts = r.arr(part)
+        r.end()
+        return name, parts
+
+    out = {}
+    for name, parts in r.arr(topic) or []:
+        for p, err in parts or []:
+            out[(name, p)] = err
+    return out
+
+
+def parse_add_partitions_to_txn(version, body):
+    """v0-3: {(topic, partition): error}. v4-5: {"error": top-level error, "results":
+    {transactional_id: {(topic, partition): error}}}."""
+    r = response_reader(API_ADD_PARTITIONS_TO_TXN, version, body)
+    r.i32()  # throttle_time_ms
+    if version <= 3:
+        out = _topic_results(r)
+        r.end()
+        return out
+    err = r.i16()
+
+    def txn(r):
+        tid = r.str_()
+        res = _topic_results(r)
+        r.end()
+        return tid, res
+
+    results = dict(r.arr(txn) or [])
+    r.end()
+    return {"error": err, "results": results}
+
+
+# -- AddOffsetsToTxn v0-4, EndTxn v0-4 --------------------------------------------------------
+
+def add_offsets_to_txn_request(version, correlation_id, client_id, transactional_id, producer_id,
+                               producer_epoch, group_id):
+    assert 0 <= version <= 4
+    flex = is_flexible(API_ADD_OFFSETS_TO_TXN, version)
+    s, _ns, _a = _enc(flex)
+    body = s(transactional_id) + i64(producer_id) + i16(producer_epoch) + s(group_id)
+    if flex:
+        body += tags()
+    return request_any(API_ADD_OFFSETS_TO_TXN, version, correlation_id, client_id, body)
+
+
+def parse_add_offsets_to_txn(version, body):
+    r = response_reader(API_ADD_OFFSETS_TO_TXN, version, body)
+    r.i32()
+    err = r.i16()
+    r.end()
+    return err
+
+
+def end_txn_request(version, correlation_id, client_id, transactional_id, producer_id,
+                    producer_epoch, committed):
+    assert 0 <= version <= 4
+    flex = is_flexible(API_END_TXN, version)
+    s, _ns, _a = _enc(flex)
+    body = s(transactional_id) + i64(producer_id) + i16(producer_epoch) + boolean(committed)
+    if flex:
+        body += tags()
+    return request_any(API_END_TXN, version, correlation_id, client_id, body)
+
+
+def parse_end_txn(version, body):
+    r = response_reader(API_END_TXN, version, body)
+    r.i32()
+    err = r.i16()
+    r.end()
+    return err
+
+
+# -- TxnOffsetCommit v0-4 ---------------------------------------------------------------------
+
+def txn_offset_commit_request(version, correlation_id, client_id, transactional_id, group_id,
+                              producer_id, producer_epoch, topic, offsets, generation_id=-1,
+                              member_id="", group_instance_id=None, metadata=""):
+    """offsets: {partition: offset} of one topic."""
+    assert 0 <= version <= 4
+    flex = is_flexible(API_TXN_OFFSET_COMMIT, version)
+    s, ns, a = _enc(flex)
+    t = b"\x00" if flex else b""
+
+    def part(po):
+        p, o = po
+        b = i32(p) + i64(o)
+        if version >= 2:
+            b += i32(-1)  # committed_leader_epoch
+        return b + ns(metadata) + t
+
+    body = s(transactional_id) + s(group_id) + i64(producer_id) + i16(producer_epoch)
+    if version >= 3:
+        body += i32(generation_id) + s(member_id) + ns(group_instance_id)
+    body += a([topic], lambda name: s(name) + a(sorted(offsets.items()), part) + t)
+    body += t
+    return request_any(API_TXN_OFFSET_COMMIT, version, correlation_id, client_id, body)
+
+
+def parse_txn_offset_commit(version, body):
+    """{(topic, partition): error}."""
+    r = response_reader(API_TXN_OFFSET_COMMIT, version, body)
+    r.i32()
+    out = _topic_results(r)
+    r.end()
+    return out
+
+
+# -- Produce v3-11 with a transactional id ----------------------------------------------------
+
+def produce_request_txn(version, correlation_id, client_id, transactional_id, batches, acks=-1,
+                        timeout_ms=10000):
+    """Produce v3-11: batches is [(topic, partition, batch bytes)] (one topic entry per topic,
+    in first-seen order)."""
+    assert 3 <= version <= 11
+    flex = is_flexible(API_PRODUCE, version)
+    s, ns, a = _enc(flex)
+    t = tags() if flex else b""
+    by_topic = {}
+    for topic, p, batch in batches:
+        by_topic.setdefault(topic, []).append((p, batch))
+    recs = compact_bytes if flex else bytes_
+    body = (ns(transactional_id) + i16(acks) + i32(timeout_ms)
+            + a(list(by_topic.items()),
+                lambda tp: s(tp[0]) + a(tp[1], lambda pb: i32(pb[0]) + recs(pb[1]) + t) + t)
+            + t)
+    return request_any(API_PRODUCE, version, correlation_id, client_id, body)
+
+
+def parse_produce_any(version, body):
+    """Produce v3-11 answer: {(topic, partition): {"error", "base_offset", "error_message"}}."""
+    r = response_reader(API_PRODUCE, version, body)
+
+    def part(r):
+        p = {"index": r.i32(), "error": r.i16(), "base_offset": r.i64(),
+             "log_append_time": r.i64()}
+        if version >= 5:
+            p["log_start_offset"] = r.i64()
+        if version >= 8:
+            def rec_err(r):
+                e = (r.i32(), r.str_())
+                r.end()
+                return e
+            p["record_errors"] = r.arr(rec_err)
+            p["error_message"] = r.str_()
+        r.end()
+        return p
+
+    def topic(r):
+        name = r.str_()
+        parts = r.arr(part)
+        r.end()
+        return name, parts
+
+    out = {}
+    for name, parts in r.arr(topic) or []:
+        for p in parts or []:
+            out[(name, p["index"])] = p
+    r.i32()  # throttle_time_ms
+    r.end()
+    return out
+
+
+# -- ListOffsets v2-5, Fetch v4-11 with an isolation level -------------------------------------
+
+def list_offsets_request(version, correlation_id, client_id, topic, partitions, timestamp=-1,
+                         isolation_level=ISOLATION_READ_UNCOMMITTED):
+    """ListOffsets v2-5 of one topic: latest (-1) by default; under read_committed Kafka answers
+    the last stable offset."""
+    assert 2 <= version <= 5
+
+    def part(p):
+        b = i32(p)
+        if version >= 4:
+            b += i32(-1)  # current_leader_epoch
+        return b + i64(timestamp)
+
+    body = i32(-1) + i8(isolation_level) + array([topic], lambda t: string(t) + array(
+        list(partitions), part))
+    return request_any(API_LIST_OFFSETS, version, correlation_id, client_id, body)
+
+
+def parse_list_offsets(version, body):
+    """{(topic, partition): {"error", "timestamp", "offset"}}."""
+    r = Reader(body)
+    r.i32()  # throttle_time_ms
+
+    def part(r):
+        p = {"index": r.i32(), "error": r.i16(), "timestamp": r.i64(), "offset": r.i64()}
+        if version >= 4:
+            r.i32()  # leader_epoch
+        return p
+
+    out = {}
+    for name, parts in r.array(lambda r: (r.string(), r.array(part))):
+        for p in parts:
+            out[(name, p["index"])] = p
+    return out
+
+
+def fetch_request_iso(correlation_id, client_id, topic, partition, offset, isolation_level,
+                      max_bytes=1 << 20, max_wait_ms=0, min_bytes=0, version=FETCH_V):
+    """fetch_request with an isolation level (0 read_uncommitted, 1 read_committed)."""
+    frame = fetch_request(correlation_id, client_id, topic, partition, offset, max_bytes,
+                          max_wait_ms, min_bytes, version)
+    # size(4) api(2) ver(2) corr(4) client_id(2+n) replica_id(4) max_wait(4) min_bytes(4)
+    # max_bytes(4) isolation_level(1)
+    pos = 4 + 2 + 2 + 4 + 2 + len(client_id.encode()) + 16
+    return frame[:pos] + i8(isolation_level) + frame[pos + 1:]
+
+
+# -- DescribeTransactions v0 --------------------------------------------------------------------
+
+def describe_transactions_request(correlation_id, client_id, transactional_ids):
+    body = compact_array(list(transactional_ids), compact_nullable_string) + tags()
+    return request_any(API_DESCRIBE_TRANSACTIONS, 0, correlation_id, client_id, body)
+
+
+def parse_describe_transactions(body):
+    """{transactional_id: {"error", "state", "timeout_ms", "start_time_ms", "producer_id",
+    "producer_epoch", "topics": {topic: [partitions]}}}."""
+    r = response_reader(API_DESCRIBE_TRANSACTIONS, 0, body)
+    r.i32()
+
+    def topic(r):
+        name = r.compact_string()
+        parts = r.compact_array(lambda r: r.i32())
+        r.end()
+        return name, parts
+
+    def state(r):
+        d = {"error": r.i16(), "transactional_id": r.compact_string(), "state": r.compact_string(),
+             "timeout_ms": r.i32(), "start_time_ms": r.i64(), "producer_id": r.i64(),
+             "producer_epoch": r.i16()}
+        d["topics"] = dict(r.compact_array(topic) or [])
+        r.end()
+        return d
+
+    states = r.compact_array(state) or []
+    r.end()
+    return {d["transactional_id"]: d for d in states}
+
+
+# -- OffsetFetch v1-7 (v7: require_stable, KIP-447) ---------------------------------------------
+
+API_OFFSET_FETCH = 9
+FLEXIBLE_FROM[API_OFFSET_FETCH] = 6
+ERR_UNSTABLE_OFFSET_COMMIT = 88
+
+
+def offset_fetch_request(version, correlation_id, client_id, group_id, topic, partitions,
+                         require_stable=False):
+    """OffsetFetch v1-7 of one group and one topic's partitions."""
+    assert 1 <= version <= 7
+    flex = is_flexible(API_OFFSET_FETCH, version)
+    s, _ns, a = _enc(flex)
+    t = tags() if flex else b""
+    body = s(group_id) + a([topic], lambda name: s(name) + a(list(partitions), i32) + t)
+    if version >= 7:
+        body += boolean(require_stable)
+    body += t
+    return request_any(API_OFFSET_FETCH, version, correlation_id, client_id, body)
+
+
+def parse_offset_fetch(version, body):
+    """{"error": group error (v2+, else 0), "partitions": {(topic, partition): {"offset",
+    "metadata", "error"}}}."""
+    r = response_reader(API_OFFSET_FETCH, version, body)
+    if version >= 3:
+        r.i32()
+
+    def part(r):
+        p = {"index": r.i32(), "offset": r.i64()}
+        if version >= 5:
+            r.i32()  # committed_leader_epoch
+        p["metadata"] = r.str_()
+        p["error"] = r.i16()
+        r.end()
+        return p
+
+    def topic(r):
+        name = r.str_()
+        parts = r.arr(part)
+        r.end()
+        return name, parts
+
+    out = {}
+    for name, parts in r.arr(topic) or []:
+        for p in parts or []:
+            out[(name, p["index"])] = p
+    err = r.i16() if version >= 2 else 0
+    r.end()
+    return {"error": err, "partitions": out}

@@ -30,20 +30,17 @@ Programs (tests/clients/*; see each file's doc):
 Every client bounds its own wait (InitProducerId within 10 s, the whole run within 60 s), so a
 broker that refuses transactions fails each test in seconds rather than hanging it.
 
-The broker gets the transaction keys of TXN_CONFIG that its --help lists (a binary without them
-would refuse to start). MSKMOCK_IT_EXTERNAL_BOOTSTRAP=host:port runs the tests against an
+MSKMOCK_IT_EXTERNAL_BOOTSTRAP=host:port runs the tests against an
 already running broker instead (an Apache Kafka, to check the tests themselves).
 """
 
 import collections
 import os
-import re
-import subprocess
 import uuid
 
 import pytest
 
-from harness import broker_binary, client_command, run_client
+from harness import client_command, run_client
 
 EXTERNAL = os.environ.get("MSKMOCK_IT_EXTERNAL_BOOTSTRAP")
 PARTITIONS = 3
@@ -70,23 +67,9 @@ TRANSFORMS = [
 ]
 
 
-def known_keys(binary):
-    """The configuration keys `mskmock --help` lists."""
-    try:
-        out = subprocess.run([str(binary), "--help"], capture_output=True, text=True,
-                             timeout=10).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return set()
-    return set(re.findall(r"^  ([a-z0-9][a-z0-9._]*) ", out, re.MULTILINE))
-
-
 @pytest.fixture(scope="module")
 def broker_config():
-    keys = known_keys(broker_binary())
-    missing = sorted(k for k in TXN_CONFIG if k not in keys)
-    if missing:
-        print("test_txn_clients: the broker does not know %s yet; started without them" % missing)
-    cfg = {k: v for k, v in TXN_CONFIG.items() if k in keys}
+    cfg = dict(TXN_CONFIG)
     cfg["group.initial.rebalance.delay.ms"] = 0
     return cfg
 
