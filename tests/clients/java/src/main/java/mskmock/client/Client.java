@@ -49,6 +49,10 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *                                                       "failed_reauths", "connections_created",
  *                                                       "connections_closed", "errors": [...]}
  *   delete-records | describe-log-dirs | list-reassignments ...     -> see {@link AdminApis}
+ *   txn-produce | txn-consume | txn-fence | txn-ctp | committed-offsets ...
+ *                                                   -> transactions, see {@link Transactions}
+ *   streams-wordcount ...                           -> Kafka Streams (exactly_once_v2), JSON event
+ *                                                      lines, see {@link StreamsWordCount}
  * </pre>
  *
  * <p>Security options (every command), as for MSK's IAM listener:
@@ -115,6 +119,12 @@ public final class Client {
         System.setProperty("org.slf4j.simpleLogger.logFile", "System.err");
         if (args.length > 0 && AdminApis.COMMANDS.contains(args[0])) {
             System.exit(AdminApis.run(args));
+        }
+        if (args.length > 0 && Transactions.COMMANDS.contains(args[0])) {
+            System.exit(Transactions.run(args));
+        }
+        if (args.length > 0 && args[0].equals(StreamsWordCount.COMMAND)) {
+            System.exit(StreamsWordCount.run(args));
         }
         int rc;
         try {
