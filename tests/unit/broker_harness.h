@@ -182,8 +182,12 @@ static inline kp_bytes h_hex(harness *h, const char *hex) {
     return (kp_bytes){(const char *)p, (int32_t)n};
 }
 
-/* A record batch v2 of n (< 64) uncompressed records, values "r<i>", as a producer sends it. */
-static inline kp_bytes h_batch(harness *h, int n) {
+/*
+ * A record batch v2 of n (< 64) uncompressed records, values "r<i>", as a producer sends it, with
+ * the given attributes (KP_ATTR_TRANSACTIONAL: a transaction's), producer id, epoch and base
+ * sequence (-1, -1, -1: not idempotent).
+ */
+static inline kp_bytes h_batch_from(harness *h, int16_t attributes, int64_t pid, int16_t epoch, int32_t seq, int n) {
     kp_writer w;
     kp_writer_init(&w, 256);
     kp_wr_i64(&w, 0);                 /* base offset: the broker assigns it */
@@ -191,13 +195,13 @@ static inline kp_bytes h_batch(harness *h, int n) {
     kp_wr_i32(&w, 0);                 /* partition leader epoch */
     kp_wr_i8(&w, 2);                  /* magic */
     kp_wr_i32(&w, 0);                 /* crc, patched below */
-    kp_wr_i16(&w, 0);                 /* attributes: no codec, CreateTime */
+    kp_wr_i16(&w, attributes);        /* no codec, CreateTime */
     kp_wr_i32(&w, n - 1);             /* last offset delta */
     kp_wr_i64(&w, clk_now_ms());      /* base timestamp */
     kp_wr_i64(&w, clk_now_ms());      /* max timestamp */
-    kp_wr_i64(&w, -1);                /* producer id */
-    kp_wr_i16(&w, -1);                /* producer epoch */
-    kp_wr_i32(&w, -1);                /* base sequence */
+    kp_wr_i64(&w, pid);               /* producer id */
+    kp_wr_i16(&w, epoch);             /* producer epoch */
+    kp_wr_i32(&w, seq);               /* base sequence */
     kp_wr_i32(&w, n);                 /* records */
     for (int i = 0; i < n; i++) {
         char value[16];
@@ -220,6 +224,9 @@ static inline kp_bytes h_batch(harness *h, int n) {
     kp_writer_free(&w);
     return b;
 }
+
+/* The same, plain: no producer id, no transaction. */
+static inline kp_bytes h_batch(harness *h, int n) { return h_batch_from(h, 0, -1, -1, -1, n); }
 
 static inline bool h_bytes_eq(kp_bytes a, kp_bytes b) {
     return a.len == b.len && (a.len <= 0 || memcmp(a.p, b.p, (size_t)a.len) == 0);

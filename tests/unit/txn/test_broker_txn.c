@@ -42,49 +42,6 @@ static partition *part(harness *h, const char *topic_name, int32_t index) {
     return p;
 }
 
-/* ---- record batches ---- */
-
-/*
- * A record batch v2 of n (< 64) uncompressed records, values "r<i>", with the given attributes
- * (0x10: transactional), producer id, epoch and base sequence, CRC computed as h_batch does.
- */
-static kp_bytes batch_of(harness *h, int16_t attributes, int64_t pid, int16_t epoch, int32_t seq, int n) {
-    kp_writer w;
-    kp_writer_init(&w, 256);
-    kp_wr_i64(&w, 0);
-    kp_wr_i32(&w, 0);
-    kp_wr_i32(&w, 0);
-    kp_wr_i8(&w, 2);
-    kp_wr_i32(&w, 0);
-    kp_wr_i16(&w, attributes);
-    kp_wr_i32(&w, n - 1);
-    kp_wr_i64(&w, clk_now_ms());
-    kp_wr_i64(&w, clk_now_ms());
-    kp_wr_i64(&w, pid);
-    kp_wr_i16(&w, epoch);
-    kp_wr_i32(&w, seq);
-    kp_wr_i32(&w, n);
-    for (int i = 0; i < n; i++) {
-        char value[16];
-        snprintf(value, sizeof value, "r%d", i);
-        int32_t vlen = (int32_t)strlen(value);
-        kp_wr_varint(&w, 6 + vlen);
-        kp_wr_i8(&w, 0);
-        kp_wr_varlong(&w, 0);
-        kp_wr_varint(&w, i);
-        kp_wr_varint(&w, -1);
-        kp_wr_varint(&w, vlen);
-        kp_wr_raw(&w, value, (size_t)vlen);
-        kp_wr_varint(&w, 0);
-    }
-    kp_put_i32(w.buf + 8, (int32_t)(w.len - KP_BATCH_LOG_OVERHEAD));
-    kp_put_i32(w.buf + 17, (int32_t)kp_crc32c(0, w.buf + 21, w.len - 21));
-    uint8_t *p = kp_arena_alloc(&h->arena, w.len);
-    memcpy(p, w.buf, w.len);
-    kp_bytes b = {(const char *)p, (int32_t)w.len};
-    kp_writer_free(&w);
-    return b;
-}
 
 /* One batch of a fetch answer. */
 typedef struct seen {
@@ -366,7 +323,7 @@ static kp_produce_partition_produce_response *produce_full(harness *h, conn *c, 
 static int16_t prod_send_v(harness *h, prod *p, int16_t ver, const char *topic_name, int32_t index, int n,
                            int64_t *base) {
     int32_t *seq = seq_of(p, topic_name, index);
-    kp_bytes b = batch_of(h, KP_ATTR_TRANSACTIONAL, p->pid, p->epoch, *seq, n);
+    kp_bytes b = h_batch_from(h, KP_ATTR_TRANSACTIONAL, p->pid, p->epoch, *seq, n);
     kp_produce_partition_produce_response *pr = produce_full(h, p->c, ver, kp_str_c(p->id), topic_name, index, b, true);
     if (!pr->error_code) *seq += n;
     if (base) *base = pr->base_offset;
@@ -786,7 +743,7 @@ static void test_produce_transactional_batch_needs_the_partition_added(void **st
     assert_int_equal(prod_send_v(h, p, 10, "t", 0, 1, NULL), KERR_INVALID_TXN_STATE);
     assert_int_equal(prod_send_v(h, p, 11, "t", 0, 1, NULL), KERR_TRANSACTION_ABORTABLE);
     /* transactional records without a transactional id */
-    kp_bytes b = batch_of(h, KP_ATTR_TRANSACTIONAL, p->pid, p->epoch, 0, 1);
+    kp_bytes b = h_batch_from(h, KP_ATTR_TRANSACTIONAL, p->pid, p->epoch, 0, 1);
     assert_int_equal(produce_full(h, p->c, 9, KP_STR_NULL, "t", 1, b, true)->error_code,
                      KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
     /* a transactional id that does not own the producer id */
@@ -803,7 +760,7 @@ static void test_produce_transactional_batch_needs_the_partition_added(void **st
         assert_int_equal(base, 2 * (ver - 3));
     }
     /* a stale epoch: INVALID_PRODUCER_EPOCH */
-    kp_bytes stale = batch_of(h, KP_ATTR_TRANSACTIONAL, p->pid, (int16_t)(p->epoch - 1), 0, 1);
+    kp_bytes stale = h_batch_from(h, KP_ATTR_TRANSACTIONAL, p->pid, (int16_t)(p->epoch - 1), 0, 1);
     assert_int_equal(produce_full(h, p->c, 9, kp_str_c("tx"), "t", 1, stale, true)->error_code,
                      KERR_INVALID_PRODUCER_EPOCH);
     h_free(h);
@@ -818,7 +775,7 @@ static void test_produce_non_transactional_batch_inside_an_open_transaction_is_4
     assert_int_equal(add_part(h, p, "t", 0), 0);
     prod_send(h, p, "t", 0, 2);
     /* the same producer id, idempotent but not transactional, next sequence */
-    kp_bytes b = batch_of(h, 0, p->pid, p->epoch, *seq_of(p, "t", 0), 1);
+    kp_bytes b = h_batch_from(h, 0, p->pid, p->epoch, *seq_of(p, "t", 0), 1);
     assert_int_equal(produce_full(h, p->c, 9, KP_STR_NULL, "t", 0, b, true)->error_code, KERR_INVALID_TXN_STATE);
     assert_int_equal(produce_full(h, p->c, 9, kp_str_c("tx"), "t", 0, b, true)->error_code, KERR_INVALID_TXN_STATE);
     assert_int_equal(part(h, "t", 0)->end, 2);
@@ -1582,7 +1539,7 @@ static void test_next_transaction_before_the_marker_is_durable(void **state) {
     aq.v3_and_below_topics.n = 1;
     aq.v3_and_below_topics.v = &at;
     req *add = h_send(h, p->c, "txn-producer", 24, 3, &aq);
-    kp_bytes b = batch_of(h, KP_ATTR_TRANSACTIONAL, p->pid, p->epoch, *seq_of(p, "t", 0), 1);
+    kp_bytes b = h_batch_from(h, KP_ATTR_TRANSACTIONAL, p->pid, p->epoch, *seq_of(p, "t", 0), 1);
     kp_produce_partition_produce_response *pr = produce_full(h, p->c, 9, kp_str_c(p->id), "t", 0, b, false);
     assert_int_equal(pr->error_code, 0);
     assert_int_equal(pr->base_offset, 3);
@@ -1749,7 +1706,7 @@ static void test_produce_transactional_records_without_id_refuse_the_whole_reque
     prod_init(h, p, TIMEOUT_MS);
     assert_int_equal(add_part(h, p, "t", 1), 0);
     kp_produce_partition_produce_data pd[2] = {{0, h_batch(h, 2)},
-                                               {1, batch_of(h, KP_ATTR_TRANSACTIONAL, p->pid, p->epoch, 0, 1)}};
+                                               {1, h_batch_from(h, KP_ATTR_TRANSACTIONAL, p->pid, p->epoch, 0, 1)}};
     kp_produce_topic_produce_data td = {.name = kp_str_c("t")};
     td.partition_data.n = 2;
     td.partition_data.v = pd;
