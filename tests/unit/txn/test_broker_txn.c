@@ -42,7 +42,6 @@ static partition *part(harness *h, const char *topic_name, int32_t index) {
     return p;
 }
 
-
 /* One batch of a fetch answer. */
 typedef struct seen {
     int64_t base, last, pid;
