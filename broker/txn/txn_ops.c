@@ -12,7 +12,10 @@
 #include "srv.h"
 #include "txn_int.h"
 
-/* PRODUCER_FENCED (90) is new in InitProducerId v4 and EndTxn/AddPartitions/AddOffsets v2; older get 47. */
+/*
+ * PRODUCER_FENCED (90) is new in InitProducerId v4 and EndTxn/AddPartitions/AddOffsets v2; older
+ * versions, and Produce and TxnOffsetCommit at every version, get INVALID_PRODUCER_EPOCH (47).
+ */
 static int16_t fenced_code(const req *r) {
     int16_t k = r->hdr.api_key, v = r->hdr.api_version;
     bool old = (k == 22 && v < 4) || ((k == 24 || k == 25 || k == 26) && v < 2) || k == 0 || k == 28;
