@@ -259,8 +259,9 @@ static void test_find_coordinator(void **state) {
 static size_t unhex(const char *hex, uint8_t *out, size_t cap) {
     size_t n = 0;
     for (; hex[0] && hex[1]; hex += 2) {
-        unsigned v;
-        assert_true(n < cap && sscanf(hex, "%2x", &v) == 1);
+        unsigned v = 0;
+        assert_true(n < cap);
+        assert_true(sscanf(hex, "%2x", &v) == 1);
         out[n++] = (uint8_t)v;
     }
     return n;
