@@ -20,6 +20,8 @@
 #define KP_ATTR_LOG_APPEND_TIME 0x08
 #define KP_ATTR_TRANSACTIONAL 0x10
 #define KP_ATTR_CONTROL 0x20
+/* KIP-534: the base timestamp holds the delete horizon the cleaner set; records keep their timestamps */
+#define KP_ATTR_DELETE_HORIZON 0x40
 
 enum kp_codec { KP_CODEC_NONE = 0, KP_CODEC_GZIP = 1, KP_CODEC_SNAPPY = 2, KP_CODEC_LZ4 = 3, KP_CODEC_ZSTD = 4 };
 

@@ -1,0 +1,175 @@
+/*
+ * Records of a v2 batch (reference §5.1): a varint length, attributes, a varlong timestamp
+ * delta, a varint offset delta, varint-prefixed key and value (-1: null), and a varint count
+ * of headers, each a varint-prefixed key and value. Reading is bounds-checked throughout:
+ * the bytes come from clients.
+ */
+#include "kp_records.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kp.h"
+#include "kp_compress.h"
+
+static int fail(const char **why, const char *msg) {
+    if (why) *why = msg;
+    return -1;
+}
+
+int kp_batch_records(const kp_batch *b, size_t max_out, const uint8_t **sec, size_t *sec_len, uint8_t **owned,
+                     const char **why) {
+    *owned = NULL;
+    if (b->size < KP_BATCH_HEADER_SIZE) return fail(why, "batch shorter than its header");
+    const uint8_t *p = b->data + KP_BATCH_HEADER_SIZE;
+    size_t n = b->size - KP_BATCH_HEADER_SIZE;
+    if (kp_batch_codec(b) == KP_CODEC_NONE) {
+        *sec = p;
+        *sec_len = n;
+        return 0;
+    }
+    uint8_t *out;
+    size_t out_len;
+    if (kp_decompress(kp_batch_codec(b), p, n, max_out, &out, &out_len, why) != 0) return -1;
+    *owned = out;
+    *sec = out;
+    *sec_len = out_len;
+    return 0;
+}
+
+void kp_records_begin(kp_record_iter *it, const uint8_t *sec, size_t len, int32_t records_count) {
+    it->p = sec;
+    it->len = len;
+    it->pos = 0;
+    it->left = records_count;
+}
+
+/* A varint-prefixed field: -1 is null where nullable; the bytes must lie inside r. */
+static bool rd_field(kp_reader *r, bool nullable, const uint8_t **p, int32_t *len) {
+    if (!kp_rd_varint(r, len)) return false;
+    if (*len == -1 && nullable) {
+        *p = NULL;
+        return true;
+    }
+    if (*len < 0) return false;
+    return kp_rd_raw(r, (size_t)*len, p);
+}
+
+int kp_records_next(kp_record_iter *it, kp_record *rec, const char **why) {
+    if (it->left <= 0) {
+        if (it->pos != it->len) return fail(why, "bytes left after the batch's declared record count");
+        return 0;
+    }
+    if (it->pos >= it->len) return fail(why, "the batch holds fewer records than its record count says");
+    kp_reader r;
+    kp_reader_init(&r, it->p + it->pos, it->len - it->pos);
+    int32_t len;
+    if (!kp_rd_varint(&r, &len) || len < 0 || (size_t)len > kp_rd_left(&r))
+        return fail(why, "a record's length runs past the records section");
+    size_t end = r.pos + (size_t)len;
+    kp_reader body;
+    kp_reader_init(&body, r.buf + r.pos, (size_t)len);
+    int32_t count;
+    if (!kp_rd_i8(&body, &rec->attributes) || !kp_rd_varlong(&body, &rec->timestamp_delta) ||
+        !kp_rd_varint(&body, &rec->offset_delta))
+        return fail(why, "a record is too short for its attributes and deltas");
+    if (!rd_field(&body, true, &rec->key, &rec->key_len)) return fail(why, "a record's key runs past the record");
+    if (!rd_field(&body, true, &rec->value, &rec->value_len)) return fail(why, "a record's value runs past the record");
+    size_t hstart = body.pos;
+    if (!kp_rd_varint(&body, &count) || count < 0) return fail(why, "a record has an invalid header count");
+    for (int32_t i = 0; i < count; i++) {
+        const uint8_t *hp;
+        int32_t hl;
+        if (!rd_field(&body, false, &hp, &hl) || !rd_field(&body, true, &hp, &hl))
+            return fail(why, "a record header runs past the record");
+    }
+    if (kp_rd_left(&body) != 0) return fail(why, "a record is longer than its fields");
+    rec->headers = body.buf + hstart;
+    rec->headers_len = body.pos - hstart;
+    it->pos += end;
+    it->left--;
+    return 1;
+}
+
+static void wr_field(kp_writer *w, const uint8_t *p, int32_t len) {
+    kp_wr_varint(w, p ? len : -1);
+    if (p && len > 0) kp_wr_raw(w, p, (size_t)len);
+}
+
+static void wr_record(kp_writer *w, const kp_record *rec, int32_t offset_delta, int64_t ts_shift) {
+    kp_writer body;
+    kp_writer_init(&body, 0);
+    body.counting = true;
+    for (int pass = 0; pass < 2; pass++) {
+        kp_writer *o = pass ? w : &body;
+        if (pass) kp_wr_varint(w, (int32_t)body.len);
+        kp_wr_i8(o, rec->attributes);
+        kp_wr_varlong(o, rec->timestamp_delta + ts_shift);
+        kp_wr_varint(o, offset_delta);
+        wr_field(o, rec->key, rec->key_len);
+        wr_field(o, rec->value, rec->value_len);
+        if (rec->headers_len) kp_wr_raw(o, rec->headers, rec->headers_len);
+        else kp_wr_varint(o, 0);
+    }
+}
+
+/* header field offsets, as in kp_batch.c */
+enum { OFF_BATCH_LENGTH = 8, OFF_CRC = 17, OFF_ATTRIBUTES = 21, OFF_LAST_OFFSET_DELTA = 23, OFF_BASE_TIMESTAMP = 27,
+       OFF_MAX_TIMESTAMP = 35, OFF_RECORDS_COUNT = 57 };
+
+int kp_batch_rebuild(const kp_batch *orig, int codec, const kp_record *recs, int32_t n, bool renumber,
+                     int64_t delete_horizon, uint8_t **out, size_t *out_len, const char **why) {
+    if (orig->size < KP_BATCH_HEADER_SIZE) return fail(why, "batch shorter than its header");
+    if (n < 0 || codec < KP_CODEC_NONE || codec > KP_CODEC_ZSTD) return fail(why, "invalid rebuild arguments");
+    if (n == 0) codec = KP_CODEC_NONE;
+    /* records keep their timestamps: base + delta before and after, whatever the new base */
+    int16_t attrs = (int16_t)((orig->attributes & ~(KP_ATTR_CODEC_MASK | KP_ATTR_DELETE_HORIZON)) | codec);
+    int64_t base_ts = orig->base_timestamp;
+    if (delete_horizon >= 0) {
+        base_ts = delete_horizon;
+        attrs |= KP_ATTR_DELETE_HORIZON;
+    } else if (orig->attributes & KP_ATTR_DELETE_HORIZON) {
+        base_ts = n > 0 ? orig->base_timestamp + recs[0].timestamp_delta : orig->max_timestamp;
+    }
+    int64_t shift = orig->base_timestamp - base_ts;
+    kp_writer w;
+    kp_writer_init(&w, 256);
+    int64_t max_delta = INT64_MIN;
+    for (int32_t i = 0; i < n; i++) {
+        wr_record(&w, &recs[i], renumber ? i : recs[i].offset_delta, shift);
+        if (recs[i].timestamp_delta > max_delta) max_delta = recs[i].timestamp_delta;
+    }
+    uint8_t *body = w.buf;
+    size_t body_len = w.len;
+    uint8_t *packed = NULL;
+    if (codec != KP_CODEC_NONE) {
+        if (kp_compress(codec, w.buf, w.len, &packed, &body_len, why) != 0) {
+            kp_writer_free(&w);
+            return -1;
+        }
+        body = packed;
+    }
+    size_t total = KP_BATCH_HEADER_SIZE + body_len;
+    if (total - KP_BATCH_LOG_OVERHEAD > (size_t)INT32_MAX) {
+        free(packed);
+        kp_writer_free(&w);
+        return fail(why, "rebuilt batch is too large");
+    }
+    uint8_t *b = malloc(total);
+    if (!b) abort();
+    memcpy(b, orig->data, KP_BATCH_HEADER_SIZE);
+    memcpy(b + KP_BATCH_HEADER_SIZE, body, body_len);
+    free(packed);
+    kp_writer_free(&w);
+    kp_put_i32(b + OFF_BATCH_LENGTH, (int32_t)(total - KP_BATCH_LOG_OVERHEAD));
+    kp_put_i16(b + OFF_ATTRIBUTES, attrs);
+    kp_put_i64(b + OFF_BASE_TIMESTAMP, base_ts);
+    if (renumber) kp_put_i32(b + OFF_LAST_OFFSET_DELTA, n > 0 ? n - 1 : 0);
+    if (n > 0 && !(orig->attributes & KP_ATTR_LOG_APPEND_TIME))
+        kp_put_i64(b + OFF_MAX_TIMESTAMP, orig->base_timestamp + max_delta);
+    kp_put_i32(b + OFF_RECORDS_COUNT, n);
+    kp_put_i32(b + OFF_CRC, (int32_t)kp_crc32c(0, b + OFF_ATTRIBUTES, total - OFF_ATTRIBUTES));
+    *out = b;
+    *out_len = total;
+    return 0;
+}

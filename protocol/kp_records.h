@@ -1,0 +1,68 @@
+/*
+ * The records inside a v2 record batch: reading them (after decompression) and building a
+ * batch from a list of them. A broker needs this where Kafka's LogValidator and log cleaner
+ * look inside batches: per-record timestamp and key checks, recompression to a topic's
+ * compression.type, and compaction, which keeps a subset of a batch's records at their
+ * original offsets.
+ */
+#ifndef KP_RECORDS_H
+#define KP_RECORDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kp_batch.h"
+
+/* One record, pointing into the records section it was read from. */
+typedef struct kp_record {
+    int8_t attributes;
+    int64_t timestamp_delta;
+    int32_t offset_delta;
+    const uint8_t *key;      /* NULL with key_len -1: a null key */
+    int32_t key_len;
+    const uint8_t *value;    /* NULL with value_len -1: a null value (a tombstone) */
+    int32_t value_len;
+    const uint8_t *headers;  /* the header count and the headers, as written */
+    size_t headers_len;
+} kp_record;
+
+/*
+ * The records section of b: b's own bytes when uncompressed, else decompressed into *owned
+ * (free it; NULL when nothing was allocated). max_out bounds what decompression may produce.
+ * 0, or -1 with *why (a corrupt or oversized compressed section).
+ */
+int kp_batch_records(const kp_batch *b, size_t max_out, const uint8_t **sec, size_t *sec_len, uint8_t **owned,
+                     const char **why);
+
+typedef struct kp_record_iter {
+    const uint8_t *p;
+    size_t len, pos;
+    int32_t left; /* records the batch header still promises */
+} kp_record_iter;
+
+void kp_records_begin(kp_record_iter *it, const uint8_t *sec, size_t len, int32_t records_count);
+/*
+ * The next record: 1, 0 once records_count records have been read and the section is used up,
+ * -1 with *why for a record that runs past its length or the section, a negative length
+ * where none is allowed, or a section with fewer or more records than the header says.
+ */
+int kp_records_next(kp_record_iter *it, kp_record *rec, const char **why);
+
+/*
+ * A new batch with orig's header fields (base offset, leader epoch, producer id, epoch and
+ * base sequence, the transactional, control and timestamp-type bits) holding recs, whose
+ * timestamps are relative to orig's base timestamp, compressed with codec. With renumber the
+ * records get offset deltas 0..n-1 (a produced batch whose records moved to a new batch);
+ * otherwise each keeps its delta and the batch keeps orig's last offset delta, as Kafka's
+ * cleaner does so that the producer's last sequence survives compaction. The max timestamp is
+ * the newest record's, or orig's under LogAppendTime or with no records. n may be 0: an empty
+ * batch, uncompressed, as the cleaner keeps for a producer's last batch. *out is malloc'd, with
+ * its CRC set; 0 or -1 with *why. delete_horizon >= 0 marks the batch with the time its
+ * tombstones may go (KIP-534: the base timestamp becomes the horizon and the records' deltas
+ * move with it); -1 leaves none.
+ */
+int kp_batch_rebuild(const kp_batch *orig, int codec, const kp_record *recs, int32_t n, bool renumber,
+                     int64_t delete_horizon, uint8_t **out, size_t *out_len, const char **why);
+
+#endif

@@ -1,0 +1,272 @@
+/*
+ * Records inside a v2 batch: reading them and rebuilding a batch from them. The reference batch
+ * was written by librdkafka 2.0.2 (the same capture test_kp_batch.c uses): rebuilding it from
+ * its own records must give back its exact bytes, which checks the record encoder and the
+ * header handling against an independent implementation.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kp.h"
+#include "kp_batch.h"
+#include "kp_compress.h"
+#include "kp_records.h"
+
+/* librdkafka 2.0.2, partition 1: k1 -> "hello" and k3 -> "" (empty, not null), headers h1=v1, h2=xyz */
+static const uint8_t rdk_batch[110] = {
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x62,
+    0x00, 0x00, 0x00, 0x00, 0x02, 0x9f, 0x18, 0x13, 0x51, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x01, 0x00, 0x00, 0x01, 0xa2, 0x35, 0xd8, 0x9a, 0xaa, 0x00,
+    0x00, 0x01, 0xa2, 0x35, 0xd8, 0x9a, 0xaa, 0x00, 0x00, 0x00, 0x00, 0x16,
+    0xf5, 0xee, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x02, 0x34, 0x00, 0x00, 0x00, 0x04, 0x6b, 0x31, 0x0a, 0x68, 0x65, 0x6c,
+    0x6c, 0x6f, 0x04, 0x04, 0x68, 0x31, 0x04, 0x76, 0x31, 0x04, 0x68, 0x32,
+    0x06, 0x78, 0x79, 0x7a, 0x2a, 0x00, 0x00, 0x02, 0x04, 0x6b, 0x33, 0x00,
+    0x04, 0x04, 0x68, 0x31, 0x04, 0x76, 0x31, 0x04, 0x68, 0x32, 0x06, 0x78,
+    0x79, 0x7a,
+};
+
+static void parse(const uint8_t *p, size_t n, kp_batch *b) {
+    size_t at = 0;
+    const char *why = NULL;
+    assert_int_equal(kp_batch_next(p, n, &at, b, &why), 1);
+    assert_int_equal(at, n);
+    assert_true(kp_batch_crc_ok(b));
+}
+
+/* All records of b into recs (at most max); returns how many, failing the test on a malformed one. */
+static int32_t read_all(const kp_batch *b, uint8_t **owned, kp_record *recs, int32_t max) {
+    const uint8_t *sec;
+    size_t len;
+    const char *why = NULL;
+    assert_int_equal(kp_batch_records(b, 1 << 20, &sec, &len, owned, &why), 0);
+    kp_record_iter it;
+    kp_records_begin(&it, sec, len, b->records_count);
+    int32_t n = 0;
+    int rc;
+    while ((rc = kp_records_next(&it, &recs[n], &why)) == 1) {
+        n++;
+        assert_true(n <= max);
+    }
+    if (rc != 0) fail_msg("records: %s", why);
+    return n;
+}
+
+static void test_reads_librdkafka_records(void **state) {
+    (void)state;
+    kp_batch b;
+    parse(rdk_batch, sizeof rdk_batch, &b);
+    kp_record r[4];
+    uint8_t *owned;
+    assert_int_equal(read_all(&b, &owned, r, 4), 2);
+    assert_null(owned); /* uncompressed: read in place */
+    assert_int_equal(r[0].key_len, 2);
+    assert_memory_equal(r[0].key, "k1", 2);
+    assert_int_equal(r[0].value_len, 5);
+    assert_memory_equal(r[0].value, "hello", 5);
+    assert_int_equal(r[1].offset_delta, 1);
+    assert_memory_equal(r[1].key, "k3", 2);
+    assert_non_null(r[1].value); /* empty is not null: not a tombstone */
+    assert_int_equal(r[1].value_len, 0);
+    /* the headers as written: count 2, then h1=v1 and h2=xyz */
+    assert_int_equal(r[0].headers_len, 14);
+    assert_int_equal(r[0].headers[0], 0x04);
+}
+
+static void test_rebuild_gives_back_the_same_bytes(void **state) {
+    (void)state;
+    kp_batch b;
+    parse(rdk_batch, sizeof rdk_batch, &b);
+    kp_record r[4];
+    uint8_t *owned, *out;
+    size_t n;
+    const char *why = NULL;
+    int32_t cnt = read_all(&b, &owned, r, 4);
+    assert_int_equal(kp_batch_rebuild(&b, KP_CODEC_NONE, r, cnt, false, -1, &out, &n, &why), 0);
+    assert_int_equal(n, sizeof rdk_batch);
+    assert_memory_equal(out, rdk_batch, n);
+    free(out);
+    assert_int_equal(kp_batch_rebuild(&b, KP_CODEC_NONE, r, cnt, true, -1, &out, &n, &why), 0);
+    assert_memory_equal(out, rdk_batch, n); /* its deltas are already 0..n-1 */
+    free(out);
+}
+
+/* Recompression keeps every record, field for field, in every codec. */
+static void test_rebuild_in_each_codec(void **state) {
+    (void)state;
+    kp_batch b;
+    parse(rdk_batch, sizeof rdk_batch, &b);
+    kp_record r[4];
+    uint8_t *owned;
+    int32_t cnt = read_all(&b, &owned, r, 4);
+    for (int codec = KP_CODEC_GZIP; codec <= KP_CODEC_ZSTD; codec++) {
+        uint8_t *out, *owned2;
+        size_t n;
+        const char *why = NULL;
+        assert_int_equal(kp_batch_rebuild(&b, codec, r, cnt, true, -1, &out, &n, &why), 0);
+        kp_batch c;
+        parse(out, n, &c);
+        assert_int_equal(kp_batch_codec(&c), codec);
+        assert_int_equal(c.records_count, 2);
+        assert_int_equal(c.last_offset_delta, 1);
+        assert_int_equal(c.producer_id, b.producer_id);
+        assert_int_equal(c.base_sequence, b.base_sequence);
+        assert_int_equal(c.max_timestamp, b.max_timestamp);
+        kp_record q[4];
+        assert_int_equal(read_all(&c, &owned2, q, 4), 2);
+        assert_non_null(owned2);
+        for (int i = 0; i < 2; i++) {
+            assert_int_equal(q[i].key_len, r[i].key_len);
+            assert_memory_equal(q[i].key, r[i].key, (size_t)r[i].key_len);
+            assert_int_equal(q[i].value_len, r[i].value_len);
+            assert_int_equal(q[i].headers_len, r[i].headers_len);
+            assert_memory_equal(q[i].headers, r[i].headers, r[i].headers_len);
+            assert_int_equal(q[i].timestamp_delta, r[i].timestamp_delta);
+        }
+        free(owned2);
+        free(out);
+    }
+}
+
+/* Compaction keeps a subset at the original offsets: the last offset delta (the producer's last sequence) stays. */
+static void test_rebuild_subset_keeps_offsets(void **state) {
+    (void)state;
+    kp_batch b;
+    parse(rdk_batch, sizeof rdk_batch, &b);
+    kp_record r[4];
+    uint8_t *owned, *out;
+    size_t n;
+    const char *why = NULL;
+    read_all(&b, &owned, r, 4);
+    assert_int_equal(kp_batch_rebuild(&b, KP_CODEC_NONE, &r[1], 1, false, -1, &out, &n, &why), 0);
+    kp_batch c;
+    parse(out, n, &c);
+    assert_int_equal(c.records_count, 1);
+    assert_int_equal(c.last_offset_delta, 1);
+    kp_record q[2];
+    uint8_t *owned2;
+    assert_int_equal(read_all(&c, &owned2, q, 2), 1);
+    assert_int_equal(q[0].offset_delta, 1);
+    assert_memory_equal(q[0].key, "k3", 2);
+    free(out);
+    /* no records at all: an empty, uncompressed batch (what the cleaner keeps of a producer's last batch) */
+    assert_int_equal(kp_batch_rebuild(&b, KP_CODEC_ZSTD, r, 0, false, -1, &out, &n, &why), 0);
+    assert_int_equal(n, KP_BATCH_HEADER_SIZE);
+    parse(out, n, &c);
+    assert_int_equal(c.records_count, 0);
+    assert_int_equal(kp_batch_codec(&c), KP_CODEC_NONE);
+    assert_int_equal(c.last_offset_delta, 1);
+    assert_int_equal(c.max_timestamp, b.max_timestamp);
+    free(out);
+}
+
+/* KIP-534: the base timestamp becomes the delete horizon, and every record keeps its timestamp. */
+static void test_delete_horizon_keeps_record_timestamps(void **state) {
+    (void)state;
+    kp_batch b;
+    parse(rdk_batch, sizeof rdk_batch, &b);
+    kp_record r[4];
+    uint8_t *owned, *out, *out2, *o1, *o2;
+    size_t n, n2;
+    const char *why = NULL;
+    read_all(&b, &owned, r, 4);
+    int64_t horizon = b.base_timestamp + 86400000;
+    assert_int_equal(kp_batch_rebuild(&b, KP_CODEC_LZ4, r, 2, false, horizon, &out, &n, &why), 0);
+    kp_batch c;
+    parse(out, n, &c);
+    assert_true(c.attributes & KP_ATTR_DELETE_HORIZON);
+    assert_int_equal(c.base_timestamp, horizon);
+    assert_int_equal(c.max_timestamp, b.max_timestamp);
+    kp_record q[4];
+    assert_int_equal(read_all(&c, &o1, q, 4), 2);
+    for (int i = 0; i < 2; i++) assert_int_equal(c.base_timestamp + q[i].timestamp_delta, b.base_timestamp + r[i].timestamp_delta);
+    /* cleared again (no tombstone left): the first record's time is the base */
+    assert_int_equal(kp_batch_rebuild(&c, KP_CODEC_LZ4, q, 2, false, -1, &out2, &n2, &why), 0);
+    kp_batch d;
+    parse(out2, n2, &d);
+    assert_false(d.attributes & KP_ATTR_DELETE_HORIZON);
+    kp_record s[4];
+    assert_int_equal(read_all(&d, &o2, s, 4), 2);
+    for (int i = 0; i < 2; i++) assert_int_equal(d.base_timestamp + s[i].timestamp_delta, b.base_timestamp + r[i].timestamp_delta);
+    free(o1);
+    free(o2);
+    free(out);
+    free(out2);
+}
+
+/* A records section that does not match its header, or a record that runs past itself: refused, never read past. */
+static void test_malformed_records(void **state) {
+    (void)state;
+    const uint8_t *sec = rdk_batch + KP_BATCH_HEADER_SIZE;
+    size_t len = sizeof rdk_batch - KP_BATCH_HEADER_SIZE;
+    kp_record r;
+    const char *why;
+    kp_record_iter it;
+    struct {
+        size_t len;
+        int32_t count;
+        const char *want;
+    } cases[] = {
+        {len, 3, "fewer records"},
+        {len, 1, "bytes left"},
+        {len - 1, 2, "length runs past"},
+        {5, 1, "length runs past"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kp_records_begin(&it, sec, cases[i].len, cases[i].count);
+        int rc;
+        why = NULL;
+        while ((rc = kp_records_next(&it, &r, &why)) == 1) {}
+        assert_int_equal(rc, -1);
+        if (!strstr(why, cases[i].want)) fail_msg("case %zu: %s", i, why);
+    }
+    /* a record whose own length is too short for its key, or claims a negative header count */
+    uint8_t bad[sizeof rdk_batch];
+    memcpy(bad, rdk_batch, sizeof bad);
+    bad[KP_BATCH_HEADER_SIZE] = 0x08; /* first record length 4: ends inside the key */
+    kp_records_begin(&it, bad + KP_BATCH_HEADER_SIZE, 5, 1);
+    assert_int_equal(kp_records_next(&it, &r, &why), -1);
+    memcpy(bad, rdk_batch, sizeof bad);
+    bad[KP_BATCH_HEADER_SIZE + 13] = 0x01; /* header count -1 (zigzag) */
+    kp_records_begin(&it, bad + KP_BATCH_HEADER_SIZE, len, 2);
+    assert_int_equal(kp_records_next(&it, &r, &why), -1);
+    assert_non_null(strstr(why, "header count"));
+}
+
+/* A compressed section that does not decompress is refused as a whole. */
+static void test_corrupt_compressed_section(void **state) {
+    (void)state;
+    uint8_t buf[sizeof rdk_batch];
+    memcpy(buf, rdk_batch, sizeof buf);
+    buf[22] = KP_CODEC_ZSTD; /* attributes' low byte: claims zstd over plain records */
+    kp_batch b;
+    size_t at = 0;
+    const char *why = NULL;
+    assert_int_equal(kp_batch_next(buf, sizeof buf, &at, &b, &why), 1);
+    const uint8_t *sec;
+    size_t len;
+    uint8_t *owned = (uint8_t *)&at;
+    assert_int_equal(kp_batch_records(&b, 1 << 20, &sec, &len, &owned, &why), -1);
+    assert_null(owned);
+    assert_non_null(why);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reads_librdkafka_records),
+        cmocka_unit_test(test_rebuild_gives_back_the_same_bytes),
+        cmocka_unit_test(test_rebuild_in_each_codec),
+        cmocka_unit_test(test_rebuild_subset_keeps_offsets),
+        cmocka_unit_test(test_delete_horizon_keeps_record_timestamps),
+        cmocka_unit_test(test_malformed_records),
+        cmocka_unit_test(test_corrupt_compressed_section),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
