@@ -110,6 +110,7 @@ typedef struct stor_topic {
     uint8_t uuid[16];    /* Kafka topic id */
     int32_t partitions;
     int64_t created_ms;
+    int16_t replication_factor; /* as created; 0: not recorded (the broker's default applies) */
 } stor_topic;
 
 /* Creates topic + its partitions (log start 0, next offset 0). Sets t->id. Fails if the name exists. */
@@ -204,6 +205,30 @@ int64_t stor_partition_bytes(stor *s, int64_t topic_id, int32_t partition);
  * below it. Returns the number of batches deleted, or -1.
  */
 int stor_log_start_set(stor *s, int64_t topic_id, int32_t partition, int64_t log_start);
+/* ---- the log cleaner's writes (compaction); kind STOR_TXN_BATCHES ---- */
+/*
+ * Replace the bytes of the batch at base_offset with a compacted copy (same offsets and producer
+ * columns; fewer records). 1 replaced, 0 when there is no such batch (retention or DeleteRecords
+ * removed it meanwhile: nothing is written), -1 error.
+ */
+int stor_batch_replace(stor *s, int64_t topic_id, int32_t partition, int64_t base_offset, int64_t max_timestamp,
+                       int32_t records_count, const void *data, size_t len);
+/* Delete the batch at base_offset (all its records were compacted away). 0 (also when none) or -1. */
+int stor_batch_delete(stor *s, int64_t topic_id, int32_t partition, int64_t base_offset);
+/*
+ * The base offset of the producer's newest data batch (not a marker), which the cleaner keeps,
+ * emptied if need be, because the producer's state is read back from it. 1 found, 0 none, -1.
+ */
+int stor_producer_last_data(stor *s, int64_t topic_id, int32_t partition, int64_t producer_id, int64_t *base_offset);
+typedef struct stor_clean_state {
+    int64_t cleaned_to;       /* the cleaner's checkpoint */
+    int64_t bytes;            /* the partition's bytes */
+    int64_t dirty_bytes;      /* bytes of the batches at or past cleaned_to */
+    int64_t first_dirty_ts;   /* max timestamp of the first batch at or past cleaned_to; -1 when none */
+} stor_clean_state;
+int stor_clean_state_get(stor *s, int64_t topic_id, int32_t partition, stor_clean_state *out);
+int stor_cleaned_set(stor *s, int64_t topic_id, int32_t partition, int64_t offset);
+
 /* Oldest batch of a partition: base/last offset and max timestamp. 1 found, 0 empty, -1 error. */
 int stor_oldest_batch(stor *s, int64_t topic_id, int32_t partition, stor_batch_meta *m);
 

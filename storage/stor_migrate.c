@@ -251,6 +251,31 @@ static const char *const stor_migrations[] = {
     "  PRIMARY KEY (topic_id, partition, last_offset),"
     "  FOREIGN KEY (topic_id, partition) REFERENCES partitions (topic_id, partition) ON DELETE CASCADE"
     ") WITHOUT ROWID;",
+
+    /*
+     * 7: log compaction and the replication factor a topic was created with, in tables of
+     * their own so that the migration stays idempotent like 3 to 6 (ALTER TABLE is not).
+     * partition_cleaned: the log cleaner's checkpoint (Kafka's cleaner-offset-checkpoint):
+     * offsets below it were compacted, the bytes past it are the dirty part; no row: 0. The
+     * cleaner rewrites a batch in place (fewer records, same offsets), so the byte count
+     * follows updates too. topic_replication: what CreateTopics asked for, which Metadata
+     * lists; no row (topics made before this migration): the broker's default.
+     */
+    "CREATE TABLE IF NOT EXISTS partition_cleaned ("
+    "  topic_id INTEGER NOT NULL,"
+    "  partition INTEGER NOT NULL,"
+    "  cleaned_to INTEGER NOT NULL,"
+    "  PRIMARY KEY (topic_id, partition),"
+    "  FOREIGN KEY (topic_id, partition) REFERENCES partitions (topic_id, partition) ON DELETE CASCADE"
+    ") WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS topic_replication ("
+    "  topic_id INTEGER PRIMARY KEY REFERENCES topics (id) ON DELETE CASCADE,"
+    "  replication_factor INTEGER NOT NULL"
+    ");"
+    "CREATE TRIGGER IF NOT EXISTS batches_bytes_update AFTER UPDATE OF size ON batches BEGIN"
+    "  UPDATE partitions SET bytes = bytes - OLD.size + NEW.size"
+    "   WHERE topic_id = NEW.topic_id AND partition = NEW.partition;"
+    " END;",
 };
 
 #define STOR_MIGRATIONS_N ((int)(sizeof stor_migrations / sizeof stor_migrations[0]))

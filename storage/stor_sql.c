@@ -25,7 +25,8 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
                            " ON CONFLICT (topic_id, key) DO UPDATE SET value = excluded.value",
     [STOR_CONFIG_DELETE] = "DELETE FROM topic_configs WHERE topic_id = ?1 AND key = ?2",
 
-    [STOR_LOAD_TOPICS] = "SELECT id, name, uuid, partitions, created_ms FROM topics ORDER BY id",
+    [STOR_LOAD_TOPICS] = "SELECT t.id, t.name, t.uuid, t.partitions, t.created_ms, coalesce(r.replication_factor, 0)"
+                         " FROM topics t LEFT JOIN topic_replication r ON r.topic_id = t.id ORDER BY t.id",
     [STOR_LOAD_CONFIGS] = "SELECT topic_id, key, value FROM topic_configs ORDER BY topic_id, key",
     [STOR_LOAD_PARTITIONS] = "SELECT p.topic_id, p.partition, p.log_start,"
                              " (SELECT b.last_offset FROM batches b"
@@ -177,4 +178,18 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
                               "   ORDER BY a.last_offset DESC LIMIT 1)"
                               " FROM partitions p ORDER BY p.topic_id, p.partition",
     [STOR_TXN_ABORTED_DELETE_BELOW] = "DELETE FROM txn_aborted WHERE " BATCH_KEY " AND last_offset < ?3",
+
+    /* The log cleaner (stor_compact.c): a batch rewritten in place keeps its offsets and producer columns. */
+    [STOR_BATCH_REPLACE] = "UPDATE batches SET max_timestamp = ?4, records_count = ?5, size = ?6, data = ?7"
+                           " WHERE " BATCH_KEY " AND base_offset = ?3",
+    [STOR_BATCH_DELETE_ONE] = "DELETE FROM batches WHERE " BATCH_KEY " AND base_offset = ?3",
+    [STOR_CLEAN_STATE] = "SELECT coalesce((SELECT cleaned_to FROM partition_cleaned WHERE " BATCH_KEY "), 0), bytes"
+                         " FROM partitions WHERE " BATCH_KEY,
+    /* the dirty part: its bytes and its oldest batch's newest record (max.compaction.lag.ms) */
+    [STOR_CLEAN_DIRTY] = "SELECT coalesce(sum(size), 0), (SELECT max_timestamp FROM batches WHERE " BATCH_KEY
+                         " AND base_offset >= ?3 ORDER BY base_offset LIMIT 1)"
+                         " FROM batches WHERE " BATCH_KEY " AND base_offset >= ?3",
+    [STOR_CLEANED_SET] = "INSERT INTO partition_cleaned (topic_id, partition, cleaned_to) VALUES (?1, ?2, ?3)"
+                         " ON CONFLICT (topic_id, partition) DO UPDATE SET cleaned_to = excluded.cleaned_to",
+    [STOR_TOPIC_RF_INSERT] = "INSERT INTO topic_replication (topic_id, replication_factor) VALUES (?1, ?2)",
 };

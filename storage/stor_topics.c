@@ -21,7 +21,11 @@ static int stor_topic_insert(stor *s, stor_topic *t) {
         return stor_fail(s, "bind topic");
     if (stor_step_done(s, st, "insert topic")) return -1;
     t->id = sqlite3_last_insert_rowid(s->db);
-    return 0;
+    if (t->replication_factor <= 0) return 0;
+    st = stor_stmt(s, STOR_TOPIC_RF_INSERT);
+    if (sqlite3_bind_int64(st, 1, t->id) || sqlite3_bind_int(st, 2, t->replication_factor))
+        return stor_fail(s, "bind replication factor");
+    return stor_step_done(s, st, "insert replication factor");
 }
 
 int stor_topic_create(stor *s, stor_topic *t) {
@@ -98,6 +102,7 @@ static int stor_load_topic_row(stor *s, sqlite3_stmt *st, const stor_load_cb *cb
     memcpy(t.uuid, uuid, sizeof t.uuid);
     t.partitions = sqlite3_column_int(st, 3);
     t.created_ms = sqlite3_column_int64(st, 4);
+    t.replication_factor = (int16_t)sqlite3_column_int(st, 5);
     cb->topic(cb->ctx, &t);
     return 0;
 }
