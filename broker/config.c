@@ -196,6 +196,23 @@ static const key_def keys[] = {
       "default retention.bytes of topic partitions (-1: no limit)"),
     K("log.retention.check.interval.ms", T_INT, log_retention_check_interval_ms, "300000", NULL, NULL, 10,
       INT64_MAX, NULL, "how often retention is enforced in the background"),
+    K("log.cleaner.enable", T_BOOL, log_cleaner_enable, "true", NULL, NULL, 0, 0, NULL,
+      "compact topics whose cleanup.policy includes compact (Kafka's log cleaner); false: they only grow"),
+    K("log.cleaner.backoff.ms", T_INT, log_cleaner_backoff_ms, "15000", NULL, NULL, 10, INT64_MAX, NULL,
+      "how often the cleaner looks for a compacted partition to clean when it has none"),
+    K("log.cleaner.delete.retention.ms", T_INT, log_cleaner_delete_retention_ms, "86400000", NULL, NULL, 0,
+      INT64_MAX, NULL, "default delete.retention.ms of topics: how long a tombstone outlives its first compaction"),
+    K("log.cleaner.min.compaction.lag.ms", T_INT, log_cleaner_min_compaction_lag_ms, "0", NULL, NULL, 0, INT64_MAX,
+      NULL, "default min.compaction.lag.ms of topics: records younger than this are not compacted"),
+    K("log.cleaner.max.compaction.lag.ms", T_INT, log_cleaner_max_compaction_lag_ms, "9223372036854775807", NULL,
+      NULL, 1, INT64_MAX, NULL, "default max.compaction.lag.ms of topics: a partition whose oldest uncompacted "
+      "record is older than this is compacted whatever its dirty ratio"),
+    K("log.cleaner.dedupe.buffer.size", T_INT, log_cleaner_dedupe_buffer_size, "134217728", NULL, NULL, 1048576,
+      INT64_MAX, NULL, "most memory the cleaner's key map takes (24 bytes per distinct key); a pass over more keys "
+      "stops where the map is full and the next pass goes on from there"),
+    K("log.cleaner.slice.ms", T_INT, log_cleaner_slice_ms, "5", NULL, NULL, 1, 1000, NULL,
+      "the cleaner works in slices of at most this long between which the loop serves requests, so compaction "
+      "never stalls produce or fetch for longer"),
     K("storage.sync", T_ENUM, storage_sync, "normal", NULL, NULL, 0, 0, "off|normal|full",
       "SQLite sync and journal: all survive kill -9; off (rollback journal, fastest) may corrupt on power loss, normal (WAL) may lose the newest commits, full loses none"),
     K("storage.startup.check.ms", T_INT, storage_startup_check_ms, "3000", NULL, NULL, 0, INT64_MAX, NULL,

@@ -95,6 +95,13 @@ typedef struct config {
     int64_t log_retention_ms;
     int64_t log_retention_bytes;
     int64_t log_retention_check_interval_ms;
+    int64_t log_cleaner_enable;
+    int64_t log_cleaner_backoff_ms;
+    int64_t log_cleaner_delete_retention_ms;
+    int64_t log_cleaner_min_compaction_lag_ms;
+    int64_t log_cleaner_max_compaction_lag_ms;
+    int64_t log_cleaner_dedupe_buffer_size;
+    int64_t log_cleaner_slice_ms;
     int64_t storage_sync;
     int64_t storage_startup_check_ms;
     int64_t storage_min_free_bytes;

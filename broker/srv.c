@@ -58,6 +58,7 @@ void srv_after_commit(srv *s) {
 static int survive_failed_commit(srv *s, unsigned kinds) {
     char err[512];
     snprintf(err, sizeof err, "%s", stor_errmsg(s->st));
+    topic_cleaner_abort(s, "a storage commit holding its rewrites failed");
     int npart = s->ndirty;
     if (topic_rollback(s, s->dirty, s->ndirty) != 0) {
         log_error("storage commit failed: %s; reading the producer state back from storage failed too: %s", err,
@@ -283,6 +284,10 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen) {
         snprintf(err, errlen, "loading transactions: %s", stor_errmsg(s->st));
         return -1;
     }
+    if (topic_cleaner_start(s) != 0) {
+        snprintf(err, errlen, "out of memory for the log cleaner");
+        return -1;
+    }
     if (net_listen(s, err, errlen) != 0) return -1;
     if (admin_start(s, err, errlen) != 0) return -1;
     uv_prepare_init(loop, &s->commit_handle);
@@ -308,6 +313,7 @@ void srv_close(srv *s) {
     net_close_all(s);
     grp_close_all(s);
     txn_close(s);
+    topic_cleaner_stop(s);
     sasl_close(s);
     authz_close(s);
     admin_close(s);

@@ -78,6 +78,8 @@ struct srv {
     struct fetch_wait *fetch_waiters; /* parked fetches */
     struct group *groups;    /* consumer groups (broker/group/group.c) */
     struct txn_coord *txn;   /* the transaction coordinator (broker/txn/txn.c) */
+    struct topic_cleaner *cleaner; /* the log cleaner (broker/topic/compact.c); NULL: log.cleaner.enable false */
+    uint64_t compactions;    /* cleaner passes completed, for GET /metrics */
     struct tls_ctx *tls;     /* the IAM listener's certificate (broker/net/tls.c) */
     struct sasl_ctx *sasl;   /* identities, rate limit, credentials endpoint (broker/iam/sasl.c) */
     struct authz *authz;     /* resource ARNs, plaintext.principal (broker/iam/authz.c) */

@@ -58,6 +58,7 @@ static const route routes[] = {
     {"GET", "/v1/groups/{}", admin_get_group, false},
     {"GET", "/v1/connections", admin_get_connections, false},
     {"POST", "/v1/reset", admin_post_reset, false},
+    {"POST", "/v1/compaction", admin_post_compaction, false},
     {"GET", "/v1/iam", admin_get_iam, false},
     {"POST", "/v1/iam/roles/{}/rotate", admin_post_iam_rotate, false},
     {"POST", "/v1/iam/credentials/{}/expire", admin_post_iam_expire, false},

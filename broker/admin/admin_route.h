@@ -53,6 +53,7 @@ void admin_get_groups(admin_call *c);
 void admin_get_group(admin_call *c);
 void admin_get_connections(admin_call *c);
 void admin_post_reset(admin_call *c);
+void admin_post_compaction(admin_call *c);
 /* admin_iam.c */
 void admin_get_iam(admin_call *c);
 void admin_post_iam_rotate(admin_call *c);

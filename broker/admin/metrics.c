@@ -521,6 +521,8 @@ static void put_groups(out *o, const srv *s) {
     family(o, "mskmock_transaction_fences_total", "counter",
            "Producers fenced by the coordinator (an InitProducerId of the same id, or a transaction timeout).");
     put(o, "mskmock_transaction_fences_total %llu\n", (unsigned long long)s->metrics.txn_fenced);
+    family(o, "mskmock_compactions_total", "counter", "Log cleaner passes completed (one partition each).");
+    put(o, "mskmock_compactions_total %llu\n", (unsigned long long)s->compactions);
 }
 
 /* The size of path, or -1 when it does not exist (no WAL yet, or gone after a checkpoint). */

@@ -36,7 +36,7 @@ static void fill_configs(srv *s, req *r, topic *t, kp_create_topics_creatable_to
         }
         c->name = kp_str_c(key);
         c->value = req_strf(r, "%s", v);
-        c->read_only = false;
+        c->read_only = tcfg_read_only(s, key);
         c->config_source = dflt ? 5 : 1; /* DEFAULT_CONFIG : DYNAMIC_TOPIC_CONFIG */
         c->is_sensitive = false;
     }
@@ -154,7 +154,7 @@ void api_create_topics(srv *s, req *r) {
             }
             char *name = kp_str_dup(qt->name);
             const char *err = NULL;
-            t = topic_create(s, name, nparts, ov, qt->configs.n, &err);
+            t = topic_create(s, name, nparts, rf, ov, qt->configs.n, &err);
             free(name);
             if (!t) {
                 res->error_code = KERR_UNKNOWN_SERVER_ERROR;

@@ -1,7 +1,10 @@
 /*
  * DescribeConfigs (key 32), v0–4, for topics: every topic config with its
  * value and source (DYNAMIC_TOPIC_CONFIG for overrides, DEFAULT_CONFIG
- * otherwise), or only the keys asked for. Broker resources: MSK Serverless
+ * otherwise), or only the keys asked for; read_only for what MSK Serverless
+ * refuses to change (under the serverless topic policy), synonyms (the
+ * override, then the broker config that gives the default) when asked, and
+ * documentation from v3 when asked. Broker resources: MSK Serverless
  * does not expose broker configs (CLUSTER_AUTHORIZATION_FAILED under the
  * serverless topic policy); otherwise mskmock's broker-level defaults.
  */
@@ -34,7 +37,24 @@ static bool wanted(const kp_describe_configs_resource *res, const char *key) {
     return false;
 }
 
-static void describe_topic(srv *s, req *r, const kp_describe_configs_resource *res, kp_describe_configs_result *out) {
+/* Kafka's synonyms of a topic config: the topic's override, then the broker config its default comes from. */
+static void synonyms(srv *s, req *r, topic *t, const char *key, entry *e) {
+    const char *broker_key = tcfg_synonym(key);
+    bool dflt;
+    const char *v = topic_config_value(s, t, key, &dflt);
+    REQ_ARR(r, e->synonyms, 2);
+    e->synonyms.n = 0;
+    if (!dflt)
+        e->synonyms.v[e->synonyms.n++] = (kp_describe_configs_synonym){kp_str_c(key), req_strf(r, "%s", v), 1};
+    if (broker_key) {
+        char buf[32];
+        e->synonyms.v[e->synonyms.n++] =
+            (kp_describe_configs_synonym){kp_str_c(broker_key), req_strf(r, "%s", tcfg_default(s, key, buf, sizeof buf)), 5};
+    }
+}
+
+static void describe_topic(srv *s, req *r, const kp_describe_configs_request *q, const kp_describe_configs_resource *res,
+                           kp_describe_configs_result *out) {
     topic *t = res->resource_name.len > 0 ? topic_find(s, res->resource_name.p, (size_t)res->resource_name.len) : NULL;
     if (!t) {
         out->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
@@ -50,7 +70,11 @@ static void describe_topic(srv *s, req *r, const kp_describe_configs_resource *r
         if (!wanted(res, key)) continue;
         bool dflt;
         const char *v = topic_config_value(s, t, key, &dflt);
-        put(r, &out->configs.v[k++], key, v, dflt, tcfg_type(key));
+        entry *e = &out->configs.v[k++];
+        put(r, e, key, v, dflt, tcfg_type(key));
+        e->read_only = tcfg_read_only(s, key);
+        if (q->include_synonyms) synonyms(s, r, t, key, e);
+        if (q->include_documentation) e->documentation = kp_str_c(tcfg_doc(key));
     }
     out->configs.n = (int32_t)k;
 }
@@ -105,7 +129,7 @@ void api_describe_configs(srv *s, req *r) {
         out->configs.n = 0;
         if ((out->error_code = api_authz_config(s, r, res->resource_type, res->resource_name))) continue;
         if (res->resource_type == RES_TOPIC) {
-            describe_topic(s, r, res, out);
+            describe_topic(s, r, q, res, out);
         } else if (res->resource_type == RES_BROKER) {
             describe_broker(s, r, res, out);
         } else {

@@ -16,10 +16,6 @@
 #include "log.h"
 #include "topic/topic.h"
 
-static int32_t replication_factor(const srv *s) {
-    return s->cfg->default_replication_factor < s->nnodes ? (int32_t)s->cfg->default_replication_factor : s->nnodes;
-}
-
 static void describe_topic(srv *s, req *r, const kp_metadata_request *q, topic *t, kp_metadata_response_topic *out) {
     out->error_code = 0;
     out->name = kp_str_c(t->name);
@@ -28,7 +24,7 @@ static void describe_topic(srv *s, req *r, const kp_metadata_request *q, topic *
     if (q->include_topic_authorized_operations)
         out->topic_authorized_operations = authz_operations(s, r->c, IAM_RES_TOPIC, t->name, strlen(t->name));
     REQ_ARR(r, out->partitions, t->nparts);
-    int32_t rf = replication_factor(s);
+    int32_t rf = topic_replication_factor(s, t);
     for (int32_t i = 0; i < t->nparts; i++) {
         partition *p = &t->parts[i];
         kp_metadata_response_partition *mp = &out->partitions.v[i];
@@ -128,7 +124,7 @@ void api_metadata(srv *s, req *r) {
             }
             char *name = kp_str_dup(qt->name);
             const char *why = NULL;
-            t = topic_create(s, name, (int32_t)s->cfg->num_partitions, NULL, 0, &why);
+            t = topic_create(s, name, (int32_t)s->cfg->num_partitions, 0, NULL, 0, &why);
             free(name);
             if (!t) {
                 out->error_code = KERR_UNKNOWN_SERVER_ERROR;

@@ -7,15 +7,44 @@
  * that holds the batch; acks=0 is never answered, and a failed acks=0
  * produce closes the connection, as Kafka does. A transactional batch must
  * belong to its producer's ongoing transaction on that partition (the
- * coordinator's check, txn_verify_produce, KIP-890 part 1). Gap:
- * compression.type other than "producer" is not applied (batches keep the
- * producer's codec).
+ * coordinator's check, txn_verify_produce, KIP-890 part 1). Where the topic
+ * asks for it, the records are checked and the batch rebuilt
+ * (topic_check_records: keys of a compacted topic, the timestamp window,
+ * compression.type); refused records are listed in record_errors (v8+).
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "api.h"
 #include "kp_batch.h"
 #include "net/net.h"
 #include "topic/topic.h"
 #include "txn/txn.h"
+
+/* The refused records of one partition, as the produce response's record_errors (v8+) carries them. */
+typedef struct record_errors {
+    req *r;
+    kp_produce_partition_produce_response *out;
+    const char *first; /* the first record's message, for the log line */
+    int32_t cap;
+} record_errors;
+
+static void record_error(void *ctx, int32_t index, const char *msg) {
+    record_errors *re = ctx;
+    kp_str m = req_strf(re->r, "%s", msg);
+    if (!re->first) re->first = m.p;
+    if (re->r->hdr.api_version < 8) return;
+    kp_produce_partition_produce_response *out = re->out;
+    int32_t n = out->record_errors.n;
+    if (n == re->cap) { /* doubling in the request's arena: a batch of refused records costs O(n) */
+        re->cap = re->cap ? re->cap * 2 : 8;
+        kp_produce_batch_index_and_error_message *v = req_alloc(re->r, sizeof(*v) * (size_t)re->cap);
+        if (n) memcpy(v, out->record_errors.v, sizeof(*v) * (size_t)n);
+        out->record_errors.v = v;
+    }
+    out->record_errors.v[n] = (kp_produce_batch_index_and_error_message){index, m};
+    out->record_errors.n = n + 1;
+}
 
 static int16_t produce_partition(srv *s, req *r, topic *t, kp_produce_partition_produce_data *pd,
                                  kp_produce_partition_produce_response *out, bool *any_stored, int32_t *throttle) {
@@ -57,8 +86,30 @@ static int16_t produce_partition(srv *s, req *r, topic *t, kp_produce_partition_
         code = txn_verify_produce(s, r, tid, b.producer_id, b.producer_epoch, t->id, p->index);
         if (code) return code;
     }
+    if ((int64_t)b.size > t->max_message_bytes) {
+        req_log_refusal(r, KERR_MESSAGE_TOO_LARGE, "%s-%d: batch of %zu bytes, max.message.bytes is %lld", t->name,
+                        pd->index, b.size, (long long)t->max_message_bytes);
+        return KERR_MESSAGE_TOO_LARGE;
+    }
+    record_errors re = {r, out, NULL, 0};
+    topic_checked checked;
+    code = topic_check_records(s, p, &b, &checked, record_error, &re, &why);
+    if (code) {
+        req_log_refusal(r, code, "%s-%d: %s%s%s", t->name, pd->index, why, re.first ? ": " : "",
+                        re.first ? re.first : "");
+        if (r->hdr.api_version >= 8 && re.first) out->error_message = kp_str_c(why);
+        return code;
+    }
+    kp_batch rebuilt;
+    if (checked.batch) {
+        size_t at = 0;
+        if (kp_batch_next(checked.batch, checked.size, &at, &rebuilt, &why) != 1) abort(); /* we just built it */
+        buf = checked.batch;
+        b = rebuilt;
+    }
     int64_t base, append_time;
     code = topic_append(s, p, buf, b.size, &b, &base, &append_time, &why);
+    free(checked.batch);
     if (code) {
         if (code == KERR_MESSAGE_TOO_LARGE)
             req_log_refusal(r, code, "%s-%d: batch of %zu bytes, max.message.bytes is %lld", t->name, pd->index, b.size,
@@ -150,7 +201,7 @@ void api_produce(srv *s, req *r) {
             if (code) {
                 any_error = true;
                 out->base_offset = -1;
-                if (ver >= 8) out->error_message = kp_str_c(kp_err_name(code));
+                if (ver >= 8 && !out->error_message.p) out->error_message = kp_str_c(kp_err_name(code));
             }
         }
     }

@@ -36,5 +36,6 @@ static void enforce_partition(srv *s, topic *t, partition *p, int64_t now) {
 void topic_enforce_retention(srv *s) {
     int64_t now = clk_now_ms();
     for (topic *t = s->topics; t; t = t->next)
-        for (int32_t i = 0; i < t->nparts; i++) enforce_partition(s, t, &t->parts[i], now);
+        if (t->policy_delete) /* cleanup.policy=compact alone keeps every key's newest record forever */
+            for (int32_t i = 0; i < t->nparts; i++) enforce_partition(s, t, &t->parts[i], now);
 }

@@ -60,6 +60,7 @@ typedef struct partition {
     txn_open_entry *txns;    /* transactions open on the partition (txn_log.c), in no order */
     int ntxns, cap_txns;
     int64_t last_abort_offset; /* the newest aborted-index entry's marker offset; -1: none */
+    int64_t clean_due_ms;    /* when kept tombstones pass their delete horizon (compact.c); -1: none known */
 } partition;
 
 /* Effective topic settings; overrides keep what the user set, for DescribeConfigs. */
@@ -74,6 +75,7 @@ typedef struct topic {
     int32_t nparts;
     partition *parts;
     int64_t created_ms;
+    int16_t replication_factor; /* as created; 0: the broker's default.replication.factor */
     topic_override *overrides;
     int noverrides;
     /* cached values of the settings the data path reads */
@@ -82,6 +84,9 @@ typedef struct topic {
     int64_t retention_bytes;
     bool log_append_time;
     bool compact;
+    bool policy_delete;            /* cleanup.policy includes delete: retention applies */
+    int codec;                     /* compression.type as a batch codec; -1: "producer" (kept as produced) */
+    int64_t ts_before_ms, ts_after_ms; /* the CreateTime window (INT64_MAX: unbounded) */
     /* for GET /metrics (admin/metrics.c); they start at 0 with the process, as Prometheus counters do */
     uint64_t bytes_in, records_in; /* batches appended (append.c); a failed commit does not take them back */
     uint64_t bytes_out;            /* batches fetch answers carried (api/fetch.c) */
@@ -96,8 +101,14 @@ topic *topic_find_uuid(srv *s, const uint8_t uuid[16]);
 /* By storage row id (what the transaction coordinator keeps, as partitions move in memory). */
 topic *topic_find_id(srv *s, int64_t id);
 partition *topic_partition(srv *s, const char *name, size_t len, int32_t index);
-/* Create with overrides already validated. Returns NULL and sets *why on storage failure. */
-topic *topic_create(srv *s, const char *name, int32_t nparts, const topic_override *ov, int nov, const char **why);
+/*
+ * Create with overrides already validated; rf is the replication factor asked for (0: the
+ * broker's default.replication.factor). Returns NULL and sets *why on storage failure.
+ */
+topic *topic_create(srv *s, const char *name, int32_t nparts, int16_t rf, const topic_override *ov, int nov,
+                    const char **why);
+/* The replication factor Metadata and DescribeTopics report: as created, at most the broker count. */
+int32_t topic_replication_factor(const srv *s, const topic *t);
 int topic_delete(srv *s, topic *t);
 void topic_free(topic *t);
 /*
@@ -158,6 +169,27 @@ int16_t topic_append(srv *s, partition *p, uint8_t *batch, size_t size, const kp
 void topic_enforce_retention(srv *s);
 
 /*
+ * What one produced batch may decompress to: Kafka sets no bound, but a broker that looks
+ * inside batches must not let a few compressed bytes of a hostile client take its memory.
+ */
+#define TOPIC_MAX_DECOMPRESSED ((size_t)256 << 20)
+typedef struct topic_checked {
+    uint8_t *batch; /* the batch rebuilt in the topic's codec (free it), or NULL: append it as produced */
+    size_t size;
+} topic_checked;
+/* One refused record: its index in the batch and Kafka's message for it (the produce response's record_errors). */
+typedef void (*topic_record_error_fn)(void *ctx, int32_t index, const char *msg);
+/*
+ * The record pass of Kafka's LogValidator (validate.c), made when p's topic needs one: keys on
+ * a compacted topic, the CreateTime window, recompression to compression.type. Returns 0, with
+ * out->batch set when the batch was rebuilt; or INVALID_RECORD / INVALID_TIMESTAMP after
+ * calling fn for each bad record, or CORRUPT_MESSAGE / INVALID_RECORD for a batch whose records
+ * cannot be read, with *why.
+ */
+int16_t topic_check_records(srv *s, partition *p, const kp_batch *b, topic_checked *out, topic_record_error_fn fn,
+                            void *ctx, const char **why);
+
+/*
  * Move p's log start offset forward to `to` (never back): stored, and every batch wholly below
  * it deleted; a batch holding `to` stays whole, as Kafka keeps the segment (reads start at it,
  * consumers skip the records before `to`). Part of the open storage transaction. 0 or -1.
@@ -171,6 +203,19 @@ int topic_advance_log_start(srv *s, partition *p, int64_t to);
  * start offset afterwards (the response's low watermark).
  */
 int16_t topic_delete_records(srv *s, partition *p, int64_t offset, int64_t *low, char *why, size_t n);
+
+/* ---- the log cleaner (compact.c) ---- */
+typedef struct topic_cleaner topic_cleaner;
+/* Start the cleaner's timer (nothing when log.cleaner.enable is false). 0 or -1 (out of memory). */
+int topic_cleaner_start(srv *s);
+/* A storage commit failed: a running pass ends (its later rewrites may depend on the lost ones). */
+void topic_cleaner_abort(srv *s, const char *why);
+void topic_cleaner_stop(srv *s);
+/*
+ * Run passes now, each to its end, until no partition is due or max_passes ran (tests; the
+ * admin API's POST /v1/compaction). Returns the passes completed, or -1 without a cleaner.
+ */
+int topic_cleaner_run_now(srv *s, int max_passes);
 
 /* ---- transactions on the log (txn_log.c) ---- */
 /*

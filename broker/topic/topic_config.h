@@ -17,6 +17,15 @@ bool tcfg_known(const char *key);
 bool tcfg_sensitive(const char *key);
 /* The default (no override) value, as DescribeConfigs reports it. */
 const char *tcfg_default(const srv *s, const char *key, char *buf, size_t n);
+/*
+ * What MSK Serverless refuses to change under the serverless policy (DescribeConfigs read_only):
+ * every config but the six it lets users alter; cleanup.policy once the topic exists.
+ */
+bool tcfg_read_only(const srv *s, const char *key);
+/* The broker config whose value is the key's default (Kafka's synonym), or NULL. */
+const char *tcfg_synonym(const char *key);
+/* One line on what the config does, for DescribeConfigs v3+. */
+const char *tcfg_doc(const char *key);
 /* Kafka's config type name for DescribeConfigs v3+: 1 BOOLEAN, 2 STRING, 3 INT, 4 SHORT, 5 LONG, 6 DOUBLE, 7 LIST */
 int8_t tcfg_type(const char *key);
 /*

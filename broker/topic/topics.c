@@ -70,6 +70,18 @@ static void refresh_settings(const srv *s, topic *t) {
     t->log_append_time = ts && strcmp(ts, "LogAppendTime") == 0;
     const char *cp = topic_config_value(s, t, "cleanup.policy", &d);
     t->compact = cp && strstr(cp, "compact") != NULL;
+    t->policy_delete = !cp || strstr(cp, "delete") != NULL;
+    const char *ct = topic_config_value(s, t, "compression.type", &d);
+    static const char *const codecs[] = {"uncompressed", "gzip", "snappy", "lz4", "zstd"};
+    t->codec = -1;
+    for (int i = 0; ct && i < 5; i++)
+        if (strcmp(ct, codecs[i]) == 0) t->codec = i; /* the index is the batch codec (kp_batch.h) */
+    /* MSK's message.timestamp.difference.max.ms bounds both sides, as Kafka 3.6+ reads it for before/after */
+    int64_t diff = num_setting(s, t, "message.timestamp.difference.max.ms");
+    int64_t before = num_setting(s, t, "message.timestamp.before.max.ms");
+    int64_t after = num_setting(s, t, "message.timestamp.after.max.ms");
+    t->ts_before_ms = before < diff ? before : diff;
+    t->ts_after_ms = after < diff ? after : diff;
 }
 
 const char *topic_config_value(const srv *s, const topic *t, const char *key, bool *is_default) {
@@ -116,6 +128,7 @@ static void init_partitions(srv *s, topic *t, int32_t from, int32_t to) {
         p[i].leader = topic_leader_for(s, t, i);
         p[i].leader_epoch = 0;
         p[i].last_abort_offset = -1;
+        p[i].clean_due_ms = -1;
     }
     t->nparts = to;
 }
@@ -136,8 +149,14 @@ static topic *add_topic(srv *s, int64_t id, const char *name, const uint8_t uuid
     return t;
 }
 
-topic *topic_create(srv *s, const char *name, int32_t nparts, const topic_override *ov, int nov, const char **why) {
-    stor_topic st = {.name = name, .partitions = nparts, .created_ms = clk_now_ms()};
+int32_t topic_replication_factor(const srv *s, const topic *t) {
+    int64_t rf = t->replication_factor > 0 ? t->replication_factor : s->cfg->default_replication_factor;
+    return rf < s->nnodes ? (int32_t)rf : s->nnodes;
+}
+
+topic *topic_create(srv *s, const char *name, int32_t nparts, int16_t rf, const topic_override *ov, int nov,
+                    const char **why) {
+    stor_topic st = {.name = name, .partitions = nparts, .created_ms = clk_now_ms(), .replication_factor = rf};
     ids_uuid4(st.uuid); /* never the all-zero id Kafka reserves */
     if (stor_topic_create(s->st, &st) != 0) {
         *why = stor_errmsg(s->st);
@@ -149,6 +168,7 @@ topic *topic_create(srv *s, const char *name, int32_t nparts, const topic_overri
             return NULL;
         }
     topic *t = add_topic(s, st.id, name, st.uuid, nparts, st.created_ms);
+    t->replication_factor = rf;
     for (int i = 0; i < nov; i++) set_override(t, ov[i].key, ov[i].value);
     refresh_settings(s, t);
     for (int32_t i = 0; i < nparts; i++) srv_mark_dirty(s, &t->parts[i]);
@@ -203,7 +223,8 @@ int topic_set_config(srv *s, topic *t, const char *key, const char *value) {
 /* ---- loading at start-up ---- */
 
 static void load_topic(void *ctx, const stor_topic *st) {
-    add_topic(ctx, st->id, st->name, st->uuid, st->partitions, st->created_ms);
+    topic *t = add_topic(ctx, st->id, st->name, st->uuid, st->partitions, st->created_ms);
+    t->replication_factor = st->replication_factor;
 }
 
 topic *topic_find_id(srv *s, int64_t id) {

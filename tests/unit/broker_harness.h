@@ -204,14 +204,17 @@ static inline kp_bytes h_batch_from(harness *h, int16_t attributes, int64_t pid,
     kp_wr_i32(&w, seq);               /* base sequence */
     kp_wr_i32(&w, n);                 /* records */
     for (int i = 0; i < n; i++) {
-        char value[16];
+        char key[16], value[16]; /* keyed, so that compacted topics take them too */
+        snprintf(key, sizeof key, "k%d", i);
         snprintf(value, sizeof value, "r%d", i);
-        int32_t vlen = (int32_t)strlen(value);
-        kp_wr_varint(&w, 6 + vlen);   /* attributes, ts delta, offset delta, key len, value len, headers */
+        int32_t klen = (int32_t)strlen(key), vlen = (int32_t)strlen(value);
+        /* attributes, ts delta, offset delta, key, value, header count */
+        kp_wr_varint(&w, (int32_t)(kp_uvarint_len((uint64_t)i << 1) + 5 + klen + vlen));
         kp_wr_i8(&w, 0);
         kp_wr_varlong(&w, 0);
         kp_wr_varint(&w, i);
-        kp_wr_varint(&w, -1);
+        kp_wr_varint(&w, klen);
+        kp_wr_raw(&w, key, (size_t)klen);
         kp_wr_varint(&w, vlen);
         kp_wr_raw(&w, value, (size_t)vlen);
         kp_wr_varint(&w, 0);

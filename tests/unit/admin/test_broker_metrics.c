@@ -110,7 +110,7 @@ static void test_requests_counted_by_api_version_and_error(void **state) {
     harness *h = metrics_harness();
     conn *c = h_conn(h, NULL);
     const char *why = NULL;
-    topic *t = topic_create(&h->s, "metered", 1, NULL, 0, &why);
+    topic *t = topic_create(&h->s, "metered", 1, 0, NULL, 0, &why);
     assert_non_null(t);
 
     req *ok = produce(h, c, "metered", h_batch(h, 3));

@@ -33,7 +33,7 @@ static harness *kafka_harness(const char *const *overrides) {
 
 static topic *make_topic(harness *h, const char *name, int32_t parts) {
     const char *why = NULL;
-    topic *t = topic_create(&h->s, name, parts, NULL, 0, &why);
+    topic *t = topic_create(&h->s, name, parts, 0, NULL, 0, &why);
     if (!t) fail_msg("topic %s: %s", name, why ? why : "?");
     return t;
 }
@@ -310,7 +310,7 @@ static void test_delete_records_refusals(void **state) {
     /* Kafka deletes no records of a compact-only topic */
     const char *why = NULL;
     topic_override ov = {"cleanup.policy", "compact"};
-    assert_non_null(topic_create(&h->s, "compacted", 1, &ov, 1, &why));
+    assert_non_null(topic_create(&h->s, "compacted", 1, 0, &ov, 1, &why));
     produce(h, c, "compacted", 0, 3);
     res = delete_records(h, c, 2, "compacted", 0, 1);
     assert_int_equal(res->error_code, KERR_POLICY_VIOLATION);

@@ -288,7 +288,7 @@ static void assert_state(harness *h, const char *id, group_state st) {
 
 static void make_topic(harness *h, const char *name, int32_t parts) {
     const char *why = NULL;
-    if (!topic_create(&h->s, name, parts, NULL, 0, &why)) fail_msg("topic %s: %s", name, why ? why : "?");
+    if (!topic_create(&h->s, name, parts, 0, NULL, 0, &why)) fail_msg("topic %s: %s", name, why ? why : "?");
 }
 
 /*

@@ -32,7 +32,7 @@
 
 static void make_topic(harness *h, const char *name, int32_t parts) {
     const char *why = NULL;
-    if (!topic_create(&h->s, name, parts, NULL, 0, &why)) fail_msg("topic %s: %s", name, why ? why : "?");
+    if (!topic_create(&h->s, name, parts, 0, NULL, 0, &why)) fail_msg("topic %s: %s", name, why ? why : "?");
     assert_int_equal(srv_commit_now(&h->s), 0);
 }
 

@@ -51,6 +51,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *   delete-records | describe-log-dirs | list-reassignments ...     -> see {@link AdminApis}
  *   txn-produce | txn-consume | txn-fence | txn-ctp | committed-offsets ...
  *                                                   -> transactions, see {@link Transactions}
+ *   produce-at | describe-configs | compacted-read ... -> topic configs at work, see {@link TopicSemantics}
  *   streams-wordcount ...                           -> Kafka Streams (exactly_once_v2), JSON event
  *                                                      lines, see {@link StreamsWordCount}
  * </pre>
@@ -122,6 +123,9 @@ public final class Client {
         }
         if (args.length > 0 && Transactions.COMMANDS.contains(args[0])) {
             System.exit(Transactions.run(args));
+        }
+        if (args.length > 0 && TopicSemantics.COMMANDS.contains(args[0])) {
+            System.exit(TopicSemantics.run(args));
         }
         if (args.length > 0 && args[0].equals(StreamsWordCount.COMMAND)) {
             System.exit(StreamsWordCount.run(args));
