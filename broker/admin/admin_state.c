@@ -219,13 +219,19 @@ void admin_post_reset(admin_call *c) {
 /*
  * The log cleaner's work now rather than at its next look (log.cleaner.backoff.ms): every
  * compacted partition that is due (min.cleanable.dirty.ratio, max.compaction.lag.ms, tombstones
- * past their horizon) is compacted to its end before the answer. The loop serves nothing
+ * past their horizon; with force, any uncompacted bytes) is compacted to its end before the answer. The loop serves nothing
  * meanwhile: a test's control, not a production knob.
  */
 void admin_post_compaction(admin_call *c) {
-    static const char *const known[] = {NULL};
+    static const char *const known[] = {"force", NULL};
     if (!admin_known_fields(c, known)) return;
-    int n = topic_cleaner_run_now(c->s, 100000);
+    json_t *force = json_object_get(c->body, "force");
+    if (force && !json_is_boolean(force)) {
+        http_error(c->rs, 400, "InvalidField", "force must be true or false");
+        return;
+    }
+    /* each partition at most once per call, however often a forced pass leaves it dirty */
+    int n = topic_cleaner_run_now(c->s, 100000, force && json_is_true(force));
     if (n < 0) {
         http_error(c->rs, 409, "CleanerDisabled", "log.cleaner.enable is false: nothing is ever compacted");
         return;

@@ -14,8 +14,12 @@
  * and a tombstone can only go after the older values it hides went in an earlier commit. A
  * failed commit ends the pass (topic_cleaner_abort) for the same reason.
  *
- * No segments: Kafka never cleans the active segment; here everything below the last stable
- * offset is cleanable, subject to min.compaction.lag.ms.
+ * No segments: Kafka never cleans its active segment, which keeps the log's last offset in
+ * place; here everything below the last stable offset is cleanable (subject to
+ * min.compaction.lag.ms), and the partition's last batch is only ever emptied, never removed: a
+ * consumer at the end of a log whose tail was compacted away would otherwise wait for offsets
+ * no batch holds and never reach the high watermark. An emptied batch keeps its offsets, so
+ * readers step past it as they do past Kafka's.
  */
 #include <openssl/sha.h>
 #include <stdlib.h>
@@ -96,6 +100,7 @@ typedef struct pending {
     int64_t max_ts;
     int32_t count;
     int64_t producer_id; /* an emptied batch of an idempotent producer: kept if it is its newest */
+    bool keep_empty;     /* the partition's last batch: kept, emptied */
 } pending;
 
 typedef enum { IDLE, SCAN, REWRITE } phase;
@@ -108,6 +113,7 @@ struct topic_cleaner {
     uint8_t uuid[16];
     int32_t part;
     int64_t start, dirty_from, end, pos;
+    int64_t last_base;     /* the partition's last batch, emptied at most; -1: none */
     int64_t now_ms, delete_retention_ms, min_lag_ms;
     key_map map;
     stor_aborted *aborted;
@@ -116,6 +122,9 @@ struct topic_cleaner {
     int npend, cap_pend;
     int64_t deadline_us, started_us, next_due_ms;
     const char *failed; /* why the pass stops */
+    bool more;          /* the key map filled: the partition has more to compact right away */
+    uint64_t sweep;     /* topic_cleaner_run_now's current sweep; 0: the background cleaner */
+    uint64_t sweeps;
     /* for the log line */
     int64_t records_in, records_out, bytes_in, bytes_out, tombstones_removed, batches_removed, aborted_removed;
 };
@@ -198,6 +207,7 @@ static bool scan_batch(void *ctx, const stor_batch_meta *m, const void *data, si
         if (full) {
             /* the map holds what it can: this pass ends before this batch (already mapped keys only move later) */
             c->end = m->base_offset;
+            c->more = true; /* the next pass goes on from here at once */
             return false;
         }
         if (rc < 0) return false;
@@ -253,8 +263,9 @@ static bool rewrite_batch(topic_cleaner *c, const stor_batch_meta *m, const kp_b
     c->bytes_in += (int64_t)b->size;
     if (ok && (n < seen || (tombstones && !has_horizon))) {
         if (aborted) c->aborted_removed += seen;
-        pending p = {.base = m->base_offset, .producer_id = b->producer_id, .count = n, .max_ts = m->max_timestamp};
-        if (n > 0 || b->producer_id >= 0) {
+        pending p = {.base = m->base_offset, .producer_id = b->producer_id, .count = n, .max_ts = m->max_timestamp,
+                     .keep_empty = m->base_offset == c->last_base};
+        if (n > 0 || b->producer_id >= 0 || p.keep_empty) {
             int64_t horizon = tombstones ? (has_horizon ? b->base_timestamp : c->now_ms + c->delete_retention_ms) : -1;
             if (kp_batch_rebuild(b, kp_batch_codec(b), keep, n, false, horizon, &p.data, &p.len, &c->failed) != 0)
                 ok = false;
@@ -301,7 +312,7 @@ static bool apply_pending(topic_cleaner *c, partition *p) {
             c->batches_removed++;
             continue;
         }
-        if (q->count == 0) { /* emptied: only a producer's newest data batch stays */
+        if (q->count == 0 && !q->keep_empty) { /* emptied: only a producer's newest data batch stays */
             int64_t last = -1;
             int found = stor_producer_last_data(st, c->topic_id, c->part, q->producer_id, &last);
             if (found < 0) {
@@ -331,6 +342,8 @@ static void pass_done(topic_cleaner *c, partition *p) {
         return;
     }
     p->clean_due_ms = c->next_due_ms;
+    p->clean_next_ms = c->more ? 0 : clk_now_ms() + c->s->cfg->log_cleaner_backoff_ms;
+    if (!c->more) p->clean_sweep = c->sweep;
     double ms = (double)(clk_mono_us() - c->started_us) / 1000.0;
     log_info("compaction: %s-%d offsets [%lld, %lld): %lld records -> %lld, %lld bytes -> %lld, %lld tombstone(s) "
              "and %lld aborted record(s) removed, %lld batch(es) removed, %zu keys, in %.1f ms",
@@ -367,7 +380,8 @@ static bool slice(topic_cleaner *c) {
             }
         } else {
             int64_t before = c->pos;
-            if (stor_batch_read(st, c->topic_id, c->part, c->pos, c->end, rewrite_one, c) != 0) c->failed = stor_errmsg(st);
+            if (stor_batch_read(st, c->topic_id, c->part, c->pos, c->end, rewrite_one, c) != 0)
+                c->failed = stor_errmsg(st);
             if (c->failed || !apply_pending(c, p)) break;
             if (c->pos >= c->end || c->pos == before) {
                 pass_done(c, p);
@@ -384,8 +398,14 @@ static bool slice(topic_cleaner *c) {
     return true;
 }
 
-/* The dirtiest compacted partition worth a pass, or NULL. */
-static partition *choose(srv *s, stor_clean_state *state) {
+/*
+ * The dirtiest compacted partition worth a pass, or NULL. The background cleaner (sweep 0) waits
+ * log.cleaner.backoff.ms after a pass before the same partition again, so a partition that stays
+ * dirty (records younger than min.compaction.lag.ms, an open transaction) is not rescanned in a
+ * loop; a sweep (topic_cleaner_run_now) takes each partition once, or until its key map no
+ * longer fills.
+ */
+static partition *choose(srv *s, bool force, uint64_t sweep, stor_clean_state *state) {
     partition *best = NULL;
     double best_ratio = -1;
     int64_t now = clk_now_ms();
@@ -399,12 +419,13 @@ static partition *choose(srv *s, stor_clean_state *state) {
         for (int32_t i = 0; i < t->nparts; i++) {
             partition *p = &t->parts[i];
             stor_clean_state cs;
+            if (sweep ? p->clean_sweep == sweep : now < p->clean_next_ms) continue;
             if (topic_lso(p) <= p->log_start || stor_clean_state_get(s->st, t->id, i, &cs) != 0) continue;
             bool due = p->clean_due_ms >= 0 && now >= p->clean_due_ms; /* tombstones whose horizon passed */
             if (cs.cleaned_to >= topic_lso(p) && !due) continue;
             double ratio = cs.bytes > 0 ? (double)cs.dirty_bytes / (double)cs.bytes : 0;
             bool overdue = cs.first_dirty_ts >= 0 && max_lag < now && now - max_lag > cs.first_dirty_ts;
-            if ((cs.dirty_bytes > 0 && (ratio >= min_ratio || overdue)) || due) {
+            if ((cs.dirty_bytes > 0 && (ratio >= min_ratio || overdue || force)) || due) {
                 if (due || overdue) ratio += 1; /* before any that is merely dirty */
                 if (ratio > best_ratio) {
                     best = p;
@@ -417,10 +438,16 @@ static partition *choose(srv *s, stor_clean_state *state) {
     return best;
 }
 
-static bool start_pass(topic_cleaner *c) {
+static bool last_batch(void *ctx, const stor_batch_meta *m, const void *data, size_t len) {
+    (void)data, (void)len;
+    *(int64_t *)ctx = m->base_offset;
+    return false;
+}
+
+static bool start_pass(topic_cleaner *c, bool force) {
     srv *s = c->s;
     stor_clean_state cs;
-    partition *p = choose(s, &cs);
+    partition *p = choose(s, force, c->sweep, &cs);
     if (!p) return false;
     topic *t = p->topic;
     c->topic_id = t->id;
@@ -439,10 +466,17 @@ static bool start_pass(topic_cleaner *c) {
     c->min_lag_ms = v ? strtoll(v, NULL, 10) : 0;
     c->map = (key_map){.max_bytes = (size_t)s->cfg->log_cleaner_dedupe_buffer_size};
     c->failed = NULL;
+    c->more = false;
     c->next_due_ms = -1;
     c->records_in = c->records_out = c->bytes_in = c->bytes_out = 0;
     c->tombstones_removed = c->batches_removed = c->aborted_removed = 0;
     c->started_us = clk_mono_us();
+    c->last_base = -1;
+    if (p->end > 0 && stor_batch_read(s->st, t->id, p->index, p->end - 1, INT64_MAX, last_batch, &c->last_base) != 0) {
+        log_warn("compaction of %s-%d: reading its last batch: %s", t->name, p->index, stor_errmsg(s->st));
+        pass_free(c);
+        return false;
+    }
     p->clean_due_ms = -1;
     if (stor_txn_aborted_read(s->st, t->id, p->index, c->start, aborted_entry, c) != 0) {
         log_warn("compaction of %s-%d: reading its aborted transactions: %s", t->name, p->index, stor_errmsg(s->st));
@@ -452,15 +486,18 @@ static bool start_pass(topic_cleaner *c) {
     /* with no new data, a pass for due tombstones maps nothing and rewrites all (the map is empty) */
     c->ph = c->dirty_from < c->end ? SCAN : REWRITE;
     if (c->ph == REWRITE) c->pos = c->start;
+    log_info("compaction: %s-%d starts: offsets [%lld, %lld), uncompacted from %lld (%lld of %lld bytes)", t->name,
+             p->index, (long long)c->start, (long long)c->end, (long long)c->dirty_from, (long long)cs.dirty_bytes,
+             (long long)cs.bytes);
     return true;
 }
 
 static void on_timer(uv_timer_t *h) {
     topic_cleaner *c = h->data;
-    bool busy = c->ph != IDLE || start_pass(c);
+    bool busy = c->ph != IDLE || start_pass(c, false);
     if (busy) busy = slice(c);
     /* a running pass goes on at the next loop iteration; an idle cleaner looks again after the backoff */
-    uint64_t wait = busy || start_pass(c) ? 0 : (uint64_t)c->s->cfg->log_cleaner_backoff_ms;
+    uint64_t wait = busy || start_pass(c, false) ? 0 : (uint64_t)c->s->cfg->log_cleaner_backoff_ms;
     uv_timer_start(&c->timer, on_timer, wait, 0);
 }
 
@@ -487,12 +524,16 @@ void topic_cleaner_abort(srv *s, const char *why) {
     pass_free(c);
 }
 
-int topic_cleaner_run_now(srv *s, int max_passes) {
+int topic_cleaner_run_now(srv *s, int max_passes, bool force) {
     topic_cleaner *c = s->cleaner;
     if (!c) return -1;
     uint64_t before = s->compactions;
-    for (int i = 0; i < max_passes && (c->ph != IDLE || start_pass(c)); i++)
+    if (c->ph != IDLE) /* the background pass under way finishes first */
         while (slice(c)) {}
+    c->sweep = ++c->sweeps;
+    for (int i = 0; i < max_passes && start_pass(c, force); i++)
+        while (slice(c)) {}
+    c->sweep = 0;
     return (int)(s->compactions - before);
 }
 

@@ -61,6 +61,8 @@ typedef struct partition {
     int ntxns, cap_txns;
     int64_t last_abort_offset; /* the newest aborted-index entry's marker offset; -1: none */
     int64_t clean_due_ms;    /* when kept tombstones pass their delete horizon (compact.c); -1: none known */
+    int64_t clean_next_ms;   /* the background cleaner leaves the partition alone until then */
+    uint64_t clean_sweep;    /* the last topic_cleaner_run_now sweep that compacted it */
 } partition;
 
 /* Effective topic settings; overrides keep what the user set, for DescribeConfigs. */
@@ -213,9 +215,10 @@ void topic_cleaner_abort(srv *s, const char *why);
 void topic_cleaner_stop(srv *s);
 /*
  * Run passes now, each to its end, until no partition is due or max_passes ran (tests; the
- * admin API's POST /v1/compaction). Returns the passes completed, or -1 without a cleaner.
+ * admin API's POST /v1/compaction). force: a partition with any uncompacted bytes is due,
+ * whatever min.cleanable.dirty.ratio says. Returns the passes completed, or -1 without a cleaner.
  */
-int topic_cleaner_run_now(srv *s, int max_passes);
+int topic_cleaner_run_now(srv *s, int max_passes, bool force);
 
 /* ---- transactions on the log (txn_log.c) ---- */
 /*

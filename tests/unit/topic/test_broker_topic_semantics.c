@@ -160,7 +160,7 @@ static void test_compaction_keeps_the_newest_record_of_each_key_at_its_offset(vo
         }
         produce_ok(h, "c", batch(h, -1, -1, 10, K10, v, NULL, b % 2 ? KP_CODEC_LZ4 : KP_CODEC_NONE));
     }
-    assert_int_equal(topic_cleaner_run_now(&h->s, 10), 1);
+    assert_int_equal(topic_cleaner_run_now(&h->s, 10, false), 1);
     assert_int_equal(srv_commit_now(&h->s), 0);
     stored *st = read_log(h, t);
     assert_int_equal(st->n, 10);
@@ -173,11 +173,17 @@ static void test_compaction_keeps_the_newest_record_of_each_key_at_its_offset(vo
         assert_string_equal(st->value[i], want);
     }
     assert_int_equal(t->parts[0].end, 100); /* offsets are never reused */
-    assert_int_equal(topic_cleaner_run_now(&h->s, 10), 0); /* nothing dirty is left */
+    assert_int_equal(topic_cleaner_run_now(&h->s, 10, false), 0); /* nothing dirty is left */
     /* one more batch of one key: the ratio of new bytes is under min.cleanable.dirty.ratio (0.5) */
     const char *one[] = {"k3"}, *val[] = {"new"};
     produce_ok(h, "c", batch(h, -1, -1, 1, one, val, NULL, KP_CODEC_NONE));
-    assert_int_equal(topic_cleaner_run_now(&h->s, 10), 0);
+    assert_int_equal(topic_cleaner_run_now(&h->s, 10, false), 0);
+    /* forced (POST /v1/compaction {"force": true}): compacted once, however dirty it stays */
+    assert_int_equal(topic_cleaner_run_now(&h->s, 10, true), 1);
+    assert_int_equal(topic_cleaner_run_now(&h->s, 10, true), 0);
+    stored *after = read_log(h, t);
+    assert_int_equal(after->n, 10); /* k3 of the older batch went; the new last batch holds the new one */
+    assert_int_equal(after->offset[9], 100);
     done(h);
 }
 
@@ -189,7 +195,7 @@ static void test_tombstone_goes_after_delete_retention(void **state) {
     const char *keys[] = {"k1", "k2"}, *vals[] = {"v1", "v2"}, *tomb[] = {NULL};
     produce_ok(h, "c", batch(h, -1, -1, 2, keys, vals, NULL, KP_CODEC_NONE));
     produce_ok(h, "c", batch(h, -1, -1, 1, keys, tomb, NULL, KP_CODEC_ZSTD));
-    assert_int_equal(topic_cleaner_run_now(&h->s, 10), 1);
+    assert_int_equal(topic_cleaner_run_now(&h->s, 10, false), 1);
     stored *st = read_log(h, t);
     assert_int_equal(st->n, 2); /* k1's value went; its tombstone stays for delete.retention.ms */
     assert_string_equal(st->key[0], "k2");
@@ -198,12 +204,44 @@ static void test_tombstone_goes_after_delete_retention(void **state) {
     assert_int_equal(st->offset[1], 2);
     assert_true(st->attributes[1] & KP_ATTR_DELETE_HORIZON);
     clk_advance(999);
-    assert_int_equal(topic_cleaner_run_now(&h->s, 10), 0);
+    assert_int_equal(topic_cleaner_run_now(&h->s, 10, false), 0);
     clk_advance(1);
-    assert_int_equal(topic_cleaner_run_now(&h->s, 10), 1);
+    assert_int_equal(topic_cleaner_run_now(&h->s, 10, false), 1);
     st = read_log(h, t);
     assert_int_equal(st->n, 1);
     assert_string_equal(st->key[0], "k2");
+    /* the tombstone's batch was the partition's last: emptied, not removed (see the next test) */
+    assert_int_equal(st->nbatches, 2);
+    assert_int_equal(st->counts[1], 0);
+    assert_int_equal(st->last[1], 2);
+    done(h);
+}
+
+/*
+ * A consumer at the end of the log must reach the high watermark: the partition's last batch is
+ * emptied at most, never removed, so the log's last offset stays held (Kafka's active segment).
+ */
+static void test_last_batch_is_emptied_not_removed(void **state) {
+    (void)state;
+    harness *h = cleaner_harness(NULL);
+    topic *t = make_topic(h, "c", "cleanup.policy", "compact");
+    const char *keys[] = {"k1", "k1", "k2"}, *vals[] = {"a", "b", "c"};
+    produce_ok(h, "c", batch(h, -1, -1, 3, keys, vals, NULL, KP_CODEC_NONE));
+    produce_ok(h, "c", batch(h, -1, -1, 3, keys, vals, NULL, KP_CODEC_NONE));
+    assert_int_equal(topic_cleaner_run_now(&h->s, 10, false), 1);
+    stored *st = read_log(h, t);
+    assert_int_equal(st->nbatches, 1); /* the first batch is gone whole; in the last, k1's older value went */
+    assert_int_equal(st->n, 2);
+    assert_int_equal(st->offset[0], 4);
+    assert_int_equal(st->last[0], 5);
+    /* all superseded by a newer batch: the older one goes, the newer one is now last */
+    const char *later[] = {"k1", "k2"};
+    produce_ok(h, "c", batch(h, -1, -1, 2, later, vals, NULL, KP_CODEC_NONE));
+    assert_int_equal(topic_cleaner_run_now(&h->s, 10, true), 1);
+    st = read_log(h, t);
+    assert_int_equal(st->nbatches, 1);
+    assert_int_equal(st->base[0], 6);
+    assert_int_equal(t->parts[0].end, 8);
     done(h);
 }
 
@@ -216,7 +254,7 @@ static void test_producer_newest_batch_stays_empty(void **state) {
     produce_ok(h, "c", batch(h, 7000, 0, 3, K10, v, NULL, KP_CODEC_NONE));
     produce_ok(h, "c", batch(h, 7000, 3, 3, K10, v, NULL, KP_CODEC_SNAPPY));
     produce_ok(h, "c", batch(h, -1, -1, 3, K10, v, NULL, KP_CODEC_GZIP));
-    assert_int_equal(topic_cleaner_run_now(&h->s, 10), 1);
+    assert_int_equal(topic_cleaner_run_now(&h->s, 10, false), 1);
     assert_int_equal(srv_commit_now(&h->s), 0);
     stored *st = read_log(h, t);
     assert_int_equal(st->nbatches, 2);
@@ -323,6 +361,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_compaction_keeps_the_newest_record_of_each_key_at_its_offset, h_teardown),
         cmocka_unit_test_teardown(test_tombstone_goes_after_delete_retention, h_teardown),
+        cmocka_unit_test_teardown(test_last_batch_is_emptied_not_removed, h_teardown),
         cmocka_unit_test_teardown(test_producer_newest_batch_stays_empty, h_teardown),
         cmocka_unit_test_teardown(test_compact_only_topic_is_not_emptied_by_retention, h_teardown),
         cmocka_unit_test_teardown(test_null_key_refused_on_a_compacted_topic, h_teardown),

@@ -98,6 +98,7 @@ final class TopicSemantics {
         Properties p = new Properties();
         p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, o.get("bootstrap"));
         p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 20000);
+        p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 20000);
         try (Admin admin = Admin.create(p)) {
             ConfigResource r = new ConfigResource(ConfigResource.Type.TOPIC, o.get("topic"));
             Config c = admin.describeConfigs(List.of(r),
