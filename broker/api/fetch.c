@@ -7,7 +7,9 @@
  * until a commit brings data to one of its partitions or max_wait_ms
  * (capped by fetch.max.wait.cap.ms) passes. read_committed (v4+) is served
  * up to the last stable offset, with the aborted transactions of what it
- * returns (null for read_uncommitted, as Kafka sends). Gaps: no fetch sessions
+ * returns (null for read_uncommitted, as Kafka sends). Before v10 a partition
+ * whose batches are zstd (produced so, or rebuilt for compression.type=zstd)
+ * gets UNSUPPORTED_COMPRESSION_TYPE, as from Kafka. Gaps: no fetch sessions
  * (session_id is always 0, so clients send full fetches); min_bytes above 1
  * is treated as 1 when waking.
  */
@@ -84,6 +86,16 @@ static void add_aborted(void *ctx, int64_t producer_id, int64_t first_offset) {
     out->aborted_transactions.v[out->aborted_transactions.n++] = (kp_fetch_aborted_transaction){producer_id, first_offset};
 }
 
+/* Fetch v10 brought zstd (KIP-110): an older fetch cannot be given zstd batches. */
+static bool has_zstd(const uint8_t *p, size_t len) {
+    size_t pos = 0;
+    kp_batch b;
+    const char *why;
+    while (kp_batch_next(p, len, &pos, &b, &why) == 1)
+        if (kp_batch_codec(&b) == KP_CODEC_ZSTD) return true;
+    return false;
+}
+
 static int16_t fetch_partition(srv *s, req *r, topic *t, const kp_fetch_partition *fp, kp_fetch_partition_data *out,
                                int64_t *total_left, bool *returned_any, bool quiet) {
     partition *p;
@@ -116,6 +128,14 @@ static int16_t fetch_partition(srv *s, req *r, topic *t, const kp_fetch_partitio
         req_log_refusal(r, KERR_KAFKA_STORAGE_ERROR, "%s-%d: reading the log failed: %s", t->name, fp->partition,
                         stor_errmsg(s->st));
         return KERR_KAFKA_STORAGE_ERROR;
+    }
+    if (c.w.len && r->hdr.api_version < 10 && has_zstd(c.w.buf, c.w.len)) {
+        kp_writer_free(&c.w);
+        out->aborted_transactions.n = committed ? 0 : -1;
+        if (!quiet)
+            req_log_refusal(r, KERR_UNSUPPORTED_COMPRESSION_TYPE, "%s-%d: zstd batches need Fetch v10 or later (asked "
+                            "with v%d)", t->name, fp->partition, r->hdr.api_version);
+        return KERR_UNSUPPORTED_COMPRESSION_TYPE;
     }
     if (c.w.len) {
         /* the response references the collected batches (no copy); the request, then the write, owns them */

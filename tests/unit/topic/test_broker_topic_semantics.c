@@ -357,6 +357,39 @@ static void test_compression_type_rebuilds_the_batch_in_its_codec(void **state) 
     done(h);
 }
 
+static kp_fetch_partition_data *fetch(harness *h, const char *topic_name, int16_t ver) {
+    kp_fetch_partition fp = {.partition = 0, .current_leader_epoch = -1, .fetch_offset = 0, .last_fetched_epoch = -1,
+                             .log_start_offset = -1, .partition_max_bytes = 1 << 20};
+    kp_fetch_topic ft = {.topic = kp_str_c(topic_name)};
+    ft.partitions.n = 1;
+    ft.partitions.v = &fp;
+    kp_fetch_request q = {.replica_id = -1, .max_wait_ms = 0, .min_bytes = 1, .max_bytes = 1 << 20,
+                          .session_epoch = -1, .rack_id = kp_str_c("")};
+    q.topics.n = 1;
+    q.topics.v = &ft;
+    kp_fetch_response *resp = h_resp(h, h_send(h, h_conn(h, NULL), "consumer", 1, ver, &q));
+    return &resp->responses.v[0].partitions.v[0];
+}
+
+/* A topic recompressed to zstd cannot be read below Fetch v10, which brought zstd (Kafka's UNSUPPORTED_COMPRESSION_TYPE). */
+static void test_zstd_needs_fetch_v10(void **state) {
+    (void)state;
+    harness *h = cleaner_harness(NULL);
+    make_topic(h, "z", "compression.type", "zstd");
+    make_topic(h, "g", "compression.type", "gzip");
+    const char *v[] = {"a"};
+    produce_ok(h, "z", batch(h, -1, -1, 1, K10, v, NULL, KP_CODEC_NONE));
+    produce_ok(h, "g", batch(h, -1, -1, 1, K10, v, NULL, KP_CODEC_NONE));
+    assert_int_equal(fetch(h, "z", 9)->error_code, 76);
+    kp_fetch_partition_data *pd = fetch(h, "z", 10);
+    assert_int_equal(pd->error_code, 0);
+    assert_true(pd->records.len > 0);
+    pd = fetch(h, "g", 4);
+    assert_int_equal(pd->error_code, 0);
+    assert_true(pd->records.len > 0);
+    done(h);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_compaction_keeps_the_newest_record_of_each_key_at_its_offset, h_teardown),
@@ -367,6 +400,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_null_key_refused_on_a_compacted_topic, h_teardown),
         cmocka_unit_test_teardown(test_timestamp_outside_the_window_is_invalid_timestamp, h_teardown),
         cmocka_unit_test_teardown(test_compression_type_rebuilds_the_batch_in_its_codec, h_teardown),
+        cmocka_unit_test_teardown(test_zstd_needs_fetch_v10, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
