@@ -210,9 +210,9 @@ static const key_def keys[] = {
     K("log.cleaner.dedupe.buffer.size", T_INT, log_cleaner_dedupe_buffer_size, "134217728", NULL, NULL, 1048576,
       INT64_MAX, NULL, "most memory the cleaner's key map takes (24 bytes per distinct key); a pass over more keys "
       "stops where the map is full and the next pass goes on from there"),
-    K("log.cleaner.slice.ms", T_INT, log_cleaner_slice_ms, "5", NULL, NULL, 1, 1000, NULL,
-      "the cleaner works in slices of at most this long between which the loop serves requests, so compaction "
-      "never stalls produce or fetch for longer"),
+    K("log.cleaner.slice.ms", T_INT, log_cleaner_slice_ms, "2", NULL, NULL, 1, 1000, NULL,
+      "the cleaner works on the loop in slices of at most this long, between which requests are served and "
+      "acknowledged: a compaction delays a produce by about one slice and the commit of what it rewrote"),
     K("storage.sync", T_ENUM, storage_sync, "normal", NULL, NULL, 0, 0, "off|normal|full",
       "SQLite sync and journal: all survive kill -9; off (rollback journal, fastest) may corrupt on power loss, normal (WAL) may lose the newest commits, full loses none"),
     K("storage.startup.check.ms", T_INT, storage_startup_check_ms, "3000", NULL, NULL, 0, INT64_MAX, NULL,

@@ -106,7 +106,9 @@ typedef struct pending {
 typedef enum { IDLE, SCAN, REWRITE } phase;
 
 struct topic_cleaner {
-    uv_timer_t timer;
+    uv_timer_t timer; /* the backoff between looks for work */
+    uv_idle_t idle;   /* active while a pass runs: one slice per loop iteration */
+    int closing;      /* handles still closing (topic_cleaner_stop) */
     srv *s;
     phase ph;
     int64_t topic_id;
@@ -492,13 +494,30 @@ static bool start_pass(topic_cleaner *c, bool force) {
     return true;
 }
 
+static void on_timer(uv_timer_t *h);
+
+/*
+ * One slice per loop iteration while a pass runs, on an idle handle: the loop polls for I/O
+ * without blocking between slices, so requests are served (and the slice's rewrites committed)
+ * in between. A 0-ms timer would not do: libuv runs a timer re-armed from its own callback
+ * again in the same iteration, so the whole pass would hold the loop.
+ */
+static void on_idle(uv_idle_t *h) {
+    topic_cleaner *c = h->data;
+    /* produce appended since the last commit is acknowledged before the slice, not after it */
+    if (c->s->ndirty) srv_commit_now(c->s);
+    if (c->ph != IDLE && slice(c)) return;
+    if (start_pass(c, false)) return; /* the next partition that is due, at once */
+    uv_idle_stop(&c->idle);
+    uv_timer_start(&c->timer, on_timer, (uint64_t)c->s->cfg->log_cleaner_backoff_ms, 0);
+}
+
 static void on_timer(uv_timer_t *h) {
     topic_cleaner *c = h->data;
-    bool busy = c->ph != IDLE || start_pass(c, false);
-    if (busy) busy = slice(c);
-    /* a running pass goes on at the next loop iteration; an idle cleaner looks again after the backoff */
-    uint64_t wait = busy || start_pass(c, false) ? 0 : (uint64_t)c->s->cfg->log_cleaner_backoff_ms;
-    uv_timer_start(&c->timer, on_timer, wait, 0);
+    if (c->ph != IDLE || start_pass(c, false))
+        uv_idle_start(&c->idle, on_idle);
+    else
+        uv_timer_start(&c->timer, on_timer, (uint64_t)c->s->cfg->log_cleaner_backoff_ms, 0);
 }
 
 int topic_cleaner_start(srv *s) {
@@ -508,9 +527,11 @@ int topic_cleaner_start(srv *s) {
     c->s = s;
     c->ph = IDLE;
     uv_timer_init(s->loop, &c->timer);
-    c->timer.data = c;
+    uv_idle_init(s->loop, &c->idle);
+    c->timer.data = c->idle.data = c;
     uv_timer_start(&c->timer, on_timer, (uint64_t)s->cfg->log_cleaner_backoff_ms, 0);
     uv_unref((uv_handle_t *)&c->timer);
+    uv_unref((uv_handle_t *)&c->idle);
     s->cleaner = c;
     return 0;
 }
@@ -537,12 +558,17 @@ int topic_cleaner_run_now(srv *s, int max_passes, bool force) {
     return (int)(s->compactions - before);
 }
 
-static void on_closed(uv_handle_t *h) { free(h->data); }
+static void on_closed(uv_handle_t *h) {
+    topic_cleaner *c = h->data;
+    if (--c->closing == 0) free(c);
+}
 
 void topic_cleaner_stop(srv *s) {
     topic_cleaner *c = s->cleaner;
     if (!c) return;
     pass_free(c);
     s->cleaner = NULL;
+    c->closing = 2;
     uv_close((uv_handle_t *)&c->timer, on_closed);
+    uv_close((uv_handle_t *)&c->idle, on_closed);
 }

@@ -13,6 +13,7 @@
 - The replication factor CreateTopics takes is what Metadata lists.
 """
 
+import calendar
 import json
 import random
 import time
@@ -223,6 +224,42 @@ def test_compaction_interrupted_by_kill9_loses_nothing():
         got = read_all(b, topic, timeout=60)
         assert {k: (p, off, v) for p, off, k, v in got} == want
         assert len(got) == len(want)
+
+
+def _log_time(line):
+    """The wall-clock time of a log line (2026-12-04T14:21:42.232Z ...)."""
+    return calendar.timegm(time.strptime(line[:19], "%Y-%m-%dT%H:%M:%S")) + int(line[20:23]) / 1000
+
+
+def test_compaction_runs_between_requests():
+    """Regression (test_compaction_runs_between_requests): the cleaner re-armed a 0-ms libuv
+    timer for its next slice, which libuv runs again in the same loop iteration, so a whole pass
+    held the loop and every produce waited for its end. Produce requests sent while a long pass
+    runs must be acknowledged before it ends."""
+    cfg = {"log.cleaner.backoff.ms": 3_600_000, "log.cleaner.slice.ms": 1}
+    with running(Broker(config=cfg)) as broker:
+        b = broker.bootstrap
+        create(b, "big", cleanup_policy="compact")
+        create(b, "other")
+        rng = random.Random(3)
+        value = b"x" * 400
+        produce_keyed(b, "big", [(b"k%d" % rng.randrange(20_000), value) for _ in range(150_000)])
+        broker.stop(check=True)
+        broker.config["log.cleaner.backoff.ms"] = 100
+        since = broker.log_size()
+        broker.start()
+        p = Producer({"bootstrap.servers": b, "linger.ms": 0})
+        p.produce("other", value=b"warm")
+        p.flush(10)
+        assert broker.wait_for_log(r"compaction: big-0 starts", since=since, timeout=10), broker.log_tail()
+        acks = []
+        for i in range(20):
+            p.produce("other", value=b"%d" % i, on_delivery=lambda err, msg: acks.append((time.time(), err)))
+            p.flush(10)
+        end = broker.wait_for_log(r"compaction: big-0 offsets", since=since, timeout=60)
+        assert end, broker.log_tail()
+        assert all(err is None for _, err in acks)
+        assert min(t for t, _ in acks) < _log_time(end), "every produce waited for the compaction to end"
 
 
 # -- compression.type -------------------------------------------------------------------------

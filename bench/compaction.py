@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""Log compaction (issue 16): how fast the cleaner compacts, and what a compaction running in the
+background does to the latency of produce requests to other topics.
+
+    .venv/bin/python bench/compaction.py [--binary build/mskmock] [--runs 3] [--mb 64] [--keys 10000]
+        [--value-size 200] [--codecs none,lz4] [--rate 1000] [--slice-ms 2,10] [--quiet-wait 60]
+
+Each run starts mskmock afresh (3 brokers, its defaults: storage.sync=normal, SQLite in WAL mode,
+on a fresh temp dir, --ports auto; MSK's quotas and request-rate cap off as bench/run.sh sets them)
+and measures, with confluent-kafka (the librdkafka it bundles) as the client:
+
+1. Throughput, per codec of --codecs. The background cleaner is held off
+   (log.cleaner.backoff.ms=1h). A 1-partition topic with cleanup.policy=compact is filled with
+   --mb MB of records: keys "key-<n>" for n drawn uniformly from --keys, values of --value-size
+   bytes (hex digits: about 2x compressible), produced with that codec, acks=all, linger.ms=20.
+   Then POST /v1/compaction {"force": true} runs one pass over the whole partition. Reported:
+   the pass's own time and the stored bytes it read (from its log line), MB/s (10^6 bytes) over
+   that time, the records and bytes left, and the broker's CPU over the call.
+
+2. Produce latency while a compaction runs, per --slice-ms. The topic of step 1 (codec none) is
+   filled with the cleaner held off; the broker is stopped and started again with
+   log.cleaner.backoff.ms=100 and log.cleaner.slice.ms=S, so a pass over the whole partition
+   starts 100 ms later, in the background. Meanwhile a producer (acks=all, linger.ms=0) sends
+   1-KiB records to another topic at --rate records/s. Reported: p50, p99 and max of the time
+   from produce() to the delivery report, over the records sent while the pass ran (its start
+   and end lines in the log), and the same over a window of equal length after it ended (the
+   baseline: same broker, same producer, no compaction).
+
+Prints one JSON line per measurement, then medians [min-max] over the runs.
+"""
+
+import argparse
+import json
+import os
+import random
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from txn_throughput import MSKMOCK_OFF, CpuWindow, wait_quiet  # noqa: E402
+
+from confluent_kafka import Producer  # noqa: E402
+from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+PASS_LINE = re.compile(r"(\S+) info  compaction: (\S+)-(\d+) offsets \[\d+, \d+\): (\d+) records -> (\d+), "
+                       r"(\d+) bytes -> (\d+), .* in ([\d.]+) ms")
+START_LINE = re.compile(r"(\S+) info  compaction: (\S+)-(\d+) starts")
+
+
+class Broker:
+    def __init__(self, binary, data, sets):
+        argv = [binary, "--data-dir", data, "--ports", "auto", "--set", "broker.count=3",
+                "--set", "advertised.host=127.0.0.1"]
+        for kv in ["%s=0" % k for k in MSKMOCK_OFF] + list(sets):
+            argv += ["--set", kv]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MSKMOCK_")}
+        self.log_path = data + ".log"
+        self.log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.log, stdin=subprocess.DEVNULL,
+                                     env=env, text=True)
+        line = self.proc.stdout.readline()
+        if not line.startswith("mskmock ready "):
+            self.proc.kill()
+            raise RuntimeError("mskmock did not start: %r; log %s" % (line, self.log_path))
+        ready = json.loads(line[len("mskmock ready "):])
+        self.bootstrap = ready["bootstrap"]["plaintext"]
+        self.admin_url = ready["admin_url"]
+        self.pid = self.proc.pid
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        rc = self.proc.wait(timeout=120)
+        self.log.close()
+        if rc != 0:
+            raise RuntimeError("mskmock exited %d; log %s" % (rc, self.log_path))
+
+    def log_text(self):
+        return Path(self.log_path).read_text(errors="replace")
+
+
+def post(url, body):
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST")
+    with urllib.request.urlopen(req, timeout=600) as r:
+        return json.loads(r.read())
+
+
+def create(bootstrap, name, config=None):
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # alive until the futures resolve
+    for f in admin.create_topics([NewTopic(name, 1, 3, config=config or {})]).values():
+        f.result(30)
+
+
+def fill(bootstrap, topic, a, codec):
+    rng = random.Random(7)
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "compression.type": codec,
+                  "batch.size": 1 << 20, "queue.buffering.max.kbytes": 1 << 20})
+    n = (a.mb * 10**6) // (a.value_size + 10)
+    for i in range(n):
+        value = ("%x" % rng.getrandbits(4 * a.value_size)).rjust(a.value_size, "0").encode()
+        while True:
+            try:
+                p.produce(topic, key=b"key-%d" % rng.randrange(a.keys), value=value)
+                break
+            except BufferError:
+                p.poll(0.05)
+        if i % 1000 == 0:
+            p.poll(0)
+    if p.flush(300):
+        raise RuntimeError("fill did not finish")
+    return n
+
+
+def last_pass(text, topic):
+    m = None
+    for m in PASS_LINE.finditer(text):
+        pass
+    if not m or m.group(2) != topic:
+        raise RuntimeError("no compaction line for %s" % topic)
+    return {"records_in": int(m.group(4)), "records_out": int(m.group(5)), "bytes_in": int(m.group(6)),
+            "bytes_out": int(m.group(7)), "pass_ms": float(m.group(8))}
+
+
+def throughput(a, codec, tmp):
+    data = os.path.join(tmp, "tp-" + codec)
+    os.mkdir(data)
+    b = Broker(a.binary, data, ["log.cleaner.backoff.ms=3600000"])
+    try:
+        create(b.bootstrap, "c", {"cleanup.policy": "compact"})
+        fill(b.bootstrap, "c", a, codec)
+        time.sleep(1)
+        w = CpuWindow(b.pid)
+        t0 = time.perf_counter()
+        passes = post(b.admin_url + "/v1/compaction", {"force": True})["passes"]
+        wall = time.perf_counter() - t0
+        r = dict(last_pass(b.log_text(), "c"), passes=passes, wall_s=round(wall, 3), **w.done())
+        r["mb_per_s"] = round(r["bytes_in"] / 1e6 / (r["pass_ms"] / 1000), 1)
+        return r
+    finally:
+        b.stop()
+
+
+def ts(line_time):
+    # 2026-12-04T14:21:42.232Z
+    return time.mktime(time.strptime(line_time[:19], "%Y-%m-%dT%H:%M:%S")) - time.timezone + \
+        float("0." + line_time[20:23])
+
+
+def latency(a, slice_ms, tmp):
+    data = os.path.join(tmp, "lat-%d" % slice_ms)
+    os.mkdir(data)
+    b = Broker(a.binary, data, ["log.cleaner.backoff.ms=3600000"])
+    create(b.bootstrap, "c", {"cleanup.policy": "compact"})
+    create(b.bootstrap, "p")
+    fill(b.bootstrap, "c", a, "none")
+    b.stop()
+    b = Broker(a.binary, data, ["log.cleaner.backoff.ms=100", "log.cleaner.slice.ms=%d" % slice_ms])
+    try:
+        sent = []  # (send time, latency)
+        p = Producer({"bootstrap.servers": b.bootstrap, "linger.ms": 0, "acks": "all"})
+        p.produce("p", value=b"x")
+        p.flush(10)
+        value = b"v" * 1024
+        interval = 1.0 / a.rate
+        t_next = time.time()
+        stop_at, next_look = None, 0.0
+        deadline = time.time() + 600
+        while time.time() < deadline and (stop_at is None or time.time() < stop_at):
+            now = time.time()
+            if now >= t_next:
+                p.produce("p", value=value, on_delivery=lambda err, msg, t=now: sent.append((t, time.time() - t, err)))
+                t_next += interval
+            p.poll(0)
+            if stop_at is None and now >= next_look:  # the log, every 50 ms: the pass's end starts the baseline
+                next_look = now + 0.05
+                text = b.log_text()
+                if PASS_LINE.search(text):
+                    start, end = ts(START_LINE.search(text).group(1)), ts(PASS_LINE.search(text).group(1))
+                    stop_at = end + 0.2 + (end - start) + 0.5
+            time.sleep(max(0.0, min(t_next - time.time(), 0.0005)))
+        p.flush(30)
+        text = b.log_text()
+        start = ts(START_LINE.search(text).group(1))
+        end = ts(PASS_LINE.search(text).group(1))
+        during = [lat for t, lat, err in sent if start <= t <= end and not err]
+        after = [lat for t, lat, err in sent if end + 0.2 <= t <= end + 0.2 + (end - start) and not err]
+        errors = sum(1 for _, _, err in sent if err)
+
+        def stats(xs):
+            xs = sorted(xs)
+            if not xs:
+                return {}
+            return {"n": len(xs), "p50_ms": round(xs[len(xs) // 2] * 1000, 2),
+                    "p99_ms": round(xs[min(len(xs) - 1, int(len(xs) * 0.99))] * 1000, 2),
+                    "max_ms": round(xs[-1] * 1000, 2)}
+        return {"slice_ms": slice_ms, "pass_s": round(end - start, 3), "during": stats(during),
+                "after": stats(after), "errors": errors, **last_pass(text, "c")}
+    finally:
+        b.stop()
+
+
+def summary(vals):
+    vals = [v for v in vals if v is not None]
+    if not vals:
+        return "-"
+    return "%s [%s-%s]" % (round(statistics.median(vals), 2), round(min(vals), 2), round(max(vals), 2))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--binary", default=os.environ.get("MSKMOCK_BIN", str(ROOT / "build" / "mskmock")))
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--mb", type=int, default=64)
+    ap.add_argument("--keys", type=int, default=10000)
+    ap.add_argument("--value-size", type=int, default=200)
+    ap.add_argument("--codecs", default="none,lz4")
+    ap.add_argument("--rate", type=int, default=1000)
+    ap.add_argument("--slice-ms", default="2,10")
+    ap.add_argument("--quiet-wait", type=float, default=60)
+    a = ap.parse_args()
+    rows = []
+    for run in range(a.runs):
+        tmp = tempfile.mkdtemp(prefix="compactbench-")
+        try:
+            for codec in a.codecs.split(","):
+                busy = wait_quiet(a.quiet_wait)
+                r = dict(throughput(a, codec, tmp), measure="throughput", codec=codec, run=run, busy_cores_before=busy)
+                print(json.dumps(r), flush=True)
+                rows.append(r)
+            for s in [int(x) for x in a.slice_ms.split(",")]:
+                busy = wait_quiet(a.quiet_wait)
+                r = dict(latency(a, s, tmp), measure="latency", run=run, busy_cores_before=busy)
+                print(json.dumps(r), flush=True)
+                rows.append(r)
+        finally:
+            subprocess.run(["rm", "-rf", tmp])
+    print()
+    for codec in a.codecs.split(","):
+        rs = [r for r in rows if r["measure"] == "throughput" and r["codec"] == codec]
+        print("throughput %-5s MB/s %s  pass ms %s  bytes in %s  broker cpu s %s" % (
+            codec, summary([r["mb_per_s"] for r in rs]), summary([r["pass_ms"] for r in rs]),
+            summary([r["bytes_in"] for r in rs]), summary([r["broker_cpu_s"] for r in rs])))
+    for s in [int(x) for x in a.slice_ms.split(",")]:
+        rs = [r for r in rows if r["measure"] == "latency" and r["slice_ms"] == s]
+        for w in ("during", "after"):
+            print("latency slice %3d ms %-6s p50 %s  p99 %s  max %s  (pass s %s)" % (
+                s, w, summary([r[w].get("p50_ms") for r in rs]), summary([r[w].get("p99_ms") for r in rs]),
+                summary([r[w].get("max_ms") for r in rs]), summary([r["pass_s"] for r in rs])))
+
+
+if __name__ == "__main__":
+    main()
