@@ -186,6 +186,43 @@ def test_record_without_key_is_refused_on_a_compacted_topic(broker):
     assert line, broker.log_tail()
 
 
+def test_aborted_records_leave_and_never_hide_a_committed_value(broker):
+    """Records of aborted transactions are not a key's newest value (the committed one before them
+    stays) and are removed by compaction, as Kafka's cleaner does."""
+    b, topic = broker.bootstrap, "compact-txn"
+    create(b, topic, cleanup_policy="compact")
+    p = Producer({"bootstrap.servers": b, "transactional.id": "compact-txn"})
+    p.init_transactions(30)
+    for records, commit in (([(b"k5", b"committed"), (b"k6", b"old")], True),
+                            ([(b"k5", b"aborted"), (b"k7", b"aborted")], False),
+                            ([(b"k6", b"new")], True)):
+        p.begin_transaction()
+        for k, v in records:
+            p.produce(topic, key=k, value=v)
+        p.flush(30)  # in the log before the decision
+        (p.commit_transaction if commit else p.abort_transaction)(30)
+    admin_post(broker, "/v1/compaction", {"force": True})
+    for isolation in ("read_committed", "read_uncommitted"):
+        c = Consumer({"bootstrap.servers": b, "group.id": "t-" + isolation, "isolation.level": isolation,
+                      "enable.partition.eof": True, "enable.auto.commit": False})
+        c.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+        got = []
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            m = c.poll(0.5)
+            if m is None:
+                continue
+            if m.error():
+                if m.error().code() == KafkaError._PARTITION_EOF:
+                    break
+                raise AssertionError(m.error())
+            got.append((m.key(), m.value()))
+        c.close()
+        assert sorted(got) == [(b"k5", b"committed"), (b"k6", b"new")], isolation
+    assert broker.wait_for_log(r"compaction: compact-txn-0 .* 2 aborted record\(s\) removed", timeout=1), \
+        broker.log_tail()
+
+
 def test_compaction_interrupted_by_kill9_loses_nothing():
     """kill -9 at random points of compactions that run in slices across many commits: every
     key's newest value survives at its offset, and the next pass finishes the job."""
