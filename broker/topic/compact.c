@@ -448,7 +448,7 @@ static bool last_batch(void *ctx, const stor_batch_meta *m, const void *data, si
 
 static bool start_pass(topic_cleaner *c, bool force) {
     srv *s = c->s;
-    stor_clean_state cs;
+    stor_clean_state cs = {0};
     partition *p = choose(s, force, c->sweep, &cs);
     if (!p) return false;
     topic *t = p->topic;
