@@ -4,6 +4,7 @@
  *
  *   mskbench mskmock --binary build/mskmock [--data-dir DIR|:memory:] [options]
  *   mskbench mock [--brokers 3] [--isolated] [options]
+ *   mskbench kafka --kafka-libs DIR --kafka-start bench/kafka/start.sh --brokers 1 [--warmup N] [options]
  *
  * Per run: startup time to the first accepted TCP connection, idle RSS, produce
  * and consume throughput on a 1- and an 8-partition topic (acks=all), peak RSS
@@ -14,7 +15,11 @@
  * this process, clients included); `mock --isolated` runs it in a child
  * process (`mskbench mock-serve`) so that its RSS and CPU are its own, like
  * mskmock's. `mskmock --security sasl_ssl` runs the same clients through the
- * IAM listener (SASL_SSL, OAUTHBEARER with tokens the bench signs).
+ * IAM listener (SASL_SSL, OAUTHBEARER with tokens the bench signs). `kafka` runs
+ * Apache Kafka (one KRaft node, broker and controller in one JVM, the JVM
+ * options of its own start script) from jars fetched from Maven Central;
+ * --warmup N produces and consumes N records before the measured phases, so
+ * the JIT has compiled the hot paths.
  *
  *   mskbench groups --target mskmock|mock|mock-isolated ...   consumer groups (groups.c)
  *   mskbench auth --binary build/mskmock ...                 IAM authentication rate (auth.c)
@@ -679,6 +684,52 @@ static void start_mock_isolated(target *t, const char *self) {
     t->startup_ms = (now_s() - t0) * 1000.0;
 }
 
+static void start_kafka(target *t) {
+    t->kind = "kafka";
+    t->storage = "disk";
+    if (!O.kafka_libs || !O.kafka_start) die("kafka mode needs --kafka-libs DIR and --kafka-start PATH");
+    if (O.brokers != 1) die("kafka mode runs one node: pass --brokers 1");
+    snprintf(t->tmpdir, sizeof t->tmpdir, "%s/mskbench.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(t->tmpdir)) die("mkdtemp: %s", strerror(errno));
+    t->own_tmpdir = true;
+    snprintf(t->log_path, sizeof t->log_path, "%s/kafka.log", t->tmpdir);
+    snprintf(t->data_dir, sizeof t->data_dir, "%s/data", t->tmpdir);
+    int port = free_port_range(2); /* the broker's and the controller's */
+    char portarg[16];
+    snprintf(portarg, sizeof portarg, "%d", port);
+    char *argv[] = {"bash", (char *)O.kafka_start, (char *)O.kafka_libs, t->tmpdir, portarg, NULL};
+    int logfd = open(t->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (logfd < 0) die("%s: %s", t->log_path, strerror(errno));
+    double t0 = now_s();
+    pid_t pid = fork();
+    if (pid < 0) die("fork: %s", strerror(errno));
+    if (pid == 0) {
+        dup2(logfd, 1);
+        dup2(logfd, 2);
+        execvp("bash", argv);
+        _exit(127);
+    }
+    close(logfd);
+    t->pid = pid; /* start.sh execs java: the broker itself */
+    for (;;) {
+        if (try_connect(port)) break;
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            dump_log_tail(t->log_path);
+            die("kafka exited during start-up (status %d)", st);
+        }
+        if (now_s() - t0 > 90) {
+            dump_log_tail(t->log_path);
+            die("kafka accepted no connection within 90 s");
+        }
+        sleep_us(10000);
+    }
+    t->startup_ms = (now_s() - t0) * 1000.0; /* formatting the metadata log included */
+    snprintf(t->bootstrap, sizeof t->bootstrap, "127.0.0.1:%d", port);
+    snprintf(t->plain_bootstrap, sizeof t->plain_bootstrap, "127.0.0.1:%d", port);
+    t->self_ready_ms = -1;
+}
+
 void create_topics(target *t, char names[][128], const int *parts, int n) {
     if (t->mcluster) {
         for (int i = 0; i < n; i++) {
@@ -1198,6 +1249,7 @@ _Noreturn static void usage(void) {
     fprintf(stderr,
             "usage: mskbench mskmock --binary PATH [--data-dir DIR|:memory:] [--security plaintext|sasl_ssl] [options]\n"
             "       mskbench mock [--brokers N] [--isolated] [options]\n"
+            "       mskbench kafka --kafka-libs DIR --kafka-start PATH --brokers 1 [--warmup N] [options]\n"
             "       mskbench groups --target mskmock|mock|mock-isolated [--binary PATH] [--data-dir ...] [group options]\n"
             "       mskbench auth --binary PATH [--data-dir ...] [auth options]\n"
             "options: --messages N (200000) --size BYTES (1024) --brokers N (3) --linger-ms MS (5)\n"
@@ -1230,6 +1282,8 @@ void start_target(target *t, const char *name) {
         start_mock_isolated(t, self);
     } else if (!strcmp(name, "mock")) {
         start_mock_inprocess(t);
+    } else if (!strcmp(name, "kafka")) {
+        start_kafka(t);
     } else {
         usage();
     }
@@ -1295,6 +1349,9 @@ int main(int argc, char **argv) {
         else if (OPT("--auth-warmup")) O.auth_warmup_s = atof(v);
         else if (OPT("--auth-latency-count")) O.auth_lat_count = atoi(v);
         else if (OPT("--auth-only")) O.auth_only = v;
+        else if (OPT("--kafka-libs")) O.kafka_libs = v;
+        else if (OPT("--kafka-start")) O.kafka_start = v;
+        else if (OPT("--warmup")) O.warmup = atol(v);
         else if (!strcmp(a, "--isolated")) O.isolated = true;
         else if (!strcmp(a, "--keep")) O.keep = true;
         else if (!strcmp(a, "--verbose")) O.verbose = true;
@@ -1317,6 +1374,7 @@ int main(int argc, char **argv) {
     target *t = &T;
     if (!strcmp(O.mode, "mskmock")) start_target(t, "mskmock");
     else if (!strcmp(O.mode, "mock")) start_target(t, O.isolated ? "mock-isolated" : "mock");
+    else if (!strcmp(O.mode, "kafka")) start_target(t, "kafka");
     else usage();
 
     sleep_us(200000);
@@ -1356,6 +1414,23 @@ int main(int argc, char **argv) {
     long self_base_kb = rss_kb(0);
     pthread_create(&S.th, NULL, sampler_main, &S);
 
+    if (O.warmup > 0) {
+        /* the same work, unmeasured, so a JVM's JIT has compiled it before the measured phases */
+        char warm[1][128];
+        int wparts[1] = {8};
+        snprintf(warm[0], sizeof warm[0], "bench-warmup-%d", (int)getpid());
+        create_topics(t, warm, wparts, 1);
+        long m = O.messages;
+        O.messages = O.warmup;
+        phase wp[2];
+        memset(wp, 0, sizeof wp);
+        double w0 = now_s();
+        run_produce(t, &S, warm[0], 8, &wp[0], self_base_kb);
+        run_consume(t, &S, warm[0], 8, &wp[1], self_base_kb);
+        O.messages = m;
+        printf("  warm-up: %ld records produced and consumed in %.1f s (not measured)\n", O.warmup, now_s() - w0);
+        fflush(stdout);
+    }
     phase ph[4];
     memset(ph, 0, sizeof ph);
     double busy0 = machine_busy_s(), own0 = proc_cpu_s(0) + (t->pid ? proc_cpu_s(t->pid) : 0), wall0 = now_s();

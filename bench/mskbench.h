@@ -60,6 +60,10 @@ typedef struct {
     double auth_warmup_s;
     int auth_lat_count; /* authentications one at a time for the latency */
     const char *auth_only; /* run only configurations whose name contains this */
+    /* kafka: Apache Kafka from the jars bench/kafka/fetch.sh fetched */
+    const char *kafka_libs;  /* --kafka-libs DIR */
+    const char *kafka_start; /* --kafka-start bench/kafka/start.sh */
+    long warmup;             /* --warmup N: records produced and consumed before the measured phases */
 } opts;
 
 extern opts O;

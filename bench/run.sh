@@ -18,6 +18,9 @@
 #     mskmock-memory, mock-isolated (the mock without the 500-group test: see
 #     docs/benchmarks.md).
 #   MODE=auth: IAM authentications per second and their latency (mskmock-disk).
+#   Target kafka (throughput, not in the default set): Apache Kafka from Maven Central
+#     (bench/kafka/fetch.sh into build-bench/kafka/), one KRaft node with the JVM options of
+#     its own start script, warmed up with KAFKA_WARMUP records (default: MESSAGES) first.
 #
 # Runs are interleaved (run 1 of every target, then run 2, ...) so that load
 # from other work on the machine spreads over all targets; before each run it
@@ -28,6 +31,7 @@
 #   RUNS=5 MESSAGES=500000 bench/run.sh
 #   TARGETS="mskmock-disk mock" bench/run.sh -- --fetch-wait-ms 10
 #   TARGETS="mskmock-disk mskmock-disk-sasl-ssl" bench/run.sh
+#   TARGETS="mskmock-disk mskmock-disk-off mock-isolated kafka" RUNS=5 bench/run.sh
 #   MODE=groups RUNS=5 bench/run.sh
 #   MODE=auth RUNS=5 bench/run.sh
 #   MSKBENCH_REV=0d83d12 bench/run.sh                measure mskmock at another commit (default HEAD)
@@ -83,6 +87,10 @@ else
   if [[ -z "${MSKBENCH_REV:-}" && -n "$(git status --porcelain -- broker protocol storage CMakeLists.txt 2>/dev/null)" ]]; then
     broker_desc="$broker_desc; the working tree has uncommitted broker changes, not measured"
   fi
+fi
+
+if [[ " $TARGETS " == *" kafka "* ]]; then
+  bench/kafka/fetch.sh build-bench/kafka
 fi
 
 out="build-bench/bench-results/$(date +%Y%m%d-%H%M%S)"
@@ -144,6 +152,8 @@ target_args() {
       args=(mskmock --binary "$bin" "${storage[@]}" "${security[@]}" "${client[@]}" "${authz[@]}"
             "${quotas_off[@]}" --messages "$MESSAGES") ;;
     throughput:mock) args=(mock --messages "$MESSAGES") ;;
+    throughput:kafka) args=(kafka --kafka-libs "$root/build-bench/kafka/libs" --kafka-start "$root/bench/kafka/start.sh"
+                            --brokers 1 --warmup "${KAFKA_WARMUP:-$MESSAGES}" --messages "$MESSAGES") ;;
     throughput:mock-isolated) args=(mock --isolated --messages "$MESSAGES") ;;
     # the scale phase's 500 groups come after phase 1's: past MSK's cap of 500 (max.consumer.groups)
     groups:mskmock-disk | groups:mskmock-memory)
