@@ -451,6 +451,55 @@ static void cleanup_at_exit(void) {
     if (t->own_tmpdir && !O.keep) nftw(t->tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/*
+ * Start argv[0] (looked up in PATH when search) with stdout and stderr to log_path; MSKMOCK_*
+ * variables are not passed on: mskmock reads them as configuration, and the figures are of its
+ * defaults plus --broker-set, whatever this shell has set.
+ */
+static pid_t spawn_logged(char *const argv[], const char *log_path, bool search) {
+    int logfd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (logfd < 0) die("%s: %s", log_path, strerror(errno));
+    pid_t pid = fork();
+    if (pid < 0) die("fork: %s", strerror(errno));
+    if (pid == 0) {
+        dup2(logfd, 1);
+        dup2(logfd, 2);
+        int nul = open("/dev/null", O_RDONLY);
+        if (nul >= 0) dup2(nul, 0);
+        for (char **e = environ; *e;) {
+            if (!strncmp(*e, "MSKMOCK_", 8)) {
+                char name[256];
+                snprintf(name, sizeof name, "%.*s", (int)strcspn(*e, "="), *e);
+                unsetenv(name);
+            } else {
+                e++;
+            }
+        }
+        if (search) execvp(argv[0], argv);
+        else execv(argv[0], argv);
+        _exit(127);
+    }
+    close(logfd);
+    return pid;
+}
+
+/* Wait until port accepts a connection; dies, with the log's tail, if pid exits or timeout_s passes. */
+static void wait_listening(pid_t pid, int port, double t0, double timeout_s, const char *log_path, const char *what) {
+    for (;;) {
+        if (try_connect(port)) return;
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            dump_log_tail(log_path);
+            die("%s exited during start-up (status %d)", what, st);
+        }
+        if (now_s() - t0 > timeout_s) {
+            dump_log_tail(log_path);
+            die("%s accepted no connection within %.0f s", what, timeout_s);
+        }
+        sleep_us(200);
+    }
+}
+
 static void start_mskmock(target *t) {
     t->kind = "mskmock";
     if (!O.binary) die("mskmock mode needs --binary PATH");
@@ -531,46 +580,10 @@ static void start_mskmock(target *t) {
         argv[argc++] = (char *)O.broker_sets[i];
     }
     argv[argc] = NULL;
-    int logfd = open(t->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (logfd < 0) die("%s: %s", t->log_path, strerror(errno));
-
     double t0 = now_s();
-    pid_t pid = fork();
-    if (pid < 0) die("fork: %s", strerror(errno));
-    if (pid == 0) {
-        dup2(logfd, 1);
-        dup2(logfd, 2);
-        int nul = open("/dev/null", O_RDONLY);
-        if (nul >= 0) dup2(nul, 0);
-        /* mskmock reads MSKMOCK_* variables as configuration: the figures are of
-         * its defaults plus --broker-set, whatever this shell has set */
-        for (char **e = environ; *e;) {
-            if (!strncmp(*e, "MSKMOCK_", 8)) {
-                char name[256];
-                snprintf(name, sizeof name, "%.*s", (int)strcspn(*e, "="), *e);
-                unsetenv(name);
-            } else {
-                e++;
-            }
-        }
-        execv(O.binary, argv);
-        _exit(127);
-    }
-    close(logfd);
+    pid_t pid = spawn_logged(argv, t->log_path, false);
     t->pid = pid;
-    for (;;) {
-        if (try_connect(port)) break;
-        int st;
-        if (waitpid(pid, &st, WNOHANG) == pid) {
-            dump_log_tail(t->log_path);
-            die("mskmock exited during start-up (status %d)", st);
-        }
-        if (now_s() - t0 > 10) {
-            dump_log_tail(t->log_path);
-            die("mskmock accepted no connection within 10 s");
-        }
-        sleep_us(200);
-    }
+    wait_listening(pid, port, t0, 10, t->log_path, "mskmock");
     t->startup_ms = (now_s() - t0) * 1000.0;
     char *b = t->plain_bootstrap;
     for (int i = 0; i < O.brokers; i++)
@@ -698,32 +711,9 @@ static void start_kafka(target *t) {
     char portarg[16];
     snprintf(portarg, sizeof portarg, "%d", port);
     char *argv[] = {"bash", (char *)O.kafka_start, (char *)O.kafka_libs, t->tmpdir, portarg, NULL};
-    int logfd = open(t->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (logfd < 0) die("%s: %s", t->log_path, strerror(errno));
     double t0 = now_s();
-    pid_t pid = fork();
-    if (pid < 0) die("fork: %s", strerror(errno));
-    if (pid == 0) {
-        dup2(logfd, 1);
-        dup2(logfd, 2);
-        execvp("bash", argv);
-        _exit(127);
-    }
-    close(logfd);
-    t->pid = pid; /* start.sh execs java: the broker itself */
-    for (;;) {
-        if (try_connect(port)) break;
-        int st;
-        if (waitpid(pid, &st, WNOHANG) == pid) {
-            dump_log_tail(t->log_path);
-            die("kafka exited during start-up (status %d)", st);
-        }
-        if (now_s() - t0 > 90) {
-            dump_log_tail(t->log_path);
-            die("kafka accepted no connection within 90 s");
-        }
-        sleep_us(10000);
-    }
+    t->pid = spawn_logged(argv, t->log_path, true); /* start.sh execs java: the broker itself */
+    wait_listening(t->pid, port, t0, 90, t->log_path, "kafka");
     t->startup_ms = (now_s() - t0) * 1000.0; /* formatting the metadata log included */
     snprintf(t->bootstrap, sizeof t->bootstrap, "127.0.0.1:%d", port);
     snprintf(t->plain_bootstrap, sizeof t->plain_bootstrap, "127.0.0.1:%d", port);

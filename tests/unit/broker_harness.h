@@ -231,6 +231,20 @@ static inline kp_bytes h_batch_from(harness *h, int16_t attributes, int64_t pid,
 /* The same, plain: no producer id, no transaction. */
 static inline kp_bytes h_batch(harness *h, int n) { return h_batch_from(h, 0, -1, -1, -1, n); }
 
+/* One batch to topic[partition] through c (Produce v ver, acks=-1), then the commit that answers it. */
+static inline req *h_produce(harness *h, conn *c, const char *topic, int32_t partition, kp_bytes batch, int16_t ver) {
+    kp_produce_partition_produce_data pd = {partition, batch};
+    kp_produce_topic_produce_data td = {.name = kp_str_c(topic)};
+    td.partition_data.n = 1;
+    td.partition_data.v = &pd;
+    kp_produce_request q = {.transactional_id = KP_STR_NULL, .acks = -1, .timeout_ms = 5000};
+    q.topic_data.n = 1;
+    q.topic_data.v = &td;
+    req *r = h_send(h, c, "producer", 0, ver, &q);
+    assert_int_equal(srv_commit_now(&h->s), 0);
+    return r;
+}
+
 static inline bool h_bytes_eq(kp_bytes a, kp_bytes b) {
     return a.len == b.len && (a.len <= 0 || memcmp(a.p, b.p, (size_t)a.len) == 0);
 }

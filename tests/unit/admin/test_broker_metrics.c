@@ -57,16 +57,7 @@ static double sample(const char *text, const char *series) {
 }
 
 static req *produce(harness *h, conn *c, const char *topic_name, kp_bytes batch) {
-    kp_produce_partition_produce_data pd = {0, batch};
-    kp_produce_topic_produce_data td = {.name = kp_str_c(topic_name)};
-    td.partition_data.n = 1;
-    td.partition_data.v = &pd;
-    kp_produce_request q = {.transactional_id = KP_STR_NULL, .acks = -1, .timeout_ms = 5000};
-    q.topic_data.n = 1;
-    q.topic_data.v = &td;
-    req *r = h_send(h, c, "producer", 0, 8, &q);
-    assert_int_equal(srv_commit_now(&h->s), 0);
-    return r;
+    return h_produce(h, c, topic_name, 0, batch, 8);
 }
 
 static void test_first_error_of_nested_response(void **state) {

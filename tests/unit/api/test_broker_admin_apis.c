@@ -40,15 +40,7 @@ static topic *make_topic(harness *h, const char *name, int32_t parts) {
 
 /* Produce one batch of n records to topic[partition] through c and commit; returns its base offset. */
 static int64_t produce(harness *h, conn *c, const char *topic_name, int32_t partition, int n) {
-    kp_produce_partition_produce_data pd = {partition, h_batch(h, n)};
-    kp_produce_topic_produce_data td = {.name = kp_str_c(topic_name)};
-    td.partition_data.n = 1;
-    td.partition_data.v = &pd;
-    kp_produce_request q = {.transactional_id = KP_STR_NULL, .acks = -1, .timeout_ms = 5000};
-    q.topic_data.n = 1;
-    q.topic_data.v = &td;
-    req *r = h_send(h, c, "producer", 0, 8, &q);
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    req *r = h_produce(h, c, topic_name, partition, h_batch(h, n), 8);
     kp_produce_response *resp = h_resp(h, r);
     kp_produce_partition_produce_response *pr = &resp->responses.v[0].partition_responses.v[0];
     if (pr->error_code) fail_msg("produce to %s-%d: error %d", topic_name, partition, pr->error_code);

@@ -73,16 +73,7 @@ static kp_bytes batch(harness *h, int64_t pid, int32_t seq, int n, const char *c
 
 /* Produce one batch to partition 0 and commit; the partition's answer. */
 static kp_produce_partition_produce_response *produce(harness *h, const char *topic_name, kp_bytes records) {
-    conn *c = h_conn(h, NULL);
-    kp_produce_partition_produce_data pd = {0, records};
-    kp_produce_topic_produce_data td = {.name = kp_str_c(topic_name)};
-    td.partition_data.n = 1;
-    td.partition_data.v = &pd;
-    kp_produce_request q = {.transactional_id = KP_STR_NULL, .acks = -1, .timeout_ms = 5000};
-    q.topic_data.n = 1;
-    q.topic_data.v = &td;
-    req *r = h_send(h, c, "producer", 0, 9, &q);
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    req *r = h_produce(h, h_conn(h, NULL), topic_name, 0, records, 9);
     kp_produce_response *resp = h_resp(h, r);
     return &resp->responses.v[0].partition_responses.v[0];
 }
