@@ -1534,7 +1534,9 @@ int main(int argc, char **argv) {
     free(j.p);
 
     finish_target(t);
-    bool bad = exit_status != 0 || stop_s < 0;
+    /* the JVM ends a SIGTERM with 143 after Kafka's shutdown hook: that is Kafka's clean stop */
+    bool clean_stop = exit_status == 0 || (!strcmp(t->kind, "kafka") && exit_status == 143);
+    bool bad = !clean_stop || stop_s < 0;
     for (int i = 0; i < 4; i++) bad |= ph[i].failed > 0 || ph[i].dups > 0 || ph[i].bad > 0;
     return bad ? 1 : 0;
 }
