@@ -451,6 +451,13 @@ static void cleanup_at_exit(void) {
     if (t->own_tmpdir && !O.keep) nftw(t->tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* A fresh directory of the target's own under $TMPDIR (or /tmp), removed by finish_target. */
+static void make_tmpdir(target *t) {
+    snprintf(t->tmpdir, sizeof t->tmpdir, "%s/mskbench.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(t->tmpdir)) die("mkdtemp: %s", strerror(errno));
+    t->own_tmpdir = true;
+}
+
 /*
  * Start argv[0] (looked up in PATH when search) with stdout and stderr to log_path; MSKMOCK_*
  * variables are not passed on: mskmock reads them as configuration, and the figures are of its
@@ -504,9 +511,7 @@ static void start_mskmock(target *t) {
     t->kind = "mskmock";
     if (!O.binary) die("mskmock mode needs --binary PATH");
     if (access(O.binary, X_OK) != 0) die("%s: not executable", O.binary);
-    snprintf(t->tmpdir, sizeof t->tmpdir, "%s/mskbench.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(t->tmpdir)) die("mkdtemp: %s", strerror(errno));
-    t->own_tmpdir = true;
+    make_tmpdir(t);
     snprintf(t->log_path, sizeof t->log_path, "%s/mskmock.log", t->tmpdir);
     if (!O.data_dir) {
         snprintf(t->data_dir, sizeof t->data_dir, "%s/data", t->tmpdir);
@@ -702,9 +707,7 @@ static void start_kafka(target *t) {
     t->storage = "disk";
     if (!O.kafka_libs || !O.kafka_start) die("kafka mode needs --kafka-libs DIR and --kafka-start PATH");
     if (O.brokers != 1) die("kafka mode runs one node: pass --brokers 1");
-    snprintf(t->tmpdir, sizeof t->tmpdir, "%s/mskbench.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(t->tmpdir)) die("mkdtemp: %s", strerror(errno));
-    t->own_tmpdir = true;
+    make_tmpdir(t);
     snprintf(t->log_path, sizeof t->log_path, "%s/kafka.log", t->tmpdir);
     snprintf(t->data_dir, sizeof t->data_dir, "%s/data", t->tmpdir);
     int port = free_port_range(2); /* the broker's and the controller's */

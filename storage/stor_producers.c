@@ -82,18 +82,9 @@ int stor_load_producer_batches(stor *s, stor_producer_fn fn, void *ctx) {
 }
 
 int stor_producer_last_data(stor *s, int64_t topic_id, int32_t partition, int64_t producer_id, int64_t *base_offset) {
-    sqlite3_stmt *st = stor_stmt(s, STOR_PRODUCER_BATCHES);
-    if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition) ||
-        sqlite3_bind_int64(st, 3, producer_id) || sqlite3_bind_int(st, 4, 1))
-        return stor_fail(s, "bind producer key");
-    int rc = sqlite3_step(st);
-    int ret = 0;
-    if (rc == SQLITE_ROW) {
-        *base_offset = sqlite3_column_int64(st, 0);
-        ret = 1;
-    } else if (rc != SQLITE_DONE) {
-        ret = stor_fail(s, "newest producer data batch");
-    }
-    sqlite3_reset(st);
-    return ret;
+    stor_batch_meta newest[STOR_PRODUCER_BATCHES_KEPT];
+    int n = stor_producer_batches(s, topic_id, partition, producer_id, newest);
+    if (n <= 0) return n;
+    *base_offset = newest[0].base_offset;
+    return 1;
 }
