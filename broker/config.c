@@ -214,7 +214,11 @@ static const key_def keys[] = {
       "the cleaner works on the loop in slices of at most this long, between which requests are served and "
       "acknowledged: a compaction delays a produce by about one slice and the commit of what it rewrote"),
     K("storage.sync", T_ENUM, storage_sync, "normal", NULL, NULL, 0, 0, "off|normal|full",
-      "SQLite sync and journal: all survive kill -9; off (rollback journal, fastest) may corrupt on power loss, normal (WAL) may lose the newest commits, full loses none"),
+      "SQLite sync and journal: all survive kill -9; off (rollback journal) may corrupt on power loss, normal (WAL) may lose the newest commits, full (WAL, each commit and its segment bytes synced) loses none"),
+    K("storage.segment.bytes", T_INT, storage_segment_bytes, "16777216", NULL, NULL, 1048576, 1073741824, NULL,
+      "record batches are appended to per-partition segment files next to the database (mskmock.db.segments); a "
+      "segment is closed (and synced, unless storage.sync=off) once the next batch would take it past this size, "
+      "and deleted when retention, compaction or deletion leaves no batch in it"),
     K("storage.startup.check.ms", T_INT, storage_startup_check_ms, "3000", NULL, NULL, 0, INT64_MAX, NULL,
       "at start-up, check the database's structure (PRAGMA quick_check) for at most this long and refuse to "
       "start on damage (0: no check)"),

@@ -105,6 +105,7 @@ typedef struct config {
     int64_t storage_sync;
     int64_t storage_startup_check_ms;
     int64_t storage_min_free_bytes;
+    int64_t storage_segment_bytes;
     int64_t fetch_max_wait_cap_ms;
     int64_t topic_config_policy;
     int64_t group_min_session_timeout_ms;

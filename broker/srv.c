@@ -214,6 +214,13 @@ static int open_storage(srv *s, char *err, size_t errlen) {
                  "damaged database\")", path, why);
         return -1;
     }
+    stor_seg_set_bytes(s->st, s->cfg->storage_segment_bytes);
+    if (stor_recover(s->st) != 0) {
+        snprintf(err, errlen, "storage %.3000s: %.1000s", path, stor_errmsg(s->st));
+        stor_close(s->st);
+        s->st = NULL;
+        return -1;
+    }
     s->storage_check_ms = clk_mono_ms() - t0;
     s->storage_check_partial = rc == 1 && s->cfg->storage_startup_check_ms > 0;
     return 0;
@@ -270,6 +277,12 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen) {
     if (s->storage_check_partial)
         log_info("storage: the start-up check stopped after %lld ms (storage.startup.check.ms); the rest of the "
                  "database was not checked", (long long)s->storage_check_ms);
+    int64_t checked = 0, dropped = stor_seg_recovery(s->st, &checked);
+    if (checked > 0)
+        log_warn("storage: the system restarted since this database was last open; read back %lld bytes of record "
+                 "batches that were not known to be on disk: %lld failed their CRC and were removed with every later "
+                 "batch of their partition (storage.sync=%s loses at most the newest commits to a power cut)",
+                 (long long)checked, (long long)dropped, s->cfg->storage_sync == STOR_SYNC_FULL ? "full" : "normal");
     if (authz_init(s, err, errlen) != 0) return -1;
     if (topic_load_all(s) != 0) {
         snprintf(err, errlen, "loading topics: %s", stor_errmsg(s->st));

@@ -271,6 +271,11 @@ int stor_open(stor **out, const char *path, stor_sync sync, char *err, size_t er
         return -1;
     }
     const char *file = sqlite3_db_filename(s->db, "main");
+    if (file && *file && stor_seg_open(s, file, sync) != 0) {
+        stor_errf(err, errlen, "%s: %s", path, s->err);
+        stor_close(s);
+        return -1;
+    }
     if (wal && stor_ckpt_start(s, file, why, sizeof why) != 0) {
         stor_errf(err, errlen, "%s: %s", path, why);
         stor_close(s);
@@ -337,6 +342,7 @@ void stor_close(stor *s) {
     /* Closing with an open transaction discards it: only what stor_commit returned 0 for is kept. */
     if (s->db && !sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     stor_ckpt_stop(s);
+    stor_seg_close(s);
     for (int i = 0; i < STOR_STMT_COUNT; i++) sqlite3_finalize(s->stmt[i]);
     sqlite3_close_v2(s->db);
     free(s);
@@ -352,9 +358,11 @@ static void stor_rollback_quietly(stor *s) {
         sqlite3_step(st);
         sqlite3_reset(st);
     }
+    bool had = s->in_txn;
     s->in_txn = false;
     s->txn_failed = false;
     s->txn_kinds = 0;
+    if (had) stor_seg_after_rollback(s);
 }
 
 int stor_commit(stor *s) {
@@ -365,7 +373,7 @@ int stor_commit(stor *s) {
         return -1;
     }
     if (!s->in_txn) return 0;
-    if (stor_step_done(s, stor_stmt(s, STOR_COMMIT), "commit")) {
+    if (stor_seg_before_commit(s) || stor_step_done(s, stor_stmt(s, STOR_COMMIT), "commit")) {
         /*
          * Roll back rather than leave the transaction open: the caller will
          * refuse these writes, and a later successful commit must not make
@@ -377,6 +385,7 @@ int stor_commit(stor *s) {
     s->in_txn = false;
     s->txn_kinds = 0;
     s->commit_seq++;
+    stor_seg_after_commit(s);
     stor_ckpt_kick(s);
     return 0;
 }

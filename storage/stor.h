@@ -81,6 +81,22 @@ unsigned stor_txn_kinds(stor *s);
 int64_t stor_free_page_bytes(stor *s);
 /* Number of commits so far: a produce waits until this passes the value it saw when appending. */
 uint64_t stor_commit_seq(stor *s);
+
+/*
+ * Record bytes of a database on disk live in segment files next to it (stor_segments.c); a
+ * segment is closed once the next batch would take it past bytes (storage.segment.bytes).
+ */
+void stor_seg_set_bytes(stor *s, int64_t bytes);
+/*
+ * After stor_open (and stor_check): cut segment bytes no commit holds, check after a reboot
+ * what a power cut may have lost, delete dead segments. stor_open itself writes nothing, so a
+ * start refused on damage leaves the files as they were. 0 or -1 (stor_errmsg).
+ */
+int stor_recover(stor *s);
+/* Bytes written to segment files and how many there are (*count); -1 when unknown. */
+int64_t stor_seg_bytes(stor *s, int64_t *count);
+/* What stor_recover's check after a reboot did: batch rows removed (returned), bytes read back. */
+int64_t stor_seg_recovery(stor *s, int64_t *verified_bytes);
 const char *stor_errmsg(stor *s);
 
 /* ---- settings kept with the data (the generated cluster uuid) ---- */
@@ -174,8 +190,10 @@ int stor_batch_read(stor *s, int64_t topic_id, int32_t partition, int64_t from, 
                     void *ctx);
 /*
  * The same batches, read straight into the caller's memory (Fetch): dest
- * answers where a batch's len bytes go, or NULL to stop before it. Large
- * batches are copied once, from SQLite's pages (or the file) into dest.
+ * answers where a batch's len bytes go, or NULL to stop before it. Each
+ * batch is copied once into dest: read from its segment file (pread), or for
+ * a row kept inline (in-memory database, rows from before migration 8) from
+ * SQLite's pages.
  */
 typedef void *(*stor_batch_dest_fn)(void *ctx, const stor_batch_meta *m, size_t len);
 int stor_batch_read_into(stor *s, int64_t topic_id, int32_t partition, int64_t from, int64_t upto,

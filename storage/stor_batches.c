@@ -75,15 +75,21 @@ int stor_batch_append(stor *s, int64_t topic_id, int32_t partition, const stor_b
     if (stor_batch_check(s, m, data, len)) return -1;
     if (stor_write_begin_as(s, STOR_TXN_BATCHES)) return -1;
     if (stor_batch_check_order(s, topic_id, partition, m->base_offset)) return -1;
+    /* on disk the bytes go to a segment before the row that names them (stor_segments.c) */
+    int64_t seg = 0, pos = 0;
+    bool in_seg = s->segs.enabled;
+    if (in_seg && stor_seg_append(s, topic_id, partition, data, len, &seg, &pos)) return -1;
     sqlite3_stmt *st = stor_stmt(s, STOR_BATCH_INSERT);
-    bool by_blob = len >= STOR_BLOB_WRITE_MIN;
+    bool by_blob = !in_seg && len >= STOR_BLOB_WRITE_MIN;
     /* SQLITE_STATIC: the step below copies data into the row before we return. */
     if (stor_bind_key(s, st, topic_id, partition) || sqlite3_bind_int64(st, 3, m->base_offset) ||
         sqlite3_bind_int64(st, 4, m->last_offset) || sqlite3_bind_int64(st, 5, m->max_timestamp) ||
         sqlite3_bind_int64(st, 6, m->producer_id) || sqlite3_bind_int(st, 7, m->producer_epoch) ||
         sqlite3_bind_int(st, 8, m->base_sequence) || sqlite3_bind_int(st, 9, m->last_sequence) ||
         sqlite3_bind_int(st, 10, m->records_count) || sqlite3_bind_int64(st, 11, (sqlite3_int64)len) ||
-        (by_blob ? sqlite3_bind_zeroblob64(st, 12, len) : sqlite3_bind_blob64(st, 12, data, len, SQLITE_STATIC)))
+        (in_seg ? sqlite3_bind_zeroblob(st, 12, 0) || sqlite3_bind_int64(st, 13, seg) || sqlite3_bind_int64(st, 14, pos)
+         : by_blob ? sqlite3_bind_zeroblob64(st, 12, len)
+                   : sqlite3_bind_blob64(st, 12, data, len, SQLITE_STATIC)))
         return stor_fail(s, "bind batch");
     int rc = stor_step_done(s, st, "append batch");
     /* Drop the pointer to the caller's buffer now rather than at the next use. */
@@ -94,9 +100,9 @@ int stor_batch_append(stor *s, int64_t topic_id, int32_t partition, const stor_b
 
 /*
  * The read statement leaves the data column out: naming it would make each
- * step assemble the whole blob in SQLite's memory. The bytes are read with
- * the blob API instead, straight into dest; `after` (stor_batch_read) then
- * sees them.
+ * step assemble the whole blob in SQLite's memory. The bytes are read from
+ * the batch's segment, or for a row that keeps them inline with the blob API,
+ * straight into dest; `after` (stor_batch_read) then sees them.
  */
 static int batch_read(stor *s, int64_t topic_id, int32_t partition, int64_t from, int64_t upto,
                       stor_batch_dest_fn dest, stor_batch_fn after, void *ctx) {
@@ -113,6 +119,15 @@ static int batch_read(stor *s, int64_t topic_id, int32_t partition, int64_t from
         sqlite3_int64 size = sqlite3_column_int64(st, STOR_META_NCOLS + 1);
         void *p = dest(ctx, &m, (size_t)size);
         if (!p) break;
+        if (sqlite3_column_type(st, STOR_META_NCOLS + 2) != SQLITE_NULL) {
+            if (stor_seg_read(s, topic_id, partition, sqlite3_column_int64(st, STOR_META_NCOLS + 2),
+                              sqlite3_column_int64(st, STOR_META_NCOLS + 3), p, (size_t)size)) {
+                ret = -1;
+                break;
+            }
+            if (after && !after(ctx, &m, p, (size_t)size)) break;
+            continue;
+        }
         int brc = blob ? sqlite3_blob_reopen(blob, rowid)
                        : sqlite3_blob_open(s->db, "main", "batches", "data", rowid, 0, &blob);
         if (brc == SQLITE_OK && sqlite3_blob_bytes(blob) != size) {
@@ -230,6 +245,7 @@ static int stor_log_start_move(stor *s, int64_t topic_id, int32_t partition, int
     if (stor_bind_key(s, st, topic_id, partition) || sqlite3_bind_int64(st, 3, log_start))
         return stor_fail(s, "bind log start");
     if (stor_step_done(s, st, "delete batches below log start")) return -1;
+    stor_seg_maybe_dead(s);
     /* changes() counts the batch rows only, not the trigger's partition updates. */
     int deleted = sqlite3_changes(s->db);
     /* An aborted transaction whose marker is gone has nothing left for a fetch to skip. */

@@ -12,10 +12,16 @@ int stor_batch_replace(stor *s, int64_t topic_id, int32_t partition, int64_t bas
     if (!data || len == 0 || len > (size_t)INT32_MAX || records_count < 0)
         return stor_failf(s, "replace batch at %lld: bad data or count", (long long)base_offset);
     if (stor_write_begin_as(s, STOR_TXN_BATCHES)) return -1;
+    /* the rewritten bytes are appended like a produced batch; the old ones die with their segment */
+    int64_t seg = 0, pos = 0;
+    bool in_seg = s->segs.enabled;
+    if (in_seg && stor_seg_append(s, topic_id, partition, data, len, &seg, &pos)) return -1;
+    stor_seg_maybe_dead(s);
     sqlite3_stmt *st = stor_stmt(s, STOR_BATCH_REPLACE);
     if (bind_key(s, st, topic_id, partition, base_offset) || sqlite3_bind_int64(st, 4, max_timestamp) ||
         sqlite3_bind_int(st, 5, records_count) || sqlite3_bind_int64(st, 6, (sqlite3_int64)len) ||
-        sqlite3_bind_blob64(st, 7, data, len, SQLITE_STATIC))
+        (in_seg ? sqlite3_bind_zeroblob(st, 7, 0) || sqlite3_bind_int64(st, 8, seg) || sqlite3_bind_int64(st, 9, pos)
+                : sqlite3_bind_blob64(st, 7, data, len, SQLITE_STATIC)))
         return stor_fail(s, "bind replaced batch");
     int rc = stor_step_done(s, st, "replace batch");
     sqlite3_clear_bindings(st);
@@ -27,6 +33,7 @@ int stor_batch_delete(stor *s, int64_t topic_id, int32_t partition, int64_t base
     if (stor_write_begin_as(s, STOR_TXN_BATCHES)) return -1;
     sqlite3_stmt *st = stor_stmt(s, STOR_BATCH_DELETE_ONE);
     if (bind_key(s, st, topic_id, partition, base_offset)) return -1;
+    stor_seg_maybe_dead(s);
     return stor_step_done(s, st, "delete compacted batch");
 }
 

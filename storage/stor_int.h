@@ -106,6 +106,29 @@ extern const char *const stor_stmt_sql[STOR_STMT_COUNT];
 
 typedef struct stor_ckpt stor_ckpt;
 
+/* Segment files (stor_segments.c); enabled for a database on disk. */
+struct stor_seg_part;
+struct stor_seg_fd;
+typedef struct stor_segs {
+    bool enabled;
+    bool name_unsaved;  /* the directory's name is not in settings yet */
+    bool recovered;     /* stor_recover ran */
+    bool maybe_dead;    /* the open transaction removed or moved batch rows: look for dead segments after it */
+    stor_sync sync;
+    int64_t bytes;      /* storage.segment.bytes: a segment is closed once the next batch would pass it */
+    int64_t verified_bytes, dropped_rows; /* stor_recover's check (stor_seg_recovery) */
+    char dir[512];
+    struct stor_seg_part *parts; /* open-addressing hash by (topic, partition) */
+    size_t nparts, capparts;
+    struct { int64_t topic_id; int32_t partition; } *dirty; /* partitions appended to in the open transaction */
+    size_t ndirty, capdirty;
+    int64_t *gone_topics; /* deleted in the open transaction: their files go after its commit */
+    size_t ngone, capgone;
+    struct stor_seg_fd *fds;
+    int nfds;
+    uint64_t clock;
+} stor_segs;
+
 struct stor {
     sqlite3 *db;
     stor_ckpt *ckpt;  /* background WAL checkpoints (stor_checkpoint.c); NULL for :memory: and sync off */
@@ -115,6 +138,7 @@ struct stor {
     bool txn_failed; /* SQLite rolled our open transaction back after an error */
     unsigned txn_kinds; /* STOR_TXN_* of the writes in the open transaction */
     uint64_t commit_seq;
+    stor_segs segs;
     char err[512];
 };
 
@@ -150,6 +174,27 @@ const char *stor_vfs_name(void);
  * connections). Not a SQLite opcode: only the shim answers it.
  */
 #define STOR_FCNTL_GATHER_DB 0x6d736b01
+
+/* ---- stor_segments.c ---- */
+
+/* Find the segment directory and the newest segment (reads only; stor_recover does the rest). */
+int stor_seg_open(stor *s, const char *db_path, stor_sync sync);
+void stor_seg_close(stor *s);
+/* Write a batch's bytes to its partition's newest segment (a new one when it is full); where they went. */
+int stor_seg_append(stor *s, int64_t topic_id, int32_t partition, const void *data, size_t len, int64_t *seg,
+                    int64_t *pos);
+int stor_seg_read(stor *s, int64_t topic_id, int32_t partition, int64_t seg, int64_t pos, void *buf, size_t len);
+/* The open transaction removes a topic: its segment files go after the commit. */
+void stor_seg_topic_deleted(stor *s, int64_t topic_id);
+/* The open transaction removes or moves batch rows: look for dead segments after the commit. */
+void stor_seg_maybe_dead(stor *s);
+/* storage.sync=full: the segment's appends reach the disk before the commit that names them. */
+int stor_seg_before_commit(stor *s);
+void stor_seg_after_commit(stor *s);
+/* The transaction is gone: so are the segments it created and its appends to the newest. */
+void stor_seg_after_rollback(stor *s);
+/* Delete segments no row points into any more (outside a transaction). */
+void stor_seg_collect(stor *s);
 
 /* ---- stor.c: helpers for the other files ---- */
 

@@ -276,6 +276,43 @@ static const char *const stor_migrations[] = {
     "  UPDATE partitions SET bytes = bytes - OLD.size + NEW.size"
     "   WHERE topic_id = NEW.topic_id AND partition = NEW.partition;"
     " END;",
+
+    /*
+     * 8: record bytes in segment files (stor_segments.c). A batch row with seg NULL keeps its
+     * bytes in data, as every row before this migration does; otherwise data is empty and the
+     * bytes are at pos in segment seg. The new columns follow data, so reading them from an
+     * old row walks its overflow pages; only the read path and the start-up check select them.
+     * The columns are added by stor_added_columns (ALTER TABLE has no IF NOT EXISTS, and every
+     * migration stays idempotent). segments: per partition and file, the rows pointing into
+     * it (live), the end of the newest of them (used: bytes past it were never committed) and
+     * how much of it is known to be on disk (synced).
+     */
+    "CREATE TABLE IF NOT EXISTS segments ("
+    "  topic_id INTEGER NOT NULL,"
+    "  partition INTEGER NOT NULL,"
+    "  id INTEGER NOT NULL,"
+    "  live INTEGER NOT NULL DEFAULT 0,"
+    "  used INTEGER NOT NULL DEFAULT 0,"
+    "  synced INTEGER NOT NULL DEFAULT 0,"
+    "  PRIMARY KEY (topic_id, partition, id),"
+    "  FOREIGN KEY (topic_id, partition) REFERENCES partitions (topic_id, partition) ON DELETE CASCADE"
+    ") WITHOUT ROWID;"
+    /* segments no row points into any more: what the sweep after a commit looks for */
+    "CREATE INDEX IF NOT EXISTS segments_dead ON segments (topic_id, partition, id) WHERE live <= 0;"
+    "CREATE TRIGGER IF NOT EXISTS batches_seg_add AFTER INSERT ON batches WHEN NEW.seg IS NOT NULL BEGIN"
+    "  UPDATE segments SET live = live + 1, used = max(used, NEW.pos + NEW.size)"
+    "   WHERE topic_id = NEW.topic_id AND partition = NEW.partition AND id = NEW.seg;"
+    " END;"
+    "CREATE TRIGGER IF NOT EXISTS batches_seg_del AFTER DELETE ON batches WHEN OLD.seg IS NOT NULL BEGIN"
+    "  UPDATE segments SET live = live - 1"
+    "   WHERE topic_id = OLD.topic_id AND partition = OLD.partition AND id = OLD.seg;"
+    " END;"
+    "CREATE TRIGGER IF NOT EXISTS batches_seg_move AFTER UPDATE OF seg, pos ON batches BEGIN"
+    "  UPDATE segments SET live = live - 1"
+    "   WHERE topic_id = OLD.topic_id AND partition = OLD.partition AND id = OLD.seg;"
+    "  UPDATE segments SET live = live + 1, used = max(used, NEW.pos + NEW.size)"
+    "   WHERE topic_id = NEW.topic_id AND partition = NEW.partition AND id = NEW.seg;"
+    " END;",
 };
 
 #define STOR_MIGRATIONS_N ((int)(sizeof stor_migrations / sizeof stor_migrations[0]))
@@ -325,6 +362,31 @@ static int stor_check_owner(sqlite3 *db, int64_t version, char *err, size_t errl
     return 0;
 }
 
+/* Columns a migration adds to an existing table, each only when the table does not have it yet. */
+static const struct {
+    int version;
+    const char *table, *column, *decl;
+} stor_added_columns[] = {
+    {8, "batches", "seg", "INTEGER"},
+    {8, "batches", "pos", "INTEGER"},
+};
+
+static int stor_add_columns(sqlite3 *db, int version, char *err, size_t errlen) {
+    for (size_t i = 0; i < sizeof stor_added_columns / sizeof *stor_added_columns; i++) {
+        if (stor_added_columns[i].version != version) continue;
+        char sql[256];
+        int64_t has;
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM pragma_table_info('%s') WHERE name = '%s'",
+                 stor_added_columns[i].table, stor_added_columns[i].column);
+        if (stor_query_int(db, sql, &has, err, errlen)) return -1;
+        if (has) continue;
+        snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN %s %s", stor_added_columns[i].table,
+                 stor_added_columns[i].column, stor_added_columns[i].decl);
+        if (stor_exec(db, sql, sql, err, errlen)) return -1;
+    }
+    return 0;
+}
+
 static int stor_apply(sqlite3 *db, int64_t from, char *err, size_t errlen) {
     char sql[64], what[64];
     if (from == 0) {
@@ -333,6 +395,7 @@ static int stor_apply(sqlite3 *db, int64_t from, char *err, size_t errlen) {
     }
     for (int64_t v = from; v < STOR_MIGRATIONS_N; v++) {
         snprintf(what, sizeof what, "schema migration %lld", (long long)v + 1);
+        if (stor_add_columns(db, (int)v + 1, err, errlen)) return -1;
         if (stor_exec(db, stor_migrations[v], what, err, errlen)) return -1;
     }
     snprintf(sql, sizeof sql, "PRAGMA user_version = %d", STOR_MIGRATIONS_N);

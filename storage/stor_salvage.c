@@ -19,11 +19,14 @@
 #include "stor_int.h"
 #include "kp_batch.h"
 
+#include <fcntl.h>
+#include <libgen.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define MAX_COLS 32
 
@@ -221,27 +224,73 @@ static int in_old_schema(sqlite3 *old, const char *t) {
  * fetch), so every copied batch must parse as one record batch whose offsets match its
  * row and whose CRC holds; the rest are dropped and counted.
  */
-static long long drop_bad_batches(sqlite3 *fresh, char *first, size_t nfirst) {
+/* Where the old database's segment files are (stor_segments.c), or "" when it has none. */
+static void segment_dir(sqlite3 *db, const char *db_path, char *out, size_t n) {
+    out[0] = 0;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM settings WHERE key = 'segments.dir'", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
+        char tmp[512];
+        snprintf(tmp, sizeof tmp, "%s", db_path);
+        snprintf(out, n, "%s/%s", dirname(tmp), (const char *)sqlite3_column_text(st, 0));
+    }
+    sqlite3_finalize(st);
+}
+
+/* A batch's bytes from its segment; NULL (with *why) when they cannot be read. */
+static uint8_t *segment_bytes(const char *dir, int64_t topic_id, int partition, int64_t seg, int64_t pos, size_t len,
+                              const char **why) {
+    char path[700];
+    snprintf(path, sizeof path, "%s/%lld-%d/%020lld.log", dir, (long long)topic_id, partition, (long long)seg);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        *why = "its segment file cannot be opened";
+        return NULL;
+    }
+    uint8_t *buf = malloc(len ? len : 1);
+    ssize_t got = buf ? pread(fd, buf, len, (off_t)pos) : -1;
+    close(fd);
+    if (got != (ssize_t)len) {
+        free(buf);
+        *why = "its segment file ends before it";
+        return NULL;
+    }
+    return buf;
+}
+
+static long long drop_bad_batches(sqlite3 *fresh, const char *seg_dir, char *first, size_t nfirst) {
     sqlite3_stmt *rd = NULL, *del = NULL;
     long long dropped = 0;
-    if (sqlite3_prepare_v2(fresh, "SELECT rowid, base_offset, last_offset, data FROM batches", -1, &rd, NULL) !=
-            SQLITE_OK ||
+    if (sqlite3_prepare_v2(fresh, "SELECT rowid, base_offset, last_offset, data, seg, pos, size, topic_id, partition"
+                                  " FROM batches", -1, &rd,
+                           NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(fresh, "DELETE FROM batches WHERE rowid = ?", -1, &del, NULL) != SQLITE_OK) {
         sqlite3_finalize(rd);
         return -1;
     }
     while (sqlite3_step(rd) == SQLITE_ROW) {
-        const uint8_t *data = sqlite3_column_blob(rd, 3);
-        size_t len = (size_t)sqlite3_column_bytes(rd, 3), pos = 0;
-        kp_batch b;
         const char *why = NULL;
-        int got = data ? kp_batch_next(data, len, &pos, &b, &why) : 0;
+        const uint8_t *data;
+        uint8_t *owned = NULL;
+        size_t len;
+        if (sqlite3_column_type(rd, 4) != SQLITE_NULL) {
+            len = (size_t)sqlite3_column_int64(rd, 6);
+            data = owned = segment_bytes(seg_dir, sqlite3_column_int64(rd, 7), sqlite3_column_int(rd, 8),
+                                         sqlite3_column_int64(rd, 4), sqlite3_column_int64(rd, 5), len, &why);
+        } else {
+            data = sqlite3_column_blob(rd, 3);
+            len = (size_t)sqlite3_column_bytes(rd, 3);
+        }
+        size_t pos = 0;
+        kp_batch b;
+        int got = data ? kp_batch_next(data, len, &pos, &b, &why) : -1;
         if (got == 1 && pos != len) why = "bytes past the batch";
         else if (got == 1 && b.base_offset != sqlite3_column_int64(rd, 1)) why = "base offset differs from its row";
         else if (got == 1 && kp_batch_last_offset(&b) != sqlite3_column_int64(rd, 2))
             why = "last offset differs from its row";
         else if (got == 1 && !kp_batch_crc_ok(&b)) why = "CRC mismatch";
         else if (got == 0) why = "empty";
+        free(owned);
         if (got == 1 && !why) continue;
         if (!dropped)
             snprintf(first, nfirst, "offset %lld: %s", (long long)sqlite3_column_int64(rd, 1), why ? why : "unparsable");
@@ -257,6 +306,10 @@ static long long drop_bad_batches(sqlite3 *fresh, char *first, size_t nfirst) {
 /* Not reported as a repair: it touches every partition row whether or not a count was wrong. */
 static const char recount_bytes[] = "UPDATE partitions SET bytes = (SELECT COALESCE(SUM(size), 0) FROM batches b"
                                     " WHERE b.topic_id = partitions.topic_id AND b.partition = partitions.partition)";
+/* Likewise: the rows pointing into each segment file, which the copy's triggers counted against no row. */
+static const char recount_segments[] = "UPDATE segments SET live = (SELECT count(*) FROM batches b"
+                                       " WHERE b.topic_id = segments.topic_id AND b.partition = segments.partition"
+                                       " AND b.seg = segments.id)";
 
 #define PARTITION_GONE "(topic_id, partition) NOT IN (SELECT topic_id, partition FROM partitions)"
 #define TXN_GONE "transactional_id NOT IN (SELECT transactional_id FROM txns)"
@@ -272,7 +325,9 @@ static const char *const repairs[] = {
      "SELECT topic_id, partition, COALESCE((SELECT MIN(base_offset) FROM batches b"
      " WHERE b.topic_id = p.topic_id AND b.partition = p.partition), 0), 0 FROM p"),
     "DELETE FROM batches WHERE " PARTITION_GONE,
+    "DELETE FROM segments WHERE " PARTITION_GONE,
     recount_bytes,
+    recount_segments,
     "DELETE FROM group_members WHERE group_id NOT IN (SELECT group_id FROM groups)",
     "DELETE FROM partition_leaders WHERE " PARTITION_GONE,
     "DELETE FROM txn_partitions WHERE " TXN_GONE " OR " PARTITION_GONE,
@@ -316,6 +371,21 @@ int stor_salvage(const char *from, const char *to, stor_salvage_report fn, void 
                   stor_schema_latest());
         sqlite3_close(old);
         return -1;
+    }
+    /* segment files stay where they are: the new database must be next to the old one to find them */
+    char seg_dir[600], seg_dir_to[600];
+    segment_dir(old, from, seg_dir, sizeof seg_dir);
+    if (seg_dir[0]) {
+        char a[512], b[512];
+        snprintf(a, sizeof a, "%s", from);
+        snprintf(b, sizeof b, "%s", to);
+        snprintf(seg_dir_to, sizeof seg_dir_to, "%s", dirname(b));
+        if (strcmp(dirname(a), seg_dir_to) != 0) {
+            stor_errf(err, errlen, "%s keeps its records in %s: salvage into the same directory (%s is not)", from,
+                      seg_dir, seg_dir_to);
+            sqlite3_close(old);
+            return -1;
+        }
     }
     report(fn, ctx, "salvage: %s (schema version %d) into %s", from, version, to);
 
@@ -390,7 +460,7 @@ int stor_salvage(const char *from, const char *to, stor_salvage_report fn, void 
     st = NULL;
     if (rc == 0) {
         char first[160] = "";
-        long long bad = drop_bad_batches(fresh, first, sizeof first);
+        long long bad = drop_bad_batches(fresh, seg_dir, first, sizeof first);
         if (bad < 0) {
             stor_errf(err, errlen, "checking the copied batches: %s", sqlite3_errmsg(fresh));
             rc = -1;
@@ -403,7 +473,7 @@ int stor_salvage(const char *from, const char *to, stor_salvage_report fn, void 
     for (size_t i = 0; rc == 0 && i < sizeof repairs / sizeof *repairs; i++) {
         rc = stor_sql_exec(fresh, repairs[i], err, errlen);
         int n = sqlite3_changes(fresh);
-        if (rc == 0 && n && repairs[i] != recount_bytes)
+        if (rc == 0 && n && repairs[i] != recount_bytes && repairs[i] != recount_segments)
             report(fn, ctx, "salvage: repaired %d rows: %.120s", n, repairs[i]);
     }
     if (rc == 0) rc = stor_sql_exec(fresh, "COMMIT", err, errlen);

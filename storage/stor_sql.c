@@ -34,8 +34,8 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
                              "   ORDER BY b.base_offset DESC LIMIT 1)"
                              " FROM partitions p ORDER BY p.topic_id, p.partition",
 
-    [STOR_BATCH_INSERT] = "INSERT INTO batches (topic_id, partition, " STOR_META_COLS ", size, data)"
-                          " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+    [STOR_BATCH_INSERT] = "INSERT INTO batches (topic_id, partition, " STOR_META_COLS ", size, data, seg, pos)"
+                          " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     [STOR_BATCH_LAST] = "SELECT last_offset FROM batches WHERE " BATCH_KEY " ORDER BY base_offset DESC LIMIT 1",
     /*
      * "last_offset >= from" alone cannot seek the primary key. Batches do not
@@ -43,7 +43,7 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
      * from (the last one starting <= from): seek there, and let the
      * last_offset filter drop that one batch if from falls past its end.
      */
-    [STOR_BATCH_READ] = "SELECT " STOR_META_COLS ", rowid, size FROM batches"
+    [STOR_BATCH_READ] = "SELECT " STOR_META_COLS ", rowid, size, seg, pos FROM batches"
                         " WHERE " BATCH_KEY " AND base_offset < ?4 AND last_offset >= ?3"
                         "   AND base_offset >= coalesce((SELECT base_offset FROM batches"
                         "     WHERE " BATCH_KEY " AND base_offset <= ?3 ORDER BY base_offset DESC LIMIT 1), ?3)"
@@ -180,7 +180,8 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
     [STOR_TXN_ABORTED_DELETE_BELOW] = "DELETE FROM txn_aborted WHERE " BATCH_KEY " AND last_offset < ?3",
 
     /* The log cleaner (stor_compact.c): a batch rewritten in place keeps its offsets and producer columns. */
-    [STOR_BATCH_REPLACE] = "UPDATE batches SET max_timestamp = ?4, records_count = ?5, size = ?6, data = ?7"
+    [STOR_BATCH_REPLACE] = "UPDATE batches SET max_timestamp = ?4, records_count = ?5, size = ?6, data = ?7, seg = ?8,"
+                           " pos = ?9"
                            " WHERE " BATCH_KEY " AND base_offset = ?3",
     [STOR_BATCH_DELETE_ONE] = "DELETE FROM batches WHERE " BATCH_KEY " AND base_offset = ?3",
     [STOR_CLEAN_STATE] = "SELECT coalesce((SELECT cleaned_to FROM partition_cleaned WHERE " BATCH_KEY "), 0), bytes"

@@ -547,6 +547,13 @@ static void put_storage(out *o, srv *s) {
         if (db >= 0) put(o, "mskmock_storage_database_bytes %lld\n", (long long)db);
         family(o, "mskmock_storage_wal_bytes", "gauge", "Size of the SQLite write-ahead log (mskmock.db-wal).");
         put(o, "mskmock_storage_wal_bytes %lld\n", (long long)(wal >= 0 ? wal : 0));
+        int64_t nseg = 0, seg = stor_seg_bytes(s->st, &nseg);
+        family(o, "mskmock_storage_segment_bytes", "gauge",
+               "Bytes of record batches written to the segment files (mskmock.db.segments), dead ones included until "
+               "their segment is deleted.");
+        if (seg >= 0) put(o, "mskmock_storage_segment_bytes %lld\n", (long long)seg);
+        family(o, "mskmock_storage_segments", "gauge", "Segment files holding record batches.");
+        if (seg >= 0) put(o, "mskmock_storage_segments %lld\n", (long long)nseg);
     }
     stor_ckpt_stats ck;
     stor_checkpoint_stats(s->st, &ck);

@@ -109,7 +109,8 @@ def test_exposition_is_valid_and_typed(broker):
         "mskmock_topic_records_in": "counter", "mskmock_groups": "gauge",
         "mskmock_group_rebalances": "counter", "mskmock_group_generations": "counter",
         "mskmock_storage_commit_duration_seconds": "histogram", "mskmock_storage_database_bytes": "gauge",
-        "mskmock_storage_wal_bytes": "gauge", "mskmock_fault_rules_fired": "counter",
+        "mskmock_storage_wal_bytes": "gauge", "mskmock_storage_segment_bytes": "gauge",
+        "mskmock_storage_segments": "gauge", "mskmock_fault_rules_fired": "counter",
         "mskmock_process_resident_memory_bytes": "gauge", "mskmock_uptime_seconds": "gauge",
     }
     for name, typ in expected.items():

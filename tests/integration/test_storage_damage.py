@@ -4,8 +4,8 @@
   test_zero_length_database_is_refused     truncated to 0 bytes: not a new empty cluster
   test_damaged_header_names_the_real_step  garbage over the header: "reading the database header"
   test_mid_file_damage_is_refused_then_recovered
-                                           pages in the middle overwritten: quick_check names the
-                                           damage, the broker exits without touching the file;
+                                           pages of the batches table overwritten: quick_check names
+                                           the damage, the broker exits without touching the file;
                                            --salvage copies what is readable into a new database,
                                            reports the damaged table, and the broker starts on the
                                            result with every record of the untouched topic
@@ -13,6 +13,7 @@
 
 import os
 import re
+import sqlite3
 import subprocess
 
 import pytest
@@ -34,9 +35,9 @@ def failed_start(b, timeout=20):
     return p.returncode, p.stdout + p.stderr
 
 
-def fill(b, topic, count, size=3000):
+def fill(b, topic, count, size=3000, batch_size=16384):
     create_topic(b.bootstrap, topic)
-    p = Producer({"bootstrap.servers": b.bootstrap, "acks": "all", "linger.ms": 0, "batch.size": 16384})
+    p = Producer({"bootstrap.servers": b.bootstrap, "acks": "all", "linger.ms": 0, "batch.size": batch_size})
     for i in range(count):
         p.produce(topic, key=b"%d" % i, value=(b"%d-" % i) * (size // 6), partition=i % 3)
     assert p.flush(20) == 0
@@ -74,15 +75,21 @@ def test_damaged_header_names_the_real_step(broker):
 
 def test_mid_file_damage_is_refused_then_recovered(broker):
     broker.start()
-    fill(broker, "kept", 200)      # written first: its pages lie near the start of the file
-    fill(broker, "damaged", 600)   # then these, behind it
+    # one record per batch: the batches table's rows (its record bytes are in segment files) fill
+    # enough leaf pages to damage some in the middle and keep others whole
+    fill(broker, "kept", 200, batch_size=3100)     # written first: its rows come first
+    fill(broker, "damaged", 600, batch_size=3100)  # then these, behind them
     before = read_all(broker.bootstrap, "kept")
     broker.stop(check=True)
-    size = os.path.getsize(broker.db_path)
-    assert size > 200 * PAGE, size
-    with open(broker.db_path, "r+b") as f:  # three pages of garbage, three quarters into the file
-        f.seek((size * 3 // 4) // PAGE * PAGE)
-        f.write(os.urandom(3 * PAGE))
+    con = sqlite3.connect(broker.db_path)
+    leaves = [r[0] for r in con.execute("SELECT pageno FROM dbstat WHERE name = 'batches' AND pagetype = 'leaf'"
+                                        " ORDER BY path")]
+    con.close()
+    assert len(leaves) >= 8, leaves
+    with open(broker.db_path, "r+b") as f:  # two leaf pages of garbage, three quarters into the table
+        for page in leaves[len(leaves) * 3 // 4:len(leaves) * 3 // 4 + 2]:
+            f.seek((page - 1) * PAGE)
+            f.write(os.urandom(PAGE))
     with open(broker.db_path, "rb") as f:
         damaged = f.read()
 

@@ -55,6 +55,7 @@ typedef struct fx {
 static inline void fx_open(fx *f) {
     char err[512] = "";
     if (stor_open(&f->s, f->path, f->sync, err, sizeof err) != 0) fail_msg("stor_open: %s", err);
+    if (stor_recover(f->s) != 0) fail_msg("stor_recover: %s", stor_errmsg(f->s));
 }
 
 static inline void fx_reopen(fx *f) {

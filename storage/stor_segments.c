@@ -1,0 +1,742 @@
+/*
+ * Segment files: where record batch bytes live for a database on disk (schema migration 8).
+ *
+ * SQLite keeps every batch's row (offsets, producer fields, size) and, for a batch in a
+ * segment, where its bytes are: segment id and position. Each partition has its own segment
+ * files, as in Kafka (DIR/<topic id>-<partition>/<id>.log), so retention of one topic never
+ * waits for another's. A batch's bytes are appended to its partition's newest segment with one
+ * pwrite and never copied again: SQLite's WAL would write them twice (the WAL, then the
+ * checkpoint) and copy them through its pages each time, which measured as most of the
+ * broker's CPU under produce (docs/design-storage.md).
+ *
+ * Order is what keeps kill -9 safe: a batch's bytes are written before the commit that holds
+ * its row, so a committed row always points at written bytes (the page cache survives the
+ * process). Bytes past the newest committed row of a segment (segments.used) belong to appends
+ * whose commit never happened; stor_recover truncates them. A power cut is different: with
+ * storage.sync=normal the WAL may keep a commit whose segment bytes never reached the disk.
+ * So a segment's bytes up to segments.synced are known to be on disk (fdatasync before the mark
+ * is committed: at every commit with storage.sync=full, when a segment is closed for the next
+ * one otherwise). Only a restart of the operating system can lose what the page cache held, so
+ * stor_recover compares the kernel's boot id with the one the database last ran under: after a
+ * reboot every batch past a segment's mark is read back and its CRC checked, and a batch that
+ * fails is removed with everything after it in its partition, the way Kafka recovers a log
+ * after an unclean shutdown (at most one segment per partition in the normal mode).
+ * storage.sync=off promises nothing across a power cut and skips the check.
+ *
+ * segments.live counts the rows pointing into a segment (triggers keep it exact in every
+ * commit); a segment other than its partition's newest with none left is deleted after the
+ * commit that made it so, and a deleted topic's directories go after the commit of the delete.
+ * Rows written before migration 8, and every row of an in-memory database, keep their bytes in
+ * batches.data (seg NULL); reads take either.
+ */
+#include "stor_int.h"
+
+#include "kp_batch.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SEG_SETTING "segments.dir"
+#define SEG_BOOT_SETTING "segments.boot_id"
+#define SEG_DEFAULT_BYTES (16 * 1024 * 1024)
+/* Open segment files kept; more are closed least recently used first (a topic may have thousands of partitions). */
+#define SEG_FD_CACHE 256
+
+struct stor_seg_part {
+    int64_t topic_id;
+    int32_t partition;
+    bool used;    /* hash slot taken */
+    bool dirty;   /* appended to in the open transaction */
+    int64_t active; /* newest segment id; 0: none */
+    int64_t wpos;   /* where its next batch goes */
+    int64_t oldest; /* oldest segment id; 0: none */
+};
+
+struct stor_seg_fd {
+    int64_t topic_id, id;
+    int32_t partition;
+    int fd;
+    uint64_t last_use;
+};
+
+static void seg_path(const stor_segs *g, int64_t topic_id, int32_t partition, int64_t id, char *out, size_t n) {
+    if (id > 0)
+        snprintf(out, n, "%s/%" PRId64 "-%d/%020" PRId64 ".log", g->dir, topic_id, partition, id);
+    else
+        snprintf(out, n, "%s/%" PRId64 "-%d", g->dir, topic_id, partition);
+}
+
+/* sqlite3_mprintf formats (%Q quotes a string), so no printf format attribute. */
+static int seg_exec(stor *s, const char *what, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char *sql = sqlite3_vmprintf(fmt, ap);
+    va_end(ap);
+    int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+    sqlite3_free(sql);
+    return rc == SQLITE_OK ? 0 : stor_fail(s, what);
+}
+
+/* ---- file descriptors ---- */
+
+static int seg_fd(stor *s, int64_t topic_id, int32_t partition, int64_t id) {
+    stor_segs *g = &s->segs;
+    g->clock++;
+    int lru = -1;
+    for (int i = 0; i < g->nfds; i++) {
+        struct stor_seg_fd *f = &g->fds[i];
+        if (f->id == id && f->topic_id == topic_id && f->partition == partition) {
+            f->last_use = g->clock;
+            return f->fd;
+        }
+        if (lru < 0 || f->last_use < g->fds[lru].last_use) lru = i;
+    }
+    char path[sizeof g->dir + 64];
+    seg_path(g, topic_id, partition, id, path, sizeof path);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) return stor_failf(s, "open segment %s: %s", path, strerror(errno));
+    int at;
+    if (g->nfds < SEG_FD_CACHE) {
+        at = g->nfds++;
+    } else {
+        at = lru;
+        close(g->fds[at].fd);
+    }
+    g->fds[at] = (struct stor_seg_fd){.topic_id = topic_id, .partition = partition, .id = id, .fd = fd,
+                                      .last_use = g->clock};
+    return fd;
+}
+
+/* Close the fds of one segment (id > 0), of a partition's (id 0), or of a topic's (partition < 0). */
+static void seg_forget(stor_segs *g, int64_t topic_id, int32_t partition, int64_t id) {
+    for (int i = 0; i < g->nfds;) {
+        struct stor_seg_fd *f = &g->fds[i];
+        if (f->topic_id == topic_id && (partition < 0 || f->partition == partition) && (id == 0 || f->id == id)) {
+            close(f->fd);
+            g->fds[i] = g->fds[--g->nfds];
+        } else {
+            i++;
+        }
+    }
+}
+
+static int pread_all(int fd, void *buf, size_t len, int64_t pos) {
+    uint8_t *p = buf;
+    while (len) {
+        ssize_t n = pread(fd, p, len, (off_t)pos);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return n == 0 ? -2 : -1;
+        p += n, len -= (size_t)n, pos += n;
+    }
+    return 0;
+}
+
+static int pwrite_all(int fd, const void *buf, size_t len, int64_t pos) {
+    const uint8_t *p = buf;
+    while (len) {
+        ssize_t n = pwrite(fd, p, len, (off_t)pos);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return -1;
+        p += n, len -= (size_t)n, pos += n;
+    }
+    return 0;
+}
+
+int stor_seg_read(stor *s, int64_t topic_id, int32_t partition, int64_t seg, int64_t pos, void *buf, size_t len) {
+    int fd = seg_fd(s, topic_id, partition, seg);
+    if (fd < 0) return -1;
+    int rc = pread_all(fd, buf, len, pos);
+    if (rc == -2)
+        return stor_failf(s, "segment %" PRId64 " of partition %d ends before position %" PRId64 " + %zu its batch "
+                             "row names", seg, partition, pos, len);
+    if (rc) return stor_failf(s, "read segment %" PRId64 " of partition %d: %s", seg, partition, strerror(errno));
+    return 0;
+}
+
+/* ---- per-partition state, loaded from the segments table on first use ---- */
+
+static uint64_t part_hash(int64_t topic_id, int32_t partition) {
+    uint64_t h = (uint64_t)topic_id * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uint32_t)partition * 0xC2B2AE3D27D4EB4Full;
+    return h ^ (h >> 29);
+}
+
+static int part_load(stor *s, struct stor_seg_part *p) {
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db,
+                                "SELECT max(id), min(id), (SELECT used FROM segments WHERE topic_id = ?1 AND"
+                                " partition = ?2 ORDER BY id DESC LIMIT 1) FROM segments WHERE topic_id = ?1"
+                                " AND partition = ?2", -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, p->topic_id);
+        sqlite3_bind_int(st, 2, p->partition);
+        rc = sqlite3_step(st);
+    }
+    if (rc == SQLITE_ROW) {
+        p->active = sqlite3_column_int64(st, 0); /* NULL reads as 0: none */
+        p->oldest = sqlite3_column_int64(st, 1);
+        p->wpos = sqlite3_column_int64(st, 2);
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_OK ? 0 : stor_fail(s, "read segments");
+}
+
+static struct stor_seg_part *part_get(stor *s, int64_t topic_id, int32_t partition) {
+    stor_segs *g = &s->segs;
+    if ((g->nparts + 1) * 2 > g->capparts) {
+        size_t cap = g->capparts ? g->capparts * 2 : 64;
+        struct stor_seg_part *t = calloc(cap, sizeof *t);
+        if (!t) {
+            stor_failf(s, "segments: out of memory");
+            return NULL;
+        }
+        for (size_t i = 0; i < g->capparts; i++) {
+            if (!g->parts[i].used) continue;
+            size_t j = part_hash(g->parts[i].topic_id, g->parts[i].partition) & (cap - 1);
+            while (t[j].used) j = (j + 1) & (cap - 1);
+            t[j] = g->parts[i];
+        }
+        free(g->parts);
+        g->parts = t;
+        g->capparts = cap;
+    }
+    size_t j = part_hash(topic_id, partition) & (g->capparts - 1);
+    while (g->parts[j].used) {
+        if (g->parts[j].topic_id == topic_id && g->parts[j].partition == partition) return &g->parts[j];
+        j = (j + 1) & (g->capparts - 1);
+    }
+    struct stor_seg_part *p = &g->parts[j];
+    *p = (struct stor_seg_part){.topic_id = topic_id, .partition = partition, .used = true};
+    if (part_load(s, p)) {
+        p->used = false;
+        return NULL;
+    }
+    g->nparts++;
+    return p;
+}
+
+/* Forget every partition state (reloaded on next use): after a rollback, or a topic's deletion. */
+static void parts_reset(stor_segs *g) {
+    free(g->parts);
+    g->parts = NULL;
+    g->nparts = g->capparts = 0;
+    g->ndirty = 0;
+}
+
+static int mark_dirty(stor *s, struct stor_seg_part *p) {
+    stor_segs *g = &s->segs;
+    if (p->dirty) return 0;
+    if (g->ndirty == g->capdirty) {
+        size_t cap = g->capdirty ? g->capdirty * 2 : 16;
+        void *n = realloc(g->dirty, cap * sizeof *g->dirty);
+        if (!n) return stor_failf(s, "segments: out of memory");
+        g->dirty = n;
+        g->capdirty = cap;
+    }
+    g->dirty[g->ndirty].topic_id = p->topic_id;
+    g->dirty[g->ndirty].partition = p->partition;
+    g->ndirty++;
+    p->dirty = true;
+    return 0;
+}
+
+/* ---- open and recovery ---- */
+
+/* The directory's name relative to the database's, kept in settings so a salvaged copy next to it finds it. */
+static int seg_resolve_dir(stor *s, const char *db_path) {
+    stor_segs *g = &s->segs;
+    char name[256];
+    int got = stor_setting_get(s, SEG_SETTING, name, sizeof name);
+    if (got < 0) return -1;
+    char tmp[sizeof g->dir];
+    snprintf(tmp, sizeof tmp, "%s", db_path);
+    if (got == 0) {
+        char base[sizeof g->dir];
+        snprintf(base, sizeof base, "%s", db_path);
+        snprintf(name, sizeof name, "%s.segments", basename(base));
+        g->name_unsaved = true;
+    }
+    if (strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+        return stor_failf(s, "setting %s: '%s' is not a directory name", SEG_SETTING, name);
+    int n = snprintf(g->dir, sizeof g->dir, "%s/%s", dirname(tmp), name);
+    if (n < 0 || (size_t)n >= sizeof g->dir - 64) return stor_failf(s, "segment directory path too long");
+    return 0;
+}
+
+int stor_seg_open(stor *s, const char *db_path, stor_sync sync) {
+    stor_segs *g = &s->segs;
+    g->bytes = SEG_DEFAULT_BYTES;
+    g->sync = sync;
+    g->fds = calloc(SEG_FD_CACHE, sizeof *g->fds);
+    if (!g->fds) return stor_failf(s, "segments: out of memory");
+    if (seg_resolve_dir(s, db_path)) return -1;
+    g->enabled = true;
+    return 0;
+}
+
+/* The kernel's boot id ("" when unknown); the same id means the page cache outlived whatever stopped us. */
+static void boot_id(char *out, size_t n) {
+    out[0] = 0;
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (!f) return;
+    if (!fgets(out, (int)n, f)) out[0] = 0;
+    fclose(f);
+    out[strcspn(out, "\n")] = 0;
+}
+
+/*
+ * The bytes of one segment's rows past its synced mark, read back: a row whose batch does not
+ * parse, is not where its row says, or fails its CRC is removed with every later row of its partition.
+ */
+static int seg_verify(stor *s, int64_t topic_id, int32_t partition, int64_t id, int64_t from, int64_t *dropped) {
+    sqlite3_stmt *st = NULL, *del = NULL;
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    int ret = 0, fd = -1;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT base_offset, last_offset, pos, size FROM batches"
+                           " WHERE topic_id = ?1 AND partition = ?2 AND seg = ?3 AND pos >= ?4 ORDER BY base_offset",
+                           -1, &st, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "DELETE FROM batches WHERE topic_id = ?1 AND partition = ?2 AND base_offset >= ?3",
+                           -1, &del, NULL) != SQLITE_OK) {
+        ret = stor_fail(s, "verify segment");
+        goto out;
+    }
+    sqlite3_bind_int64(st, 1, topic_id);
+    sqlite3_bind_int(st, 2, partition);
+    sqlite3_bind_int64(st, 3, id);
+    sqlite3_bind_int64(st, 4, from);
+    if ((fd = seg_fd(s, topic_id, partition, id)) < 0) {
+        ret = -1;
+        goto out;
+    }
+    int64_t bad = -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t pos = sqlite3_column_int64(st, 2), size = sqlite3_column_int64(st, 3);
+        if (size <= 0 || size > INT32_MAX) continue;
+        if ((size_t)size > cap) {
+            uint8_t *p = realloc(buf, (size_t)size);
+            if (!p) {
+                ret = stor_failf(s, "verify segment: out of memory");
+                break;
+            }
+            buf = p, cap = (size_t)size;
+        }
+        kp_batch b;
+        size_t at = 0;
+        const char *why = NULL;
+        bool ok = pread_all(fd, buf, (size_t)size, pos) == 0 && kp_batch_next(buf, (size_t)size, &at, &b, &why) == 1 &&
+                  at == (size_t)size && b.base_offset == sqlite3_column_int64(st, 0) &&
+                  kp_batch_last_offset(&b) == sqlite3_column_int64(st, 1) && kp_batch_crc_ok(&b);
+        if (!ok) {
+            bad = sqlite3_column_int64(st, 0);
+            break;
+        }
+    }
+    if (ret == 0 && rc != SQLITE_DONE && rc != SQLITE_ROW) ret = stor_fail(s, "verify segment");
+    sqlite3_reset(st);
+    if (ret == 0 && bad >= 0) {
+        sqlite3_bind_int64(del, 1, topic_id);
+        sqlite3_bind_int(del, 2, partition);
+        sqlite3_bind_int64(del, 3, bad);
+        if (sqlite3_step(del) != SQLITE_DONE) ret = stor_fail(s, "verify segment: remove damaged batches");
+        else *dropped += sqlite3_changes(s->db);
+    }
+out:
+    free(buf);
+    sqlite3_finalize(st);
+    sqlite3_finalize(del);
+    return ret;
+}
+
+/* In a directory this database named as its own: partitions it no longer has, segments no commit made. */
+static void seg_remove_strays(stor *s) {
+    stor_segs *g = &s->segs;
+    DIR *d = opendir(g->dir);
+    if (!d) return;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT (SELECT 1 FROM partitions WHERE topic_id = ?1 AND partition = ?2),"
+                                  " (SELECT max(id) FROM segments WHERE topic_id = ?1 AND partition = ?2)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        closedir(d);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        long long tid;
+        int part, len = 0;
+        if (sscanf(e->d_name, "%lld-%d%n", &tid, &part, &len) != 2 || e->d_name[len]) continue;
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, tid);
+        sqlite3_bind_int(st, 2, part);
+        if (sqlite3_step(st) != SQLITE_ROW) continue;
+        bool exists = sqlite3_column_type(st, 0) != SQLITE_NULL;
+        int64_t newest = sqlite3_column_int64(st, 1);
+        char dir[sizeof g->dir + 64];
+        seg_path(g, tid, part, 0, dir, sizeof dir);
+        DIR *pd = opendir(dir);
+        if (!pd) continue;
+        struct dirent *f;
+        while ((f = readdir(pd))) {
+            char *end = NULL;
+            long long id = strtoll(f->d_name, &end, 10);
+            if (!end || strcmp(end, ".log") != 0 || (exists && id <= newest)) continue;
+            char path[sizeof dir + 300];
+            snprintf(path, sizeof path, "%s/%s", dir, f->d_name);
+            unlink(path);
+        }
+        closedir(pd);
+        if (!exists) rmdir(dir);
+    }
+    sqlite3_finalize(st);
+    closedir(d);
+}
+
+int stor_recover(stor *s) {
+    stor_segs *g = &s->segs;
+    if (!g->enabled || g->recovered) return 0;
+    g->recovered = true;
+    char boot[64], last[64] = "";
+    boot_id(boot, sizeof boot);
+    if (stor_setting_get(s, SEG_BOOT_SETTING, last, sizeof last) < 0) return -1;
+    bool check = g->sync != STOR_SYNC_OFF && (!boot[0] || strcmp(boot, last) != 0);
+    if (boot[0] && strcmp(boot, last) != 0 &&
+        seg_exec(s, "record boot id", "INSERT INTO settings (key, value) VALUES ('%s', %Q)"
+                 " ON CONFLICT (key) DO UPDATE SET value = excluded.value", SEG_BOOT_SETTING, boot))
+        return -1;
+    /* Every segment: cut what no commit holds, check what a power cut may have lost. */
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT topic_id, partition, id, used, synced, live FROM segments", -1, &st, NULL) !=
+        SQLITE_OK)
+        return stor_fail(s, "read segments");
+    int64_t dropped = 0, verified = 0;
+    int ret = 0, rc;
+    bool began = false;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t tid = sqlite3_column_int64(st, 0), id = sqlite3_column_int64(st, 2);
+        int32_t part = sqlite3_column_int(st, 1);
+        int64_t used = sqlite3_column_int64(st, 3), synced = sqlite3_column_int64(st, 4);
+        int64_t live = sqlite3_column_int64(st, 5);
+        char path[sizeof g->dir + 64];
+        seg_path(g, tid, part, id, path, sizeof path);
+        struct stat sb;
+        if (stat(path, &sb) != 0) {
+            if (live <= 0) continue; /* deleted after its last row went; its row goes at the next sweep */
+            ret = stor_failf(s, "segment %s is missing: %lld batches have their bytes there; restore it, or salvage "
+                                "what is left (mskmock --salvage)", path, (long long)live);
+            break;
+        }
+        if (sb.st_size > used && truncate(path, (off_t)used) != 0) {
+            ret = stor_failf(s, "truncate segment %s to %lld bytes: %s", path, (long long)used, strerror(errno));
+            break;
+        }
+        if (check && synced < used && live > 0) {
+            if (!began && (ret = seg_exec(s, "verify segments", "SAVEPOINT seg_verify")) != 0) break;
+            began = true;
+            verified += used - synced;
+            if ((ret = seg_verify(s, tid, part, id, synced, &dropped)) != 0) break;
+        }
+    }
+    if (ret == 0 && rc != SQLITE_DONE) ret = stor_fail(s, "read segments");
+    sqlite3_finalize(st);
+    if (began) {
+        /* the check's removals (if any) and the new marks commit together; nothing else is open yet */
+        if (ret == 0) ret = seg_exec(s, "mark segments checked", "UPDATE segments SET synced = used");
+        if (ret != 0) seg_exec(s, "verify segments", "ROLLBACK TO seg_verify");
+        if (seg_exec(s, "verify segments", "RELEASE seg_verify")) ret = -1;
+    }
+    g->verified_bytes = verified;
+    g->dropped_rows = dropped;
+    /* only in a directory this database has named as its own: a fresh database (a salvage's) must not touch it */
+    if (ret == 0 && !g->name_unsaved) seg_remove_strays(s);
+    if (ret == 0) {
+        g->maybe_dead = true;
+        stor_seg_collect(s);
+    }
+    return ret;
+}
+
+void stor_seg_close(stor *s) {
+    stor_segs *g = &s->segs;
+    for (int i = 0; i < g->nfds; i++) close(g->fds[i].fd);
+    free(g->fds);
+    g->fds = NULL;
+    g->nfds = 0;
+    parts_reset(g);
+    free(g->dirty);
+    g->dirty = NULL;
+    g->capdirty = 0;
+    free(g->gone_topics);
+    g->gone_topics = NULL;
+}
+
+/* ---- appends ---- */
+
+/* fsync a directory (and with parent_too the one holding it), so names created in it survive a power cut. */
+static void fsync_dir(const char *dir, bool parent_too) {
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+    if (parent_too) {
+        char tmp[600];
+        snprintf(tmp, sizeof tmp, "%s", dir);
+        fsync_dir(dirname(tmp), false);
+    }
+}
+
+/* A partition's new newest segment, its row in the open transaction (the triggers need it). */
+static int seg_create(stor *s, struct stor_seg_part *p) {
+    stor_segs *g = &s->segs;
+    if (g->name_unsaved) {
+        char name[256];
+        snprintf(name, sizeof name, "%s", strrchr(g->dir, '/') + 1);
+        if (seg_exec(s, "record segment directory", "INSERT INTO settings (key, value) VALUES ('%s', %Q)",
+                     SEG_SETTING, name))
+            return -1;
+        g->name_unsaved = false;
+    }
+    char path[sizeof g->dir + 64], pdir[sizeof g->dir + 64];
+    bool sync = g->sync != STOR_SYNC_OFF;
+    if (mkdir(g->dir, 0755) == 0) {
+        if (sync) fsync_dir(g->dir, true);
+    } else if (errno != EEXIST) {
+        return stor_failf(s, "create segment directory %s: %s", g->dir, strerror(errno));
+    }
+    seg_path(g, p->topic_id, p->partition, 0, pdir, sizeof pdir);
+    if (mkdir(pdir, 0755) == 0) {
+        if (sync) fsync_dir(g->dir, false);
+    } else if (errno != EEXIST) {
+        return stor_failf(s, "create segment directory %s: %s", pdir, strerror(errno));
+    }
+    int64_t id = p->active + 1;
+    seg_path(g, p->topic_id, p->partition, id, path, sizeof path);
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return stor_failf(s, "create segment %s: %s", path, strerror(errno));
+    close(fd);
+    /* the new name must outlive a power cut as the bytes synced into it do (not for storage.sync=off) */
+    if (sync) fsync_dir(pdir, false);
+    if (seg_exec(s, "add segment", "INSERT INTO segments (topic_id, partition, id) VALUES (%lld, %d, %lld)",
+                 (long long)p->topic_id, p->partition, (long long)id)) {
+        unlink(path);
+        return -1;
+    }
+    p->active = id;
+    p->wpos = 0;
+    if (!p->oldest) p->oldest = id;
+    return 0;
+}
+
+/* The partition's newest segment is full: what it holds goes to disk and is marked so (sync normal and full). */
+static int seg_seal(stor *s, struct stor_seg_part *p) {
+    stor_segs *g = &s->segs;
+    if (g->sync == STOR_SYNC_OFF) return 0;
+    int fd = seg_fd(s, p->topic_id, p->partition, p->active);
+    if (fd < 0) return -1;
+    if (fdatasync(fd) != 0) return stor_failf(s, "fdatasync segment: %s", strerror(errno));
+    return seg_exec(s, "mark segment synced",
+                    "UPDATE segments SET synced = %lld WHERE topic_id = %lld AND partition = %d AND id = %lld",
+                    (long long)p->wpos, (long long)p->topic_id, p->partition, (long long)p->active);
+}
+
+int stor_seg_append(stor *s, int64_t topic_id, int32_t partition, const void *data, size_t len, int64_t *seg,
+                    int64_t *pos) {
+    stor_segs *g = &s->segs;
+    struct stor_seg_part *p = part_get(s, topic_id, partition);
+    if (!p || mark_dirty(s, p)) return -1;
+    if (p->active == 0 || (p->wpos > 0 && p->wpos + (int64_t)len > g->bytes)) {
+        if (p->active && seg_seal(s, p)) return -1;
+        if (seg_create(s, p)) return -1;
+    }
+    int fd = seg_fd(s, topic_id, partition, p->active);
+    if (fd < 0) return -1;
+    if (pwrite_all(fd, data, len, p->wpos) != 0)
+        return stor_failf(s, "append to segment %lld: %s", (long long)p->active, strerror(errno));
+    *seg = p->active;
+    *pos = p->wpos;
+    p->wpos += (int64_t)len;
+    return 0;
+}
+
+/* ---- the transaction around them ---- */
+
+int stor_seg_before_commit(stor *s) {
+    stor_segs *g = &s->segs;
+    if (!g->enabled || g->sync != STOR_SYNC_FULL) return 0;
+    for (size_t i = 0; i < g->ndirty; i++) {
+        struct stor_seg_part *p = part_get(s, g->dirty[i].topic_id, g->dirty[i].partition);
+        if (!p || !p->active) continue;
+        int fd = seg_fd(s, p->topic_id, p->partition, p->active);
+        if (fd < 0) return -1;
+        if (fdatasync(fd) != 0) return stor_failf(s, "fdatasync segment: %s", strerror(errno));
+        if (seg_exec(s, "mark segment synced",
+                     "UPDATE segments SET synced = used WHERE topic_id = %lld AND partition = %d AND id = %lld",
+                     (long long)p->topic_id, p->partition, (long long)p->active))
+            return -1;
+    }
+    return 0;
+}
+
+static void forget_gone_topics(stor *s) {
+    stor_segs *g = &s->segs;
+    for (size_t i = 0; i < g->ngone; i++) {
+        int64_t tid = g->gone_topics[i];
+        seg_forget(g, tid, -1, 0);
+        /* its rows went with the commit (ON DELETE CASCADE): its files go now */
+        DIR *d = opendir(g->dir);
+        if (!d) continue;
+        char prefix[32];
+        int plen = snprintf(prefix, sizeof prefix, "%lld-", (long long)tid);
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (strncmp(e->d_name, prefix, (size_t)plen) != 0) continue;
+            char dir[sizeof g->dir + 300];
+            snprintf(dir, sizeof dir, "%s/%s", g->dir, e->d_name);
+            DIR *pd = opendir(dir);
+            struct dirent *f;
+            while (pd && (f = readdir(pd))) {
+                if (f->d_name[0] == '.') continue;
+                char path[sizeof dir + 300];
+                snprintf(path, sizeof path, "%s/%s", dir, f->d_name);
+                unlink(path);
+            }
+            if (pd) closedir(pd);
+            rmdir(dir);
+        }
+        closedir(d);
+    }
+    if (g->ngone) parts_reset(g); /* the topic's partition states; the others reload on use */
+    g->ngone = 0;
+}
+
+void stor_seg_after_commit(stor *s) {
+    stor_segs *g = &s->segs;
+    if (!g->enabled) return;
+    for (size_t i = 0; i < g->ndirty; i++) {
+        struct stor_seg_part *p = part_get(s, g->dirty[i].topic_id, g->dirty[i].partition);
+        if (p) p->dirty = false;
+    }
+    g->ndirty = 0;
+    forget_gone_topics(s);
+    stor_seg_collect(s);
+}
+
+void stor_seg_after_rollback(stor *s) {
+    stor_segs *g = &s->segs;
+    if (!g->enabled) return;
+    g->ngone = 0;
+    g->maybe_dead = false;
+    /* the lost transaction may have been the one that named the directory in settings */
+    char name[256];
+    if (stor_setting_get(s, SEG_SETTING, name, sizeof name) == 0) g->name_unsaved = true;
+    /* what the lost transaction wrote: segments it created, appends past the newest committed row */
+    for (size_t i = 0; i < g->ndirty; i++) {
+        int64_t tid = g->dirty[i].topic_id;
+        int32_t part = g->dirty[i].partition;
+        struct stor_seg_part now = {.topic_id = tid, .partition = part};
+        if (part_load(s, &now)) continue;
+        char path[sizeof g->dir + 64];
+        DIR *d;
+        seg_path(g, tid, part, 0, path, sizeof path);
+        if ((d = opendir(path))) {
+            struct dirent *e;
+            while ((e = readdir(d))) {
+                char *end = NULL;
+                long long id = strtoll(e->d_name, &end, 10);
+                if (!end || strcmp(end, ".log") != 0 || id <= now.active) continue;
+                seg_forget(g, tid, part, id);
+                char f[sizeof path + 300];
+                snprintf(f, sizeof f, "%s/%s", path, e->d_name);
+                unlink(f);
+            }
+            closedir(d);
+        }
+        if (now.active) {
+            seg_path(g, tid, part, now.active, path, sizeof path);
+            if (truncate(path, (off_t)now.wpos) != 0 && errno != ENOENT) {
+                /* leave the bytes: the next append writes past them in a new segment */
+            }
+        }
+    }
+    parts_reset(g);
+}
+
+void stor_seg_topic_deleted(stor *s, int64_t topic_id) {
+    stor_segs *g = &s->segs;
+    if (!g->enabled) return;
+    if (g->ngone == g->capgone) {
+        size_t cap = g->capgone ? g->capgone * 2 : 8;
+        int64_t *n = realloc(g->gone_topics, cap * sizeof *n);
+        if (!n) return; /* its directories stay until the next start sweeps them */
+        g->gone_topics = n;
+        g->capgone = cap;
+    }
+    g->gone_topics[g->ngone++] = topic_id;
+}
+
+void stor_seg_maybe_dead(stor *s) { s->segs.maybe_dead = true; }
+
+void stor_seg_collect(stor *s) {
+    stor_segs *g = &s->segs;
+    if (!g->enabled || s->in_txn || !g->maybe_dead) return;
+    g->maybe_dead = false;
+    /* segments with no row left that are not their partition's newest (the partial index finds them) */
+    sqlite3_stmt *st = NULL;
+    struct { int64_t tid, id; int32_t part; } dead[128];
+    int n = 0;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT topic_id, partition, id FROM segments d WHERE live <= 0 AND id <"
+                           " (SELECT max(id) FROM segments n WHERE n.topic_id = d.topic_id AND n.partition = d.partition)"
+                           " LIMIT 128", -1, &st, NULL) == SQLITE_OK) {
+        while (n < 128 && sqlite3_step(st) == SQLITE_ROW) {
+            dead[n].tid = sqlite3_column_int64(st, 0);
+            dead[n].part = sqlite3_column_int(st, 1);
+            dead[n].id = sqlite3_column_int64(st, 2);
+            n++;
+        }
+    }
+    sqlite3_finalize(st);
+    /* the file first: a row left behind by a crash here is swept at the next start */
+    for (int i = 0; i < n; i++) {
+        seg_forget(g, dead[i].tid, dead[i].part, dead[i].id);
+        char path[sizeof g->dir + 64];
+        seg_path(g, dead[i].tid, dead[i].part, dead[i].id, path, sizeof path);
+        unlink(path);
+        seg_exec(s, "drop segment", "DELETE FROM segments WHERE topic_id = %lld AND partition = %d AND id = %lld"
+                 " AND live <= 0", (long long)dead[i].tid, dead[i].part, (long long)dead[i].id);
+    }
+    if (n == 128) g->maybe_dead = true; /* more at the next commit */
+}
+
+void stor_seg_set_bytes(stor *s, int64_t bytes) {
+    if (bytes > 0) s->segs.bytes = bytes;
+}
+
+int64_t stor_seg_recovery(stor *s, int64_t *verified_bytes) {
+    if (verified_bytes) *verified_bytes = s->segs.verified_bytes;
+    return s->segs.dropped_rows;
+}
+
+int64_t stor_seg_bytes(stor *s, int64_t *count) {
+    sqlite3_stmt *st = NULL;
+    int64_t bytes = -1;
+    *count = 0;
+    if (sqlite3_prepare_v2(s->db, "SELECT coalesce(sum(used), 0), count(*) FROM segments", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        bytes = sqlite3_column_int64(st, 0);
+        *count = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    return bytes;
+}

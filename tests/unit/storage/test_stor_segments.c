@@ -1,0 +1,334 @@
+/*
+ * stor: record bytes in segment files (stor_segments.c): where appends go, rolling and
+ * deleting segments, what open cuts and checks, rollbacks, rows from before migration 8.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "fixtures.h"
+#include "kp_batch.h"
+#include "protocol/rdk_batches.h"
+#include "stor.h"
+#include "stor_int.h"
+
+static int fx_setup(void **state) {
+    *state = fx_new_with_topic("stor_segments", STOR_SYNC_NORMAL, 2);
+    return 0;
+}
+
+static void raw_exec(const char *path, const char *sql) {
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) fail_msg("%s: %s", sql, msg);
+    sqlite3_close(db);
+}
+
+static int64_t raw_int(const char *path, const char *sql) {
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+    int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+static void seg_path(fx *f, int32_t partition, int id, char *out, size_t n) {
+    snprintf(out, n, "%s.segments/%lld-%d/%020d.log", f->path, (long long)f->topic, partition, id);
+}
+
+static int64_t size_of(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (int64_t)sb.st_size : -1;
+}
+
+/* librdkafka's one-record batch, its base offset set to base (outside the CRC, as the broker does). */
+static void real_batch(int64_t base, uint8_t out[sizeof rdk_batch_0]) {
+    memcpy(out, rdk_batch_0, sizeof rdk_batch_0);
+    kp_batch_patch(out, base, 0);
+}
+
+static stor_batch_meta meta1(int64_t base) {
+    return (stor_batch_meta){.base_offset = base, .last_offset = base, .max_timestamp = 1000 + base,
+                             .producer_id = -1, .producer_epoch = -1, .base_sequence = -1, .last_sequence = -1,
+                             .records_count = 1};
+}
+
+static void append_real(fx *f, int32_t partition, int64_t base) {
+    uint8_t b[sizeof rdk_batch_0];
+    real_batch(base, b);
+    stor_batch_meta m = meta1(base);
+    if (stor_batch_append(f->s, f->topic, partition, &m, b, sizeof b)) fail_msg("append: %s", stor_errmsg(f->s));
+}
+
+typedef struct got {
+    int n;
+    int64_t bases[256];
+    bool bytes_ok;
+} got;
+
+static bool on_batch(void *ctx, const stor_batch_meta *m, const void *data, size_t len) {
+    got *g = ctx;
+    uint8_t want[sizeof rdk_batch_0];
+    real_batch(m->base_offset, want);
+    if (len != sizeof want || memcmp(data, want, len) != 0) g->bytes_ok = false;
+    if (g->n < 256) g->bases[g->n++] = m->base_offset;
+    return true;
+}
+
+static got read_all(fx *f, int32_t partition) {
+    got g = {.bytes_ok = true};
+    if (stor_batch_read(f->s, f->topic, partition, 0, INT64_MAX, on_batch, &g)) fail_msg("read: %s", stor_errmsg(f->s));
+    return g;
+}
+
+/* The bytes are in the newest segment, once each, back to back; the row keeps none of them. */
+static void test_bytes_go_to_segment_files(void **state) {
+    fx *f = *state;
+    for (int i = 0; i < 3; i++) append_real(f, 0, i);
+    append_real(f, 1, 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    char seg[256];
+    seg_path(f, 0, 1, seg, sizeof seg);
+    assert_int_equal(size_of(seg), 3 * (int64_t)sizeof rdk_batch_0); /* each partition has its own */
+    assert_int_equal(raw_int(f->path, "SELECT sum(length(data)) FROM batches"), 0);
+    assert_int_equal(raw_int(f->path, "SELECT live FROM segments WHERE partition = 0 AND id = 1"), 3);
+    assert_int_equal(raw_int(f->path, "SELECT live FROM segments WHERE partition = 1 AND id = 1"), 1);
+    fx_reopen(f);
+    got g = read_all(f, 0);
+    assert_int_equal(g.n, 3);
+    assert_true(g.bytes_ok);
+    assert_int_equal(stor_partition_bytes(f->s, f->topic, 0), 3 * (int64_t)sizeof rdk_batch_0);
+}
+
+/* A full segment is closed for a new one; a segment whose every row is gone is deleted after the commit. */
+static void test_roll_and_delete_dead_segments(void **state) {
+    fx *f = *state;
+    stor_seg_set_bytes(f->s, 3 * (int64_t)sizeof rdk_batch_0);
+    for (int i = 0; i < 10; i++) append_real(f, 0, i);
+    assert_int_equal(stor_commit(f->s), 0);
+    char s1[256], s4[256];
+    seg_path(f, 0, 1, s1, sizeof s1);
+    seg_path(f, 0, 4, s4, sizeof s4);
+    assert_true(size_of(s1) > 0);
+    assert_int_equal(size_of(s4), (int64_t)sizeof rdk_batch_0); /* 3 + 3 + 3 + 1 */
+    /* closed segments were synced and marked: a reboot would check only the newest */
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM segments WHERE synced = used"), 3);
+    assert_int_equal(stor_log_start_set(f->s, f->topic, 0, 7), 7);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(size_of(s1), -1);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM segments"), 2);
+    got g = read_all(f, 0);
+    assert_int_equal(g.n, 3);
+    assert_int_equal(g.bases[0], 7);
+    assert_true(g.bytes_ok);
+    /* the newest segment stays even when empty: appends go on there */
+    assert_int_equal(stor_log_start_set(f->s, f->topic, 0, 10), 3);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_true(size_of(s4) > 0);
+    append_real(f, 0, 10);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(read_all(f, 0).n, 1);
+}
+
+/* Appends whose commit never happened are cut at the next open; what was committed is intact. */
+static void test_open_cuts_uncommitted_appends(void **state) {
+    fx *f = *state;
+    append_real(f, 0, 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    append_real(f, 0, 1);
+    append_real(f, 0, 2);
+    char seg[256];
+    seg_path(f, 0, 1, seg, sizeof seg);
+    assert_int_equal(size_of(seg), 3 * (int64_t)sizeof rdk_batch_0);
+    fx_reopen(f); /* closes without a commit, as a kill -9 would */
+    assert_int_equal(size_of(seg), (int64_t)sizeof rdk_batch_0);
+    got g = read_all(f, 0);
+    assert_int_equal(g.n, 1);
+    append_real(f, 0, 1);
+    assert_int_equal(stor_commit(f->s), 0);
+    g = read_all(f, 0);
+    assert_int_equal(g.n, 2);
+    assert_true(g.bytes_ok);
+}
+
+/* A transaction SQLite lost takes its new segment and its appends with it. */
+static void test_rollback_undoes_segment_writes(void **state) {
+    fx *f = *state;
+    stor_seg_set_bytes(f->s, 2 * (int64_t)sizeof rdk_batch_0);
+    append_real(f, 0, 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    append_real(f, 0, 1);
+    append_real(f, 0, 2); /* opens segment 2 */
+    char s1[256], s2[256];
+    seg_path(f, 0, 1, s1, sizeof s1);
+    seg_path(f, 0, 2, s2, sizeof s2);
+    assert_true(size_of(s2) > 0);
+    assert_int_equal(sqlite3_exec(f->s->db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(stor_commit(f->s), -1);
+    assert_int_equal(size_of(s2), -1);
+    assert_int_equal(size_of(s1), (int64_t)sizeof rdk_batch_0);
+    append_real(f, 0, 1);
+    assert_int_equal(stor_commit(f->s), 0);
+    got g = read_all(f, 0);
+    assert_int_equal(g.n, 2);
+    assert_true(g.bytes_ok);
+}
+
+static void flip_byte(const char *path, long at) {
+    FILE *sf = fopen(path, "r+b");
+    assert_non_null(sf);
+    assert_int_equal(fseek(sf, at, SEEK_SET), 0);
+    int c = fgetc(sf);
+    assert_int_equal(fseek(sf, at, SEEK_SET), 0);
+    fputc(c ^ 0x5a, sf);
+    fclose(sf);
+}
+
+/*
+ * After a reboot (another kernel boot id) what was not synced is read back: the first batch
+ * that fails its CRC goes with every later batch of its partition; other partitions keep theirs.
+ */
+static void test_reboot_checks_unsynced_bytes(void **state) {
+    fx *f = *state;
+    for (int i = 0; i < 4; i++) append_real(f, 0, i);
+    append_real(f, 1, 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    stor_close(f->s);
+    f->s = NULL;
+    char seg[256];
+    seg_path(f, 0, 1, seg, sizeof seg);
+    flip_byte(seg, (long)sizeof rdk_batch_0 * 1 + 70); /* a record byte of offset 1 */
+
+    /* the same boot: the page cache held everything, nothing is read back */
+    fx_open(f);
+    int64_t verified = -1;
+    assert_int_equal(stor_seg_recovery(f->s, &verified), 0);
+    assert_int_equal(verified, 0);
+    assert_int_equal(read_all(f, 0).n, 4);
+    stor_close(f->s);
+    f->s = NULL;
+
+    raw_exec(f->path, "UPDATE settings SET value = 'another boot' WHERE key = 'segments.boot_id'");
+    fx_open(f);
+    assert_int_equal(stor_seg_recovery(f->s, &verified), 3);
+    assert_int_equal(verified, 5 * (int64_t)sizeof rdk_batch_0);
+    got g = read_all(f, 0);
+    assert_int_equal(g.n, 1);
+    assert_int_equal(g.bases[0], 0);
+    assert_int_equal(read_all(f, 1).n, 1);
+    /* checked once: the marks moved to the end */
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM segments WHERE synced = used"), 2);
+}
+
+/* A missing segment that rows still point into is refused at open, with the way out. */
+static void test_missing_segment_is_refused(void **state) {
+    fx *f = *state;
+    append_real(f, 0, 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    stor_close(f->s);
+    f->s = NULL;
+    char seg[256], err[512] = "";
+    (void)err;
+    seg_path(f, 0, 1, seg, sizeof seg);
+    assert_int_equal(unlink(seg), 0);
+    assert_int_equal(stor_open(&f->s, f->path, STOR_SYNC_NORMAL, err, sizeof err), 0);
+    assert_int_equal(stor_recover(f->s), -1);
+    assert_non_null(strstr(stor_errmsg(f->s), "is missing: 1 batches have their bytes there"));
+    assert_non_null(strstr(stor_errmsg(f->s), "mskmock --salvage"));
+}
+
+/* Rows from before migration 8 keep their bytes in the row; reads take them, compaction moves them out. */
+static void test_rows_with_bytes_inline(void **state) {
+    fx *f = *state;
+    stor_close(f->s);
+    f->s = NULL;
+    uint8_t b[sizeof rdk_batch_0];
+    real_batch(0, b);
+    char hex[2 * sizeof b + 1];
+    for (size_t i = 0; i < sizeof b; i++) snprintf(hex + 2 * i, 3, "%02x", b[i]);
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "INSERT INTO batches (topic_id, partition, base_offset, last_offset, max_timestamp, producer_id,"
+             " producer_epoch, base_sequence, last_sequence, records_count, size, data)"
+             " VALUES (%lld, 0, 0, 0, 1000, -1, -1, -1, -1, 1, %zu, x'%s')",
+             (long long)f->topic, sizeof b, hex);
+    raw_exec(f->path, sql);
+    fx_open(f);
+    append_real(f, 0, 1);
+    assert_int_equal(stor_commit(f->s), 0);
+    got g = read_all(f, 0);
+    assert_int_equal(g.n, 2);
+    assert_true(g.bytes_ok);
+    assert_int_equal(stor_batch_replace(f->s, f->topic, 0, 0, 1000, 1, b, sizeof b), 1);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM batches WHERE seg IS NULL"), 0);
+    assert_int_equal(raw_int(f->path, "SELECT live FROM segments WHERE partition = 0 AND id = 1"), 2);
+    g = read_all(f, 0);
+    assert_int_equal(g.n, 2);
+    assert_true(g.bytes_ok);
+}
+
+/* Deleting a topic removes its segments' rows with it and its files after the commit. */
+static void test_topic_delete_frees_segments(void **state) {
+    fx *f = *state;
+    stor_seg_set_bytes(f->s, 2 * (int64_t)sizeof rdk_batch_0);
+    for (int i = 0; i < 5; i++) append_real(f, 0, i);
+    append_real(f, 1, 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM segments"), 4);
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s.segments/%lld-0", f->path, (long long)f->topic);
+    assert_true(size_of(dir) >= 0);
+    assert_int_equal(stor_topic_delete(f->s, f->topic), 0);
+    assert_true(size_of(dir) >= 0); /* not before the commit */
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM segments"), 0);
+    assert_int_equal(size_of(dir), -1);
+}
+
+/* Partitions roll and free their segments independently: one topic's retention never waits for another's. */
+static void test_partitions_have_their_own_segments(void **state) {
+    fx *f = *state;
+    stor_seg_set_bytes(f->s, 2 * (int64_t)sizeof rdk_batch_0);
+    for (int i = 0; i < 6; i++) {
+        append_real(f, 0, i);
+        append_real(f, 1, i);
+    }
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(stor_log_start_set(f->s, f->topic, 0, 4), 4);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM segments WHERE partition = 0"), 1);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM segments WHERE partition = 1"), 3);
+    assert_int_equal(read_all(f, 0).n, 2);
+    assert_int_equal(read_all(f, 1).n, 6);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        T(test_bytes_go_to_segment_files),
+        T(test_roll_and_delete_dead_segments),
+        T(test_open_cuts_uncommitted_appends),
+        T(test_rollback_undoes_segment_writes),
+        T(test_reboot_checks_unsynced_bytes),
+        T(test_missing_segment_is_refused),
+        T(test_rows_with_bytes_inline),
+        T(test_topic_delete_frees_segments),
+        T(test_partitions_have_their_own_segments),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
