@@ -112,7 +112,7 @@ int stor_setting_put(stor *s, const char *key, const char *value);
  * log, so the broker reports failures from these counters.
  */
 typedef struct stor_ckpt_stats {
-    uint64_t runs, failures;
+    uint64_t runs, failures, restarts; /* restarts: the loop's own RESTART of a long WAL */
     int wal_frames, backfilled; /* of the latest checkpoint: frames in the WAL, frames copied to the database */
     char last_error[160];
 } stor_ckpt_stats;

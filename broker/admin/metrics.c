@@ -561,6 +561,9 @@ static void put_storage(out *o, srv *s) {
     put(o, "mskmock_storage_checkpoints_total %llu\n", (unsigned long long)ck.runs);
     family(o, "mskmock_storage_checkpoint_failures_total", "counter", "WAL checkpoints that failed.");
     put(o, "mskmock_storage_checkpoint_failures_total %llu\n", (unsigned long long)ck.failures);
+    family(o, "mskmock_storage_wal_restarts_total", "counter",
+           "Times the loop started a long WAL over (a steady trickle of commits never lets it restart by itself).");
+    put(o, "mskmock_storage_wal_restarts_total %llu\n", (unsigned long long)ck.restarts);
 }
 
 static void put_faults(out *o, const srv *s) {
