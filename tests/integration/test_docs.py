@@ -1,0 +1,156 @@
+"""Every runnable shell block in docs/ runs, and says what the page says it says (issue 18).
+
+A fenced block whose info string is `sh doctest` is runnable (GitHub shows it as `sh`). Its
+lines `# expect: REGEX` (and `# expect-not: REGEX`) are checked against what the block printed,
+stdout and stderr together; they are comments to a reader. A page's runnable blocks run in
+order, as one bash script, so variables and background processes carry from one block to the
+next the way they would in one terminal. What a reader would type is what runs, with only these
+rewrites, so that pages stay copy-and-paste for people and isolated in CI:
+
+- the working directory is the repository's root: pages name `build/mskmock` and
+  `tests/clients/...` by those paths; `build/mskmock` becomes the binary under test
+  (MSKMOCK_BIN) wherever it starts a word;
+- `/tmp/` becomes a temporary directory of the page's own, removed afterwards;
+- mskmock's default ports (9092-9094 plaintext, 9098-9100 IAM, 9080 admin, 9180 credentials)
+  become free ports of the page's own, in every file and command the blocks write, and a
+  broker the page starts gets them as its defaults (MSKMOCK_PLAINTEXT_PORT, MSKMOCK_IAM_PORT,
+  MSKMOCK_ADMIN_PORT), so its ports match what the page's commands name;
+- AWS_* and MSKMOCK_* variables of the test's own environment are not passed on.
+
+A page's blocks get --timeout seconds together (<!-- doctest-timeout: N --> in the page raises
+it); whatever they started in the background is killed at the end. A page whose clients are not
+installed (tests/clients/<lang>/install.sh) is skipped, and says which.
+"""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from harness import ROOT, broker_binary, find_free_port_range
+
+DOCS = ROOT / "docs"
+DEFAULT_TIMEOUT_S = 240
+# default port -> offset in the page's free range
+PORTS = {9092: 0, 9093: 1, 9094: 2, 9098: 3, 9099: 4, 9100: 5, 9080: 6, 9180: 7}
+FENCE = re.compile(r"^```sh doctest[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
+CLIENT_RUNNERS = {"go": "tests/clients/go/client", "node": "tests/clients/node/node_modules",
+                  "java": "tests/clients/java/target", "python": ".venv/bin/python"}
+
+
+def runnable_pages():
+    return sorted(p for p in DOCS.rglob("*.md") if FENCE.search(p.read_text()))
+
+
+def blocks(text):
+    return [m.group(1) for m in FENCE.finditer(text)]
+
+
+def expectations(block):
+    want = [m.group(1).strip() for m in re.finditer(r"^\s*# expect: (.+)$", block, re.M)]
+    unwanted = [m.group(1).strip() for m in re.finditer(r"^\s*# expect-not: (.+)$", block, re.M)]
+    return want, unwanted
+
+
+def rewrite(text, tmp, base):
+    text = re.sub(r"(?<![\w/.-])build/mskmock\b", str(broker_binary()), text)
+    text = text.replace("/tmp/", str(tmp) + "/")
+    return re.sub(r"(?<![\d.])(%s)(?!\w)" % "|".join(map(str, PORTS)), lambda m: str(base + PORTS[int(m.group(1))]),
+                  text)
+
+
+def missing_clients(text):
+    missing = []
+    for lang, marker in CLIENT_RUNNERS.items():
+        if "tests/clients/%s/" % lang in text and not (ROOT / marker).exists():
+            missing.append(lang)
+    return missing
+
+
+def run_page(page, timeout=None):
+    """Runs the page's blocks; returns [(block, output)] in order."""
+    text = page.read_text()
+    m = re.search(r"<!-- doctest-timeout: (\d+) -->", text)
+    timeout = timeout or (int(m.group(1)) if m else DEFAULT_TIMEOUT_S)
+    tmp = Path(tempfile.mkdtemp(prefix="doctest-"))
+    base = find_free_port_range(len(PORTS))
+    out = tmp / ".out"
+    out.mkdir()
+    script = ["cd %s" % ROOT]
+    bs = blocks(text)
+    for i, b in enumerate(bs):
+        script.append("{\n%s\n} > %s/%d.log 2>&1" % (rewrite(b, tmp, base), out, i))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "MSKMOCK_"))}
+    env.update(MSKMOCK_PLAINTEXT_PORT=str(base + PORTS[9092]), MSKMOCK_IAM_PORT=str(base + PORTS[9098]),
+               MSKMOCK_ADMIN_PORT=str(base + PORTS[9080]))
+    env["HOME"] = str(tmp)  # no ~/.aws of the machine's
+    env["PATH"] = "%s:%s" % (ROOT / ".venv" / "bin", env.get("PATH", "/usr/bin:/bin"))
+    p = subprocess.Popen(["bash", "-c", "\n".join(script)], env=env, start_new_session=True,
+                         stdin=subprocess.DEVNULL)
+    try:
+        p.wait(timeout=timeout)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    finally:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)  # the brokers and clients the page started in the background
+        except ProcessLookupError:
+            pass
+        p.wait()
+    results = []
+    for i, b in enumerate(bs):
+        f = out / ("%d.log" % i)
+        results.append((b, f.read_text(errors="replace") if f.exists() else None))
+    shutil.rmtree(tmp, ignore_errors=True)
+    if timed_out:
+        ran = sum(1 for _, o in results if o is not None)
+        pytest.fail("%s: its blocks did not finish within %d s (block %d of %d was running)\n%s"
+                    % (page.relative_to(ROOT), timeout, ran, len(bs), (results[ran - 1][1] or "")[-3000:]))
+    return results
+
+
+@pytest.mark.parametrize("page", runnable_pages(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_doc_page(page):
+    missing = missing_clients(page.read_text())
+    if missing:
+        pytest.skip("clients not installed: %s (tests/clients/<lang>/install.sh)" % ", ".join(missing))
+    problems = []
+    for i, (block, output) in enumerate(run_page(page)):
+        want, unwanted = expectations(block)
+        first = block.strip().splitlines()[0][:80]
+        if output is None:
+            problems.append("block %d (%s) never ran" % (i + 1, first))
+            continue
+        for rx in want:
+            if not re.search(rx, output, re.M):
+                problems.append("block %d (%s): no output matches %r" % (i + 1, first, rx))
+        for rx in unwanted:
+            if re.search(rx, output, re.M):
+                problems.append("block %d (%s): output matches %r" % (i + 1, first, rx))
+        if problems and problems[-1].startswith("block %d " % (i + 1)):
+            problems.append("--- its output ---\n%s\n---" % output[-4000:])
+    assert not problems, "%s:\n%s" % (page.relative_to(ROOT), "\n".join(problems))
+
+
+def test_every_runnable_block_expects_something():
+    """A runnable block without an expectation proves only that bash ran."""
+    bare = []
+    for page in runnable_pages():
+        for b in blocks(page.read_text()):
+            if not expectations(b)[0]:
+                bare.append("%s: %s" % (page.relative_to(ROOT), b.strip().splitlines()[0][:80]))
+    assert not bare, "runnable blocks with no '# expect:' line:\n" + "\n".join(bare)
+
+
+def test_rewrite_keeps_pages_copyable():
+    """The runner's rewrites: the binary, /tmp/ and the default ports, nothing else."""
+    t = rewrite("build/mskmock --config /tmp/x/a.properties --set plaintext.port=9092 # 19092 9092x 10.0.9092\n"
+                "tests/clients/go/run produce --bootstrap 127.0.0.1:9098,localhost:9100 ./build/mskmock", Path("/T"), 30000)
+    assert t.startswith(str(broker_binary()) + " --config /T/x/a.properties --set plaintext.port=30000 # 19092 9092x")
+    assert "10.0.9092" in t and "127.0.0.1:30003,localhost:30005" in t and t.endswith("./build/mskmock")
