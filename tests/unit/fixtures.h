@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "stor.h"
 
 /* ---- temporary directories and files ---- */
@@ -40,6 +42,29 @@ static inline void tmp_file_write(char *buf, size_t n, const char *name, const c
     size_t len = strlen(text);
     if (write(fd, text, len) != (ssize_t)len) fail_msg("writing %s failed", buf);
     close(fd);
+}
+
+/* ---- raw SQLite access to a database file (foreign keys off, committed data only), for checks and tampering ---- */
+
+static inline void fx_raw_exec(const char *path, const char *sql) {
+    sqlite3 *db;
+    if (sqlite3_open(path, &db) != SQLITE_OK) fail_msg("open %s", path);
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) fail_msg("%s: %s", sql, msg);
+    sqlite3_close(db);
+}
+
+/* The first column of the first row of a query; the query must return a row. */
+static inline int64_t fx_raw_int(const char *path, const char *sql) {
+    sqlite3 *db;
+    if (sqlite3_open(path, &db) != SQLITE_OK) fail_msg("open %s", path);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+    if (sqlite3_step(st) != SQLITE_ROW) fail_msg("%s: no row", sql);
+    int64_t v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
 }
 
 /* ---- the storage fixture ---- */

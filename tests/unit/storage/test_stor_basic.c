@@ -22,15 +22,6 @@ static int fx_setup(void **state) {
     return 0;
 }
 
-/* Raw SQLite access to the fixture's file, for checks and for tampering. */
-static void raw_exec(fx *f, const char *sql) {
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-    char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) fail_msg("%s: %s", sql, msg);
-    sqlite3_close(db);
-}
-
 /* ---- load collector ---- */
 
 #define MAX_ROWS 32
@@ -162,7 +153,7 @@ static void test_upgrade_from_version_1(void **state) {
     assert_int_equal(stor_commit(f->s), 0);
     stor_close(f->s);
     f->s = NULL;
-    raw_exec(f, "DROP INDEX batches_producer;"
+    fx_raw_exec(f->path, "DROP INDEX batches_producer;"
                 "CREATE INDEX batches_producer ON batches (topic_id, partition, producer_id, base_offset)"
                 "  WHERE producer_id >= 0;"
                 "PRAGMA user_version = 1;");
@@ -185,7 +176,7 @@ static void test_future_version_refused(void **state) {
     f->s = NULL;
     char sql[64];
     snprintf(sql, sizeof sql, "PRAGMA user_version = %d", stor_schema_latest() + 1);
-    raw_exec(f, sql);
+    fx_raw_exec(f->path, sql);
 
     char err[512] = "";
     stor *s = (stor *)1;
@@ -490,7 +481,7 @@ static void test_topic_create_is_atomic(void **state) {
     int64_t next_id = before + 1;
     char sql[128];
     snprintf(sql, sizeof sql, "INSERT INTO partitions (topic_id, partition) VALUES (%lld, 2)", (long long)next_id);
-    raw_exec(f, sql);
+    fx_raw_exec(f->path, sql);
     assert_int_equal(stor_topic_config_set(f->s, before, "retention.ms", "5"), 0);
     stor_topic y = {.name = "y", .partitions = 4};
     assert_int_equal(stor_topic_create(f->s, &y), -1);

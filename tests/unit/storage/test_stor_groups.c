@@ -23,27 +23,6 @@ static int fx_setup(void **state) {
     return 0;
 }
 
-static void raw_exec(fx *f, const char *sql) {
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-    char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) fail_msg("%s: %s", sql, msg);
-    sqlite3_close(db);
-}
-
-/* One integer from a query on the fixture's file, through a separate connection (sees committed data only). */
-static int64_t raw_int(fx *f, const char *sql) {
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) fail_msg("%s: %s", sql, sqlite3_errmsg(db));
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int64_t v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return v;
-}
-
 /* ---- offsets ---- */
 
 #define MAX_ROWS 32
@@ -397,7 +376,7 @@ static void test_group_save_again_with_fewer_members(void **state) {
     stor_member m[3] = {member("a"), member("b"), member("c")};
     save(f->s, &g, m, 3);
     assert_int_equal(stor_commit(f->s), 0);
-    assert_int_equal(raw_int(f, "SELECT count(*) FROM group_members"), 3);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM group_members"), 3);
 
     g = group("g", 2, "c");
     g.state = 4;
@@ -406,8 +385,8 @@ static void test_group_save_again_with_fewer_members(void **state) {
     fewer[0].assignment = "new";
     save(f->s, &g, fewer, 1);
     assert_int_equal(stor_commit(f->s), 0);
-    assert_int_equal(raw_int(f, "SELECT count(*) FROM group_members"), 1);
-    assert_int_equal(raw_int(f, "SELECT count(*) FROM groups"), 1);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM group_members"), 1);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM groups"), 1);
 
     evs l;
     load_groups(f->s, &l);
@@ -423,7 +402,7 @@ static void test_group_save_again_with_fewer_members(void **state) {
     g.leader = NULL;
     save(f->s, &g, NULL, 0);
     assert_int_equal(stor_commit(f->s), 0);
-    assert_int_equal(raw_int(f, "SELECT count(*) FROM group_members"), 0);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM group_members"), 0);
     load_groups(f->s, &l);
     assert_int_equal(l.n, 1);
     assert_true(l.e[0].leader_null);
@@ -498,9 +477,9 @@ static void test_member_blobs(void **state) {
     assert_int_equal(l.e[3].metadata_len, 0);
     assert_int_equal(l.e[3].assignment_len, 0);
     /* Stored as empty blobs, never SQL NULL. */
-    assert_int_equal(raw_int(f, "SELECT count(*) FROM group_members WHERE metadata IS NULL OR assignment IS NULL"),
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM group_members WHERE metadata IS NULL OR assignment IS NULL"),
                      0);
-    assert_int_equal(raw_int(f, "SELECT count(*) FROM group_members WHERE typeof(metadata) = 'blob'"), 3);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM group_members WHERE typeof(metadata) = 'blob'"), 3);
 }
 
 static void test_null_fields_round_trip(void **state) {
@@ -558,7 +537,7 @@ static void test_group_delete_keeps_offsets(void **state) {
     assert_int_equal(stor_commit(f->s), 0);
 
     assert_int_equal(stor_group_delete(f->s, "g"), 0);
-    assert_int_equal(raw_int(f, "SELECT count(*) FROM groups"), 2); /* not yet committed */
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM groups"), 2); /* not yet committed */
     /* No row is not an error: a simple group is deleted without ever having been saved. */
     assert_int_equal(stor_group_delete(f->s, "g"), 0);
     assert_int_equal(stor_group_delete(f->s, "never"), 0);
@@ -571,7 +550,7 @@ static void test_group_delete_keeps_offsets(void **state) {
     assert_int_equal(l.n, 2);
     assert_string_equal(l.e[0].group, "h");
     assert_member(&l.e[1], "h", "c");
-    assert_int_equal(raw_int(f, "SELECT count(*) FROM group_members WHERE group_id = 'g'"), 0);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM group_members WHERE group_id = 'g'"), 0);
     offs o;
     load_offsets(f->s, &o);
     assert_int_equal(o.n, 2);
@@ -752,17 +731,17 @@ static void test_upgrade_from_version_2(void **state) {
     char fresh[2048];
     group_schema(f, fresh, sizeof fresh);
     assert_non_null(strstr(fresh, "group_members"));
-    raw_exec(f, "DROP TABLE group_members; DROP TABLE groups; DROP TABLE offsets; PRAGMA user_version = 2;");
+    fx_raw_exec(f->path, "DROP TABLE group_members; DROP TABLE groups; DROP TABLE offsets; PRAGMA user_version = 2;");
 
     fx_open(f);
     assert_int_equal(stor_schema_version(f->s), stor_schema_latest());
-    assert_int_equal(raw_int(f, "PRAGMA user_version"), stor_schema_latest());
+    assert_int_equal(fx_raw_int(f->path, "PRAGMA user_version"), stor_schema_latest());
     char upgraded[2048];
     group_schema(f, upgraded, sizeof upgraded);
     assert_string_equal(upgraded, fresh);
 
     /* The old data is intact... */
-    assert_int_equal(raw_int(f, "SELECT count(*) FROM topics WHERE name = 'old'"), 1);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM topics WHERE name = 'old'"), 1);
     assert_int_equal(stor_oldest_batch(f->s, t.id, 0, &bm), 1);
     assert_int_equal(bm.last_offset, 2);
     /* ...and the new tables work. */

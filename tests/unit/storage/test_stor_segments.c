@@ -26,25 +26,6 @@ static int fx_setup(void **state) {
     return 0;
 }
 
-static void raw_exec(const char *path, const char *sql) {
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) fail_msg("%s: %s", sql, msg);
-    sqlite3_close(db);
-}
-
-static int64_t raw_int(const char *path, const char *sql) {
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) fail_msg("%s: %s", sql, sqlite3_errmsg(db));
-    int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return v;
-}
-
 static void seg_path(fx *f, int32_t partition, int id, char *out, size_t n) {
     snprintf(out, n, "%s.segments/%lld-%d/%020d.log", f->path, (long long)f->topic, partition, id);
 }
@@ -103,9 +84,9 @@ static void test_bytes_go_to_segment_files(void **state) {
     char seg[256];
     seg_path(f, 0, 1, seg, sizeof seg);
     assert_int_equal(size_of(seg), 3 * (int64_t)sizeof rdk_batch_0); /* each partition has its own */
-    assert_int_equal(raw_int(f->path, "SELECT sum(length(data)) FROM batches"), 0);
-    assert_int_equal(raw_int(f->path, "SELECT live FROM segments WHERE partition = 0 AND id = 1"), 3);
-    assert_int_equal(raw_int(f->path, "SELECT live FROM segments WHERE partition = 1 AND id = 1"), 1);
+    assert_int_equal(fx_raw_int(f->path, "SELECT sum(length(data)) FROM batches"), 0);
+    assert_int_equal(fx_raw_int(f->path, "SELECT live FROM segments WHERE partition = 0 AND id = 1"), 3);
+    assert_int_equal(fx_raw_int(f->path, "SELECT live FROM segments WHERE partition = 1 AND id = 1"), 1);
     fx_reopen(f);
     got g = read_all(f, 0);
     assert_int_equal(g.n, 3);
@@ -125,11 +106,11 @@ static void test_roll_and_delete_dead_segments(void **state) {
     assert_true(size_of(s1) > 0);
     assert_int_equal(size_of(s4), (int64_t)sizeof rdk_batch_0); /* 3 + 3 + 3 + 1 */
     /* closed segments were synced and marked: a reboot would check only the newest */
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM segments WHERE synced = used"), 3);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE synced = used"), 3);
     assert_int_equal(stor_log_start_set(f->s, f->topic, 0, 7), 7);
     assert_int_equal(stor_commit(f->s), 0);
     assert_int_equal(size_of(s1), -1);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM segments"), 2);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments"), 2);
     got g = read_all(f, 0);
     assert_int_equal(g.n, 3);
     assert_int_equal(g.bases[0], 7);
@@ -221,7 +202,7 @@ static void test_reboot_checks_unsynced_bytes(void **state) {
     stor_close(f->s);
     f->s = NULL;
 
-    raw_exec(f->path, "UPDATE settings SET value = 'another boot' WHERE key = 'segments.boot_id'");
+    fx_raw_exec(f->path, "UPDATE settings SET value = 'another boot' WHERE key = 'segments.boot_id'");
     fx_open(f);
     assert_int_equal(stor_seg_recovery(f->s, &verified), 3);
     assert_int_equal(verified, 5 * (int64_t)sizeof rdk_batch_0);
@@ -230,7 +211,7 @@ static void test_reboot_checks_unsynced_bytes(void **state) {
     assert_int_equal(g.bases[0], 0);
     assert_int_equal(read_all(f, 1).n, 1);
     /* checked once: the marks moved to the end */
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM segments WHERE synced = used"), 2);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE synced = used"), 2);
 }
 
 /* A missing segment that rows still point into is refused at open, with the way out. */
@@ -265,7 +246,7 @@ static void test_rows_with_bytes_inline(void **state) {
              " producer_epoch, base_sequence, last_sequence, records_count, size, data)"
              " VALUES (%lld, 0, 0, 0, 1000, -1, -1, -1, -1, 1, %zu, x'%s')",
              (long long)f->topic, sizeof b, hex);
-    raw_exec(f->path, sql);
+    fx_raw_exec(f->path, sql);
     fx_open(f);
     append_real(f, 0, 1);
     assert_int_equal(stor_commit(f->s), 0);
@@ -274,8 +255,8 @@ static void test_rows_with_bytes_inline(void **state) {
     assert_true(g.bytes_ok);
     assert_int_equal(stor_batch_replace(f->s, f->topic, 0, 0, 1000, 1, b, sizeof b), 1);
     assert_int_equal(stor_commit(f->s), 0);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM batches WHERE seg IS NULL"), 0);
-    assert_int_equal(raw_int(f->path, "SELECT live FROM segments WHERE partition = 0 AND id = 1"), 2);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM batches WHERE seg IS NULL"), 0);
+    assert_int_equal(fx_raw_int(f->path, "SELECT live FROM segments WHERE partition = 0 AND id = 1"), 2);
     g = read_all(f, 0);
     assert_int_equal(g.n, 2);
     assert_true(g.bytes_ok);
@@ -288,14 +269,14 @@ static void test_topic_delete_frees_segments(void **state) {
     for (int i = 0; i < 5; i++) append_real(f, 0, i);
     append_real(f, 1, 0);
     assert_int_equal(stor_commit(f->s), 0);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM segments"), 4);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments"), 4);
     char dir[256];
     snprintf(dir, sizeof dir, "%s.segments/%lld-0", f->path, (long long)f->topic);
     assert_true(size_of(dir) >= 0);
     assert_int_equal(stor_topic_delete(f->s, f->topic), 0);
     assert_true(size_of(dir) >= 0); /* not before the commit */
     assert_int_equal(stor_commit(f->s), 0);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM segments"), 0);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments"), 0);
     assert_int_equal(size_of(dir), -1);
 }
 
@@ -310,8 +291,8 @@ static void test_partitions_have_their_own_segments(void **state) {
     assert_int_equal(stor_commit(f->s), 0);
     assert_int_equal(stor_log_start_set(f->s, f->topic, 0, 4), 4);
     assert_int_equal(stor_commit(f->s), 0);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM segments WHERE partition = 0"), 1);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM segments WHERE partition = 1"), 3);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE partition = 0"), 1);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE partition = 1"), 3);
     assert_int_equal(read_all(f, 0).n, 2);
     assert_int_equal(read_all(f, 1).n, 6);
 }

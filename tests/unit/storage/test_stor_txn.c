@@ -27,27 +27,6 @@ static int fx_setup(void **state) {
     return 0;
 }
 
-/* Raw SQLite access to the fixture's file (foreign keys off, committed data only), for checks and tampering. */
-static void raw_exec(const char *path, const char *sql) {
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) fail_msg("%s: %s", sql, msg);
-    sqlite3_close(db);
-}
-
-static int64_t raw_int(const char *path, const char *sql) {
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) fail_msg("%s: %s", sql, sqlite3_errmsg(db));
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int64_t v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return v;
-}
-
 static void must(stor *s, int rc) {
     if (rc != 0) fail_msg("%s", stor_errmsg(s));
 }
@@ -272,7 +251,7 @@ static void test_txn_delete_cascades(void **state) {
     ASSERT_LINES(l, "txn kept pid 1 prev -1 epoch 0 last -1 timeout 60000 state 1 start -1 update 1700000000000",
                  "part kept 1/1", "group kept g", "offset kept pid 1 g t/1 @1 epoch 4 'm' at 5001 expire -1");
     /* No orphans behind the load's back. */
-    assert_int_equal(raw_int(f->path, "SELECT (SELECT count(*) FROM txn_partitions) + (SELECT count(*) FROM txn_groups)"
+    assert_int_equal(fx_raw_int(f->path, "SELECT (SELECT count(*) FROM txn_partitions) + (SELECT count(*) FROM txn_groups)"
                                       " + (SELECT count(*) FROM txn_offsets)"),
                      3);
 }
@@ -482,11 +461,11 @@ static void test_topic_delete_cascades(void **state) {
     assert_int_equal(stor_txn_offsets_delete_topic(f->s, "t"), 1);
     l = load_open(f->s);
     assert_int_equal(l.n, 1);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM txn_aborted"), 1);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM txn_aborted"), 1);
     char sql[128];
     snprintf(sql, sizeof sql, "SELECT count(*) FROM txn_aborted WHERE topic_id = %lld", (long long)u.id);
-    assert_int_equal(raw_int(f->path, sql), 1);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+    assert_int_equal(fx_raw_int(f->path, sql), 1);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 }
 
 /* ---- producer state with transaction markers ---- */
@@ -679,12 +658,12 @@ static void test_upgrade_from_version_5(void **state) {
     char fresh[8192];
     txn_schema(f->path, fresh, sizeof fresh);
     assert_non_null(strstr(fresh, "txn_offsets_group"));
-    raw_exec(f->path, DROP_TXN_TABLES " PRAGMA user_version = 5;");
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM sqlite_master WHERE tbl_name LIKE 'txn%'"), 0);
+    fx_raw_exec(f->path, DROP_TXN_TABLES " PRAGMA user_version = 5;");
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM sqlite_master WHERE tbl_name LIKE 'txn%'"), 0);
 
     fx_open(f);
     assert_int_equal(stor_schema_version(f->s), 8);
-    assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 8);
+    assert_int_equal(fx_raw_int(f->path, "PRAGMA user_version"), 8);
     char upgraded[8192];
     txn_schema(f->path, upgraded, sizeof upgraded);
     assert_string_equal(upgraded, fresh);
@@ -693,8 +672,8 @@ static void test_upgrade_from_version_5(void **state) {
     stor_batch_meta m;
     assert_int_equal(stor_oldest_batch(f->s, f->topic, 1, &m), 1);
     assert_int_equal(m.producer_id, 7);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM offsets"), 1);
-    assert_int_equal(raw_int(f->path, "SELECT leader FROM partition_leaders"), 5);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM offsets"), 1);
+    assert_int_equal(fx_raw_int(f->path, "SELECT leader FROM partition_leaders"), 5);
     /* ...and the new tables work. */
     txn_with_members(f, "x", 0);
     put_aborted(f, 0, 1, 0, 1);
@@ -734,7 +713,7 @@ static void test_salvage_txn_tables(void **state) {
     stor_close(f->s);
     f->s = NULL;
     /* Rows that lost what they refer to (foreign keys are off on a raw connection). */
-    raw_exec(f->path, "INSERT INTO txn_partitions VALUES ('lost', 1, 0);"
+    fx_raw_exec(f->path, "INSERT INTO txn_partitions VALUES ('lost', 1, 0);"
                       "INSERT INTO txn_partitions VALUES ('x', 99, 0);"
                       "INSERT INTO txn_groups VALUES ('lost', 'g');"
                       "INSERT INTO txn_offsets (transactional_id, producer_id, group_id, topic, partition, \"offset\","
@@ -775,7 +754,7 @@ static void test_salvage_version_5(void **state) {
     fx *f = *state;
     stor_close(f->s);
     f->s = NULL;
-    raw_exec(f->path, DROP_TXN_TABLES " PRAGMA user_version = 5;");
+    fx_raw_exec(f->path, DROP_TXN_TABLES " PRAGMA user_version = 5;");
     char to[sizeof f->path];
     snprintf(to, sizeof to, "%s/salvaged.db", f->dir);
     lines rep;
@@ -783,7 +762,7 @@ static void test_salvage_version_5(void **state) {
     assert_true(reported(&rep, "table txns: added after schema version 5; starts empty"));
     assert_true(reported(&rep, "table txn_aborted: added after schema version 5; starts empty"));
     assert_true(reported(&rep, "done: 0 tables damaged, 0 not readable"));
-    assert_int_equal(raw_int(to, "PRAGMA user_version"), 8);
+    assert_int_equal(fx_raw_int(to, "PRAGMA user_version"), 8);
 }
 
 /* ---- query plans: every statement seeks an index; start-up loads walk their own table in key order ---- */
