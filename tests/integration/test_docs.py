@@ -58,10 +58,12 @@ def expectations(block):
 
 
 def rewrite(text, tmp, base):
-    text = re.sub(r"(?<![\w/.-])build/mskmock\b", str(broker_binary()), text)
+    # the binary last: its own path may lie under /tmp/ or hold digits like a port's
+    text = re.sub(r"(?<![\w/.-])build/mskmock\b", "\0MSKMOCK\0", text)
     text = text.replace("/tmp/", str(tmp) + "/")
-    return re.sub(r"(?<![\d.])(%s)(?!\w)" % "|".join(map(str, PORTS)), lambda m: str(base + PORTS[int(m.group(1))]),
+    text = re.sub(r"(?<![\d.])(%s)(?!\w)" % "|".join(map(str, PORTS)), lambda m: str(base + PORTS[int(m.group(1))]),
                   text)
+    return text.replace("\0MSKMOCK\0", str(broker_binary()))
 
 
 def missing_clients(text):
@@ -149,8 +151,18 @@ def test_every_runnable_block_expects_something():
 
 
 def test_rewrite_keeps_pages_copyable():
-    """The runner's rewrites: the binary, /tmp/ and the default ports, nothing else."""
+    """The runner's rewrites: the binary, /tmp/ and the default ports, nothing else. Regression
+    (test_rewrite_keeps_pages_copyable): a binary under /tmp/ (CI's clone) had its own path
+    rewritten into the page's directory."""
     t = rewrite("build/mskmock --config /tmp/x/a.properties --set plaintext.port=9092 # 19092 9092x 10.0.9092\n"
                 "tests/clients/go/run produce --bootstrap 127.0.0.1:9098,localhost:9100 ./build/mskmock", Path("/T"), 30000)
     assert t.startswith(str(broker_binary()) + " --config /T/x/a.properties --set plaintext.port=30000 # 19092 9092x")
     assert "10.0.9092" in t and "127.0.0.1:30003,localhost:30005" in t and t.endswith("./build/mskmock")
+    os.environ["MSKMOCK_BIN"], saved = "/tmp/ci/build9092/mskmock", os.environ.get("MSKMOCK_BIN")
+    try:
+        assert rewrite("build/mskmock --probe", Path("/T"), 30000) == "/tmp/ci/build9092/mskmock --probe"
+    finally:
+        if saved is None:
+            del os.environ["MSKMOCK_BIN"]
+        else:
+            os.environ["MSKMOCK_BIN"] = saved
