@@ -1,6 +1,7 @@
 """Every runnable shell block in docs/ runs, and says what the page says it says (issue 18).
 
-A fenced block whose info string is `sh doctest` is runnable (GitHub shows it as `sh`). Its
+A fenced block whose info string is `sh doctest` is runnable (GitHub shows it as `sh`); its
+fence starts at the beginning of a line (an indented one is refused, not skipped). Its
 lines `# expect: REGEX` (and `# expect-not: REGEX`) are checked against what the block printed,
 stdout and stderr together; they are comments to a reader. A page's runnable blocks run in
 order, as one bash script, so variables and background processes carry from one block to the
@@ -141,7 +142,13 @@ def test_doc_page(page):
 
 
 def test_every_runnable_block_expects_something():
-    """A runnable block without an expectation proves only that bash ran."""
+    """A runnable block without an expectation proves only that bash ran; an indented one (in a
+    list item) would not be found at all."""
+    indented = ["%s: line %d" % (p.relative_to(ROOT), t[:m.start()].count("\n") + 1)
+                for p in DOCS.rglob("*.md") for t in [p.read_text()]
+                for m in re.finditer(r"^[ \t]+```sh doctest", t, re.M)]
+    assert not indented, "indented runnable blocks are not run; start the fence at the line's start:\n" + \
+        "\n".join(indented)
     bare = []
     for page in runnable_pages():
         for b in blocks(page.read_text()):
