@@ -58,7 +58,6 @@ struct stor_seg_part {
     bool dirty;   /* appended to in the open transaction */
     int64_t active; /* newest segment id; 0: none */
     int64_t wpos;   /* where its next batch goes */
-    int64_t oldest; /* oldest segment id; 0: none */
 };
 
 struct stor_seg_fd {
@@ -172,7 +171,7 @@ static uint64_t part_hash(int64_t topic_id, int32_t partition) {
 static int part_load(stor *s, struct stor_seg_part *p) {
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(s->db,
-                                "SELECT max(id), min(id), (SELECT used FROM segments WHERE topic_id = ?1 AND"
+                                "SELECT max(id), (SELECT used FROM segments WHERE topic_id = ?1 AND"
                                 " partition = ?2 ORDER BY id DESC LIMIT 1) FROM segments WHERE topic_id = ?1"
                                 " AND partition = ?2", -1, &st, NULL);
     if (rc == SQLITE_OK) {
@@ -182,8 +181,7 @@ static int part_load(stor *s, struct stor_seg_part *p) {
     }
     if (rc == SQLITE_ROW) {
         p->active = sqlite3_column_int64(st, 0); /* NULL reads as 0: none */
-        p->oldest = sqlite3_column_int64(st, 1);
-        p->wpos = sqlite3_column_int64(st, 2);
+        p->wpos = sqlite3_column_int64(st, 1);
         rc = SQLITE_OK;
     }
     sqlite3_finalize(st);
@@ -534,7 +532,6 @@ static int seg_create(stor *s, struct stor_seg_part *p) {
     }
     p->active = id;
     p->wpos = 0;
-    if (!p->oldest) p->oldest = id;
     return 0;
 }
 
