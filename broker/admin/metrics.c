@@ -257,9 +257,10 @@ int16_t metrics_response_error(srv *s, const kp_msg *m, int16_t ver, bool flex, 
 
 void metrics_sasl(srv *s, int mechanism, bool reauth, mx_sasl_reason why) {
     if (mechanism < 0 || mechanism >= MX_MECHS || why >= MX_SASL_REASONS) return;
-    if (reauth)
+    if (reauth) {
         s->metrics.sasl_reauth[mechanism][why == MX_SASL_OK]++;
-    else
+        if (why != MX_SASL_OK) s->metrics.sasl_reauth_refused[mechanism][why]++;
+    } else
         s->metrics.sasl[mechanism][why]++;
 }
 
@@ -483,6 +484,15 @@ static void put_sasl(out *o, const srv *s) {
         for (int ok = 1; ok >= 0; ok--)
             put(o, "mskmock_sasl_reauthentications_total{mechanism=\"%s\",outcome=\"%s\"} %llu\n", mech_names[m],
                 ok ? "success" : "failure", (unsigned long long)s->metrics.sasl_reauth[m][ok]);
+    /* a separate family, so the one above keeps its two series per mechanism; principal_changed only
+       happens here, never on a first authentication */
+    family(o, "mskmock_sasl_reauthentication_failures_total", "counter",
+           "SASL re-authentications (KIP-368) refused, by mechanism and the check that refused them.");
+    for (int m = 0; m < MX_MECHS; m++)
+        for (int w = 1; w < MX_SASL_REASONS; w++)
+            if (s->metrics.sasl_reauth_refused[m][w])
+                put(o, "mskmock_sasl_reauthentication_failures_total{mechanism=\"%s\",reason=\"%s\"} %llu\n",
+                    mech_names[m], sasl_reasons[w], (unsigned long long)s->metrics.sasl_reauth_refused[m][w]);
 }
 
 static void put_throttles(out *o, const srv *s) {

@@ -71,6 +71,7 @@ typedef struct metrics {
     uint64_t conns_opened[MX_LISTENERS];
     uint64_t sasl[MX_MECHS][MX_SASL_REASONS]; /* first authentications: [mechanism][MX_SASL_OK or refusal] */
     uint64_t sasl_reauth[MX_MECHS][2];        /* re-authentications: [mechanism][succeeded] */
+    uint64_t sasl_reauth_refused[MX_MECHS][MX_SASL_REASONS]; /* re-authentications refused: [mechanism][why] */
     uint64_t throttle_ms[MX_QUOTAS], throttles[MX_QUOTAS];
     uint64_t rebalances;                      /* a group entered PreparingRebalance */
     uint64_t generations;                     /* a group completed a join phase (a new generation) */

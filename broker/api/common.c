@@ -8,7 +8,7 @@ int16_t api_partition_check(srv *s, req *r, topic *t, int32_t index, partition *
     *out = NULL;
     if (!t) return KERR_UNKNOWN_TOPIC_OR_PARTITION;
     if (index < 0 || index >= t->nparts) {
-        req_log_refusal(r, KERR_UNKNOWN_TOPIC_OR_PARTITION, "topic %s has %d partitions, asked for partition %d",
+        req_log_refusal(r, KERR_UNKNOWN_TOPIC_OR_PARTITION, "topic '%s' has %d partitions, asked for partition %d",
                         t->name, t->nparts, index);
         return KERR_UNKNOWN_TOPIC_OR_PARTITION;
     }

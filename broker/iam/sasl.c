@@ -183,9 +183,11 @@ int sasl_init(srv *s, char *err, size_t n) {
         cred_endpoint_start(s->loop, cfg->bind_address, cfg->ports_auto ? 0 : (int)cfg->iam_credentials_port, x->iam,
                             &x->creds, err, n) != 0)
         return -1;
-    log_info("iam: %zu identities from %s, region %s, credentials endpoint %s", iam_store_count(x->iam),
-             *cfg->iam_identities_file ? cfg->iam_identities_file : "(none)", cfg->iam_region,
-             cfg->iam_credentials_port ? "on" : "off");
+    size_t users = 0; /* long-term keys; a role's issued credentials are not identities of their own */
+    for (size_t i = 0; i < iam_store_count(x->iam); i++) users += iam_store_at(x->iam, i)->role == NULL;
+    log_info("iam: identities from %s: users=%zu roles=%zu, region %s, credentials endpoint %s",
+             *cfg->iam_identities_file ? cfg->iam_identities_file : "(none)", users, iam_store_role_count(x->iam),
+             cfg->iam_region, x->creds ? "on (the cred: line above)" : "off");
     return 0;
 }
 
@@ -443,8 +445,10 @@ static void authenticate(srv *s, req *r, const uint8_t *bytes, size_t len, auth_
                 /* Apache Kafka's own message, without MSK's request-id prefix */
                 snprintf(o->message, sizeof o->message, "Cannot change principals during re-authentication from %s: %s",
                          c->principal, o->principal);
-                log_warn("conn=%llu client=%s api=SaslAuthenticate refused error=SASL_AUTHENTICATION_FAILED(58): %s",
-                         (unsigned long long)c->id, conn_client_id(c), o->message);
+                log_warn("conn=%llu client=%s principal=%s api=SaslAuthenticate mechanism=%s refused "
+                         "error=SASL_AUTHENTICATION_FAILED(58): %s",
+                         (unsigned long long)c->id, conn_client_id(c), c->principal, mech_names[c->sasl_mechanism],
+                         o->message);
                 metrics_sasl(s, c->sasl_mechanism, reauth, MX_SASL_PRINCIPAL_CHANGED);
                 iam_token_free(&tok);
                 return;

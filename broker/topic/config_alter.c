@@ -103,7 +103,7 @@ int16_t alter_topic_configs(srv *s, req *r, kp_str name, const alter_op *ops, in
     free(vals);
     if (code) {
         *msg = req_strf(r, "%s", why);
-        req_log_refusal(r, code, "topic %s: %s", t->name, why);
+        req_log_refusal(r, code, "topic '%s': %s", t->name, why);
     }
     return code;
 }

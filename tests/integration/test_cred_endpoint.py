@@ -195,3 +195,11 @@ def test_unknown_role_and_other_methods(container_env, monkeypatch):
         botocore_session.get_session().get_credentials()
     assert "404" in str(e.value) or "nope" in str(e.value)
     assert b.wait_for_log(r"cred: .* GET /role/nope 404"), b.log_tail()
+
+
+def test_start_up_line_counts_users_and_roles(cred_broker):
+    """Regression (iam_identities_counted_roles_credentials): the start-up line counted every
+    credential held, a role's issued ones too, as "identities"; it now says users and roles."""
+    log = cred_broker.log_text()
+    assert re.search(r"iam: identities from \S+identities\.json: users=1 roles=1, region \S+, "
+                     r"credentials endpoint on", log), log[:3000]

@@ -199,6 +199,25 @@ static void test_fixed_label_sets(void **state) {
     h_free(h);
 }
 
+/* Regression: principal_changed was listed as a reason but only counted in a family without reasons,
+   so no scrape could ever show it. */
+static void test_principal_changed_is_counted(void **state) {
+    (void)state;
+    harness *h = metrics_harness();
+    metrics_sasl(&h->s, MX_MECH_OAUTHBEARER, true, MX_SASL_PRINCIPAL_CHANGED);
+    metrics_sasl(&h->s, MX_MECH_OAUTHBEARER, true, MX_SASL_PRINCIPAL_CHANGED);
+    metrics_sasl(&h->s, MX_MECH_OAUTHBEARER, true, MX_SASL_OK);
+    const char *m = scrape(h);
+    assert_true(sample(m, "mskmock_sasl_reauthentication_failures_total{mechanism=\"OAUTHBEARER\","
+                          "reason=\"principal_changed\"}") == 2);
+    assert_true(sample(m, "mskmock_sasl_reauthentications_total{mechanism=\"OAUTHBEARER\",outcome=\"failure\"}") == 2);
+    assert_true(sample(m, "mskmock_sasl_reauthentications_total{mechanism=\"OAUTHBEARER\",outcome=\"success\"}") == 1);
+    /* never on a first authentication, and no zero series for reasons that did not happen */
+    assert_null(strstr(m, "mskmock_sasl_authentications_total{mechanism=\"OAUTHBEARER\",outcome=\"failure\""));
+    assert_null(strstr(m, "reason=\"signature\""));
+    h_free(h);
+}
+
 #define T(f) cmocka_unit_test_teardown(f, h_teardown)
 
 int main(void) {
@@ -206,6 +225,7 @@ int main(void) {
         T(test_first_error_of_nested_response),
         T(test_requests_counted_by_api_version_and_error),
         T(test_fixed_label_sets),
+        T(test_principal_changed_is_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
