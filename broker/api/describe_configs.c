@@ -81,8 +81,10 @@ static void describe_topic(srv *s, req *r, const kp_describe_configs_request *q,
 
 static void describe_broker(srv *s, req *r, const kp_describe_configs_resource *res, kp_describe_configs_result *out) {
     if (s->cfg->topic_config_policy == TOPIC_POLICY_SERVERLESS) {
-        out->error_code = KERR_CLUSTER_AUTHORIZATION_FAILED;
-        out->error_message = kp_str_c("Cluster authorization failed.");
+        /* INVALID_REQUEST with no message, so each client prints its own text for 42: kafka-ui's MSK
+           Serverless support (PR #2737) expects InvalidRequestException from exactly this call */
+        out->error_code = KERR_INVALID_REQUEST;
+        out->error_message = KP_STR_NULL;
         req_log_refusal(r, out->error_code, "broker %.*s configs: MSK Serverless does not expose broker configurations",
                         res->resource_name.len > 0 ? res->resource_name.len : 0, res->resource_name.p);
         return;

@@ -195,6 +195,26 @@ def test_serverless_list_partition_reassignments_is_empty(serverless):
     assert res == {"ok": True, "topics": []}, res
 
 
+def test_broker_configs_invalid_request_on_serverless(serverless, broker):
+    """Regression (broker_configs_cluster_authorization): MSK Serverless answers DescribeConfigs
+    for a BROKER resource with INVALID_REQUEST, which kafka-ui's MSK Serverless support (PR #2737)
+    catches; mskmock answered CLUSTER_AUTHORIZATION_FAILED, which sent such tools down their
+    permission-error path. The kafka profile serves the broker's configs."""
+    from confluent_kafka.admin import ConfigResource
+    since = serverless.log_size()
+    admin = AdminClient({"bootstrap.servers": serverless.bootstrap})
+    res = ConfigResource(ConfigResource.Type.BROKER, "41")
+    with pytest.raises(KafkaException) as e:
+        admin.describe_configs([res])[res].result(timeout=30)
+    assert e.value.args[0].code() == confluent_kafka.KafkaError.INVALID_REQUEST, e.value.args[0]
+    assert serverless.wait_for_log(r"refused error=INVALID_REQUEST\(42\): broker 41 configs: MSK Serverless does "
+                                   r"not expose broker configurations", since=since), serverless.log_tail()
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    res = ConfigResource(ConfigResource.Type.BROKER, "1")
+    configs = admin.describe_configs([res])[res].result(timeout=30)
+    assert configs["auto.create.topics.enable"].value in ("true", "false"), configs
+
+
 # -- the kafka profile: DeleteRecords ---------------------------------------------------------
 
 def test_kafka_profile_advertises_them(broker):
