@@ -194,14 +194,19 @@ static bool build(srv *s, req *r, kp_fetch_response **out, bool quiet) {
  * The egress quotas (topic/quota.c), charged for a response about to be sent. As Kafka does
  * (KIP-219), a response past a quota is sent without its records, with the throttle time, and
  * the bytes it would have carried are not counted: the client fetches them again once muted.
+ * A response whose accounts were all empty goes out whole however large, with the throttle
+ * time its excess costs: one larger than a quota's burst would otherwise never go out (Kafka
+ * avoids that by capping a fetch at its quota window's bytes).
  */
 static void charge_egress(srv *s, req *r, kp_fetch_response *resp) {
     kp_fetch_request *q = r->body;
     int32_t throttle = 0;
-    /* quotas off (every profile but serverless): no second walk over the response */
+    bool idle = true;
+    /* quotas off (every profile but serverless): no walk over the response */
     if (s->cfg->quota_partition_egress_bytes <= 0 && s->cfg->quota_cluster_egress_bytes <= 0) return;
-    /* pass 0 charges every partition's bytes; pass 1, only when over a quota, takes them back */
-    for (int pass = 0; pass < 2 && (pass == 0 || throttle); pass++)
+    /* pass 0 sees whether every account is empty; pass 1 charges every partition's bytes;
+       pass 2, only when over a quota with something owed before, takes them back */
+    for (int pass = 0; pass < 3 && (pass < 2 || (throttle && !idle)); pass++)
         for (int32_t i = 0; i < q->topics.n; i++) {
             int16_t code;
             topic *t = resolve_topic(s, r, &q->topics.v[i], &code);
@@ -211,6 +216,8 @@ static void charge_egress(srv *s, req *r, kp_fetch_response *resp) {
                 if (pd->records.len <= 0 || pd->partition_index < 0 || pd->partition_index >= t->nparts) continue;
                 partition *p = &t->parts[pd->partition_index];
                 if (pass == 0) {
+                    idle = idle && quota_egress_idle(s, p);
+                } else if (pass == 1) {
                     int32_t th = quota_fetched(s, p, pd->records.len);
                     if (th > throttle) throttle = th;
                 } else {

@@ -6,9 +6,11 @@
  * client honours the field.
  *
  * Each account is a leaky bucket: charged the bytes, drained at the quota's rate, and allowed
- * one second of the rate as burst (Kafka measures the rate over a window of seconds, which lets
- * a burst of that order through too). Past the burst, the throttle time is how long draining
- * the excess takes at the quota's rate, which is what Kafka's formula gives for a steady rate.
+ * one second of the rate as burst (Kafka measures the rate over 11 one-second samples, so it lets
+ * through more at once). Past the burst, the throttle time is how long draining the excess takes
+ * at the quota's rate, which is what Kafka's formula gives for a steady rate. A fetch response
+ * larger than the burst goes out whole when its accounts are empty (quota_egress_idle), its
+ * excess owed as throttle time: else it would be refused on every try.
  */
 #include <math.h>
 
@@ -42,6 +44,17 @@ int32_t quota_fetched(srv *s, partition *p, int64_t bytes) {
     int64_t now = clk_mono_ms();
     return throttle(charge(&p->quota_out, s->cfg->quota_partition_egress_bytes, bytes, now),
                     charge(&s->quota_out, s->cfg->quota_cluster_egress_bytes, bytes, now));
+}
+
+/* The account holds nothing once drained to now (or its quota is off). */
+static bool drained(const rate_bucket *b, int64_t rate, int64_t now) {
+    return rate <= 0 || !b->at_ms || b->level - (double)(now - b->at_ms) * (double)rate / 1000.0 <= 0;
+}
+
+bool quota_egress_idle(srv *s, partition *p) {
+    int64_t now = clk_mono_ms();
+    return drained(&p->quota_out, s->cfg->quota_partition_egress_bytes, now) &&
+           drained(&s->quota_out, s->cfg->quota_cluster_egress_bytes, now);
 }
 
 void quota_unfetched(srv *s, partition *p, int64_t bytes) {

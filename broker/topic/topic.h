@@ -130,6 +130,8 @@ int topic_set_config(srv *s, topic *t, const char *key, const char *value);
  */
 int32_t quota_produced(srv *s, partition *p, int64_t bytes);
 int32_t quota_fetched(srv *s, partition *p, int64_t bytes);
+/* Neither the partition's nor the cluster's egress account holds anything (now). */
+bool quota_egress_idle(srv *s, partition *p);
 /* Takes back a quota_fetched charge: a throttled fetch response goes out without its records. */
 void quota_unfetched(srv *s, partition *p, int64_t bytes);
 /*

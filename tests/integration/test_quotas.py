@@ -92,6 +92,34 @@ def test_consumer_paced_to_partition_egress_quota_and_loses_nothing():
         assert throttles
 
 
+def test_fetch_larger_than_egress_burst_is_served():
+    """Regression (egress_quota_starves_large_fetch): a fetch response larger than one second of
+    the egress quota was refused on every try (its bytes taken back each time), so a consumer with
+    the default 1 MiB max.partition.fetch.bytes read nothing, forever, under a 64 KiB/s quota. It
+    now goes out whole when nothing is owed, and the excess is paid as throttle time."""
+    b = start({"quota.partition.egress.bytes.per.second": 64 * 1024})
+    with running(b):
+        create(b.bootstrap, "bulky")
+        p = Producer({"bootstrap.servers": b.bootstrap, "linger.ms": 50})
+        n = 300
+        for i in range(n):
+            p.produce("bulky", os.urandom(1016) + struct.pack(">q", i))
+        assert p.flush(30) == 0
+        throttles = []
+        c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": "bulky", "enable.auto.commit": False,
+                      "throttle_cb": throttles.append})
+        c.assign([TopicPartition("bulky", 0, 0)])
+        seen, t0 = set(), time.monotonic()
+        while len(seen) < n and time.monotonic() - t0 < 30:
+            m = c.poll(0.5)
+            if m is not None and not m.error():
+                seen.add(struct.unpack(">q", m.value()[-8:])[0])
+        c.close()
+        assert seen == set(range(n)), "read %d of %d records in 30 s\n%s" % (len(seen), n, b.log_tail())
+        # the excess over the burst was paid for: the response carried a throttle time
+        assert throttles and max(ev.throttle_time for ev in throttles) > 1.0, [ev.throttle_time for ev in throttles]
+
+
 def test_client_ignoring_throttle_time_is_muted():
     """Produce past the quota, then send the next request at once: the broker answers the first
     with throttle_time_ms and reads nothing more from the connection for that long."""
