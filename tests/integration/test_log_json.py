@@ -52,7 +52,7 @@ def test_a_refusal_carries_conn_client_api_and_error_code(broker):
         s.sendall(kw.produce_request(kw.PRODUCE_V, 6, "json-raw", "no-such-topic", 0,
                                      kw.record_batch([(None, b"x", ())])))
         kw.recv_frame(s)
-    broker.wait_for_log("no-such-topic", since=since)
+    assert broker.wait_for_log("no-such-topic", since=since)
     refusal = [o for o in lines(broker) if "no-such-topic" in o["message"]][0]
     assert refusal["level"] == "warn" and refusal["component"] == "api"
     assert refusal["client"] == "json-raw" and refusal["api"] == "Produce" and refusal["principal"] == "ANONYMOUS"
@@ -66,7 +66,7 @@ def test_lines_outside_a_request_name_no_connection(broker):
     with kw.connect(broker.port) as s:
         s.sendall(kw.request(3, 1, 5, "json-old", kw.i32(0)))  # Metadata v1: below the floor, closed
         assert kw.wait_closed(s) is None
-    broker.wait_for_log("json-old.*reason=request refused", since=since)
+    assert broker.wait_for_log("json-old.*reason=request refused", since=since)
     mine = [o for o in lines(broker) if o.get("client") == "json-old"]
     assert [o["message"].split(" ")[1] for o in mine] == ["open", "client=json-old", "close"]
     assert mine[1]["api"] == "Metadata" and "error_code" not in mine[1]

@@ -167,7 +167,7 @@ def test_connection_cap_holds_new_connections_until_one_closes():
         with pytest.raises(TimeoutError):
             held.recv(4)
         assert api_versions_answered(first[0], 7, 5), "a served connection must go on being served"
-        b.wait_for_log(r"max\.connections=3 reached \(3 open\): new connections wait in the listen backlog")
+        assert b.wait_for_log(r"max\.connections=3 reached \(3 open\): new connections wait in the listen backlog")
         first[1].close()
         held.settimeout(5)
         got, _ = kw.recv_frame(held)
@@ -189,6 +189,6 @@ def test_connection_creation_rate_paces_accepts():
         # 5 at once (the burst), then 5 a second: the last cannot be served before ~2 s (a lower
         # bound the broker enforces, not a speed; the 10 s recv timeout bounds the rest)
         assert took >= 1.5, took
-        b.wait_for_log(r"more than max\.connection\.creation\.rate=5 new connections per second")
+        assert b.wait_for_log(r"more than max\.connection\.creation\.rate=5 new connections per second")
         for s in socks:
             s.close()

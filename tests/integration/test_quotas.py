@@ -191,7 +191,7 @@ def test_request_rate_paces_librdkafka_and_fires_its_throttle_callback():
               % (n, took, rate, len(throttles)))
         assert 40 <= rate <= 60, rate
         assert throttles and max(ev.throttle_time for ev in throttles) > 0
-        b.wait_for_log(r"Produce throttled \d+ ms by a quota \(max.request.rate=50\)")
+        assert b.wait_for_log(r"Produce throttled \d+ ms by a quota \(max.request.rate=50\)")
 
 
 def test_request_rate_mutes_a_client_that_ignores_it():
