@@ -73,7 +73,7 @@ static const key_def keys[] = {
       "serve SaslHandshake v0 (raw SASL frames); MSK Serverless offers v1 only"),
     K("api.versions.min", T_STR, api_versions_min,
       "Produce=7,Fetch=10,Metadata=6,FindCoordinator=2,JoinGroup=4,Heartbeat=2,SyncGroup=2,"
-      "DescribeGroups=2,ListGroups=2,ApiVersions=2,CreateTopics=3,InitProducerId=1,OffsetForLeaderEpoch=2",
+      "DescribeGroups=2,ListGroups=2,CreateTopics=3,InitProducerId=1,OffsetForLeaderEpoch=2",
       "", "", 0, 0, NULL,
       "version floors, Name=version (or key=version) separated by commas: ApiVersions advertises them and a request "
       "below its floor closes the connection unanswered, as MSK Serverless does (ApiVersions below its floor gets "

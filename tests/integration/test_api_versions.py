@@ -1,6 +1,6 @@
 """MSK Serverless's API surface: version floors (api.versions.min) and ceilings
 (api.versions.max), and which responses name a controller (controller.visibility), checked on
-the wire and with the admin clients of five ecosystems and kafka-python 2.0.2."""
+the wire and with the admin clients of five ecosystems, kafka-python 2.0.2 and kafka-go."""
 
 import json
 import shutil
@@ -26,7 +26,8 @@ def broker():
 @pytest.fixture(scope="module")
 def pinned():
     """A broker pinned to what the 2022 Serverless capture advertised at most."""
-    with running(Broker(broker_count=1, config={"api.versions.max": "Metadata=11, Produce=9,Fetch=12"})) as b:
+    with running(Broker(broker_count=1, config={"api.versions.max": "Metadata=11, Produce=9,Fetch=12",
+                                                "api.versions.min": "Produce=7,Fetch=10,Metadata=6,ApiVersions=2"})) as b:
         yield b
 
 
@@ -67,7 +68,7 @@ def metadata_frame(version):
 def test_api_versions_advertises_the_serverless_floors(broker):
     err, ranges = api_versions(broker.port, 2)
     assert err == 0
-    assert ranges[3][0] == 6 and ranges[0][0] == 7 and ranges[1][0] == 10 and ranges[18][0] == 2
+    assert ranges[3][0] == 6 and ranges[0][0] == 7 and ranges[1][0] == 10 and ranges[18][0] == 0
     assert ranges[17] == (1, 1), "SaslHandshake v1 only"
     # kafkajs tops out below the 2022 capture's minima of these, and works on Serverless;
     # librdkafka below LeaveGroup's (see conf/mskmock.properties)
@@ -79,15 +80,25 @@ def test_api_versions_advertises_the_serverless_floors(broker):
 def test_request_below_its_floor_is_dropped_unanswered(broker):
     since = broker.log_size()
     assert exchange(broker.port, metadata_frame(5)) is None
-    broker.wait_for_log(r"refused Metadata v5 corr=9: served versions are 6-\d+ \(api.versions.min\); "
-                        r"closing as MSK does", since=since)
+    assert broker.wait_for_log(r"refused Metadata v5 corr=9: served versions are 6-\d+ \(api.versions.min\); "
+                               r"closing as MSK does", since=since)
     assert exchange(broker.port, metadata_frame(6)) is not None
 
 
-def test_api_versions_below_its_floor_gets_the_v0_error_with_ranges(broker):
-    err, ranges = api_versions(broker.port, 0)
+def test_api_versions_below_its_floor_gets_the_v0_error_with_ranges(pinned):
+    err, ranges = api_versions(pinned.port, 0)
     assert err == 35
-    assert ranges[3][0] == 6
+    assert ranges[3][0] == 6 and ranges[18][0] == 2
+
+
+def test_api_versions_v0_answered_as_kafka_go_needs(broker):
+    """Regression (api_versions_floor_refused_kafka_go): the serverless default floored
+    ApiVersions at v2 (the 2022 capture), so kafka-go, which opens every connection with
+    ApiVersions v0 and gives up on any error, failed at once, while kafka-go 0.4.34 could write
+    to MSK Serverless (kafka-go #967). v0 is answered without an error; the other floors stay."""
+    err, ranges = api_versions(broker.port, 0)
+    assert err == 0
+    assert ranges[18][0] == 0 and ranges[3][0] == 6 and ranges[0][0] == 7
 
 
 def test_ceiling_pins_what_a_generation_advertised(pinned):
@@ -96,7 +107,7 @@ def test_ceiling_pins_what_a_generation_advertised(pinned):
     since = pinned.log_size()
     # refused on its version alone, before its (flexible) header or body is read
     assert exchange(pinned.port, kw.request(3, 12, 9, "it-versions", b"")) is None
-    pinned.wait_for_log(r"refused Metadata v12 corr=9: served versions are 6-11 \(api.versions.max\)", since=since)
+    assert pinned.wait_for_log(r"refused Metadata v12 corr=9: served versions are 6-11 \(api.versions.max\)", since=since)
 
 
 @pytest.mark.parametrize("value, why", [
@@ -146,17 +157,70 @@ def test_kafka_python_2_0_2_is_cut_off_by_the_floors_as_on_msk(broker):
     """signer-python #24: kafka-python 2.0.2 fails on Serverless where provisioned MSK works.
     Its version probes and Metadata v0 fall below the floors, so it never gets metadata."""
     since = broker.log_size()
-    # which error depends on how its probes race: an assertion on the ApiVersions error,
-    # UnrecognizedBrokerVersion, or a time-out waiting for metadata once Metadata v0 was dropped
-    assert kafka_python_2_0_2(broker.bootstrap, "t-kp") in (
-        "AssertionError", "UnrecognizedBrokerVersion", "KafkaTimeoutError")
-    broker.wait_for_log(r"client=kafka-python-producer-\d+ api=ApiVersions v0 corr=\d+ answered "
-                        r"error=UNSUPPORTED_VERSION", since=since)
+    # which error depends on how its probes race: UnrecognizedBrokerVersion, or a time-out
+    # waiting for metadata once its Metadata v0 and v1 were dropped
+    assert kafka_python_2_0_2(broker.bootstrap, "t-kp") in ("UnrecognizedBrokerVersion", "KafkaTimeoutError")
+    assert broker.wait_for_log(r"client=kafka-python-producer-\d+ refused Metadata v[01] corr=\d+: served "
+                               r"versions are 6-", since=since)
 
 
 def test_kafka_python_2_0_2_works_without_floors():
     with running(Broker(broker_count=1, config={"profile": "provisioned", "auto.create.topics.enable": True})) as b:
         assert kafka_python_2_0_2(b.bootstrap, "t-kp") == "sent"
+
+
+def kafka_go(b, name):
+    """segmentio/kafka-go (tests/clients/go kafka-go): writes 5 records to a new one-partition
+    topic, reads them back on partition 0, then through a consumer group; each step reported."""
+    go = client_command("go")
+    if go is None:
+        pytest.skip("go client is not built")
+    topic = "%s-%s" % (name, uuid.uuid4().hex[:6])
+    p = subprocess.run(go + ["create-topic", "--bootstrap", b.bootstrap, "--topic", topic, "--partitions", "1"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr[-2000:]
+    p = subprocess.run(go + ["kafka-go", "--bootstrap", b.bootstrap, "--topic", topic, "--group", topic,
+                             "--count", "5", "--timeout", "8"], capture_output=True, text=True, timeout=90)
+    assert p.returncode == 0, p.stderr[-2000:]
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    assert out["kafka_go"] == "v0.4.51"
+    return topic, out
+
+
+def test_kafka_go_writes_and_reads_but_its_group_path_is_below_the_floors(broker):
+    """Regression (api_versions_floor_refused_kafka_go): with ApiVersions floored at v2, kafka-go
+    failed at its first request. Now its Writer and partition Reader work, as kafka-go #967 saw
+    writes work on MSK Serverless; its group path (FindCoordinator v0) is still below the floors."""
+    since = broker.log_size()
+    _, out = kafka_go(broker, "kg-serverless")
+    assert out["write"] == {"ok": True, "produced": 5}, out
+    assert out["read_partition"] == {"ok": True, "consumed": 5}, out
+    assert not out["read_group"]["ok"], out
+    assert any("Unable to establish connection to consumer group coordinator" in m
+               for m in out["read_group"]["logged"]), out
+    assert broker.wait_for_log(r"client=mskmock-test-kafka-go refused FindCoordinator v0 corr=\d+: served versions "
+                               r"are 2-\d+ \(api.versions.min\); closing as MSK does", since=since)
+
+
+def test_kafka_go_group_meets_strict_decoding_without_floors():
+    """kafka-go #1156 with the real client: with the floors off, its JoinGroup carries a
+    subscription that declares v1 without owned_partitions, and strict decoding refuses it."""
+    with running(Broker(config={"api.versions.min": ""})) as b:
+        topic, out = kafka_go(b, "kg-strict")
+        assert out["write"]["ok"] and out["read_partition"]["ok"], out
+        assert not out["read_group"]["ok"], out
+        assert any(m.startswith("Failed to join group %s: [42] Invalid Request" % topic)
+                   for m in out["read_group"]["logged"]), out
+        assert b.wait_for_log(r"client=mskmock-test-kafka-go principal=ANONYMOUS api=JoinGroup v\d corr=\d+ "
+                              r"refused error=INVALID_REQUEST\(42\): group %s member '' protocol range: "
+                              r"ConsumerProtocolSubscription declares v1 but ends at byte \d+ before owned_partitions"
+                              % topic)
+
+
+def test_kafka_go_group_works_on_provisioned():
+    with running(Broker(config={"profile": "provisioned"})) as b:
+        _, out = kafka_go(b, "kg-provisioned")
+        assert out["read_group"] == {"ok": True, "consumed": 5}, out
 
 
 def test_librdkafka_2_0_2_finds_no_metadata_version_in_common(broker):

@@ -12,6 +12,7 @@
 //	group-consume --bootstrap B --group G --topic T [--assignor NAME] [--instance-id ID]
 //	              [--session-timeout-ms MS] [--max-records N] [--commit sync|async|none]
 //	                                                      -> JSON-line events (see group.go)
+//	kafka-go --bootstrap B --topic T --group G   -> segmentio/kafka-go's paths (see kafkago.go)
 //	txn-transform --bootstrap B --group G --input T --output O --transactional-id ID
 //	              [--batch N] [--abort-every K] [--init-timeout S] [--timeout S]
 //	                                                      -> GroupTransactSession (see txn.go)
@@ -408,7 +409,7 @@ func fmtHeaders(hs []kgo.RecordHeader) string {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: client (create-topic|produce|consume|list-topics|group-consume|admin-calls|txn-transform) --bootstrap B --topic T ...")
+		fmt.Fprintln(os.Stderr, "usage: client (create-topic|produce|consume|list-topics|group-consume|admin-calls|kafka-go|txn-transform) --bootstrap B --topic T ...")
 		os.Exit(2)
 	}
 	cmd := os.Args[1]
@@ -419,10 +420,16 @@ func main() {
 	if cmd == "txn-transform" {
 		os.Exit(runTxnTransform(os.Args[2:])) // bounded by its own --timeout
 	}
-	if cmd == "admin-calls" {
+	if cmd == "admin-calls" || cmd == "kafka-go" {
 		ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 		defer cancel()
-		res, err := runAdminCalls(ctx, os.Args[2:])
+		var res any
+		var err error
+		if cmd == "kafka-go" {
+			res, err = runKafkaGo(os.Args[2:]) // each step bounded by its own --timeout
+		} else {
+			res, err = runAdminCalls(ctx, os.Args[2:])
+		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "error:", err)
 			os.Exit(1)
@@ -439,7 +446,7 @@ func main() {
 	}
 	run, ok := commands[cmd]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "unknown command %q; usage: client (create-topic|produce|consume|list-topics|group-consume|admin-calls|txn-transform) ...\n", cmd)
+		fmt.Fprintf(os.Stderr, "unknown command %q; usage: client (create-topic|produce|consume|list-topics|group-consume|admin-calls|kafka-go|txn-transform) ...\n", cmd)
 		os.Exit(2)
 	}
 	o, err := parse(cmd, os.Args[2:])
