@@ -173,3 +173,51 @@ def test_rewrite_keeps_pages_copyable():
             del os.environ["MSKMOCK_BIN"]
         else:
             os.environ["MSKMOCK_BIN"] = saved
+
+
+def slug(heading):
+    """The anchor GitHub gives a heading: lower case, punctuation other than - and _ dropped,
+    spaces to hyphens."""
+    text = re.sub(r"`|\*\*|\[([^\]]*)\]\([^)]*\)", lambda m: m.group(1) or "", heading.strip().lower())
+    return re.sub(r"\s", "-", re.sub(r"[^\w\- ]", "", text))
+
+
+def anchors(path):
+    """Every anchor a page has, duplicates numbered as GitHub numbers them."""
+    seen, out = {}, set()
+    text = re.sub(r"^```.*?^```[ \t]*$", "", path.read_text(), flags=re.S | re.M)  # no headings in code
+    for m in re.finditer(r"^#{1,6}[ \t]+(.+?)[ \t]*#*$", text, re.M):
+        s = slug(m.group(1))
+        n = seen.get(s, 0)
+        seen[s] = n + 1
+        out.add(s if n == 0 else "%s-%d" % (s, n))
+    return out
+
+
+def test_relative_links_resolve():
+    """Every relative link in docs/ and the README names a file that exists, and its #anchor a
+    heading in that file, so the troubleshooting index and the cross-references between pages
+    cannot point nowhere after a page is renamed or a heading reworded."""
+    broken = []
+    for page in [ROOT / "README.md"] + sorted(DOCS.rglob("*.md")):
+        text = re.sub(r"^```.*?^```[ \t]*$", "", page.read_text(), flags=re.S | re.M)
+        text = re.sub(r"`[^`\n]*`", "", text)
+        for m in re.finditer(r"\]\(([^)\s]+)\)", text):
+            target = m.group(1)
+            if re.match(r"[a-z]+:", target):
+                continue  # https:, mailto:
+            file_part, _, anchor = target.partition("#")
+            dest = (page.parent / file_part).resolve() if file_part else page
+            where = "%s: (%s)" % (page.relative_to(ROOT), target)
+            if not dest.exists():
+                broken.append(where + " no such file")
+            elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+                broken.append(where + " no such heading")
+    assert not broken, "broken links:\n" + "\n".join(broken)
+
+
+def test_slug_follows_github():
+    assert slug("1. No `kafka-cluster:Connect`: `SASL authentication error: [<uuid>]: Access denied`") == \
+        "1-no-kafka-clusterconnect-sasl-authentication-error-uuid-access-denied"
+    assert slug("Sarama's `config.Version`, checked by hand") == "saramas-configversion-checked-by-hand"
+    assert slug("#1156: the subscription under strict decoding") == "1156-the-subscription-under-strict-decoding"
