@@ -36,4 +36,7 @@ void log_scope_clear(void);
 #define log_info(...) log_write(LOG_INFO, __VA_ARGS__)
 #define log_debug(...) do { if (log_threshold >= LOG_DEBUG) log_write(LOG_DEBUG, __VA_ARGS__); } while (0)
 
+/* "%lld partition%s", n, PLURAL_S(n): the s a count other than one takes */
+#define PLURAL_S(n) ((n) == 1 ? "" : "s")
+
 #endif

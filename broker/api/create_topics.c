@@ -163,8 +163,8 @@ void api_create_topics(srv *s, req *r) {
                 continue;
             }
             memcpy(res->topic_id.b, t->uuid, 16);
-            log_info("created topic %s: %d partitions, replication factor %d, %d config overrides", t->name, nparts,
-                     rf, qt->configs.n);
+            log_info("created topic %s: %d partition%s, replication factor %d, %d config override%s", t->name,
+                     nparts, PLURAL_S(nparts), rf, qt->configs.n, PLURAL_S(qt->configs.n));
         }
         res->num_partitions = nparts;
         res->replication_factor = rf;

@@ -132,7 +132,7 @@ void api_metadata(srv *s, req *r) {
                                 qt->name.p, why);
                 continue;
             }
-            log_info("auto-created topic %s with %d partitions", t->name, t->nparts);
+            log_info("auto-created topic %s with %d partition%s", t->name, t->nparts, PLURAL_S(t->nparts));
         }
         describe_topic(s, r, q, t, out);
     }

@@ -23,8 +23,8 @@ int16_t topic_partition_room(srv *s, int64_t more, char *why, size_t n) {
     for (topic *t = s->topics; t; t = t->next) have += t->nparts;
     if (have + more <= cap) return 0;
     /* MSK's code is not public; POLICY_VIOLATION is what Kafka's create-topic policies answer */
-    snprintf(why, n, "The cluster has %lld partitions; %lld more would exceed its limit of %lld partitions "
-             "(max.partitions).", (long long)have, (long long)more, (long long)cap);
+    snprintf(why, n, "The cluster has %lld partition%s; %lld more would exceed its limit of %lld partition%s "
+             "(max.partitions).", (long long)have, PLURAL_S(have), (long long)more, (long long)cap, PLURAL_S(cap));
     return KERR_POLICY_VIOLATION;
 }
 

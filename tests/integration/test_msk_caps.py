@@ -82,6 +82,17 @@ def consume_one(broker, group, topic, commit=True):
     return err or "nothing consumed"
 
 
+def test_counts_of_one_are_singular():
+    """Regression (counts_of_one_are_singular): the cap's message read "The cluster has 1
+    partitions" and the log "created topic x: 1 partitions, ... 1 config overrides"."""
+    with running(Broker(config={"max.partitions": 1})) as b:
+        a = AdminClient({"bootstrap.servers": b.bootstrap})
+        a.create_topics([NewTopic("one", num_partitions=1, config={"retention.ms": "60000"})])["one"].result(20)
+        err = error_of(a.create_topics([NewTopic("two", num_partitions=1)])["two"])
+        assert err.str() == "The cluster has 1 partition; 1 more would exceed its limit of 1 partition (max.partitions)."
+        assert b.wait_for_log(r"created topic one: 1 partition, replication factor 3, 1 config override$")
+
+
 def test_group_cap_refuses_the_fourth_group(broker):
     topic = "caps-groups"
     admin(broker).create_topics([NewTopic(topic, num_partitions=1)])[topic].result(20)
