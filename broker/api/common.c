@@ -1,6 +1,7 @@
 #include "api.h"
 
 #include "group/group.h"
+#include "log.h"
 #include "net/net.h"
 #include "topic/topic.h"
 
@@ -8,8 +9,8 @@ int16_t api_partition_check(srv *s, req *r, topic *t, int32_t index, partition *
     *out = NULL;
     if (!t) return KERR_UNKNOWN_TOPIC_OR_PARTITION;
     if (index < 0 || index >= t->nparts) {
-        req_log_refusal(r, KERR_UNKNOWN_TOPIC_OR_PARTITION, "topic '%s' has %d partitions, asked for partition %d",
-                        t->name, t->nparts, index);
+        req_log_refusal(r, KERR_UNKNOWN_TOPIC_OR_PARTITION, "topic '%s' has %d partition%s, asked for partition %d",
+                        t->name, t->nparts, PLURAL_S(t->nparts), index);
         return KERR_UNKNOWN_TOPIC_OR_PARTITION;
     }
     partition *p = &t->parts[index];

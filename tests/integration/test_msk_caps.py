@@ -84,13 +84,18 @@ def consume_one(broker, group, topic, commit=True):
 
 def test_counts_of_one_are_singular():
     """Regression (counts_of_one_are_singular): the cap's message read "The cluster has 1
-    partitions" and the log "created topic x: 1 partitions, ... 1 config overrides"."""
+    partitions" and the log "created topic x: 1 partitions, ... 1 config overrides" and "topic 'x'
+    has 1 partitions, asked for partition 1"."""
     with running(Broker(config={"max.partitions": 1})) as b:
         a = AdminClient({"bootstrap.servers": b.bootstrap})
         a.create_topics([NewTopic("one", num_partitions=1, config={"retention.ms": "60000"})])["one"].result(20)
         err = error_of(a.create_topics([NewTopic("two", num_partitions=1)])["two"])
         assert err.str() == "The cluster has 1 partition; 1 more would exceed its limit of 1 partition (max.partitions)."
         assert b.wait_for_log(r"created topic one: 1 partition, replication factor 3, 1 config override$")
+        with kw.connect(b.port) as s:
+            s.sendall(kw.produce_request(kw.PRODUCE_V, 7, "singular", "one", 1, kw.record_batch([(None, b"x", ())])))
+            kw.recv_frame(s)
+        assert b.wait_for_log(r"client=singular .* topic 'one' has 1 partition, asked for partition 1$")
 
 
 def test_group_cap_refuses_the_fourth_group(broker):
