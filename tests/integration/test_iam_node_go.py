@@ -8,6 +8,7 @@ Clients (tests/clients/node, tests/clients/go; options in their headers):
                   with @jm18457/kafkajs-msk-iam-authentication-mechanism
   franz-go        OAUTHBEARER with aws-msk-iam-sasl-signer-go (pkg/sasl/oauth), AWS_MSK_IAM with
                   franz-go's pkg/sasl/aws
+  kafka-go        AWS_MSK_IAM with kafka-go's sasl/aws_msk_iam_v2 (test_kafka_go_aws_msk_iam)
 Credentials always come from the AWS SDKs' default chains (iam.aws_env: keys in the environment,
 or AWS_CONTAINER_CREDENTIALS_FULL_URI = the broker's endpoint).
 
@@ -197,6 +198,33 @@ def test_roundtrip_sasl_ssl(shared_broker, lang, mechanism, creds):
                               "franz-go-oauthbearer-role", "franz-go-aws-msk-iam-keys"])
 def test_roundtrip_sasl_plaintext(shared_broker, lang, mechanism, creds):
     roundtrip(shared_broker, lang, mechanism, creds, 100, "SASL_PLAINTEXT")
+
+
+@pytest.mark.parametrize("creds", ["keys", "role"])
+def test_kafka_go_aws_msk_iam(shared_broker, creds):
+    """segmentio/kafka-go 0.4.51 with its own AWS_MSK_IAM mechanism (sasl/aws_msk_iam_v2,
+    aws-sdk-go-v2's v4 signer) over TLS: its Writer and partition Reader authenticate as the
+    identity or role and work; a wrong secret is refused with 58 (kafka-go prints no reason)."""
+    broker, since = shared_broker, shared_broker.log_size()
+    env = creds_env(broker, creds)
+    topic = "iam-kafka-go-%s-%s" % (creds, uuid.uuid4().hex[:6])
+    create_topic("go", broker, topic, 1, "AWS_MSK_IAM", env)
+    def args(timeout_s):
+        return ["kafka-go", "--bootstrap", broker.iam_bootstrap, "--topic", topic, "--group", topic, "--count", 20,
+                "--timeout", timeout_s] + iam_args(broker, "AWS_MSK_IAM")
+    out = run_client_env("go", args(6), env).json
+    assert out["write"] == {"ok": True, "produced": 20}, out
+    assert out["read_partition"] == {"ok": True, "consumed": 20}, out
+    principal = ALICE.principal if creds == "keys" else ROLE.principal
+    auths = re.findall(r"client=mskmock-test-kafka-go authenticated as IAM\.(\S+) via (\S+),", broker.log_since(since))
+    assert auths and set(auths) == {(principal, "AWS_MSK_IAM")}, auths
+    assert not refusals(broker, since), "\n".join(refusals(broker, since))
+    if creds == "keys":
+        since = broker.log_size()
+        bad = run_client_env("go", args(2), aws_env(identity=ALICE, secret="wrong" * 8)).json
+        assert not bad["write"]["ok"] and "[58] SASL Authentication Failed" in bad["write"]["error"], bad
+        assert any("signature does not match (access key %s)" % ALICE.access_key_id in ln
+                   for ln in refusals(broker, since)), broker.log_tail()
 
 
 # -- 2. KIP-368 re-authentication ------------------------------------------------------------

@@ -100,19 +100,9 @@ func iamOpts(ctx context.Context, o iamOptions) ([]kgo.Opt, error) {
 		return nil, nil
 	}
 	var opts []kgo.Opt
-	if o.securityProtocol == "SASL_SSL" {
-		tc := &tls.Config{MinVersion: tls.VersionTLS12}
-		if o.ca != "" {
-			pem, err := os.ReadFile(o.ca)
-			if err != nil {
-				return nil, fmt.Errorf("--ca: %w", err)
-			}
-			pool := x509.NewCertPool()
-			if !pool.AppendCertsFromPEM(pem) {
-				return nil, fmt.Errorf("--ca %s: no PEM certificate in it", o.ca)
-			}
-			tc.RootCAs = pool
-		}
+	if tc, err := tlsConfig(o); err != nil {
+		return nil, err
+	} else if tc != nil {
 		// franz-go sets ServerName to the dialled host (an IP here: checked against IP SANs).
 		opts = append(opts, kgo.DialTLSConfig(tc))
 	}
@@ -139,6 +129,26 @@ func iamOpts(ctx context.Context, o iamOptions) ([]kgo.Opt, error) {
 	}
 	opts = append(opts, kgo.SASL(mech))
 	return opts, nil
+}
+
+// tlsConfig: the client's TLS settings for SASL_SSL (trusting --ca when given), nil otherwise.
+func tlsConfig(o iamOptions) (*tls.Config, error) {
+	if o.securityProtocol != "SASL_SSL" {
+		return nil, nil
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if o.ca != "" {
+		pem, err := os.ReadFile(o.ca)
+		if err != nil {
+			return nil, fmt.Errorf("--ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--ca %s: no PEM certificate in it", o.ca)
+		}
+		tc.RootCAs = pool
+	}
+	return tc, nil
 }
 
 // tokenSource signs OAUTHBEARER tokens with the Go signer, optionally caching them.

@@ -4,6 +4,7 @@ package main
 // so a test can see which of its request paths a profile lets through (kafka-go #967, #1156):
 //
 //	client kafka-go --bootstrap B --topic T --group G [--count N] [--timeout S]
+//	                [--security-protocol SASL_SSL --ca FILE --mechanism AWS_MSK_IAM [--region R]]
 //	  -> {"kafka_go": VERSION,
 //	      "write": {"ok": true, "produced": N},          Writer: the Transport's request path
 //	      "read_partition": {"ok": true, "consumed": N},  Reader on partition 0 from the start:
@@ -13,9 +14,15 @@ package main
 //
 // The topic must exist with one partition. A step that cannot finish in --timeout seconds
 // fails with the errors kafka-go logged while it retried (its Reader retries forever).
+//
+// IAM: kafka-go's own AWS_MSK_IAM mechanism (the separate module sasl/aws_msk_iam_v2, signing
+// with aws-sdk-go-v2's v4 signer), over TLS with the given CA; credentials from the default
+// chain, reported as `signer-credentials` lines on stderr (see iam.go). kafka-go has no
+// OAUTHBEARER mechanism.
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -23,10 +30,38 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/config"
 	kafka "github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/sasl"
+	"github.com/segmentio/kafka-go/sasl/aws_msk_iam_v2"
 )
 
 const kafkaGoClientID = "mskmock-test-kafka-go"
+
+// kafkaGoConn: how kafka-go reaches the broker (plaintext when both are nil).
+type kafkaGoConn struct {
+	tls  *tls.Config
+	sasl sasl.Mechanism
+}
+
+func newKafkaGoConn(ctx context.Context, o iamOptions) (kafkaGoConn, error) {
+	if o.securityProtocol == "PLAINTEXT" {
+		return kafkaGoConn{}, nil
+	}
+	if o.mechanism != "AWS_MSK_IAM" {
+		return kafkaGoConn{}, errors.New("kafka-go has no OAUTHBEARER mechanism: use --mechanism AWS_MSK_IAM")
+	}
+	tc, err := tlsConfig(o)
+	if err != nil {
+		return kafkaGoConn{}, err
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(o.region))
+	if err != nil {
+		return kafkaGoConn{}, fmt.Errorf("aws config: %w", err)
+	}
+	cfg.Credentials = recordingProvider{cfg.Credentials}
+	return kafkaGoConn{tls: tc, sasl: aws_msk_iam_v2.NewMechanism(cfg)}, nil
+}
 
 // errorLog keeps the first errors kafka-go logs, which are all a caller sees of a retry loop.
 type errorLog struct {
@@ -59,14 +94,14 @@ func kafkaGoVersion() string {
 	return "unknown"
 }
 
-func kafkaGoWrite(ctx context.Context, bootstrap, topic string, n int) map[string]any {
+func kafkaGoWrite(ctx context.Context, kc kafkaGoConn, bootstrap, topic string, n int) map[string]any {
 	w := &kafka.Writer{
 		Addr:         kafka.TCP(bootstrap),
 		Topic:        topic,
 		Balancer:     &kafka.LeastBytes{},
 		RequiredAcks: kafka.RequireAll,
 		BatchTimeout: 10 * time.Millisecond,
-		Transport:    &kafka.Transport{ClientID: kafkaGoClientID},
+		Transport:    &kafka.Transport{ClientID: kafkaGoClientID, TLS: kc.tls, SASL: kc.sasl},
 	}
 	defer w.Close()
 	msgs := make([]kafka.Message, n)
@@ -80,13 +115,14 @@ func kafkaGoWrite(ctx context.Context, bootstrap, topic string, n int) map[strin
 }
 
 // kafkaGoRead reads n records through a Reader (GroupID empty: partition 0 from the start).
-func kafkaGoRead(ctx context.Context, bootstrap, topic, group string, n int) map[string]any {
+func kafkaGoRead(ctx context.Context, kc kafkaGoConn, bootstrap, topic, group string, n int) map[string]any {
 	logged := &errorLog{}
 	cfg := kafka.ReaderConfig{
-		Brokers:     []string{bootstrap},
-		Topic:       topic,
-		GroupID:     group,
-		Dialer:      &kafka.Dialer{ClientID: kafkaGoClientID, Timeout: 5 * time.Second},
+		Brokers: []string{bootstrap},
+		Topic:   topic,
+		GroupID: group,
+		Dialer: &kafka.Dialer{ClientID: kafkaGoClientID, Timeout: 5 * time.Second, TLS: kc.tls,
+			SASLMechanism: kc.sasl},
 		MaxWait:     500 * time.Millisecond,
 		ErrorLogger: logged,
 	}
@@ -119,7 +155,16 @@ func runKafkaGo(args []string) (map[string]any, error) {
 	group := fs.String("group", "", "consumer group for the group read")
 	count := fs.Int("count", 10, "records to write and read")
 	timeoutS := fs.Float64("timeout", 15, "seconds each step may take")
+	var iam iamOptions
+	addIAMFlags(fs, &iam)
 	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if err := iam.check(); err != nil {
+		return nil, err
+	}
+	kc, err := newKafkaGoConn(context.Background(), iam)
+	if err != nil {
 		return nil, err
 	}
 	if *bootstrap == "" || *topic == "" || *group == "" || fs.NArg() > 0 {
@@ -131,12 +176,12 @@ func runKafkaGo(args []string) (map[string]any, error) {
 		return fn(ctx)
 	}
 	out := map[string]any{"kafka_go": kafkaGoVersion()}
-	out["write"] = step(func(ctx context.Context) map[string]any { return kafkaGoWrite(ctx, *bootstrap, *topic, *count) })
+	out["write"] = step(func(ctx context.Context) map[string]any { return kafkaGoWrite(ctx, kc, *bootstrap, *topic, *count) })
 	out["read_partition"] = step(func(ctx context.Context) map[string]any {
-		return kafkaGoRead(ctx, *bootstrap, *topic, "", *count)
+		return kafkaGoRead(ctx, kc, *bootstrap, *topic, "", *count)
 	})
 	out["read_group"] = step(func(ctx context.Context) map[string]any {
-		return kafkaGoRead(ctx, *bootstrap, *topic, *group, *count)
+		return kafkaGoRead(ctx, kc, *bootstrap, *topic, *group, *count)
 	})
 	return out, nil
 }
