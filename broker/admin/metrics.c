@@ -264,16 +264,18 @@ void metrics_sasl(srv *s, int mechanism, bool reauth, mx_sasl_reason why) {
         s->metrics.sasl[mechanism][why]++;
 }
 
-/* req_throttle's callers name the quota by its config key (quota.*.bytes.per.second: produce or fetch). */
-void metrics_throttle(srv *s, const char *what, const char *quota, int32_t ms) {
+/* req_throttle's callers name the quota by its config key, perhaps followed by its value. */
+void metrics_throttle(srv *s, const char *quota, int32_t ms) {
     if (ms <= 0) return;
     int q = MX_QUOTA_OTHER;
     if (!strncmp(quota, "max.request.rate", 16))
         q = MX_QUOTA_REQUEST_RATE;
     else if (!strncmp(quota, "max.partition.mutations", 23))
         q = MX_QUOTA_PARTITION_MUTATIONS;
-    else if (!strncmp(quota, "quota.", 6))
-        q = !strcmp(what, "produce") ? MX_QUOTA_INGRESS : !strcmp(what, "fetch") ? MX_QUOTA_EGRESS : MX_QUOTA_OTHER;
+    else if (strstr(quota, ".ingress.bytes.per.second"))
+        q = MX_QUOTA_INGRESS;
+    else if (strstr(quota, ".egress.bytes.per.second"))
+        q = MX_QUOTA_EGRESS;
     s->metrics.throttle_ms[q] += (uint64_t)ms;
     s->metrics.throttles[q]++;
 }

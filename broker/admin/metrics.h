@@ -97,8 +97,8 @@ int16_t metrics_response_error(struct srv *s, const struct kp_msg *m, int16_t ve
 
 /* An authentication finished (mechanism: MX_MECH_*), first or re-authentication. */
 void metrics_sasl(struct srv *s, int mechanism, bool reauth, mx_sasl_reason why);
-/* A throttle of ms from the quota req_throttle names (its `what` and `quota` arguments). */
-void metrics_throttle(struct srv *s, const char *what, const char *quota, int32_t ms);
+/* A throttle of ms from the quota req_throttle names (its `quota` argument). */
+void metrics_throttle(struct srv *s, const char *quota, int32_t ms);
 /* One storage commit took us. */
 void metrics_commit(struct srv *s, int64_t us);
 /* A fault rule fired with this fault_action (admin/fault.c, once per request it acted on). */

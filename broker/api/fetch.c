@@ -200,13 +200,13 @@ static bool build(srv *s, req *r, kp_fetch_response **out, bool quiet) {
  */
 static void charge_egress(srv *s, req *r, kp_fetch_response *resp) {
     kp_fetch_request *q = r->body;
-    int32_t throttle = 0;
+    quota_throttle throttle = {0};
     bool idle = true;
     /* quotas off (every profile but serverless): no walk over the response */
     if (s->cfg->quota_partition_egress_bytes <= 0 && s->cfg->quota_cluster_egress_bytes <= 0) return;
     /* pass 0 sees whether every account is empty; pass 1 charges every partition's bytes;
        pass 2, only when over a quota with something owed before, takes them back */
-    for (int pass = 0; pass < 3 && (pass < 2 || (throttle && !idle)); pass++)
+    for (int pass = 0; pass < 3 && (pass < 2 || (throttle.ms && !idle)); pass++)
         for (int32_t i = 0; i < q->topics.n; i++) {
             int16_t code;
             topic *t = resolve_topic(s, r, &q->topics.v[i], &code);
@@ -218,8 +218,7 @@ static void charge_egress(srv *s, req *r, kp_fetch_response *resp) {
                 if (pass == 0) {
                     idle = idle && quota_egress_idle(s, p);
                 } else if (pass == 1) {
-                    int32_t th = quota_fetched(s, p, pd->records.len);
-                    if (th > throttle) throttle = th;
+                    quota_fetched(s, p, pd->records.len, &throttle);
                 } else {
                     quota_unfetched(s, p, pd->records.len);
                     t->bytes_out -= (uint64_t)pd->records.len;
@@ -227,8 +226,9 @@ static void charge_egress(srv *s, req *r, kp_fetch_response *resp) {
                 }
             }
         }
-    resp->throttle_time_ms = throttle;
-    req_throttle(r, throttle, "fetch", "quota.*.bytes.per.second");
+    char why[192];
+    resp->throttle_time_ms = throttle.ms;
+    req_throttle(r, throttle.ms, "Fetch", quota_throttle_why(&throttle, why, sizeof why));
 }
 
 static void unlink_wait(srv *s, fetch_wait *w) {

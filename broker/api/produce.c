@@ -47,7 +47,8 @@ static void record_error(void *ctx, int32_t index, const char *msg) {
 }
 
 static int16_t produce_partition(srv *s, req *r, topic *t, kp_produce_partition_produce_data *pd,
-                                 kp_produce_partition_produce_response *out, bool *any_stored, int32_t *throttle) {
+                                 kp_produce_partition_produce_response *out, bool *any_stored,
+                                 quota_throttle *throttle) {
     partition *p;
     int16_t code = api_partition_check(s, r, t, pd->index, &p);
     if (code) return code;
@@ -122,8 +123,7 @@ static int16_t produce_partition(srv *s, req *r, topic *t, kp_produce_partition_
     out->base_offset = base;
     out->log_append_time_ms = append_time;
     *any_stored = true;
-    int32_t th = quota_produced(s, p, (int64_t)b.size);
-    if (th > *throttle) *throttle = th;
+    quota_produced(s, p, (int64_t)b.size, throttle);
     return 0;
 }
 
@@ -163,7 +163,7 @@ void api_produce(srv *s, req *r) {
     int16_t ver = r->hdr.api_version;
     bool bad_acks = q->acks != 0 && q->acks != 1 && q->acks != -1;
     bool any_error = false, any_stored = false;
-    int32_t throttle = 0;
+    quota_throttle throttle = {0};
     /*
      * a transactional produce needs its transactional id, authorized; without it, or with
      * transactional records but no id, every partition gets 53 (KafkaApis.handleProduceRequest)
@@ -205,8 +205,9 @@ void api_produce(srv *s, req *r) {
             }
         }
     }
-    req_throttle(r, throttle, "produce", "quota.*.bytes.per.second");
-    resp->throttle_time_ms = throttle;
+    char why[192];
+    req_throttle(r, throttle.ms, "Produce", quota_throttle_why(&throttle, why, sizeof why));
+    resp->throttle_time_ms = throttle.ms;
     if (q->acks == 0) {
         req_silent(r);
         if (any_error) net_close(r->c, "acks=0 produce failed (Kafka closes instead of answering)");

@@ -168,7 +168,7 @@ void req_throttle(req *r, int32_t ms, const char *what, const char *quota) {
     if (ms <= 0) return;
     conn *c = r->c;
     net_mute(c, ms);
-    metrics_throttle(c->s, what, quota, ms);
+    metrics_throttle(c->s, quota, ms);
     if (!c->throttle_logged) {
         c->throttle_logged = true;
         log_info("conn=%llu client=%s: %s throttled %d ms by a quota (%s); the connection is muted that long; its "

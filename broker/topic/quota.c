@@ -29,21 +29,39 @@ static int64_t charge(rate_bucket *b, int64_t rate, int64_t bytes, int64_t now) 
     return over > 0 ? (int64_t)ceil(over * 1000.0 / (double)rate) : 0;
 }
 
-static int32_t throttle(int64_t a, int64_t b) {
-    int64_t t = a > b ? a : b;
-    return t > INT32_MAX ? INT32_MAX : (int32_t)t;
+/* Charges one account and keeps in th the longest throttle so far, with the quota that set it. */
+static void charge_into(quota_throttle *th, rate_bucket *b, const char *key, int64_t rate, const partition *p,
+                        int64_t bytes, int64_t now) {
+    int64_t ms = charge(b, rate, bytes, now);
+    if (ms <= th->ms) return;
+    *th = (quota_throttle){ms > INT32_MAX ? INT32_MAX : (int32_t)ms, key, rate, p};
 }
 
-int32_t quota_produced(srv *s, partition *p, int64_t bytes) {
+void quota_produced(srv *s, partition *p, int64_t bytes, quota_throttle *th) {
     int64_t now = clk_mono_ms();
-    return throttle(charge(&p->quota_in, s->cfg->quota_partition_ingress_bytes, bytes, now),
-                    charge(&s->quota_in, s->cfg->quota_cluster_ingress_bytes, bytes, now));
+    charge_into(th, &p->quota_in, "quota.partition.ingress.bytes.per.second", s->cfg->quota_partition_ingress_bytes,
+                p, bytes, now);
+    charge_into(th, &s->quota_in, "quota.cluster.ingress.bytes.per.second", s->cfg->quota_cluster_ingress_bytes,
+                NULL, bytes, now);
 }
 
-int32_t quota_fetched(srv *s, partition *p, int64_t bytes) {
+void quota_fetched(srv *s, partition *p, int64_t bytes, quota_throttle *th) {
     int64_t now = clk_mono_ms();
-    return throttle(charge(&p->quota_out, s->cfg->quota_partition_egress_bytes, bytes, now),
-                    charge(&s->quota_out, s->cfg->quota_cluster_egress_bytes, bytes, now));
+    charge_into(th, &p->quota_out, "quota.partition.egress.bytes.per.second", s->cfg->quota_partition_egress_bytes,
+                p, bytes, now);
+    charge_into(th, &s->quota_out, "quota.cluster.egress.bytes.per.second", s->cfg->quota_cluster_egress_bytes,
+                NULL, bytes, now);
+}
+
+const char *quota_throttle_why(const quota_throttle *th, char *buf, size_t n) {
+    if (!th->key) {
+        snprintf(buf, n, "no quota");
+    } else if (th->p) {
+        snprintf(buf, n, "%s=%lld on %s-%d", th->key, (long long)th->rate, th->p->topic->name, th->p->index);
+    } else {
+        snprintf(buf, n, "%s=%lld", th->key, (long long)th->rate);
+    }
+    return buf;
 }
 
 /* The account holds nothing once drained to now (or its quota is off). */
@@ -64,7 +82,8 @@ void quota_unfetched(srv *s, partition *p, int64_t bytes) {
 
 /* Requests, cluster-wide (MSK Serverless: 15,000 a second), charged one each. */
 int32_t quota_request(srv *s) {
-    return throttle(charge(&s->quota_requests, s->cfg->max_request_rate, 1, clk_mono_ms()), 0);
+    int64_t ms = charge(&s->quota_requests, s->cfg->max_request_rate, 1, clk_mono_ms());
+    return ms > INT32_MAX ? INT32_MAX : (int32_t)ms;
 }
 
 /*

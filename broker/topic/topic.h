@@ -125,11 +125,20 @@ int topic_set_config(srv *s, topic *t, const char *key, const char *value);
 
 /*
  * Throughput quotas (quota.c): bytes appended to (produced) or returned from (fetched) p are
- * charged to p's and the cluster's account; the result is the throttle time in ms the response
- * carries and the connection is muted for (0: within quota).
+ * charged to p's and the cluster's account. A request's charges meet in one quota_throttle: the
+ * longest throttle any of them earned (in ms; the time the response carries and the connection
+ * is muted for, 0 within quota) and the quota that set it, for the log.
  */
-int32_t quota_produced(srv *s, partition *p, int64_t bytes);
-int32_t quota_fetched(srv *s, partition *p, int64_t bytes);
+typedef struct quota_throttle {
+    int32_t ms;
+    const char *key;     /* the quota's config key; NULL while ms is 0 */
+    int64_t rate;        /* its value, bytes per second */
+    const partition *p;  /* for a partition quota: which */
+} quota_throttle;
+void quota_produced(srv *s, partition *p, int64_t bytes, quota_throttle *th);
+void quota_fetched(srv *s, partition *p, int64_t bytes, quota_throttle *th);
+/* "quota.partition.ingress.bytes.per.second=5242880 on orders-0": the quota th names. */
+const char *quota_throttle_why(const quota_throttle *th, char *buf, size_t n);
 /* Neither the partition's nor the cluster's egress account holds anything (now). */
 bool quota_egress_idle(srv *s, partition *p);
 /* Takes back a quota_fetched charge: a throttled fetch response goes out without its records. */

@@ -59,7 +59,27 @@ def test_producer_paced_to_partition_ingress_quota():
               (total // MIB, took, rate, len(throttles)))
         assert 0.8 <= rate <= 1.2, rate
         assert throttles and max(ev.throttle_time for ev in throttles) > 0
-        assert "throttled" in b.log_text() and "by a quota (quota.*.bytes.per.second)" in b.log_text()
+        # Regression (throttle_line_names_the_quota): the line said "quota.*.bytes.per.second",
+        # not which of the four quotas, its value, or the partition
+        assert b.wait_for_log(r"client=rdkafka: Produce throttled \d+ ms by a quota \(quota\.partition\.ingress\."
+                              r"bytes\.per\.second=1048576 on paced-0\); the connection is muted that long")
+
+
+def test_cluster_ingress_quota_throttles_and_is_named():
+    """The cluster's ingress quota binds across partitions, each under its own: the throttle
+    line names the cluster quota and its value, without a partition."""
+    b = start({"quota.cluster.ingress.bytes.per.second": MIB // 2})
+    with running(b):
+        create(b.bootstrap, "wide", partitions=4)
+        throttles = []
+        p = Producer({"bootstrap.servers": b.bootstrap, "linger.ms": 5, "throttle_cb": throttles.append})
+        for i in range(3 * 512):
+            p.produce("wide", os.urandom(1024), partition=i % 4)
+            p.poll(0)
+        assert p.flush(60) == 0
+        assert throttles and max(ev.throttle_time for ev in throttles) > 0
+        assert b.wait_for_log(r"client=rdkafka: Produce throttled \d+ ms by a quota \(quota\.cluster\.ingress\."
+                              r"bytes\.per\.second=524288\); the connection")
 
 
 def test_consumer_paced_to_partition_egress_quota_and_loses_nothing():
@@ -90,6 +110,8 @@ def test_consumer_paced_to_partition_egress_quota_and_loses_nothing():
         print("consumed 4 MiB in %.2f s: %.2f MiB/s past the burst, %d throttle events" % (took, rate, len(throttles)))
         assert rate <= 1.2, rate
         assert throttles
+        assert b.wait_for_log(r"client=rdkafka: Fetch throttled \d+ ms by a quota \(quota\.partition\.egress\."
+                              r"bytes\.per\.second=1048576 on drained-0\)")
 
 
 def test_fetch_larger_than_egress_burst_is_served():

@@ -169,11 +169,12 @@ static void test_requests_counted_by_api_version_and_error(void **state) {
 static void test_fixed_label_sets(void **state) {
     (void)state;
     harness *h = metrics_harness();
-    metrics_throttle(&h->s, "Produce", "max.request.rate=10", 250);
-    metrics_throttle(&h->s, "produce", "quota.*.bytes.per.second", 1500);
-    metrics_throttle(&h->s, "fetch", "quota.*.bytes.per.second", 40);
-    metrics_throttle(&h->s, "CreateTopics", "max.partition.mutations.per.5.minutes", 1000);
-    metrics_throttle(&h->s, "fetch", "quota.*.bytes.per.second", 0); /* no throttle: not counted */
+    metrics_throttle(&h->s, "max.request.rate=10", 250);
+    metrics_throttle(&h->s, "quota.partition.ingress.bytes.per.second=5242880 on t-0", 1000);
+    metrics_throttle(&h->s, "quota.cluster.ingress.bytes.per.second=209715200", 500);
+    metrics_throttle(&h->s, "quota.partition.egress.bytes.per.second=10485760 on t-0", 40);
+    metrics_throttle(&h->s, "max.partition.mutations.per.5.minutes", 1000);
+    metrics_throttle(&h->s, "quota.cluster.egress.bytes.per.second=419430400", 0); /* no throttle: not counted */
     metrics_sasl(&h->s, MX_MECH_OAUTHBEARER, false, MX_SASL_OK);
     metrics_sasl(&h->s, MX_MECH_AWS_MSK_IAM, false, MX_SASL_SIGNATURE);
     metrics_sasl(&h->s, MX_MECH_AWS_MSK_IAM, false, MX_SASL_SIGNATURE);
@@ -185,6 +186,7 @@ static void test_fixed_label_sets(void **state) {
     assert_true(sample(m, "mskmock_throttle_seconds_total{quota=\"egress_bytes\"}") == 0.04);
     assert_true(sample(m, "mskmock_throttles_total{quota=\"partition_mutations\"}") == 1);
     assert_true(sample(m, "mskmock_throttles_total{quota=\"egress_bytes\"}") == 1);
+    assert_true(sample(m, "mskmock_throttles_total{quota=\"ingress_bytes\"}") == 2); /* partition and cluster */
     assert_null(strstr(m, "quota=\"other\""));
     assert_true(sample(m, "mskmock_sasl_authentications_total{mechanism=\"OAUTHBEARER\",outcome=\"success\"}") == 1);
     assert_true(sample(m, "mskmock_sasl_authentications_total{mechanism=\"AWS_MSK_IAM\",outcome=\"failure\","
