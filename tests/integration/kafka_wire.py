@@ -23,7 +23,8 @@ API_FIND_COORDINATOR = 10
 API_API_VERSIONS = 18
 API_CREATE_TOPICS = 19
 
-# The default versions: the serverless floors (api.versions.min) of these APIs.
+# The default versions: the serverless floors (api.versions.min) of these APIs; ApiVersions,
+# which has none (kafka-go sends v0), at v2, what current clients send.
 API_VERSIONS_V = 2
 METADATA_V = 6
 PRODUCE_V = 7

@@ -22,7 +22,7 @@ def broker_config():
 
 
 def api_versions(port, client_id="probe"):
-    """A clean ApiVersions v2 exchange (the serverless floor) on a fresh connection; returns
+    """A clean ApiVersions v2 exchange (what current clients send) on a fresh connection; returns
     {key: (min, max)}."""
     v = kw.API_VERSIONS_V
     corr = next(_corr)
