@@ -29,12 +29,14 @@ static int64_t charge(rate_bucket *b, int64_t rate, int64_t bytes, int64_t now) 
     return over > 0 ? (int64_t)ceil(over * 1000.0 / (double)rate) : 0;
 }
 
+static int32_t clamp_ms(int64_t ms) { return ms > INT32_MAX ? INT32_MAX : (int32_t)ms; }
+
 /* Charges one account and keeps in th the longest throttle so far, with the quota that set it. */
 static void charge_into(quota_throttle *th, rate_bucket *b, const char *key, int64_t rate, const partition *p,
                         int64_t bytes, int64_t now) {
     int64_t ms = charge(b, rate, bytes, now);
     if (ms <= th->ms) return;
-    *th = (quota_throttle){ms > INT32_MAX ? INT32_MAX : (int32_t)ms, key, rate, p};
+    *th = (quota_throttle){clamp_ms(ms), key, rate, p};
 }
 
 void quota_produced(srv *s, partition *p, int64_t bytes, quota_throttle *th) {
@@ -54,9 +56,9 @@ void quota_fetched(srv *s, partition *p, int64_t bytes, quota_throttle *th) {
 }
 
 const char *quota_throttle_why(const quota_throttle *th, char *buf, size_t n) {
-    if (!th->key) {
-        snprintf(buf, n, "no quota");
-    } else if (th->p) {
+    /* every produce and fetch asks, throttled or not: nothing to format for the usual answer */
+    if (!th->key) return "no quota";
+    if (th->p) {
         snprintf(buf, n, "%s=%lld on %s-%d", th->key, (long long)th->rate, th->p->topic->name, th->p->index);
     } else {
         snprintf(buf, n, "%s=%lld", th->key, (long long)th->rate);
@@ -82,8 +84,7 @@ void quota_unfetched(srv *s, partition *p, int64_t bytes) {
 
 /* Requests, cluster-wide (MSK Serverless: 15,000 a second), charged one each. */
 int32_t quota_request(srv *s) {
-    int64_t ms = charge(&s->quota_requests, s->cfg->max_request_rate, 1, clk_mono_ms());
-    return ms > INT32_MAX ? INT32_MAX : (int32_t)ms;
+    return clamp_ms(charge(&s->quota_requests, s->cfg->max_request_rate, 1, clk_mono_ms()));
 }
 
 /*
@@ -107,7 +108,7 @@ int16_t quota_mutations(srv *s, int64_t n, bool refusable, int32_t *throttle) {
     double excess = b->level - (double)cap;
     if (excess > 0 || over) {
         int64_t ms = (int64_t)ceil(fmax(excess, 1) * 1000.0 / rate);
-        if (ms > *throttle) *throttle = ms > INT32_MAX ? INT32_MAX : (int32_t)ms;
+        if (ms > *throttle) *throttle = clamp_ms(ms);
     }
     return over && refusable ? KERR_THROTTLING_QUOTA_EXCEEDED : 0;
 }
