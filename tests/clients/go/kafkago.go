@@ -160,15 +160,15 @@ func runKafkaGo(args []string) (map[string]any, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	if *bootstrap == "" || *topic == "" || *group == "" || fs.NArg() > 0 {
+		return nil, errors.New("usage: client kafka-go --bootstrap B --topic T --group G [--count N] [--timeout S]")
+	}
 	if err := iam.check(); err != nil {
 		return nil, err
 	}
 	kc, err := newKafkaGoConn(context.Background(), iam)
 	if err != nil {
 		return nil, err
-	}
-	if *bootstrap == "" || *topic == "" || *group == "" || fs.NArg() > 0 {
-		return nil, errors.New("usage: client kafka-go --bootstrap B --topic T --group G [--count N] [--timeout S]")
 	}
 	step := func(fn func(ctx context.Context) map[string]any) map[string]any {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(*timeoutS*float64(time.Second)))

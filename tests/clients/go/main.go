@@ -421,14 +421,14 @@ func main() {
 		os.Exit(runTxnTransform(os.Args[2:])) // bounded by its own --timeout
 	}
 	if cmd == "admin-calls" || cmd == "kafka-go" {
-		ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
-		defer cancel()
 		var res any
 		var err error
 		if cmd == "kafka-go" {
 			res, err = runKafkaGo(os.Args[2:]) // each step bounded by its own --timeout
 		} else {
+			ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 			res, err = runAdminCalls(ctx, os.Args[2:])
+			cancel()
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "error:", err)
