@@ -37,6 +37,10 @@ int64_t clk_mono_us(void) {
 
 void clk_advance(int64_t ms) { offset_ms += ms; }
 
+void clk_timer_start(uv_timer_t *t, uv_timer_cb cb, int64_t wait_ms) {
+    uv_timer_start(t, cb, wait_ms > 1 ? (uint64_t)wait_ms : 1, 0);
+}
+
 /* ---- calendar (proleptic Gregorian, UTC), for the timestamps IAM tokens and identity files carry ---- */
 
 int64_t clk_days_from_civil(int64_t y, unsigned m, unsigned d) {

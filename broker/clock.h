@@ -6,6 +6,7 @@
 #define CLOCK_H
 
 #include <stdint.h>
+#include <uv.h>
 
 int64_t clk_now_ms(void);      /* wall clock in ms since the epoch, plus the offset */
 int64_t clk_mono_ms(void);     /* monotonic ms, plus the offset: for durations */
@@ -16,6 +17,16 @@ void clk_advance(int64_t ms);  /* move both clocks forward */
  * millisecond of a deadline cannot be overtaken by real time passing.
  */
 void clk_freeze(void);
+
+/*
+ * Every one-shot timer of the broker is armed here: cb runs after wait_ms, and never in the
+ * loop iteration that armed it, however small or negative wait_ms is. libuv up to 1.44 (Debian
+ * 12's) runs a timer that its own callback re-armed with 0 ms again in the same pass, before
+ * any I/O; a callback that keeps finding a deadline due without consuming it would then hold
+ * the loop for good, every listener silent (issue 30: a parked SyncGroup past its member's
+ * session timeout). One millisecond is the shortest wait that ends the pass.
+ */
+void clk_timer_start(uv_timer_t *t, uv_timer_cb cb, int64_t wait_ms);
 
 /* Days since 1970-01-01 of a date (m 1-12, d 1-31), and back. */
 int64_t clk_days_from_civil(int64_t y, unsigned m, unsigned d);

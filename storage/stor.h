@@ -275,12 +275,16 @@ typedef struct stor_offset {
     int32_t partition;
     int64_t offset;
     int32_t leader_epoch;     /* -1: unknown */
-    const char *metadata;     /* never NULL ("" when none) */
+    const char *metadata;     /* never NULL ("" when none); a string that may hold NUL bytes: */
+    int32_t metadata_len;     /* its length in bytes (Kafka keeps all of them) */
     int64_t commit_ms;
     int64_t expire_ms;        /* -1: expiry follows the group rules, else an absolute time (OffsetCommit v2-v4) */
 } stor_offset;
 
-/* Insert or replace the commit of (group, topic, partition). A NULL metadata is stored (and loaded) as "". */
+/*
+ * Insert or replace the commit of (group, topic, partition). A NULL metadata is stored (and loaded) as "";
+ * a loaded metadata is NUL-terminated after its metadata_len bytes.
+ */
 int stor_offset_commit(stor *s, const stor_offset *o);
 /* Delete one committed offset (OffsetDelete, expiry). Returns rows deleted or -1. */
 int stor_offset_delete(stor *s, const char *group_id, const char *topic, int32_t partition);

@@ -6,6 +6,21 @@ static const char stor_no_bytes[1] = "";
 
 /* ---- committed offsets ---- */
 
+/*
+ * Commit metadata is a Kafka string, and a string may hold NUL bytes (librdkafka's 0099 commits
+ * "Hello\0world!"): bound and read with its length, never as a C string. OffsetCommit and
+ * TxnOffsetCommit share these two.
+ */
+int stor_bind_metadata(sqlite3_stmt *st, int col, const stor_offset *o) {
+    if (!o->metadata || o->metadata_len <= 0) return sqlite3_bind_text(st, col, "", 0, SQLITE_STATIC);
+    return sqlite3_bind_text(st, col, o->metadata, o->metadata_len, SQLITE_STATIC);
+}
+
+void stor_column_metadata(sqlite3_stmt *st, int col, stor_offset *o) {
+    o->metadata = (const char *)sqlite3_column_text(st, col); /* text first, then its byte count */
+    o->metadata_len = sqlite3_column_bytes(st, col);
+}
+
 static int stor_offset_check(stor *s, const stor_offset *o) {
     if (!o) return stor_failf(s, "commit offset: no offset");
     if (!o->group_id || !o->topic) return stor_failf(s, "commit offset: no group id or topic");
@@ -22,7 +37,7 @@ int stor_offset_commit(stor *s, const stor_offset *o) {
     if (sqlite3_bind_text(st, 1, o->group_id, -1, SQLITE_STATIC) ||
         sqlite3_bind_text(st, 2, o->topic, -1, SQLITE_STATIC) || sqlite3_bind_int(st, 3, o->partition) ||
         sqlite3_bind_int64(st, 4, o->offset) || sqlite3_bind_int(st, 5, o->leader_epoch) ||
-        sqlite3_bind_text(st, 6, o->metadata ? o->metadata : "", -1, SQLITE_STATIC) ||
+        stor_bind_metadata(st, 6, o) ||
         sqlite3_bind_int64(st, 7, o->commit_ms) || sqlite3_bind_int64(st, 8, o->expire_ms))
         return stor_fail(s, "bind offset");
     return stor_step_done(s, st, "commit offset");
@@ -73,10 +88,10 @@ int stor_offsets_load(stor *s, stor_offset_fn fn, void *ctx) {
             .partition = sqlite3_column_int(st, 2),
             .offset = sqlite3_column_int64(st, 3),
             .leader_epoch = sqlite3_column_int(st, 4),
-            .metadata = (const char *)sqlite3_column_text(st, 5),
             .commit_ms = sqlite3_column_int64(st, 6),
             .expire_ms = sqlite3_column_int64(st, 7),
         };
+        stor_column_metadata(st, 5, &o);
         /* The columns are NOT NULL, so a NULL here is SQLite running out of memory. */
         if (!o.group_id || !o.topic || !o.metadata) {
             ret = stor_fail(s, "load offsets");

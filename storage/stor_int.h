@@ -214,6 +214,13 @@ int stor_write_begin(stor *s);
 int stor_op_begin(stor *s);
 /* Release the savepoint when rc is 0, else roll back to it; returns rc. */
 int stor_op_end(stor *s, int rc);
+/* ---- stor_groups.c: commit metadata, for committed and transactional offsets ---- */
+
+/* Bind o's metadata (its metadata_len bytes, "" when none) to column col. */
+int stor_bind_metadata(sqlite3_stmt *st, int col, const stor_offset *o);
+/* Read column col into o->metadata and o->metadata_len. */
+void stor_column_metadata(sqlite3_stmt *st, int col, stor_offset *o);
+
 /* Fill m from the STOR_META_COLS columns starting at column col. */
 void stor_meta_from_row(sqlite3_stmt *st, int col, stor_batch_meta *m);
 

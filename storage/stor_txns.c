@@ -99,12 +99,11 @@ int stor_txn_offset_put(stor *s, const char *transactional_id, int64_t producer_
     if (stor_txn_offset_check(s, transactional_id, o)) return -1;
     if (stor_write_begin_as(s, STOR_TXN_TXNS)) return -1;
     sqlite3_stmt *st = stor_stmt(s, STOR_TXN_OFFSET_UPSERT);
-    /* a NULL metadata is "", as for committed offsets */
     if (stor_bind_id(s, st, transactional_id) || sqlite3_bind_int64(st, 2, producer_id) ||
         sqlite3_bind_text(st, 3, o->group_id, -1, SQLITE_STATIC) ||
         sqlite3_bind_text(st, 4, o->topic, -1, SQLITE_STATIC) || sqlite3_bind_int(st, 5, o->partition) ||
         sqlite3_bind_int64(st, 6, o->offset) || sqlite3_bind_int(st, 7, o->leader_epoch) ||
-        sqlite3_bind_text(st, 8, o->metadata ? o->metadata : "", -1, SQLITE_STATIC) ||
+        stor_bind_metadata(st, 8, o) ||
         sqlite3_bind_int64(st, 9, o->commit_ms))
         return stor_fail(s, "bind transactional offset");
     return stor_step_done(s, st, "save transactional offset");
@@ -201,10 +200,10 @@ static int stor_txn_offset_row(stor *s, sqlite3_stmt *st, const char *transactio
         .partition = sqlite3_column_int(st, 3),
         .offset = sqlite3_column_int64(st, 4),
         .leader_epoch = sqlite3_column_int(st, 5),
-        .metadata = (const char *)sqlite3_column_text(st, 6),
         .commit_ms = sqlite3_column_int64(st, 7),
         .expire_ms = -1,
     };
+    stor_column_metadata(st, 6, &o);
     if (!o.group_id || !o.topic || !o.metadata) return stor_fail(s, "load transactional offsets");
     cb->offset(cb->ctx, transactional_id, sqlite3_column_int64(st, 0), &o, sqlite3_column_int(st, 8) != 0);
     return 0;

@@ -90,7 +90,11 @@ static json_t *group_json(srv *s, group *g, bool detail) {
             json_object_set_new(e, "high_watermark", json_integer(p->hw));
             json_object_set_new(e, "lag", json_integer(lag));
         }
-        if (o->metadata && *o->metadata) json_object_set_new(e, "metadata", json_string(o->metadata));
+        if (o->metadata_len > 0) {
+            /* a string that may hold NUL bytes; one that is not UTF-8 cannot be JSON and is left out */
+            json_t *md = json_stringn(o->metadata, (size_t)o->metadata_len);
+            if (md) json_object_set_new(e, "metadata", md);
+        }
         json_array_append_new(offsets, e);
     }
     json_object_set_new(j, "lag", json_integer(total_lag));

@@ -327,7 +327,7 @@ void api_fetch(srv *s, req *r) {
     w->r = r;
     uv_timer_init(s->loop, &w->timer);
     w->timer.data = w;
-    uv_timer_start(&w->timer, on_timeout, (uint64_t)wait, 0);
+    clk_timer_start(&w->timer, on_timeout, wait);
     w->next = s->fetch_waiters;
     if (s->fetch_waiters) s->fetch_waiters->prev = w;
     s->fetch_waiters = w;

@@ -69,11 +69,9 @@ void api_offset_commit(srv *s, req *r) {
             }
             rp->error_code = code;
             if (code) continue;
-            char *md = kp_str_dup(qp->committed_metadata);
             grp_offset_put(s, g, t->name, qp->partition_index, qp->committed_offset,
-                           ver >= 6 ? qp->committed_leader_epoch : -1, md ? md : "", expire);
+                           ver >= 6 ? qp->committed_leader_epoch : -1, qp->committed_metadata, expire);
             txn_offsets_supersede(s, g->id, t->name, qp->partition_index); /* the later commit wins */
-            free(md);
         }
     }
     r->commit_failed = offsets_commit_failed;

@@ -51,7 +51,10 @@ static void fill_partition(req *r, group *g, kp_str topic, int32_t index, int16_
     if (!o) return;
     out->committed_offset = o->offset;
     out->committed_leader_epoch = o->leader_epoch;
-    out->metadata = req_strf(r, "%s", o->metadata);
+    /* its bytes may hold NULs: copied by length, never as a C string */
+    char *md = req_alloc(r, (size_t)o->metadata_len + 1);
+    memcpy(md, o->metadata, (size_t)o->metadata_len);
+    out->metadata = (kp_str){md, o->metadata_len};
 }
 
 /* Distinct topics of the group's commits, for "all topics" fetches. */

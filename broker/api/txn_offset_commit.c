@@ -60,11 +60,10 @@ void api_txn_offset_commit(srv *s, req *r) {
             }
             rp->error_code = code;
             if (code) continue;
-            char *group = kp_str_dup(q->group_id), *md = kp_str_dup(qp->committed_metadata);
+            char *group = kp_str_dup(q->group_id);
             txn_offset_put(s, t, group ? group : "", tp->name, qp->partition_index, qp->committed_offset,
-                           r->hdr.api_version >= 2 ? qp->committed_leader_epoch : -1, md ? md : "");
+                           r->hdr.api_version >= 2 ? qp->committed_leader_epoch : -1, qp->committed_metadata);
             free(group);
-            free(md);
         }
     }
     req_respond_after_commit(s, r, resp);

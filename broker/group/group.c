@@ -155,7 +155,20 @@ static void set_state(group *g, group_state st) {
 
 /* ---- timers: one per group, armed at the earliest deadline ---- */
 
-static void arm(group *g) {
+/*
+ * When a member's session runs out. A member whose JoinGroup or SyncGroup is parked is waiting
+ * on the coordinator, not silent: Kafka counts that as a satisfied heartbeat
+ * (MemberMetadata.hasSatisfiedHeartbeat) and schedules the next expiry when the request is
+ * answered, as touch() does here. Only a brand-new member's first JoinGroup runs against its
+ * deadline while parked (the new-member join timeout). Both the timer and the tick read this,
+ * so a deadline the tick will not act on is never the one the timer waits for.
+ */
+static int64_t member_expiry(const member *m) {
+    if ((m->join || m->sync) && !m->is_new) return INT64_MAX;
+    return m->deadline_ms;
+}
+
+int64_t grp_next_deadline(const group *g) {
     int64_t next = INT64_MAX;
     if (g->state == GS_PREPARING) {
         if (g->delay_deadline_ms) next = g->delay_deadline_ms;
@@ -163,16 +176,20 @@ static void arm(group *g) {
     }
     if ((g->state == GS_COMPLETING || g->state == GS_STABLE) && g->sync_deadline_ms && g->sync_deadline_ms < next)
         next = g->sync_deadline_ms;
-    for (member *m = g->members; m; m = m->next)
-        if (m->deadline_ms < next) next = m->deadline_ms;
-    for (pending_member *p = g->pending; p; p = p->next)
+    for (const member *m = g->members; m; m = m->next)
+        if (member_expiry(m) < next) next = member_expiry(m);
+    for (const pending_member *p = g->pending; p; p = p->next)
         if (p->deadline_ms < next) next = p->deadline_ms;
+    return next;
+}
+
+static void arm(group *g) {
+    int64_t next = grp_next_deadline(g);
     if (next == INT64_MAX) {
         uv_timer_stop(g->timer);
         return;
     }
-    int64_t wait = next - clk_mono_ms();
-    uv_timer_start(g->timer, on_group_timer, wait > 0 ? (uint64_t)wait : 0, 0);
+    clk_timer_start(g->timer, on_group_timer, next - clk_mono_ms());
 }
 
 static void touch(member *m) {
@@ -441,8 +458,7 @@ void grp_tick(group *g) {
     member *m = g->members;
     while (m) {
         member *next = m->next;
-        /* a member whose JoinGroup or SyncGroup is parked is alive: it is waiting on us */
-        if (m->deadline_ms <= now && ((!m->join && !m->sync) || m->is_new)) {
+        if (member_expiry(m) <= now) {
             remove_member(s, g, m, m->is_new ? "new member timed out waiting for the join phase"
                                               : "session timeout expired without a heartbeat");
             removed = true;

@@ -54,7 +54,8 @@ typedef struct committed_offset {
     int32_t partition;
     int64_t offset;
     int32_t leader_epoch;
-    char *metadata;
+    char *metadata;               /* NUL-terminated after its metadata_len bytes, which may hold NULs */
+    int32_t metadata_len;
     int64_t commit_ms;
     int64_t expire_ms;
 } committed_offset;
@@ -109,8 +110,9 @@ int16_t grp_commit_check(srv *s, req *r, kp_str group_id, int32_t generation, kp
  */
 int16_t grp_txn_commit_check(srv *s, req *r, kp_str group_id, int32_t generation, kp_str member_id,
                              kp_str instance_id, group **out);
+/* Commit an offset; metadata is copied with its length (a null one is stored as "", as Kafka does). */
 void grp_offset_put(srv *s, group *g, const char *topic, int32_t partition, int64_t offset, int32_t leader_epoch,
-                    const char *metadata, int64_t expire_ms);
+                    kp_str metadata, int64_t expire_ms);
 committed_offset *grp_offset_get(group *g, const char *topic, size_t topic_len, int32_t partition);
 void grp_offset_remove(srv *s, group *g, size_t index);
 group *grp_get_or_create(srv *s, const char *id, size_t len);
@@ -119,6 +121,11 @@ void grp_forget_topic(srv *s, const char *topic);
 void grp_rearm(group *g);
 /* Handle every deadline that has passed (the group's timer calls it; tests call it after clk_advance). */
 void grp_tick(group *g);
+/*
+ * The earliest deadline the group's timer waits for (monotonic ms), INT64_MAX when none. After
+ * grp_tick it is always in the future: a deadline that is due is acted on, not waited for again.
+ */
+int64_t grp_next_deadline(const group *g);
 /* Offset retention (KIP-211): run from housekeeping. */
 void grp_expire_offsets(srv *s);
 

@@ -52,7 +52,7 @@ committed_offset *grp_offset_get(group *g, const char *topic, size_t topic_len, 
 }
 
 static void put_memory(group *g, const char *topic, int32_t partition, int64_t offset, int32_t leader_epoch,
-                       const char *metadata, int64_t commit_ms, int64_t expire_ms) {
+                       kp_str metadata, int64_t commit_ms, int64_t expire_ms) {
     committed_offset *o = grp_offset_get(g, topic, strlen(topic), partition);
     if (!o) {
         if (g->noffsets == g->cap_offsets) {
@@ -68,7 +68,9 @@ static void put_memory(group *g, const char *topic, int32_t partition, int64_t o
         o->metadata = NULL;
     }
     free(o->metadata);
-    o->metadata = strdup(metadata ? metadata : "");
+    if (metadata.len < 0) metadata = (kp_str){"", 0};
+    o->metadata = kp_str_dup(metadata);
+    o->metadata_len = metadata.len;
     o->offset = offset;
     o->leader_epoch = leader_epoch;
     o->commit_ms = commit_ms;
@@ -76,10 +78,11 @@ static void put_memory(group *g, const char *topic, int32_t partition, int64_t o
 }
 
 void grp_offset_put(srv *s, group *g, const char *topic, int32_t partition, int64_t offset, int32_t leader_epoch,
-                    const char *metadata, int64_t expire_ms) {
+                    kp_str metadata, int64_t expire_ms) {
     int64_t now = clk_now_ms();
     put_memory(g, topic, partition, offset, leader_epoch, metadata, now, expire_ms);
-    stor_offset so = {g->id, topic, partition, offset, leader_epoch, metadata ? metadata : "", now, expire_ms};
+    committed_offset *o = grp_offset_get(g, topic, strlen(topic), partition);
+    stor_offset so = {g->id, topic, partition, offset, leader_epoch, o->metadata, o->metadata_len, now, expire_ms};
     /* one line per transaction: after the first failure every later write of it fails the same way */
     if (stor_offset_commit(s->st, &so) != 0 && !s->offset_error_logged) {
         s->offset_error_logged = true;
@@ -158,7 +161,8 @@ static void load_member(void *ctx, const char *group_id, const stor_member *sm) 
 static void load_offset(void *ctx, const stor_offset *so) {
     srv *s = ctx;
     group *g = grp_get_or_create(s, so->group_id, strlen(so->group_id));
-    put_memory(g, so->topic, so->partition, so->offset, so->leader_epoch, so->metadata, so->commit_ms, so->expire_ms);
+    put_memory(g, so->topic, so->partition, so->offset, so->leader_epoch, (kp_str){so->metadata, so->metadata_len},
+               so->commit_ms, so->expire_ms);
 }
 
 void grp_reload_offsets(srv *s) {

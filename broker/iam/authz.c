@@ -156,7 +156,7 @@ int authz_reload(srv *s, const char *who, char *err, size_t n) {
     a->pending = fresh;
     log_info("iam: %s: policies read from %s; they apply in %lld ms (iam.policy.propagation.ms)", who,
              cfg->iam_identities_file, (long long)cfg->iam_policy_propagation_ms);
-    uv_timer_start(&a->apply, apply_pending, (uint64_t)cfg->iam_policy_propagation_ms, 0);
+    clk_timer_start(&a->apply, apply_pending, cfg->iam_policy_propagation_ms);
     return 0;
 }
 

@@ -67,8 +67,7 @@ static void on_rotation(uv_timer_t *t);
 static void arm_rotation(srv *s) {
     int64_t next = iam_store_next_rotation(s->sasl->iam);
     if (next < 0) return;
-    int64_t wait = next - clk_now_ms();
-    uv_timer_start(&s->sasl->rotation, on_rotation, wait > 0 ? (uint64_t)wait : 0, 0);
+    clk_timer_start(&s->sasl->rotation, on_rotation, next - clk_now_ms());
 }
 
 static const char *invalidation_name(const srv *s) {

@@ -172,7 +172,7 @@ void net_mute(conn *c, int32_t ms) {
         uv_timer_init(c->s->loop, c->mute_timer);
         c->mute_timer->data = c;
     }
-    uv_timer_start(c->mute_timer, on_mute_end, (uint64_t)ms, 0);
+    clk_timer_start(c->mute_timer, on_mute_end, ms);
 }
 
 static void on_write(uv_write_t *w, int status) {
@@ -661,7 +661,7 @@ static void admission_arm(srv *s, int64_t ms) {
         adm.timer.data = s;
         adm.timer_ready = true;
     }
-    uv_timer_start(&adm.timer, on_admission_timer, (uint64_t)(ms > 0 ? ms : 0), 0);
+    clk_timer_start(&adm.timer, on_admission_timer, ms);
 }
 
 /* A connection closed: a held one may be taken now (from the timer, not from inside net_close). */

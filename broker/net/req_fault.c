@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "kp_mirror.h"
 #include "log.h"
 #include "net.h"
@@ -94,7 +95,7 @@ static void hold(srv *s, req *r, const api_handler *h, const fault_hit *hit) {
     d->fn = h->fn;
     uv_timer_init(s->loop, &d->timer);
     d->timer.data = d;
-    uv_timer_start(&d->timer, delay_over, (uint64_t)hit->latency_ms, 0);
+    clk_timer_start(&d->timer, delay_over, hit->latency_ms);
     req_park(r, d, delay_cancel);
 }
 

@@ -509,7 +509,7 @@ static void on_idle(uv_idle_t *h) {
     if (c->ph != IDLE && slice(c)) return;
     if (start_pass(c, false)) return; /* the next partition that is due, at once */
     uv_idle_stop(&c->idle);
-    uv_timer_start(&c->timer, on_timer, (uint64_t)c->s->cfg->log_cleaner_backoff_ms, 0);
+    clk_timer_start(&c->timer, on_timer, c->s->cfg->log_cleaner_backoff_ms);
 }
 
 static void on_timer(uv_timer_t *h) {
@@ -517,7 +517,7 @@ static void on_timer(uv_timer_t *h) {
     if (c->ph != IDLE || start_pass(c, false))
         uv_idle_start(&c->idle, on_idle);
     else
-        uv_timer_start(&c->timer, on_timer, (uint64_t)c->s->cfg->log_cleaner_backoff_ms, 0);
+        clk_timer_start(&c->timer, on_timer, c->s->cfg->log_cleaner_backoff_ms);
 }
 
 int topic_cleaner_start(srv *s) {
@@ -529,7 +529,7 @@ int topic_cleaner_start(srv *s) {
     uv_timer_init(s->loop, &c->timer);
     uv_idle_init(s->loop, &c->idle);
     c->timer.data = c->idle.data = c;
-    uv_timer_start(&c->timer, on_timer, (uint64_t)s->cfg->log_cleaner_backoff_ms, 0);
+    clk_timer_start(&c->timer, on_timer, s->cfg->log_cleaner_backoff_ms);
     uv_unref((uv_handle_t *)&c->timer);
     uv_unref((uv_handle_t *)&c->idle);
     s->cleaner = c;

@@ -157,7 +157,8 @@ static void load_offset(void *ctx, const char *id, int64_t producer_id, const st
     to->offset = o->offset;
     to->leader_epoch = o->leader_epoch;
     free(to->metadata);
-    to->metadata = strdup(o->metadata ? o->metadata : "");
+    to->metadata = kp_str_dup((kp_str){o->metadata ? o->metadata : "", o->metadata ? o->metadata_len : 0});
+    to->metadata_len = o->metadata ? o->metadata_len : 0;
     to->commit_ms = o->commit_ms;
     to->superseded = superseded;
 }

@@ -40,7 +40,8 @@ typedef struct txn_offset {
     int32_t partition;
     int64_t offset;
     int32_t leader_epoch;
-    char *metadata;
+    char *metadata;    /* NUL-terminated after its metadata_len bytes, which may hold NULs */
+    int32_t metadata_len;
     int64_t commit_ms;
     bool superseded;   /* a plain OffsetCommit of the same partition came later: it wins */
 } txn_offset;
@@ -113,7 +114,7 @@ int16_t txn_verify_produce(srv *s, req *r, kp_str id, int64_t pid, int16_t epoch
 /* TxnOffsetCommit: the group must have been added; the offset waits for the outcome. */
 int16_t txn_verify_offsets(srv *s, req *r, kp_str id, int64_t pid, int16_t epoch, kp_str group_id, txn **out);
 void txn_offset_put(srv *s, txn *t, const char *group, const char *topic, int32_t partition, int64_t offset,
-                    int32_t leader_epoch, const char *metadata);
+                    int32_t leader_epoch, kp_str metadata);
 
 /* OffsetFetch require_stable: is an offset of (group, topic, partition) waiting for a transaction? */
 bool txn_offset_pending(srv *s, const char *group, const char *topic, size_t topic_len, int32_t partition);

@@ -93,7 +93,8 @@ static void settle_offsets(srv *s, txn *t, bool commit) {
         txn_offset *o = &t->offsets[i];
         if (o->superseded) continue;
         group *g = grp_get_or_create(s, o->group, strlen(o->group));
-        grp_offset_put(s, g, o->topic, o->partition, o->offset, o->leader_epoch, o->metadata, -1);
+        grp_offset_put(s, g, o->topic, o->partition, o->offset, o->leader_epoch,
+                       (kp_str){o->metadata, o->metadata_len}, -1);
     }
 }
 

@@ -279,15 +279,17 @@ int16_t txn_verify_offsets(srv *s, req *r, kp_str id, int64_t pid, int16_t epoch
 }
 
 void txn_offset_put(srv *s, txn *t, const char *group, const char *topic, int32_t partition, int64_t offset,
-                    int32_t leader_epoch, const char *metadata) {
+                    int32_t leader_epoch, kp_str metadata) {
     txn_offset *o = txn_offset_slot(t, group, topic, partition);
     o->offset = offset;
     o->leader_epoch = leader_epoch;
     free(o->metadata);
-    o->metadata = strdup(metadata ? metadata : "");
+    if (metadata.len < 0) metadata = (kp_str){"", 0};
+    o->metadata = kp_str_dup(metadata);
+    o->metadata_len = metadata.len;
     o->commit_ms = clk_now_ms();
     o->superseded = false;
-    stor_offset so = {group, topic, partition, offset, leader_epoch, o->metadata, o->commit_ms, -1};
+    stor_offset so = {group, topic, partition, offset, leader_epoch, o->metadata, o->metadata_len, o->commit_ms, -1};
     if (stor_txn_offset_put(s->st, t->id, t->producer_id, &so) != 0) txn_storage_failed(s, "storing an offset", t->id);
 }
 

@@ -840,6 +840,73 @@ static void test_follower_never_syncing_after_leader_synced_is_removed_at_rebala
     h_free(h);
 }
 
+/*
+ * Regression (issue 30, librdkafka 0084_destroy_flags): a follower whose SyncGroup was parked past
+ * its session timeout stopped the broker. grp_tick rightly kept the member (Kafka counts a parked
+ * request as a satisfied heartbeat), but the group's timer was re-armed at that member's past
+ * deadline, so libuv ran the timer again and again before any I/O. After every tick the timer's
+ * next deadline must lie in the future.
+ */
+static void test_parked_sync_past_session_timeout_does_not_stop_the_loop(void **state) {
+    (void)state;
+    harness *h = h_new(NO_DELAY);
+    cli *a = cli_new(h, "consumer-a", "g");
+    cli *b = cli_new(h, "consumer-b", "g");
+    a->session_ms = 60000; /* the leader never syncs and never heartbeats */
+    b->session_ms = 6000;
+    two_member_group(h, a, b, false);
+    req *sb = cli_sync(h, b, NULL, 0);
+    assert_int_equal(sb->state, REQ_PARKED);
+    for (int i = 0; i < 15; i++) {
+        tick(h, "g", 1000);
+        assert_true(grp_next_deadline(grp(h, "g")) > clk_mono_ms());
+    }
+    /* b outlived its session while waiting on the coordinator, as in Kafka */
+    assert_int_equal(grp(h, "g")->nmembers, 2);
+    assert_int_equal(sb->state, REQ_PARKED);
+    req *sa = cli_sync(h, a, (assign[]){{a->member, ASSIGN_P0}, {b->member, ASSIGN_P12}}, 2);
+    assert_int_equal(sync_resp(h, sa)->error_code, 0);
+    assert_int_equal(sync_resp(h, sb)->error_code, 0);
+    /* answered, b's session runs again from now */
+    tick(h, "g", 5999);
+    assert_int_equal(grp(h, "g")->nmembers, 2);
+    assert_int_equal(cli_heartbeat(h, a), 0);
+    tick(h, "g", 2);
+    assert_int_equal(grp(h, "g")->nmembers, 1);
+    h_free(h);
+}
+
+/* The same for a JoinGroup parked past its member's session timeout while another member is awaited. */
+static void test_parked_join_past_session_timeout_does_not_stop_the_loop(void **state) {
+    (void)state;
+    harness *h = h_new(NO_DELAY);
+    cli *a = cli_new(h, "consumer-a", "g");
+    cli *b = cli_new(h, "consumer-b", "g");
+    cli *c = cli_new(h, "consumer-c", "g");
+    b->session_ms = 6000;
+    two_member_group(h, a, b, true);
+    req *jc = cli_join_new(h, c, 5);
+    assert_int_equal(jc->state, REQ_PARKED);
+    assert_state(h, "g", GS_PREPARING);
+    req *jb = cli_join(h, b, 5);
+    assert_int_equal(jb->state, REQ_PARKED);
+    /* a heartbeats but has not rejoined yet: the phase waits, b's join stays parked */
+    for (int i = 0; i < 15; i++) {
+        tick(h, "g", 1000);
+        assert_true(grp_next_deadline(grp(h, "g")) > clk_mono_ms());
+        assert_int_equal(cli_heartbeat(h, a), KERR_REBALANCE_IN_PROGRESS);
+    }
+    assert_int_equal(grp(h, "g")->nmembers, 3);
+    assert_int_equal(jb->state, REQ_PARKED);
+    req *ja = cli_join(h, a, 5);
+    assert_true(h_answered(ja));
+    assert_true(h_answered(jb));
+    assert_true(h_answered(jc));
+    assert_int_equal(join_resp(h, jb)->error_code, 0);
+    assert_int_equal(join_resp(h, ja)->members.n, 3);
+    h_free(h);
+}
+
 static void test_member_not_rejoining_within_rebalance_timeout_is_removed(void **state) {
     (void)state;
     harness *h = h_new(NO_DELAY);
@@ -1594,6 +1661,8 @@ int main(void) {
         T(test_leader_leaving_during_completing_rebalance_fails_parked_syncs),
         T(test_heartbeat_stable_then_session_expiry_removes_member_and_rebalances),
         T(test_member_not_syncing_within_rebalance_timeout_is_removed),
+        T(test_parked_sync_past_session_timeout_does_not_stop_the_loop),
+        T(test_parked_join_past_session_timeout_does_not_stop_the_loop),
         T(test_follower_never_syncing_after_leader_synced_is_removed_at_rebalance_timeout),
         T(test_member_not_rejoining_within_rebalance_timeout_is_removed),
         T(test_pending_member_never_returning_is_dropped_after_session_timeout),

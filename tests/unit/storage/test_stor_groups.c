@@ -29,6 +29,7 @@ static int fx_setup(void **state) {
 
 typedef struct off_row {
     char group[64], topic[64], metadata[64];
+    int32_t metadata_len;
     int32_t partition, leader_epoch;
     int64_t offset, commit_ms, expire_ms;
 } off_row;
@@ -47,7 +48,9 @@ static void on_offset(void *ctx, const stor_offset *o) {
     off_row *r = &l->r[l->n++];
     snprintf(r->group, sizeof r->group, "%s", o->group_id);
     snprintf(r->topic, sizeof r->topic, "%s", o->topic);
-    snprintf(r->metadata, sizeof r->metadata, "%s", o->metadata);
+    assert_in_range(o->metadata_len, 0, sizeof r->metadata - 1);
+    memcpy(r->metadata, o->metadata, (size_t)o->metadata_len + 1); /* with the NUL storage puts after it */
+    r->metadata_len = o->metadata_len;
     r->partition = o->partition;
     r->leader_epoch = o->leader_epoch;
     r->offset = o->offset;
@@ -88,6 +91,7 @@ static void test_offset_commit_replace_delete(void **state) {
                      .offset = 10,
                      .leader_epoch = -1,
                      .metadata = "first",
+                     .metadata_len = 5,
                      .commit_ms = 111,
                      .expire_ms = -1};
     assert_int_equal(stor_offset_commit(f->s, &o), 0);
@@ -110,6 +114,7 @@ static void test_offset_commit_replace_delete(void **state) {
                       .offset = 15,
                       .leader_epoch = 7,
                       .metadata = "second",
+                      .metadata_len = 6,
                       .commit_ms = 222,
                       .expire_ms = 999999};
     assert_int_equal(stor_offset_commit(f->s, &o), 0);
@@ -129,6 +134,25 @@ static void test_offset_commit_replace_delete(void **state) {
     load_offsets(f->s, &l);
     assert_int_equal(l.n, 1);
     assert_offset(&l.r[0], "g", "t", 4, 20);
+}
+
+/*
+ * Regression (issue 30, librdkafka 0099): commit metadata was bound as a C string, so
+ * "Hello\0world!" came back as its first 5 bytes. Kafka keeps all 12.
+ */
+static void test_offset_metadata_with_nul_keeps_every_byte(void **state) {
+    fx *f = *state;
+    static const char md[] = "Hello\0world!";
+    stor_offset o = {.group_id = "g", .topic = "t", .partition = 0, .offset = 1, .leader_epoch = -1,
+                     .metadata = md, .metadata_len = 12, .commit_ms = 1, .expire_ms = -1};
+    assert_int_equal(stor_offset_commit(f->s, &o), 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    fx_reopen(f);
+    offs l;
+    load_offsets(f->s, &l);
+    assert_int_equal(l.n, 1);
+    assert_int_equal(l.r[0].metadata_len, 12);
+    assert_memory_equal(l.r[0].metadata, md, 13);
 }
 
 static void test_offset_null_metadata_and_bad_args(void **state) {
@@ -799,6 +823,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         T(test_offset_commit_replace_delete),
         T(test_offset_null_metadata_and_bad_args),
+        T(test_offset_metadata_with_nul_keeps_every_byte),
         T(test_offsets_delete_by_group_and_topic),
         T(test_offsets_load_order),
         T(test_group_round_trip),

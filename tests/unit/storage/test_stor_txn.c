@@ -50,6 +50,7 @@ static stor_offset offset(const char *group, const char *topic, int32_t partitio
                          .offset = off,
                          .leader_epoch = 4,
                          .metadata = "m",
+                         .metadata_len = 1,
                          .commit_ms = 5000 + off,
                          .expire_ms = 777};
 }
@@ -145,6 +146,34 @@ static void test_txn_round_trip(void **state) {
                  "part b 1/0", "part b 1/2", "group b g1", "group b g2",
                  "offset b pid 2000 g1 t/0 @20 epoch 4 '' at 5020 expire -1",
                  "offset b pid 2000 g1 t/1 @10 epoch 4 'm' at 5010 expire -1");
+}
+
+/* Regression (issue 30, librdkafka 0099): TxnOffsetCommit metadata keeps its bytes after a NUL. */
+static int32_t loaded_md_len;
+static char loaded_md[16];
+static void on_md_offset(void *ctx, const char *id, int64_t pid, const stor_offset *o, bool superseded) {
+    (void)ctx, (void)id, (void)pid, (void)superseded;
+    assert_in_range(o->metadata_len, 0, sizeof loaded_md - 1);
+    memcpy(loaded_md, o->metadata, (size_t)o->metadata_len + 1);
+    loaded_md_len = o->metadata_len;
+}
+
+static void test_txn_offset_metadata_with_nul_keeps_every_byte(void **state) {
+    fx *f = *state;
+    stor_txn a = txn("a", 1000, 0, 0);
+    must(f->s, stor_txn_put(f->s, &a));
+    must(f->s, stor_txn_group_add(f->s, "a", "g"));
+    stor_offset o = offset("g", "t", 0, 1);
+    o.metadata = "Hello\0world!";
+    o.metadata_len = 12;
+    must(f->s, stor_txn_offset_put(f->s, "a", 1000, &o));
+    must(f->s, stor_commit(f->s));
+    fx_reopen(f);
+    lines l = {0};
+    stor_txn_load_cb cb = {.ctx = &l, .txn = on_txn, .partition = on_partition, .group = on_group, .offset = on_md_offset};
+    must(f->s, stor_txns_load(f->s, &cb));
+    assert_int_equal(loaded_md_len, 12);
+    assert_memory_equal(loaded_md, "Hello\0world!", 13);
 }
 
 static void test_txn_offsets_superseded(void **state) {
@@ -825,6 +854,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         T(test_txn_round_trip),
         T(test_txn_offsets_superseded),
+        T(test_txn_offset_metadata_with_nul_keeps_every_byte),
         T(test_txn_bad_arguments),
         T(test_txn_delete_cascades),
         T(test_txn_members_clear_and_remove),

@@ -127,6 +127,9 @@ public final class Client {
         if (args.length > 0 && TopicSemantics.COMMANDS.contains(args[0])) {
             System.exit(TopicSemantics.run(args));
         }
+        if (args.length > 0 && OffsetMetadata.COMMANDS.contains(args[0])) {
+            System.exit(OffsetMetadata.run(args));
+        }
         if (args.length > 0 && args[0].equals(StreamsWordCount.COMMAND)) {
             System.exit(StreamsWordCount.run(args));
         }
