@@ -1,39 +1,49 @@
 /*
  * ListOffsets (key 2), v0–10: latest (-1, the high watermark; under
  * read_committed, v2+, the last stable offset, as Kafka answers), earliest
- * (-2, log start), max timestamp (-3, v7+), earliest local (-4, v8+, same as
- * earliest: there is no tiered storage), latest tiered (-5, v9+: none, so
- * -1), and by timestamp. Timestamp lookups have batch granularity: the first
- * batch whose max timestamp reaches the target, as Kafka's time index,
- * below the same bound as latest.
+ * (-2, log start), max timestamp (-3, v7+: the first record with the largest
+ * timestamp), earliest local (-4, v8+, same as earliest: there is no tiered
+ * storage), latest tiered (-5, v9+: none, so -1), and by timestamp: the
+ * first record at or past the log start whose timestamp reaches it, below
+ * the same bound as latest (topic/time_lookup.c). Lookups by time answer
+ * the leader epoch of the batch holding the record, as Kafka does.
  * v0 answers with old_style_offsets.
  */
 #include "api.h"
 #include "topic/topic.h"
 
-static int16_t lookup(srv *s, req *r, topic *t, partition *p, int64_t ts, int64_t *offset, int64_t *out_ts) {
-    *out_ts = -1;
-    *offset = -1;
+static int16_t lookup(srv *s, req *r, topic *t, partition *p, int64_t ts, kp_list_offsets_partition_response *rp) {
+    rp->timestamp = -1;
+    rp->offset = -1;
     int16_t ver = r->hdr.api_version;
     bool committed = ver >= 2 && ((kp_list_offsets_request *)r->body)->isolation_level == 1;
     int64_t fetchable = committed ? topic_lso(p) : p->hw;
+    topic_time_hit hit;
+    int found = 0;
     if (ts == -1) {
-        *offset = fetchable;
+        rp->offset = fetchable;
     } else if (ts == -2 || (ts == -4 && ver >= 8)) {
-        *offset = p->log_start;
+        rp->offset = p->log_start;
     } else if (ts == -3 && ver >= 7) {
-        if (stor_max_timestamp(s->st, t->id, p->index, offset, out_ts) < 0) return KERR_KAFKA_STORAGE_ERROR;
-        if (*offset >= fetchable) *offset = -1, *out_ts = -1;
+        found = topic_offset_of_max_timestamp(s, p, fetchable, &hit);
     } else if (ts == -5 && ver >= 9) {
         /* nothing is tiered */
     } else if (ts >= 0) {
-        int rc = stor_offset_for_time(s->st, t->id, p->index, ts, offset, out_ts);
-        if (rc < 0) return KERR_KAFKA_STORAGE_ERROR;
-        if (rc == 0 || *offset >= fetchable) *offset = -1, *out_ts = -1;
+        found = topic_offset_for_time(s, p, ts, fetchable, &hit);
     } else {
         req_log_refusal(r, KERR_INVALID_REQUEST, "%s-%d: timestamp %lld is not valid at v%d", t->name, p->index,
                         (long long)ts, ver);
         return KERR_INVALID_REQUEST;
+    }
+    if (found < 0) {
+        req_log_refusal(r, KERR_KAFKA_STORAGE_ERROR, "%s-%d: the lookup of timestamp %lld could not read the log",
+                        t->name, p->index, (long long)ts);
+        return KERR_KAFKA_STORAGE_ERROR;
+    }
+    if (found) {
+        rp->offset = hit.offset;
+        rp->timestamp = hit.timestamp;
+        rp->leader_epoch = hit.leader_epoch;
     }
     return 0;
 }
@@ -60,9 +70,9 @@ void api_list_offsets(srv *s, req *r) {
             partition *p = NULL;
             int16_t code = t ? api_partition_check(s, r, t, qp->partition_index, &p) : tcode;
             if (!code) code = api_leader_epoch_check(r, p, qp->current_leader_epoch, false);
-            if (!code) code = lookup(s, r, t, p, qp->timestamp, &rp->offset, &rp->timestamp);
-            rp->error_code = code;
             if (p) rp->leader_epoch = p->leader_epoch;
+            if (!code) code = lookup(s, r, t, p, qp->timestamp, rp);
+            rp->error_code = code;
             if (ver == 0) {
                 bool none = code || rp->offset < 0 || qp->max_num_offsets <= 0;
                 REQ_ARR(r, rp->old_style_offsets, none ? 0 : 1);

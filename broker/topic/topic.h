@@ -237,6 +237,19 @@ int topic_cleaner_run_now(srv *s, int max_passes, bool force);
  * clamped to [log start, high watermark]; the high watermark when there is none.
  */
 int64_t topic_lso(const partition *p);
+
+/*
+ * ListOffsets by time (time_lookup.c): the first record at or past the log start whose timestamp
+ * reaches ts, or the first carrying the partition's largest timestamp; an answer at or past upto
+ * (the high watermark or the last stable offset) is none. 1 found, 0 none, -1 storage could not
+ * read a batch (logged).
+ */
+typedef struct topic_time_hit {
+    int64_t offset, timestamp;
+    int32_t leader_epoch;    /* of the batch holding the record */
+} topic_time_hit;
+int topic_offset_for_time(srv *s, partition *p, int64_t ts, int64_t upto, topic_time_hit *hit);
+int topic_offset_of_max_timestamp(srv *s, partition *p, int64_t upto, topic_time_hit *hit);
 /* The producer's undecided transaction on p, or NULL. */
 txn_open_entry *topic_txn_open(partition *p, int64_t producer_id);
 /*
