@@ -1,4 +1,4 @@
-/* Kafka error codes used by mskmock, with their protocol names. */
+/* Kafka error codes: the ones mskmock answers as constants, every one Kafka defines by name. */
 #ifndef KP_ERRORS_H
 #define KP_ERRORS_H
 
@@ -70,6 +70,7 @@ enum kp_error {
     KERR_MEMBER_ID_REQUIRED = 79,
     KERR_GROUP_MAX_SIZE_REACHED = 81,
     KERR_FENCED_INSTANCE_ID = 82,
+    KERR_GROUP_SUBSCRIBED_TO_TOPIC = 86,
     KERR_INVALID_RECORD = 87,
     KERR_UNSTABLE_OFFSET_COMMIT = 88,
     KERR_THROTTLING_QUOTA_EXCEEDED = 89,
@@ -77,12 +78,14 @@ enum kp_error {
     KERR_UNKNOWN_TOPIC_ID = 100,
     KERR_INCONSISTENT_TOPIC_ID = 103,
     KERR_TRANSACTIONAL_ID_NOT_FOUND = 105,
+    KERR_MISMATCHED_ENDPOINT_TYPE = 114,
+    KERR_UNSUPPORTED_ENDPOINT_TYPE = 115,
     KERR_TRANSACTION_ABORTABLE = 120,
     KERR_INVALID_REGULAR_EXPRESSION = 128,
 };
 
 const char *kp_err_name(int code);
-/* Whether code is one of the codes above (the names kp_err_name knows). */
+/* Whether Kafka defines code (kp_err_name knows its name; the enum above holds the ones mskmock answers). */
 bool kp_err_known(int code);
 /* The code of a protocol name ("NOT_LEADER_OR_FOLLOWER", any case); false when unknown. */
 bool kp_err_by_name(const char *name, int *code);

@@ -200,17 +200,17 @@ int stor_batch_read_into(stor *s, int64_t topic_id, int32_t partition, int64_t f
                          stor_batch_dest_fn dest, void *ctx);
 
 /*
- * ListOffsets by timestamp: the base offset and max timestamp of the first
- * batch (by offset) whose max_timestamp >= ts. Kafka answers the first
- * *record* with timestamp >= ts; at batch granularity this may be an earlier
- * record of that batch, which consumers skip. Returns 1 found, 0 none, -1 error.
+ * ListOffsets by timestamp, as Kafka's time index: the base offset and max
+ * timestamp of the first batch (by offset) whose max_timestamp >= ts, where
+ * the search for the first *record* with timestamp >= ts starts
+ * (broker/topic/time_lookup.c reads the records). 1 found, 0 none, -1 error.
  */
 int stor_offset_for_time(stor *s, int64_t topic_id, int32_t partition, int64_t ts, int64_t *offset,
                          int64_t *timestamp);
 /*
  * The batch with the largest max_timestamp (earliest on ties): its last
- * offset (Kafka's shallow offset of max timestamp) and that timestamp.
- * 1 found, 0 none, -1 error.
+ * offset and that timestamp; the record carrying it is found by reading the
+ * batch (broker/topic/time_lookup.c). 1 found, 0 none, -1 error.
  */
 int stor_max_timestamp(stor *s, int64_t topic_id, int32_t partition, int64_t *offset, int64_t *timestamp);
 

@@ -1,12 +1,11 @@
 /*
  * DescribeCluster (key 60), v0–1: the synthetic brokers with the advertised
- * host. Only the brokers endpoint type (1) exists; asking for controllers
- * (2) gets UNSUPPORTED_ENDPOINT_TYPE as from a broker.
+ * host. Only the brokers endpoint type (1) exists: asking for controllers (2)
+ * gets MISMATCHED_ENDPOINT_TYPE, any other type UNSUPPORTED_ENDPOINT_TYPE, as
+ * from a Kafka broker (KIP-919; v0 cannot ask).
  */
 #include "api.h"
 #include "net/net.h"
-
-#define KERR_UNSUPPORTED_ENDPOINT_TYPE 119
 
 void api_describe_cluster(srv *s, req *r) {
     kp_describe_cluster_request *q = r->body;
@@ -20,10 +19,12 @@ void api_describe_cluster(srv *s, req *r) {
         return;
     }
     if (r->hdr.api_version >= 1 && q->endpoint_type != 1) {
-        resp->error_code = KERR_UNSUPPORTED_ENDPOINT_TYPE;
-        resp->error_message = kp_str_c("The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER");
-        req_log_refusal(r, KERR_UNSUPPORTED_ENDPOINT_TYPE, "endpoint type %d asked; only brokers (1) exist",
-                        q->endpoint_type);
+        bool controller = q->endpoint_type == 2;
+        resp->error_code = controller ? KERR_MISMATCHED_ENDPOINT_TYPE : KERR_UNSUPPORTED_ENDPOINT_TYPE;
+        resp->error_message = controller ? kp_str_c("The request was sent to an endpoint of type BROKER, but we wanted an "
+                                                    "endpoint of type CONTROLLER")
+                                         : req_strf(r, "Unsupported endpoint type %d", q->endpoint_type);
+        req_log_refusal(r, resp->error_code, "endpoint type %d asked; only brokers (1) exist", q->endpoint_type);
         req_respond(r, resp);
         return;
     }

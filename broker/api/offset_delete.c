@@ -13,7 +13,6 @@
 #include "topic/topic.h"
 #include "txn/txn.h"
 
-#define KERR_GROUP_SUBSCRIBED_TO_TOPIC 86
 
 static bool subscribed(req *r, group *g, kp_str topic) {
     for (member *m = g->members; m; m = m->next)

@@ -175,6 +175,32 @@ static void test_list_partition_reassignments_is_always_empty(void **state) {
     h_free(h);
 }
 
+/*
+ * Regression (issue 30, found reading the error table for librdkafka's UNKNOWN_ERROR_CODE(86)):
+ * DescribeCluster v1 asking for controllers answered 119, which is INVALID_REGISTRATION. A Kafka
+ * broker answers MISMATCHED_ENDPOINT_TYPE (114) for controllers and UNSUPPORTED_ENDPOINT_TYPE
+ * (115) for a type it does not know.
+ */
+static void test_describe_cluster_endpoint_types_get_kafkas_codes(void **state) {
+    (void)state;
+    harness *h = h_new(NULL);
+    conn *c = h_conn(h, NULL);
+    const struct { int8_t type; int16_t code; const char *message; } cases[] = {
+        {1, 0, NULL},
+        {2, KERR_MISMATCHED_ENDPOINT_TYPE,
+         "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER"},
+        {7, KERR_UNSUPPORTED_ENDPOINT_TYPE, "Unsupported endpoint type 7"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kp_describe_cluster_request q = {.endpoint_type = cases[i].type};
+        kp_describe_cluster_response *resp = h_resp(h, h_send(h, c, "admin", 60, 1, &q));
+        assert_int_equal(resp->error_code, cases[i].code);
+        if (cases[i].message) assert_true(kp_str_eq(resp->error_message, cases[i].message));
+        else assert_int_equal(resp->brokers.n, 1);
+    }
+    h_free(h);
+}
+
 /* ---- the profile decides what is served ---- */
 
 static void test_serverless_neither_advertises_nor_serves_delete_records_and_describe_log_dirs(void **state) {
@@ -496,6 +522,7 @@ int main(void) {
         T(test_delete_records_is_answered_once_stored),
         T(test_describe_log_dirs_lists_the_partitions_each_broker_leads),
         T(test_describe_log_dirs_named_topics_and_memory_store),
+        T(test_describe_cluster_endpoint_types_get_kafkas_codes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

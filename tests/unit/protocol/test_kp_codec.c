@@ -2234,8 +2234,29 @@ static void test_txn_error_names(void **state) {
     }
 }
 
+/*
+ * Regression (issue 30, librdkafka's suite): OffsetDelete's GROUP_SUBSCRIBED_TO_TOPIC was logged
+ * as UNKNOWN_ERROR_CODE(86). Every code Kafka defines, -1 to 136 with none missing, has its name.
+ */
+static void test_every_kafka_error_code_has_its_name(void **state) {
+    (void)state;
+    for (int code = -1; code <= 136; code++) {
+        if (!kp_err_known(code)) fail_msg("error code %d has no name", code);
+        int back = -2;
+        assert_true(kp_err_by_name(kp_err_name(code), &back));
+        assert_int_equal(back, code);
+    }
+    assert_string_equal(kp_err_name(86), "GROUP_SUBSCRIBED_TO_TOPIC");
+    assert_string_equal(kp_err_name(114), "MISMATCHED_ENDPOINT_TYPE");
+    assert_string_equal(kp_err_name(115), "UNSUPPORTED_ENDPOINT_TYPE");
+    assert_string_equal(kp_err_name(6), "NOT_LEADER_OR_FOLLOWER");
+    assert_false(kp_err_known(137));
+    assert_string_equal(kp_err_name(137), "UNKNOWN_ERROR_CODE");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_kafka_error_code_has_its_name),
         cmocka_unit_test(test_fixed_ints),
         cmocka_unit_test(test_uvarint),
         cmocka_unit_test(test_uvarint_overlong),
