@@ -152,6 +152,8 @@ typedef struct stor_load_cb {
     void (*partition)(void *ctx, int64_t topic_id, int32_t partition, int64_t log_start, int64_t next_offset);
     /* after every partition: those whose leader was stored (stor_leader_put); NULL skips them */
     void (*leader)(void *ctx, int64_t topic_id, int32_t partition, int32_t leader, int32_t leader_epoch);
+    /* after partitions, before leaders: stored replica assignments (stor_replicas_put); NULL skips them */
+    void (*replicas)(void *ctx, int64_t topic_id, int32_t partition, const int32_t *ids, int n);
 } stor_load_cb;
 int stor_load(stor *s, const stor_load_cb *cb);
 /*
@@ -159,6 +161,12 @@ int stor_load(stor *s, const stor_load_cb *cb);
  * partition is deleted; part of the open write transaction.
  */
 int stor_leader_put(stor *s, int64_t topic_id, int32_t partition, int32_t leader, int32_t leader_epoch);
+/*
+ * A partition's replica assignment as a client gave it: n (1..STOR_MAX_REPLICAS) node ids, the
+ * preferred leader first; kept until the partition is deleted; part of the open write transaction.
+ */
+#define STOR_MAX_REPLICAS 64
+int stor_replicas_put(stor *s, int64_t topic_id, int32_t partition, const int32_t *ids, int n);
 
 /* ---- record batches (kept exactly as produced, header already patched) ---- */
 
@@ -339,6 +347,16 @@ typedef struct stor_group_load_cb {
 } stor_group_load_cb;
 /* Groups in group id order. A NULL callback skips its rows (both NULL: nothing is read). */
 int stor_groups_load(stor *s, const stor_group_load_cb *cb);
+
+/* ---- group configs (KIP-848: consumer.session.timeout.ms, ...), by group id ---- */
+
+/* Insert or replace one override (value NULL deletes it); part of the open write transaction. */
+int stor_group_config_set(stor *s, const char *group_id, const char *key, const char *value);
+/* Every group's overrides go (a reset to an empty cluster). 0 or -1. */
+int stor_group_configs_clear(stor *s);
+/* Every override, in (group id, key) order. Strings are valid only during the call. */
+typedef void (*stor_group_config_fn)(void *ctx, const char *group_id, const char *key, const char *value);
+int stor_group_configs_load(stor *s, stor_group_config_fn fn, void *ctx);
 
 /* ---- transactions (the coordinator's state and each partition's transaction index) ---- */
 

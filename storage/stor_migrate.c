@@ -313,6 +313,28 @@ static const char *const stor_migrations[] = {
     "  UPDATE segments SET live = live + 1, used = max(used, NEW.pos + NEW.size)"
     "   WHERE topic_id = NEW.topic_id AND partition = NEW.partition AND id = NEW.seg;"
     " END;",
+
+    /*
+     * 9: replica assignments and group configs, in tables of their own (idempotent like 3 to 8).
+     * partition_replicas: an assignment a client gave (CreateTopics, CreatePartitions), node ids
+     * comma-separated with the preferred leader first; no row: the broker's default placement,
+     * which is derived rather than stored, so a changed broker.count re-places those partitions.
+     * group_configs: KIP-848's group configs (consumer.session.timeout.ms, ...): only
+     * overrides, keyed by group id alone, since Kafka keeps them whether or not the group exists.
+     */
+    "CREATE TABLE IF NOT EXISTS partition_replicas ("
+    "  topic_id INTEGER NOT NULL,"
+    "  partition INTEGER NOT NULL,"
+    "  replicas TEXT NOT NULL CHECK (replicas <> ''),"
+    "  PRIMARY KEY (topic_id, partition),"
+    "  FOREIGN KEY (topic_id, partition) REFERENCES partitions (topic_id, partition) ON DELETE CASCADE"
+    ") WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS group_configs ("
+    "  group_id TEXT NOT NULL,"
+    "  key TEXT NOT NULL,"
+    "  value TEXT NOT NULL,"
+    "  PRIMARY KEY (group_id, key)"
+    ") WITHOUT ROWID;",
 };
 
 #define STOR_MIGRATIONS_N ((int)(sizeof stor_migrations / sizeof stor_migrations[0]))

@@ -337,6 +337,7 @@ static const char *const repairs[] = {
     "DELETE FROM txn_aborted WHERE " PARTITION_GONE,
     "DELETE FROM partition_cleaned WHERE " PARTITION_GONE,
     "DELETE FROM topic_replication WHERE topic_id NOT IN (SELECT id FROM topics)",
+    "DELETE FROM partition_replicas WHERE " PARTITION_GONE,
 };
 
 int stor_salvage(const char *from, const char *to, stor_salvage_report fn, void *ctx, char *err, size_t errlen) {

@@ -193,4 +193,13 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
     [STOR_CLEANED_SET] = "INSERT INTO partition_cleaned (topic_id, partition, cleaned_to) VALUES (?1, ?2, ?3)"
                          " ON CONFLICT (topic_id, partition) DO UPDATE SET cleaned_to = excluded.cleaned_to",
     [STOR_TOPIC_RF_INSERT] = "INSERT INTO topic_replication (topic_id, replication_factor) VALUES (?1, ?2)",
+    [STOR_REPLICAS_PUT] = "INSERT INTO partition_replicas (topic_id, partition, replicas) VALUES (?1, ?2, ?3)"
+                          " ON CONFLICT (topic_id, partition) DO UPDATE SET replicas = excluded.replicas",
+    [STOR_LOAD_REPLICAS] = "SELECT topic_id, partition, replicas FROM partition_replicas ORDER BY topic_id, partition",
+
+    [STOR_GROUP_CONFIG_UPSERT] = "INSERT INTO group_configs (group_id, key, value) VALUES (?1, ?2, ?3)"
+                                 " ON CONFLICT (group_id, key) DO UPDATE SET value = excluded.value",
+    [STOR_GROUP_CONFIG_DELETE] = "DELETE FROM group_configs WHERE group_id = ?1 AND key = ?2",
+    [STOR_GROUP_CONFIGS_CLEAR] = "DELETE FROM group_configs",
+    [STOR_LOAD_GROUP_CONFIGS] = "SELECT group_id, key, value FROM group_configs ORDER BY group_id, key",
 };

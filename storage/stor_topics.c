@@ -1,6 +1,8 @@
 /* Topics, their partitions and config overrides, and loading them all at start-up. */
 #include "stor_int.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int stor_partitions_insert(stor *s, int64_t topic_id, int32_t from, int32_t to) {
@@ -146,6 +148,39 @@ int stor_leader_put(stor *s, int64_t topic_id, int32_t partition, int32_t leader
     return stor_step_done(s, st, "write leader");
 }
 
+int stor_replicas_put(stor *s, int64_t topic_id, int32_t partition, const int32_t *ids, int n) {
+    if (n < 1 || n > STOR_MAX_REPLICAS) return stor_failf(s, "set replicas: %d replicas", n);
+    char text[STOR_MAX_REPLICAS * 12];
+    size_t len = 0;
+    for (int i = 0; i < n; i++) len += (size_t)snprintf(text + len, sizeof text - len, "%s%d", i ? "," : "", ids[i]);
+    if (stor_write_begin(s)) return -1;
+    sqlite3_stmt *st = stor_stmt(s, STOR_REPLICAS_PUT);
+    if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition) ||
+        sqlite3_bind_text(st, 3, text, (int)len, SQLITE_TRANSIENT))
+        return stor_fail(s, "bind replicas");
+    return stor_step_done(s, st, "write replicas");
+}
+
+/* "41,96,153" back into node ids; a row that does not read as one is damage, not a choice. */
+static int stor_load_replicas_row(stor *s, sqlite3_stmt *st, const stor_load_cb *cb) {
+    int64_t topic_id = sqlite3_column_int64(st, 0);
+    int32_t partition = sqlite3_column_int(st, 1);
+    const char *p = (const char *)sqlite3_column_text(st, 2);
+    int32_t ids[STOR_MAX_REPLICAS];
+    int n = 0;
+    while (p && *p && n < STOR_MAX_REPLICAS) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < INT32_MIN || v > INT32_MAX || (*end && *end != ',')) break;
+        ids[n++] = (int32_t)v;
+        p = *end ? end + 1 : end;
+    }
+    if (!p || *p || n == 0)
+        return stor_failf(s, "partition %lld-%d: damaged replicas row", (long long)topic_id, partition);
+    cb->replicas(cb->ctx, topic_id, partition, ids, n);
+    return 0;
+}
+
 typedef int (*stor_row_fn)(stor *s, sqlite3_stmt *st, const stor_load_cb *cb);
 
 static int stor_load_rows(stor *s, stor_stmt_id id, stor_row_fn row, const stor_load_cb *cb, const char *what) {
@@ -163,6 +198,8 @@ int stor_load(stor *s, const stor_load_cb *cb) {
     if (cb->config && stor_load_rows(s, STOR_LOAD_CONFIGS, stor_load_config_row, cb, "load topic configs"))
         return -1;
     if (cb->partition && stor_load_rows(s, STOR_LOAD_PARTITIONS, stor_load_partition_row, cb, "load partitions"))
+        return -1;
+    if (cb->replicas && stor_load_rows(s, STOR_LOAD_REPLICAS, stor_load_replicas_row, cb, "load replica assignments"))
         return -1;
     if (cb->leader && stor_load_rows(s, STOR_LOAD_LEADERS, stor_load_leader_row, cb, "load partition leaders"))
         return -1;
