@@ -1,16 +1,19 @@
 /*
  * admin_brokers: what a failover looks like to clients. A broker taken down stops listening (a
  * connect is refused), its connections close, it leaves Metadata's broker list, and every
- * partition it led moves to the next broker up with its leader epoch bumped, so a client that
- * still names the old epoch gets FENCED_LEADER_EPOCH and one that sends to the old leader has no
- * connection: both refresh their metadata, as after a real failover. Its groups' coordination
- * moves with it (group.c's grp_coordinator_for skips brokers down).
+ * partition it led moves to its next replica up (topic.h's topic_elect_leader; with none up the
+ * partition is offline, as Kafka leaves it without unclean leader election) with its leader
+ * epoch bumped, so a client that still names the old epoch gets FENCED_LEADER_EPOCH and one
+ * that sends to the old leader has no connection: both refresh their metadata, as after a real
+ * failover. Its groups' coordination moves with it (group.c's grp_coordinator_for skips brokers
+ * down).
  *
  * Brought back up, it listens on the same ports again and, as Kafka's preferred-leader election
- * (auto.leader.rebalance.enable, on by default in Kafka and MSK) would after a while, leads its
- * preferred partitions again, epochs bumped once more. Leaders and epochs are stored (topic.h's
- * topic_move_leader), so a restart never goes back to an older epoch. A broker's down state is
- * not: a restart brings every broker up.
+ * (auto.leader.rebalance.enable, on by default in Kafka and MSK) would after a while, leads the
+ * partitions it is the preferred (first) replica of again, and any offline partition it holds a
+ * replica of, epochs bumped once more. Leaders and epochs are stored (topic_move_leader), so a
+ * restart never goes back to an older epoch. A broker's down state is not: a restart brings
+ * every broker up.
  */
 #include "admin_brokers.h"
 
@@ -46,6 +49,8 @@ static void move_leader(srv *s, topic *t, partition *p, int to) {
         log_warn("admin: %s-%d: the new leader could not be stored (%s); a restart may go back to an older epoch",
                  t->name, p->index, stor_errmsg(s->st));
 }
+
+static int32_t node_id_or_none(const srv *s, int i) { return i == TOPIC_NO_LEADER ? -1 : s->nodes[i].id; }
 
 /* The next broker after i that is up, or -1. */
 static int next_up(const srv *s, int i) {
@@ -89,17 +94,19 @@ void admin_post_broker_down(admin_call *c) {
         return;
     }
     s->nodes[i].down = true;
-    int moved = 0;
+    int moved = 0, offline = 0;
     for (topic *t = s->topics; t; t = t->next)
         for (int32_t p = 0; p < t->nparts; p++)
             if (t->parts[p].leader == i) {
-                move_leader(s, t, &t->parts[p], next_up(s, i));
+                int to = topic_elect_leader(s, t, p);
+                move_leader(s, t, &t->parts[p], to);
                 moved++;
+                offline += to == TOPIC_NO_LEADER;
             }
     int closed = net_node_down(s, i);
     log_info("admin: broker %d taken down: listeners closed, %d connections closed, %d partition leaders moved with "
-             "their leader epochs bumped",
-             s->nodes[i].id, closed, moved);
+             "their leader epochs bumped%s",
+             s->nodes[i].id, closed, moved, offline ? " (some are offline: no replica of theirs is up)" : "");
     json_t *j = broker_json(s, i);
     json_object_set_new(j, "connections_closed", json_integer(closed));
     json_object_set_new(j, "leaders_moved", json_integer(moved));
@@ -112,11 +119,17 @@ static int bring_up(srv *s, int i, int *moved, char *err, size_t n) {
     s->nodes[i].down = false;
     *moved = 0;
     for (topic *t = s->topics; t; t = t->next)
-        for (int32_t p = 0; p < t->nparts; p++)
-            if (topic_leader_for(s, t, p) == i && t->parts[p].leader != i) {
-                move_leader(s, t, &t->parts[p], i);
+        for (int32_t p = 0; p < t->nparts; p++) {
+            partition *pp = &t->parts[p];
+            int32_t replicas[TOPIC_MAX_REPLICAS];
+            topic_replicas(s, t, p, replicas);
+            bool preferred = replicas[0] == i && pp->leader != i;
+            bool revived = pp->leader == TOPIC_NO_LEADER && topic_is_replica(s, t, p, i);
+            if (preferred || revived) {
+                move_leader(s, t, pp, i);
                 (*moved)++;
             }
+        }
     log_info("admin: broker %d back up: listening again; leads its %d preferred partitions again, leader epochs bumped",
              s->nodes[i].id, *moved);
     return 0;
@@ -179,13 +192,24 @@ void admin_post_partition_leader(admin_call *c) {
         http_error(c->rs, 409, "BrokerDown", "broker %lld is down; it cannot lead", (long long)id);
         return;
     }
+    if (!topic_is_replica(s, t, (int32_t)p, to)) { /* Kafka elects leaders among a partition's replicas only */
+        int32_t replicas[TOPIC_MAX_REPLICAS];
+        int32_t n = topic_replicas(s, t, (int32_t)p, replicas);
+        char ids[TOPIC_MAX_REPLICAS * 12] = "";
+        size_t l = 0;
+        for (int32_t k = 0; k < n && l < sizeof ids; k++)
+            l += (size_t)snprintf(ids + l, sizeof ids - l, "%s%d", k ? ", " : "", s->nodes[replicas[k]].id);
+        http_error(c->rs, 409, "NotAReplica", "broker %lld holds no replica of %s-%ld (its replicas: %s)", (long long)id,
+                   t->name, p, ids);
+        return;
+    }
     partition *pp = &t->parts[p];
     int from = pp->leader;
     move_leader(s, t, pp, to);
     if (from != to)
-        log_info("admin: %s-%ld leader moved from broker %d to %d, leader epoch now %d", t->name, p, s->nodes[from].id,
-                 s->nodes[to].id, pp->leader_epoch);
+        log_info("admin: %s-%ld leader moved from broker %d to %d, leader epoch now %d", t->name, p,
+                 node_id_or_none(s, from), s->nodes[to].id, pp->leader_epoch);
     admin_ok(c, json_pack("{s:s, s:i, s:i, s:i, s:i}", "topic", t->name, "partition", (int)p, "leader",
-                          (int)s->nodes[to].id, "previous_leader", (int)s->nodes[from].id, "leader_epoch",
+                          (int)s->nodes[to].id, "previous_leader", (int)node_id_or_none(s, from), "leader_epoch",
                           (int)pp->leader_epoch));
 }

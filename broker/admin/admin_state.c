@@ -44,9 +44,15 @@ static json_t *topic_json(const srv *s, const topic *t, bool detail) {
     json_t *parts = json_array();
     for (int32_t i = 0; i < t->nparts; i++) {
         const partition *p = &t->parts[i];
-        json_array_append_new(parts, json_pack("{s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:i}", "partition", (int)i,
-                                               "leader", (int)s->nodes[p->leader].id, "leader_epoch",
-                                               (int)p->leader_epoch, "log_start_offset", (json_int_t)p->log_start,
+        int32_t r[TOPIC_MAX_REPLICAS];
+        int32_t n = topic_replicas(s, t, i, r);
+        json_t *replicas = json_array();
+        for (int32_t k = 0; k < n; k++) json_array_append_new(replicas, json_integer(s->nodes[r[k]].id));
+        /* leader -1: offline, every replica down (Metadata's leader id for it too) */
+        json_array_append_new(parts, json_pack("{s:i, s:i, s:i, s:o, s:I, s:I, s:I, s:I, s:i}", "partition", (int)i,
+                                               "leader", p->leader == TOPIC_NO_LEADER ? -1 : (int)s->nodes[p->leader].id,
+                                               "leader_epoch", (int)p->leader_epoch, "replicas", replicas,
+                                               "log_start_offset", (json_int_t)p->log_start,
                                                "high_watermark", (json_int_t)p->hw, "last_stable_offset",
                                                (json_int_t)topic_lso(p), "log_end_offset", (json_int_t)p->end,
                                                "open_transactions", p->ntxns));

@@ -14,6 +14,11 @@ int16_t api_partition_check(srv *s, req *r, topic *t, int32_t index, partition *
         return KERR_UNKNOWN_TOPIC_OR_PARTITION;
     }
     partition *p = &t->parts[index];
+    if (p->leader == TOPIC_NO_LEADER) {
+        req_log_refusal(r, KERR_NOT_LEADER_OR_FOLLOWER, "%s-%d is offline: every replica is down; the request reached "
+                        "node %d", t->name, index, s->nodes[r->c->node].id);
+        return KERR_NOT_LEADER_OR_FOLLOWER;
+    }
     if (p->leader != r->c->node) {
         req_log_refusal(r, KERR_NOT_LEADER_OR_FOLLOWER, "%s-%d is led by node %d, the request reached node %d",
                         t->name, index, s->nodes[p->leader].id, s->nodes[r->c->node].id);

@@ -2,6 +2,12 @@
  * CreateTopics (key 19), v0–7. Names are validated as Kafka does;
  * num_partitions / replication_factor -1 take the broker defaults; a
  * replication factor above the number of synthetic brokers is refused.
+ * Manual replica assignments are checked as Kafka's KRaft controller checks
+ * them (INVALID_REQUEST with num_partitions or replication_factor not -1,
+ * INVALID_REPLICA_ASSIGNMENT for unknown or repeated brokers, uneven
+ * lengths, partitions not 0..n-1: topic/assign.c), then kept: Metadata lists
+ * them and the first replica up leads. Every profile checks them alike (MSK
+ * Serverless documents nothing about manual assignments).
  * Configs pass the active topic policy (MSK Serverless: only its 7 settable
  * configs, INVALID_CONFIG with MSK's message otherwise). v5+ answers with
  * the resulting configs, v7 with the topic id. validate_only creates nothing.
@@ -42,8 +48,33 @@ static void fill_configs(srv *s, req *r, topic *t, kp_create_topics_creatable_to
     }
 }
 
+/* The request's assignments as the topic module takes them, indexed by partition (checked first). */
+static int16_t check_assignments(srv *s, req *r, const kp_create_topics_creatable_topic *qt, topic_assignment **out,
+                                 char *why, size_t n) {
+    /* KRaft's messages (ReplicationControlManager.createTopic), replication factor first */
+    if (qt->replication_factor != -1) {
+        snprintf(why, n, "A manual partition assignment was specified, but replication factor was not set to -1.");
+        return KERR_INVALID_REQUEST;
+    }
+    if (qt->num_partitions != -1) {
+        snprintf(why, n, "A manual partition assignment was specified, but numPartitions was not set to -1.");
+        return KERR_INVALID_REQUEST;
+    }
+    int32_t count = qt->assignments.n;
+    topic_assignment *a = req_alloc(r, sizeof *a * (size_t)count);
+    for (int32_t k = 0; k < count; k++)
+        a[k] = (topic_assignment){qt->assignments.v[k].partition_index, qt->assignments.v[k].broker_ids.v,
+                                  qt->assignments.v[k].broker_ids.n};
+    int16_t code = topic_check_create_assignments(s, a, count, why, n);
+    if (code) return code;
+    topic_assignment *byp = req_alloc(r, sizeof *byp * (size_t)count);
+    for (int32_t k = 0; k < count; k++) byp[a[k].partition] = a[k];
+    *out = byp;
+    return 0;
+}
+
 static int16_t check_topic(srv *s, req *r, const kp_create_topics_request *q, int32_t idx, int32_t *nparts,
-                           int16_t *rf, char *why, size_t n) {
+                           int16_t *rf, topic_assignment **assign, char *why, size_t n) {
     const kp_create_topics_creatable_topic *qt = &q->topics.v[idx];
     const char *bad = topic_name_invalid(qt->name.p, qt->name.len > 0 ? (size_t)qt->name.len : 0);
     if (bad) {
@@ -61,11 +92,10 @@ static int16_t check_topic(srv *s, req *r, const kp_create_topics_request *q, in
         snprintf(why, n, "Topic '%.*s' already exists.", qt->name.len, qt->name.p);
         return KERR_TOPIC_ALREADY_EXISTS;
     }
+    *assign = NULL;
     if (qt->assignments.n > 0) {
-        if (qt->num_partitions != -1 || qt->replication_factor != -1) {
-            snprintf(why, n, "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.");
-            return KERR_INVALID_REQUEST;
-        }
+        int16_t code = check_assignments(s, r, qt, assign, why, n);
+        if (code) return code;
         *nparts = qt->assignments.n;
         *rf = (int16_t)qt->assignments.v[0].broker_ids.n;
     } else {
@@ -123,6 +153,7 @@ void api_create_topics(srv *s, req *r) {
         res->configs.n = -1;
         int32_t nparts = 0;
         int16_t rf = 0;
+        topic_assignment *assign = NULL;
         char why[512];
         int16_t code = api_authz(s, r, IAM_RES_TOPIC, qt->name);
         if (code) {
@@ -130,7 +161,7 @@ void api_create_topics(srv *s, req *r) {
             res->error_message = kp_str_c("Authorization failed."); /* Kafka's text */
             continue;
         }
-        code = check_topic(s, r, q, i, &nparts, &rf, why, sizeof why);
+        code = check_topic(s, r, q, i, &nparts, &rf, &assign, why, sizeof why);
         if (code) {
             res->error_code = code;
             res->error_message = req_strf(r, "%s", why);
@@ -156,15 +187,17 @@ void api_create_topics(srv *s, req *r) {
             const char *err = NULL;
             t = topic_create(s, name, nparts, rf, ov, qt->configs.n, &err);
             free(name);
-            if (!t) {
+            if (t && assign && topic_assign(s, t, 0, assign, nparts) != 0) err = stor_errmsg(s->st);
+            if (!t || err) {
                 res->error_code = KERR_UNKNOWN_SERVER_ERROR;
                 req_log_refusal(r, KERR_UNKNOWN_SERVER_ERROR, "storing topic '%.*s' failed: %s", qt->name.len,
                                 qt->name.p, err);
                 continue;
             }
             memcpy(res->topic_id.b, t->uuid, 16);
-            log_info("created topic %s: %d partition%s, replication factor %d, %d config override%s", t->name,
-                     nparts, PLURAL_S(nparts), rf, qt->configs.n, PLURAL_S(qt->configs.n));
+            log_info("created topic %s: %d partition%s, replication factor %d%s, %d config override%s", t->name,
+                     nparts, PLURAL_S(nparts), rf, assign ? " (replicas as assigned)" : "", qt->configs.n,
+                     PLURAL_S(qt->configs.n));
         }
         res->num_partitions = nparts;
         res->replication_factor = rf;

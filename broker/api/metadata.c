@@ -1,6 +1,9 @@
 /*
  * Metadata (key 3), v0–12. Every synthetic broker is listed with the
- * advertised host; partition leaders are spread across them. Topic ids from
+ * advertised host. A partition's replicas are its assignment (topic/assign.c:
+ * a client's, else the default placement spread across brokers), its ISR
+ * those up, its leader the first of them up; with none up it is offline:
+ * LEADER_NOT_AVAILABLE and leader -1, as Kafka's KRaftMetadataCache answers. Topic ids from
  * v10 (lookup by id when the name is null). Unknown topics are created only
  * when auto.create.topics.enable is on and the request allows it (v4+), which
  * MSK Serverless never does. IAM: a named topic the principal may not
@@ -24,20 +27,22 @@ static void describe_topic(srv *s, req *r, const kp_metadata_request *q, topic *
     if (q->include_topic_authorized_operations)
         out->topic_authorized_operations = authz_operations(s, r->c, IAM_RES_TOPIC, t->name, strlen(t->name));
     REQ_ARR(r, out->partitions, t->nparts);
-    int32_t rf = topic_replication_factor(s, t);
     for (int32_t i = 0; i < t->nparts; i++) {
         partition *p = &t->parts[i];
         kp_metadata_response_partition *mp = &out->partitions.v[i];
         kp_defaults(&kp_metadata_response_partition_schema, r->hdr.api_version, mp);
         mp->partition_index = i;
-        mp->leader_id = s->nodes[p->leader].id;
+        mp->leader_id = p->leader == TOPIC_NO_LEADER ? -1 : s->nodes[p->leader].id;
+        if (p->leader == TOPIC_NO_LEADER) mp->error_code = KERR_LEADER_NOT_AVAILABLE;
         mp->leader_epoch = p->leader_epoch;
+        int32_t replicas[TOPIC_MAX_REPLICAS];
+        int32_t rf = topic_replicas(s, t, i, replicas);
         REQ_ARR(r, mp->replica_nodes, rf);
         REQ_ARR(r, mp->isr_nodes, rf);
         REQ_ARR(r, mp->offline_replicas, rf);
         mp->isr_nodes.n = mp->offline_replicas.n = 0;
         for (int32_t k = 0; k < rf; k++) {
-            const node *n = &s->nodes[(p->leader + k) % s->nnodes];
+            const node *n = &s->nodes[replicas[k]];
             mp->replica_nodes.v[k] = n->id;
             /* a broker taken down (admin API) is out of sync and offline, as Kafka reports it */
             if (n->down)

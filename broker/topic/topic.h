@@ -48,8 +48,10 @@ typedef struct txn_open_entry {
 typedef struct partition {
     struct topic *topic;
     int32_t index;
-    int32_t leader;          /* index into srv.nodes */
+    int32_t leader;          /* index into srv.nodes; TOPIC_NO_LEADER while every replica is down */
     int32_t leader_epoch;
+    int32_t *replicas;       /* the assignment a client gave (node indices, preferred leader first); NULL: the default */
+    int32_t nreplicas;
     int64_t log_start;
     int64_t end;             /* next offset to assign (log end offset) */
     int64_t hw;              /* committed end: what Fetch may serve */
@@ -119,6 +121,7 @@ void topic_free(topic *t);
  */
 int topic_rollback(srv *s, partition **dirty, int n);
 int topic_load_all(srv *s);
+/* Grow t to count partitions, placed by default (topic_assign then gives them a client's assignment). */
 int topic_add_partitions(srv *s, topic *t, int32_t count);
 /* Set (value != NULL) or remove one override, refreshing the cached settings. */
 int topic_set_config(srv *s, topic *t, const char *key, const char *value);
@@ -157,16 +160,50 @@ const char *topic_config_value(const srv *s, const topic *t, const char *key, bo
 const char *topic_name_invalid(const char *name, size_t len);
 
 /*
- * Move p's leadership to node index `to` with its leader epoch bumped, and store both (part of
- * the open storage transaction) so a restart goes on from them. 0, or -1 when storing failed
- * (the move is made all the same).
+ * Move p's leadership to node index `to` (TOPIC_NO_LEADER: offline) with its leader epoch
+ * bumped, and store both (part of the open storage transaction) so a restart goes on from them.
+ * 0, or -1 when storing failed (the move is made all the same).
  */
 int topic_move_leader(srv *s, topic *t, partition *p, int to);
 
-/* The node index that leads partition i of a topic (its preferred leader): spread round-robin. */
-static inline int32_t topic_leader_for(const srv *s, const topic *t, int32_t i) {
-    return (int32_t)(((uint64_t)t->id * 7 + (uint64_t)i) % (uint64_t)s->nnodes);
-}
+/* ---- replica assignments and leaders (assign.c) ---- */
+#define TOPIC_NO_LEADER (-1)
+#define TOPIC_MAX_REPLICAS CFG_MAX_BROKERS
+/*
+ * Partition i's replicas as node indices, the preferred leader first; returns how many. One
+ * mechanism: a client's assignment when it gave one, else the default placement (the
+ * topic's replication factor of consecutive brokers from a start spread round-robin).
+ */
+int32_t topic_replicas(const srv *s, const topic *t, int32_t i, int32_t out[TOPIC_MAX_REPLICAS]);
+bool topic_is_replica(const srv *s, const topic *t, int32_t i, int node);
+/* Who should lead partition i now: its first replica up, as Kafka elects; TOPIC_NO_LEADER when none is. */
+int32_t topic_elect_leader(const srv *s, const topic *t, int32_t i);
+
+/* One partition's assignment as a client sends it: node ids, the preferred leader first. */
+typedef struct topic_assignment {
+    int32_t partition;
+    const int32_t *ids;
+    int32_t n;
+} topic_assignment;
+/*
+ * Kafka's checks of the manual assignments of CreateTopics (KRaft's ReplicationControlManager):
+ * no partition twice, each assignment valid (topic_assignment_check, every one as long as the
+ * first), partitions 0..n-1. 0, or INVALID_REPLICA_ASSIGNMENT with Kafka's message in why.
+ */
+int16_t topic_check_create_assignments(const srv *s, const topic_assignment *a, int32_t n, char *why, size_t len);
+/*
+ * One assignment for partition `partition`: not empty, only registered brokers (down ones count),
+ * none twice, rf replicas when rf > 0, and at least one replica up. 0 or INVALID_REPLICA_ASSIGNMENT.
+ */
+int16_t topic_assignment_check(const srv *s, const topic_assignment *a, int32_t rf, char *why, size_t len);
+/*
+ * Partitions [from, from + n) were just created: a[k] (checked above) becomes partition from + k's
+ * assignment, stored (part of the open storage transaction), and its first replica up leads it.
+ * 0, or -1 when storing failed (stor_errmsg).
+ */
+int topic_assign(srv *s, topic *t, int32_t from, const topic_assignment *a, int32_t n);
+/* Inside the topic module: p's replicas in memory only (node ids this configuration has; loading). */
+void topic_set_replicas(const srv *s, partition *p, const int32_t *ids, int32_t n);
 
 /* ---- the log (append.c, retention.c, log_start.c) ---- */
 producer_state *topic_producer(partition *p, int64_t producer_id, bool create);

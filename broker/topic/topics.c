@@ -125,22 +125,25 @@ static void init_partitions(srv *s, topic *t, int32_t from, int32_t to) {
         memset(&p[i], 0, sizeof p[i]);
         p[i].topic = t;
         p[i].index = i;
-        p[i].leader = topic_leader_for(s, t, i);
         p[i].leader_epoch = 0;
         p[i].last_abort_offset = -1;
         p[i].clean_due_ms = -1;
     }
     t->nparts = to;
+    /* the default assignment's first replica up; a client's assignment comes after (topic_assign) */
+    for (int32_t i = from; i < to; i++) p[i].leader = topic_elect_leader(s, t, i);
 }
 
 /* Registers a topic in memory (used by load and create). */
-static topic *add_topic(srv *s, int64_t id, const char *name, const uint8_t uuid[16], int32_t nparts, int64_t created) {
+static topic *add_topic(srv *s, int64_t id, const char *name, const uint8_t uuid[16], int32_t nparts, int64_t created,
+                        int16_t rf) {
     topic *t = calloc(1, sizeof(*t));
     if (!t) abort();
     t->id = id;
     t->name = strdup(name);
     memcpy(t->uuid, uuid, 16);
     t->created_ms = created;
+    t->replication_factor = rf; /* before the partitions: their default replicas depend on it */
     init_partitions(s, t, 0, nparts);
     t->next = s->topics;
     s->topics = t;
@@ -167,8 +170,7 @@ topic *topic_create(srv *s, const char *name, int32_t nparts, int16_t rf, const 
             *why = stor_errmsg(s->st);
             return NULL;
         }
-    topic *t = add_topic(s, st.id, name, st.uuid, nparts, st.created_ms);
-    t->replication_factor = rf;
+    topic *t = add_topic(s, st.id, name, st.uuid, nparts, st.created_ms, rf);
     for (int i = 0; i < nov; i++) set_override(t, ov[i].key, ov[i].value);
     refresh_settings(s, t);
     for (int32_t i = 0; i < nparts; i++) srv_mark_dirty(s, &t->parts[i]);
@@ -183,6 +185,7 @@ void topic_free(topic *t) {
     for (int32_t i = 0; i < t->nparts; i++) {
         free(t->parts[i].producers);
         free(t->parts[i].txns);
+        free(t->parts[i].replicas);
     }
     free(t->overrides);
     free(t->parts);
@@ -223,8 +226,7 @@ int topic_set_config(srv *s, topic *t, const char *key, const char *value) {
 /* ---- loading at start-up ---- */
 
 static void load_topic(void *ctx, const stor_topic *st) {
-    topic *t = add_topic(ctx, st->id, st->name, st->uuid, st->partitions, st->created_ms);
-    t->replication_factor = st->replication_factor;
+    add_topic(ctx, st->id, st->name, st->uuid, st->partitions, st->created_ms, st->replication_factor);
 }
 
 topic *topic_find_id(srv *s, int64_t id) {
@@ -249,8 +251,30 @@ static void load_partition(void *ctx, int64_t topic_id, int32_t index, int64_t l
 }
 
 /*
- * A stored leader (the admin API moved it): kept when that node still exists, else the
- * preferred leader; either way the epoch goes on from the stored one, never back.
+ * A client's assignment. Node ids this configuration no longer has (broker.ids or broker.count
+ * changed) cannot hold replicas: the partition falls back to the default placement.
+ */
+static void load_replicas(void *ctx, int64_t topic_id, int32_t index, const int32_t *ids, int n) {
+    srv *s = ctx;
+    topic *t = topic_find_id(s, topic_id);
+    if (!t || index < 0 || index >= t->nparts) return;
+    for (int k = 0; k < n; k++) {
+        bool known = false;
+        for (int i = 0; i < s->nnodes; i++) known = known || s->nodes[i].id == ids[k];
+        if (!known) {
+            log_warn("topic %s partition %d: its stored replica assignment names broker %d, which this configuration "
+                     "does not have; the default placement applies", t->name, index, ids[k]);
+            return;
+        }
+    }
+    topic_set_replicas(s, &t->parts[index], ids, n);
+    t->parts[index].leader = topic_elect_leader(s, t, index); /* load_leader may override it */
+}
+
+/*
+ * A stored leader (the admin API or a failover moved it): kept when that node still exists and
+ * holds a replica, else the partition's preferred leader; either way the epoch goes on from the
+ * stored one, never back.
  */
 static void load_leader(void *ctx, int64_t topic_id, int32_t index, int32_t leader, int32_t leader_epoch) {
     srv *s = ctx;
@@ -260,8 +284,9 @@ static void load_leader(void *ctx, int64_t topic_id, int32_t index, int32_t lead
     int at = -1;
     for (int i = 0; i < s->nnodes; i++)
         if (s->nodes[i].id == leader) at = i;
-    p->leader = at >= 0 ? at : p->leader;
-    p->leader_epoch = at >= 0 ? leader_epoch : leader_epoch + 1;
+    bool kept = at >= 0 && topic_is_replica(s, t, index, at);
+    p->leader = kept ? at : topic_elect_leader(s, t, index);
+    p->leader_epoch = kept ? leader_epoch : leader_epoch + 1;
 }
 
 int topic_move_leader(srv *s, topic *t, partition *p, int to) {
@@ -269,7 +294,7 @@ int topic_move_leader(srv *s, topic *t, partition *p, int to) {
     /* moved whatever storage says: clients are served by the new leader from now on */
     p->leader = to;
     p->leader_epoch++;
-    return stor_leader_put(s->st, t->id, p->index, s->nodes[to].id, p->leader_epoch);
+    return stor_leader_put(s->st, t->id, p->index, to == TOPIC_NO_LEADER ? -1 : s->nodes[to].id, p->leader_epoch);
 }
 
 /* Idempotent-producer state from storage: at start-up every partition's, after a failed commit the dirty ones'. */
@@ -306,7 +331,7 @@ int topic_rollback(srv *s, partition **dirty, int n) {
 }
 
 int topic_load_all(srv *s) {
-    stor_load_cb cb = {s, load_topic, load_config, load_partition, load_leader};
+    stor_load_cb cb = {s, load_topic, load_config, load_partition, load_leader, load_replicas};
     if (stor_load(s->st, &cb) != 0) return -1;
     if (topic_txn_load(s) != 0) return -1;
     return stor_load_producer_batches(s->st, load_producer, s);
