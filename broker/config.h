@@ -116,6 +116,13 @@ typedef struct config {
     int64_t offsets_retention_minutes;
     int64_t offsets_retention_check_interval_ms;
     int64_t group_consumer_protocol_validation;
+    bool group_configs_enable;
+    int64_t group_consumer_session_timeout_ms;
+    int64_t group_consumer_min_session_timeout_ms;
+    int64_t group_consumer_max_session_timeout_ms;
+    int64_t group_consumer_heartbeat_interval_ms;
+    int64_t group_consumer_min_heartbeat_interval_ms;
+    int64_t group_consumer_max_heartbeat_interval_ms;
     int64_t transaction_max_timeout_ms;
     int64_t transactional_id_expiration_ms;
     int64_t transaction_abort_check_interval_ms;

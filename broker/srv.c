@@ -292,6 +292,10 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen) {
         snprintf(err, errlen, "loading groups and offsets: %s", stor_errmsg(s->st));
         return -1;
     }
+    if (grp_configs_load(s) != 0) {
+        snprintf(err, errlen, "loading group configs: %s", stor_errmsg(s->st));
+        return -1;
+    }
     /* a decision whose markers a crash interrupted is finished (and stored) before any client is served */
     if (txn_init(s) != 0 || srv_commit_now(s) != 0) {
         snprintf(err, errlen, "loading transactions: %s", stor_errmsg(s->st));
@@ -341,6 +345,7 @@ void srv_free(srv *s) {
         topic_free(t);
     }
     free(s->dirty);
+    grp_configs_free(s);
     txn_free(s);
     fault_free_all(s);
     metrics_free(s);

@@ -77,6 +77,7 @@ struct srv {
     int nconns;
     struct fetch_wait *fetch_waiters; /* parked fetches */
     struct group *groups;    /* consumer groups (broker/group/group.c) */
+    struct grp_config_set *group_configs; /* group config overrides by group id (broker/group/group_config.c) */
     struct txn_coord *txn;   /* the transaction coordinator (broker/txn/txn.c) */
     struct topic_cleaner *cleaner; /* the log cleaner (broker/topic/compact.c); NULL: log.cleaner.enable false */
     uint64_t compactions;    /* cleaner passes completed, for GET /metrics */

@@ -76,6 +76,10 @@ void admin_get_topic(admin_call *c) {
     admin_ok(c, topic_json(c->s, t, true));
 }
 
+static void put_config(void *ctx, const char *key, const char *value) {
+    json_object_set_new(ctx, key, json_string(value));
+}
+
 static json_t *group_json(srv *s, group *g, bool detail) {
     json_t *j = json_pack("{s:s, s:s, s:i, s:i, s:i}", "group_id", g->id, "state", grp_state_name(g->state),
                           "generation", (int)g->generation, "members", g->nmembers, "coordinator",
@@ -104,6 +108,9 @@ static json_t *group_json(srv *s, group *g, bool detail) {
         json_array_append_new(offsets, e);
     }
     json_object_set_new(j, "lag", json_integer(total_lag));
+    json_t *cfg = json_object(); /* group config overrides (KIP-848), as a topic's "configs" */
+    grp_config_overrides(s, g->id, put_config, cfg);
+    json_object_set_new(j, "configs", cfg);
     if (!detail) {
         json_decref(offsets);
         return j;
@@ -156,9 +163,9 @@ void admin_get_connections(admin_call *c) {
 /*
  * Every Kafka connection closes first: a client of the previous test must not keep a parked
  * request, a group membership or a fetch session into the next one. Then groups and their
- * offsets go, then topics (but those named in keep_topics), fault rules, and brokers taken down
- * come back up: the broker is as a fresh start on an empty data directory, but for producer ids
- * (never reused, as in Kafka).
+ * offsets go, every group's configs, then topics (but those named in keep_topics), fault rules,
+ * and brokers taken down come back up: the broker is as a fresh start on an empty data
+ * directory, but for producer ids (never reused, as in Kafka).
  */
 void admin_post_reset(admin_call *c) {
     static const char *const known[] = {"keep_topics", NULL};
@@ -194,6 +201,11 @@ void admin_post_reset(admin_call *c) {
             return;
         }
         ngroups++;
+    }
+    /* their configs too (Kafka keeps them past the group, but a fresh cluster has none) */
+    if (grp_configs_clear(s) != 0) {
+        http_error(c->rs, 500, "StorageError", "deleting group configs failed: %s", stor_errmsg(s->st));
+        return;
     }
     for (topic *t = s->topics, *next; t; t = next) {
         next = t->next;

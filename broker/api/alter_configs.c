@@ -3,8 +3,15 @@
  * overrides. Under the serverless policy a config MSK does not allow
  * (cleanup.policy included, as tools that re-send it learn) fails the whole
  * resource with INVALID_CONFIG and MSK's message.
+ *
+ * Group resources (type 32) with group.configs.enable: the full replace of a
+ * group's configs, which Kafka 4.0's controller serves too
+ * (ControllerApis.handleLegacyAlterConfigs), checked as IncrementalAlterConfigs
+ * checks them; IAM: kafka-cluster:AlterGroup. Without it INVALID_REQUEST (see
+ * describe_configs.c).
  */
 #include "api.h"
+#include "group/group.h"
 #include "topic/config_alter.h"
 
 void api_alter_configs(srv *s, req *r) {
@@ -26,10 +33,17 @@ void api_alter_configs(srv *s, req *r) {
                                                   &out->error_message);
         } else if (res->resource_type == 4) {
             out->error_code = alter_broker_configs(s, r, res->resource_name, &out->error_message);
+        } else if (res->resource_type == 32 && s->cfg->group_configs_enable) {
+            grp_config_op *ops = req_alloc(r, sizeof(*ops) * (size_t)(res->configs.n + 1));
+            for (int32_t k = 0; k < res->configs.n; k++)
+                ops[k] = (grp_config_op){res->configs.v[k].name, res->configs.v[k].value, GRP_CONFIG_SET};
+            out->error_code = grp_config_alter(s, r, res->resource_name, ops, res->configs.n, true, q->validate_only,
+                                               &out->error_message);
         } else {
             out->error_code = KERR_INVALID_REQUEST;
             out->error_message = req_strf(r, "Unsupported resource type %d", res->resource_type);
-            req_log_refusal(r, KERR_INVALID_REQUEST, "resource type %d is not served", res->resource_type);
+            req_log_refusal(r, KERR_INVALID_REQUEST, "resource type %d is not served%s", res->resource_type,
+                            api_config_type_note(res->resource_type));
         }
         if (!out->error_code) out->error_message = KP_STR_NULL;
     }

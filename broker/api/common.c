@@ -71,7 +71,14 @@ int16_t api_group(srv *s, req *r, kp_str group_id) {
 int16_t api_authz_config(srv *s, req *r, int8_t resource_type, kp_str name) {
     if (resource_type == 2) return api_authz(s, r, IAM_RES_TOPIC, name);
     if (resource_type == 4) return api_authz(s, r, IAM_RES_CLUSTER, KP_STR_NULL);
+    if (resource_type == 32 && s->cfg->group_configs_enable) return api_authz(s, r, IAM_RES_GROUP, name);
     return 0; /* other types are refused by the handler */
+}
+
+const char *api_config_type_note(int8_t resource_type) {
+    return resource_type == 32 ? " (GROUP: group.configs.enable=false, as MSK Serverless, whose API set predates "
+                                 "group configs)"
+                               : "";
 }
 
 int16_t api_mutations(srv *s, req *r, const char *topic, int64_t n, bool refusable, int32_t *throttle) {

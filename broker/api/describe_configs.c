@@ -5,15 +5,26 @@
  * refuses to change (under the serverless topic policy), synonyms (the
  * override, then the broker config that gives the default) when asked, and
  * documentation from v3 when asked. Broker resources: MSK Serverless
- * does not expose broker configs (CLUSTER_AUTHORIZATION_FAILED under the
- * serverless topic policy); otherwise mskmock's broker-level defaults.
+ * does not expose broker configs (INVALID_REQUEST under the serverless topic
+ * policy); otherwise mskmock's broker-level defaults.
+ *
+ * Group resources (type 32, KIP-848's group configs), with group.configs.enable
+ * (the kafka profile): as Kafka 4.0's ConfigHelper answers, Kafka 4.0's group
+ * configs of any group id, existing or not (GROUP_CONFIG source for an
+ * override, DEFAULT_CONFIG otherwise; an empty name is INVALID_REQUEST); IAM:
+ * kafka-cluster:DescribeGroup on the group's ARN (MSK names no action of its
+ * own for them). Without it (serverless and provisioned) INVALID_REQUEST, as a
+ * broker older than group configs answers: MSK Serverless advertises a Kafka
+ * 2.8-era API set and no KIP-848 API, and nothing public says it serves them.
  */
 #include "api.h"
+#include "group/group.h"
 #include "topic/topic.h"
 #include "topic/topic_config.h"
 
 #define RES_TOPIC 2
 #define RES_BROKER 4
+#define RES_GROUP 32
 
 typedef kp_describe_configs_resource_result entry;
 
@@ -118,6 +129,36 @@ static void describe_broker(srv *s, req *r, const kp_describe_configs_resource *
     out->configs.n = (int32_t)k;
 }
 
+static void describe_group(srv *s, req *r, const kp_describe_configs_request *q, const kp_describe_configs_resource *res,
+                           kp_describe_configs_result *out) {
+    kp_str id = res->resource_name;
+    if (id.len <= 0) {
+        out->error_code = KERR_INVALID_REQUEST;
+        out->error_message = kp_str_c("Group name must not be empty"); /* Kafka's text */
+        req_log_refusal(r, out->error_code, "group configs of an empty group name");
+        return;
+    }
+    size_t n = 0, k = 0;
+    while (grp_config_name(n)) n++;
+    REQ_ARR(r, out->configs, n);
+    for (size_t i = 0; i < n; i++) {
+        const char *key = grp_config_name(i);
+        if (!wanted(res, key)) continue;
+        bool dflt;
+        char buf[32];
+        const char *v = grp_config_value(s, id.p, (size_t)id.len, key, &dflt, buf, sizeof buf);
+        entry *e = &out->configs.v[k++];
+        put(r, e, key, v, dflt, grp_config_type(key));
+        e->config_source = dflt ? 5 : 8; /* DEFAULT_CONFIG : GROUP_CONFIG */
+        if (q->include_synonyms) { /* Kafka's one synonym: the config itself, from where its value comes */
+            REQ_ARR(r, e->synonyms, 1);
+            e->synonyms.v[0] = (kp_describe_configs_synonym){kp_str_c(key), e->value, e->config_source};
+        }
+        if (q->include_documentation) e->documentation = kp_str_c(grp_config_doc(key));
+    }
+    out->configs.n = (int32_t)k;
+}
+
 void api_describe_configs(srv *s, req *r) {
     kp_describe_configs_request *q = r->body;
     kp_describe_configs_response *resp = req_resp(r);
@@ -134,10 +175,13 @@ void api_describe_configs(srv *s, req *r) {
             describe_topic(s, r, q, res, out);
         } else if (res->resource_type == RES_BROKER) {
             describe_broker(s, r, res, out);
+        } else if (res->resource_type == RES_GROUP && s->cfg->group_configs_enable) {
+            describe_group(s, r, q, res, out);
         } else {
             out->error_code = KERR_INVALID_REQUEST;
             out->error_message = req_strf(r, "Unsupported resource type %d", res->resource_type);
-            req_log_refusal(r, KERR_INVALID_REQUEST, "resource type %d is not served", res->resource_type);
+            req_log_refusal(r, KERR_INVALID_REQUEST, "resource type %d is not served%s", res->resource_type,
+                            api_config_type_note(res->resource_type));
         }
     }
     req_respond(r, resp);

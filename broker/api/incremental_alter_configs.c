@@ -2,8 +2,17 @@
  * IncrementalAlterConfigs (key 44), v0–1: SET, DELETE, APPEND and SUBTRACT
  * on a topic's configs; all ops of a resource are checked before any is
  * applied. Under the serverless policy only MSK's settable configs pass.
+ *
+ * Group resources (type 32) with group.configs.enable (the kafka profile):
+ * Kafka 4.0's group configs, set within the broker's bounds
+ * (group.consumer.min/max.*) or INVALID_CONFIG with Kafka's message, and kept
+ * (group/group_config.c); IAM: kafka-cluster:AlterGroup on the group's ARN.
+ * Without it (serverless, provisioned) INVALID_REQUEST, as a broker older than
+ * group configs answers (see describe_configs.c for why MSK Serverless is
+ * taken to be one).
  */
 #include "api.h"
+#include "group/group.h"
 #include "topic/config_alter.h"
 
 void api_incremental_alter_configs(srv *s, req *r) {
@@ -25,10 +34,18 @@ void api_incremental_alter_configs(srv *s, req *r) {
                                                   &out->error_message);
         } else if (res->resource_type == 4) {
             out->error_code = alter_broker_configs(s, r, res->resource_name, &out->error_message);
+        } else if (res->resource_type == 32 && s->cfg->group_configs_enable) {
+            grp_config_op *ops = req_alloc(r, sizeof(*ops) * (size_t)(res->configs.n + 1));
+            for (int32_t k = 0; k < res->configs.n; k++)
+                ops[k] = (grp_config_op){res->configs.v[k].name, res->configs.v[k].value,
+                                         res->configs.v[k].config_operation};
+            out->error_code = grp_config_alter(s, r, res->resource_name, ops, res->configs.n, false, q->validate_only,
+                                               &out->error_message);
         } else {
             out->error_code = KERR_INVALID_REQUEST;
             out->error_message = req_strf(r, "Unsupported resource type %d", res->resource_type);
-            req_log_refusal(r, KERR_INVALID_REQUEST, "resource type %d is not served", res->resource_type);
+            req_log_refusal(r, KERR_INVALID_REQUEST, "resource type %d is not served%s", res->resource_type,
+                            api_config_type_note(res->resource_type));
         }
         if (!out->error_code) out->error_message = KP_STR_NULL;
     }

@@ -129,4 +129,41 @@ int64_t grp_next_deadline(const group *g);
 /* Offset retention (KIP-211): run from housekeeping. */
 void grp_expire_offsets(srv *s);
 
+/*
+ * Group configs (group_config.c): KIP-848's per-group settings, Kafka 4.0's GroupConfig set, for
+ * any group id whether or not the group exists: its overrides, else the broker's defaults.
+ */
+const char *grp_config_name(size_t i); /* the i-th config, in Kafka's order; NULL past the last */
+int8_t grp_config_type(const char *key); /* DescribeConfigs' config_type: 3 INT, 2 STRING (0: unknown key) */
+const char *grp_config_doc(const char *key);
+/* The group's value of key (NULL for an unknown key), the default written into buf when not overridden. */
+const char *grp_config_value(const srv *s, const char *group_id, size_t len, const char *key, bool *is_default,
+                             char *buf, size_t n);
+/* What a KIP-848 coordinator reads for a group. */
+typedef struct grp_consumer_settings {
+    int32_t session_timeout_ms;    /* consumer.session.timeout.ms */
+    int32_t heartbeat_interval_ms; /* consumer.heartbeat.interval.ms */
+} grp_consumer_settings;
+grp_consumer_settings grp_consumer_settings_of(const srv *s, const char *group_id, size_t len);
+/* The group's overrides (admin API): fn(ctx, key, value) for each. */
+void grp_config_overrides(const srv *s, const char *group_id, void (*fn)(void *ctx, const char *key, const char *value),
+                          void *ctx);
+
+enum { GRP_CONFIG_SET = 0, GRP_CONFIG_DELETE = 1, GRP_CONFIG_APPEND = 2, GRP_CONFIG_SUBTRACT = 3 };
+typedef struct grp_config_op {
+    kp_str key, value;
+    int8_t op; /* GRP_CONFIG_*: IncrementalAlterConfigs' operation (AlterConfigs: SET) */
+} grp_config_op;
+/*
+ * IncrementalAlterConfigs (replace false) or AlterConfigs (replace true: what ops do not name
+ * goes back to its default) on one group, checked as Kafka's controller checks the result
+ * (GroupConfig.validate: known names, types, the broker's bounds), then stored unless
+ * validate_only. 0, or the error code with Kafka's message in *msg and one refusal line.
+ */
+int16_t grp_config_alter(srv *s, req *r, kp_str group_id, const grp_config_op *ops, int32_t n, bool replace,
+                         bool validate_only, kp_str *msg);
+int grp_configs_load(srv *s);
+int grp_configs_clear(srv *s); /* every group's overrides (a reset of the admin API); part of the open commit */
+void grp_configs_free(srv *s);
+
 #endif

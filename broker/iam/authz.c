@@ -364,7 +364,9 @@ static const op_map topic_ops[] = {
     {6, IAM_DELETE_TOPIC}, {7, IAM_ALTER_TOPIC}, {8, IAM_DESCRIBE_TOPIC},
     {10, IAM_DESCRIBE_TOPIC_DYNAMIC_CONFIGURATION}, {11, IAM_ALTER_TOPIC_DYNAMIC_CONFIGURATION},
 };
-static const op_map group_ops[] = {{3, IAM_ALTER_GROUP}, {6, IAM_DELETE_GROUP}, {8, IAM_DESCRIBE_GROUP}};
+/* DESCRIBE_CONFIGS and ALTER_CONFIGS last: only with group.configs.enable does a group have configs */
+static const op_map group_ops[] = {{3, IAM_ALTER_GROUP}, {6, IAM_DELETE_GROUP}, {8, IAM_DESCRIBE_GROUP},
+                                   {10, IAM_DESCRIBE_GROUP}, {11, IAM_ALTER_GROUP}};
 static const op_map cluster_ops[] = {
     {7, IAM_ALTER_CLUSTER}, {8, IAM_DESCRIBE_CLUSTER}, {10, IAM_DESCRIBE_CLUSTER_DYNAMIC_CONFIGURATION},
     {11, IAM_ALTER_CLUSTER_DYNAMIC_CONFIGURATION}, {12, IAM_WRITE_DATA_IDEMPOTENTLY},
@@ -376,6 +378,7 @@ int32_t authz_operations(srv *s, conn *c, iam_resource_type type, const char *na
                       : type == IAM_RES_CLUSTER ? cluster_ops : txn_ops;
     size_t n = type == IAM_RES_TOPIC ? sizeof topic_ops / sizeof *m : type == IAM_RES_GROUP ? sizeof group_ops / sizeof *m
                : type == IAM_RES_CLUSTER ? sizeof cluster_ops / sizeof *m : sizeof txn_ops / sizeof *m;
+    if (type == IAM_RES_GROUP && !s->cfg->group_configs_enable) n -= 2;
     int32_t bits = 0;
     if (policies_of(s, c).everything) /* no policy: all Kafka knows, CLUSTER_ACTION and cluster CREATE included */
         bits = type == IAM_RES_CLUSTER ? (1 << 5) | (1 << 9) : 0;

@@ -16,6 +16,8 @@
 //	txn-transform --bootstrap B --group G --input T --output O --transactional-id ID
 //	              [--batch N] [--abort-every K] [--init-timeout S] [--timeout S]
 //	                                                      -> GroupTransactSession (see txn.go)
+//	group-config --bootstrap B --group G [--set K=V]... [--delete K]...
+//	                                                      -> a group's configs (see groupconfig.go)
 //
 // Record i goes to partition i % P, key "key-<i>", value "value-<i>-" + "x" * (i % 50),
 // headers [("idx", "<i>"), ("codec", C)].
@@ -409,7 +411,7 @@ func fmtHeaders(hs []kgo.RecordHeader) string {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: client (create-topic|produce|consume|list-topics|group-consume|admin-calls|kafka-go|txn-transform) --bootstrap B --topic T ...")
+		fmt.Fprintln(os.Stderr, "usage: client (create-topic|produce|consume|list-topics|group-consume|admin-calls|kafka-go|txn-transform|group-config) --bootstrap B --topic T ...")
 		os.Exit(2)
 	}
 	cmd := os.Args[1]
@@ -420,11 +422,13 @@ func main() {
 	if cmd == "txn-transform" {
 		os.Exit(runTxnTransform(os.Args[2:])) // bounded by its own --timeout
 	}
-	if cmd == "admin-calls" || cmd == "kafka-go" {
+	if cmd == "admin-calls" || cmd == "kafka-go" || cmd == "group-config" {
 		var res any
 		var err error
 		if cmd == "kafka-go" {
 			res, err = runKafkaGo(os.Args[2:]) // each step bounded by its own --timeout
+		} else if cmd == "group-config" {
+			res, err = runGroupConfig(os.Args[2:]) // bounded by its own deadline
 		} else {
 			ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 			res, err = runAdminCalls(ctx, os.Args[2:])
@@ -446,7 +450,7 @@ func main() {
 	}
 	run, ok := commands[cmd]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "unknown command %q; usage: client (create-topic|produce|consume|list-topics|group-consume|admin-calls|kafka-go|txn-transform) ...\n", cmd)
+		fmt.Fprintf(os.Stderr, "unknown command %q; usage: client (create-topic|produce|consume|list-topics|group-consume|admin-calls|kafka-go|txn-transform|group-config) ...\n", cmd)
 		os.Exit(2)
 	}
 	o, err := parse(cmd, os.Args[2:])

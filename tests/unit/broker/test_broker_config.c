@@ -57,6 +57,29 @@ static void test_bad_values_name_the_key(void **state) {
     cfg_free(&c);
 }
 
+/* Group configs: served by the kafka profile only; the consumer defaults must sit within their bounds. */
+static void test_group_config_keys(void **state) {
+    (void)state;
+    config c = {0};
+    char err[256];
+    cfg_defaults(&c, PROFILE_SERVERLESS);
+    assert_false(c.group_configs_enable);
+    cfg_defaults(&c, PROFILE_KAFKA);
+    assert_true(c.group_configs_enable);
+    assert_int_equal(c.group_consumer_session_timeout_ms, 45000);
+    assert_int_equal(cfg_finish(&c, err, sizeof err), 0);
+    assert_int_equal(cfg_set(&c, "group.consumer.heartbeat.interval.ms", "20000", err, sizeof err), 0);
+    assert_int_equal(cfg_finish(&c, err, sizeof err), -1);
+    assert_string_equal(err, "group.consumer.heartbeat.interval.ms (20000) must be at most "
+                             "group.consumer.max.heartbeat.interval.ms (15000)");
+    assert_int_equal(cfg_set(&c, "group.consumer.max.heartbeat.interval.ms", "50000", err, sizeof err), 0);
+    assert_int_equal(cfg_set(&c, "group.consumer.heartbeat.interval.ms", "45000", err, sizeof err), 0);
+    assert_int_equal(cfg_finish(&c, err, sizeof err), -1);
+    assert_string_equal(err, "group.consumer.heartbeat.interval.ms (45000) must be less than "
+                             "group.consumer.session.timeout.ms (45000)");
+    cfg_free(&c);
+}
+
 static void test_version_floors_and_ceilings(void **state) {
     (void)state;
     config c = {0};
@@ -153,6 +176,7 @@ int main(void) {
         cmocka_unit_test(test_every_key_documented),
         cmocka_unit_test(test_profiles_choose_defaults),
         cmocka_unit_test(test_bad_values_name_the_key),
+        cmocka_unit_test(test_group_config_keys),
         cmocka_unit_test(test_version_floors_and_ceilings),
         cmocka_unit_test(test_file_errors_carry_line),
         cmocka_unit_test(test_profile_after_other_keys_resets_none),
