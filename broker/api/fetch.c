@@ -64,6 +64,17 @@ static topic *resolve_topic(srv *s, req *r, const kp_fetch_topic *ft, int16_t *c
     return *code ? NULL : t;
 }
 
+/*
+ * The topic a fetch names, for the passes after build(): no authorization and no log line.
+ * build() already refused (and logged, once) what it refused; those partitions carry no
+ * records, and a later pass only looks at partitions that do. Resolving with api_topic again
+ * logged every refusal up to three times (issue 31).
+ */
+static topic *known_topic(srv *s, const req *r, const kp_fetch_topic *ft) {
+    if (r->hdr.api_version >= 13) return topic_find_uuid(s, ft->topic_id.b);
+    return ft->topic.len > 0 ? topic_find(s, ft->topic.p, (size_t)ft->topic.len) : NULL;
+}
+
 static bool read_committed(const req *r) {
     return r->hdr.api_version >= 4 && ((const kp_fetch_request *)r->body)->isolation_level == 1;
 }
@@ -208,8 +219,7 @@ static void charge_egress(srv *s, req *r, kp_fetch_response *resp) {
        pass 2, only when over a quota with something owed before, takes them back */
     for (int pass = 0; pass < 3 && (pass < 2 || (throttle.ms && !idle)); pass++)
         for (int32_t i = 0; i < q->topics.n; i++) {
-            int16_t code;
-            topic *t = resolve_topic(s, r, &q->topics.v[i], &code);
+            topic *t = known_topic(s, r, &q->topics.v[i]);
             kp_fetchable_topic_response *tr = &resp->responses.v[i];
             for (int32_t k = 0; t && k < tr->partitions.n; k++) {
                 kp_fetch_partition_data *pd = &tr->partitions.v[k];
@@ -267,8 +277,7 @@ static void cancel(srv *s, req *r) {
 static bool has_data(srv *s, req *r) {
     kp_fetch_request *q = r->body;
     for (int32_t i = 0; i < q->topics.n; i++) {
-        int16_t code;
-        topic *t = resolve_topic(s, r, &q->topics.v[i], &code);
+        topic *t = known_topic(s, r, &q->topics.v[i]);
         if (!t) continue;
         for (int32_t j = 0; j < q->topics.v[i].partitions.n; j++) {
             kp_fetch_partition *fp = &q->topics.v[i].partitions.v[j];

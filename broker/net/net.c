@@ -457,8 +457,17 @@ void net_pump(conn *c) {
         c->requests++;
         c->s->requests++;
         if (!req_dispatch(c->s, r)) {
-            net_close(c, "request refused");
-            return;
+            /*
+             * Refused by closing, unanswered. Kafka answers a connection's requests in order, so
+             * the answers ready before this one still go out first (flush_ready, then the
+             * shutdown below); closing at once lost them (issue 31: ApiVersions v0 and
+             * Metadata v0 in one write lost the ApiVersions answer).
+             */
+            metrics_request_closed(c->s, r, clk_mono_us());
+            r->started_us = 0; /* counted as closed: not again as done */
+            r->state = REQ_SILENT;
+            net_close_after_flush(c, "request refused");
+            break;
         }
         if (c->closing) return;
         if (r->state == REQ_READY && (answered += answer_bytes(r)) > limit) {
