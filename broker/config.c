@@ -434,6 +434,33 @@ static int each_file_entry(const char *path, entry_fn fn, void *ctx, char *err, 
     return rc;
 }
 
+/*
+ * MSKMOCK_ names the project's own tooling reads (tools/, tests/, docker/), which are not keys:
+ * exported in a developer's shell, they must not stop the broker (issue 31: "environment
+ * MSKMOCK_REVISION: unknown key 'revision'"). Every other MSKMOCK_ name must be a key, so a
+ * misspelt one still stops start-up. Names as they become keys (dots for underscores).
+ */
+static const char *const tooling_env[] = {
+    "bin",           /* the broker binary the tests run */
+    "werror",        /* tools/build: warnings are errors */
+    "sanitize",      /* tools/build: the ASan/UBSan build */
+    "build.dir",     /* tools/build: another build directory */
+    "revision",      /* tools/build, docker/: the revision --version shows */
+    "image",         /* tools/run-containers: the image under test */
+    "start.timeout", /* tests/integration: how long a broker may take to start */
+    "test.log",      /* unit tests: the log level they show */
+    "test.timeout",  /* tests/containers: each language's bound */
+    "suites.dir",    /* tools/client-suites: where the clients' suites are cached */
+};
+#define TOOLING_ENV_PREFIX "it." /* MSKMOCK_IT_*: settings of the integration tests */
+
+bool cfg_is_tooling_env(const char *key) {
+    if (strncmp(key, TOOLING_ENV_PREFIX, strlen(TOOLING_ENV_PREFIX)) == 0) return true;
+    for (size_t i = 0; i < sizeof tooling_env / sizeof tooling_env[0]; i++)
+        if (strcmp(key, tooling_env[i]) == 0) return true;
+    return false;
+}
+
 static int each_env_entry(entry_fn fn, void *ctx, char *err, size_t errlen) {
     char why[512];
     for (char **e = environ; *e; e++) {
@@ -448,7 +475,7 @@ static int each_env_entry(entry_fn fn, void *ctx, char *err, size_t errlen) {
             key[i] = c == '_' ? '.' : (char)tolower((unsigned char)c);
         }
         key[n] = 0;
-        if (strcmp(key, "bin") == 0) continue; /* MSKMOCK_BIN names the binary for the tests */
+        if (cfg_is_tooling_env(key)) continue;
         if (fn(ctx, key, eq + 1, why, sizeof why) != 0) {
             snprintf(err, errlen, "environment %.*s: %s", (int)(eq - *e), *e, why);
             return -1;

@@ -170,4 +170,7 @@ cfg_key_info cfg_key_at(size_t i);
 const char *cfg_profile_name(cfg_profile p);
 int cfg_profile_parse(const char *s, cfg_profile *out);
 
+/* Whether an environment name, as a key ("build.dir"), is one the project's tooling reads, not a key. */
+bool cfg_is_tooling_env(const char *key);
+
 #endif

@@ -171,8 +171,40 @@ static void test_profile_after_other_keys_resets_none(void **state) {
     unlink(path);
 }
 
+/*
+ * Regression (issue 31): a tooling variable exported in a developer's shell stopped the broker
+ * ("environment MSKMOCK_REVISION: unknown key 'revision'"). Each one the project's tools read is
+ * exported here and the configuration still loads; a misspelt key still stops it; and no key
+ * could ever be shadowed by a tooling name.
+ */
+static void test_tooling_variables_do_not_stop_the_broker(void **state) {
+    (void)state;
+    clear_mskmock_env();
+    static const char *const tooling[] = {"MSKMOCK_BIN", "MSKMOCK_WERROR", "MSKMOCK_SANITIZE", "MSKMOCK_BUILD_DIR",
+                                          "MSKMOCK_REVISION", "MSKMOCK_IMAGE", "MSKMOCK_START_TIMEOUT",
+                                          "MSKMOCK_TEST_LOG", "MSKMOCK_TEST_TIMEOUT", "MSKMOCK_SUITES_DIR",
+                                          "MSKMOCK_IT_EXTERNAL_BOOTSTRAP", "MSKMOCK_IT_RDKAFKA_DEBUG"};
+    for (size_t i = 0; i < sizeof tooling / sizeof tooling[0]; i++) setenv(tooling[i], "1", 1);
+    config c = {0};
+    char err[512];
+    assert_int_equal(cfg_load(&c, NULL, NULL, 0, err, sizeof err), 0);
+    cfg_free(&c);
+
+    setenv("MSKMOCK_PLAINTEXT_PROT", "19092", 1);
+    memset(&c, 0, sizeof c);
+    assert_int_equal(cfg_load(&c, NULL, NULL, 0, err, sizeof err), -1);
+    assert_non_null(strstr(err, "MSKMOCK_PLAINTEXT_PROT"));
+    cfg_free(&c);
+    unsetenv("MSKMOCK_PLAINTEXT_PROT");
+    for (size_t i = 0; i < sizeof tooling / sizeof tooling[0]; i++) unsetenv(tooling[i]);
+
+    for (size_t i = 0; i < cfg_key_count(); i++)
+        if (cfg_is_tooling_env(cfg_key_at(i).name)) fail_msg("key %s is also a tooling name", cfg_key_at(i).name);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tooling_variables_do_not_stop_the_broker),
         cmocka_unit_test(test_every_key_documented),
         cmocka_unit_test(test_profiles_choose_defaults),
         cmocka_unit_test(test_bad_values_name_the_key),
