@@ -47,8 +47,7 @@ static void record_error(void *ctx, int32_t index, const char *msg) {
 }
 
 static int16_t produce_partition(srv *s, req *r, topic *t, kp_produce_partition_produce_data *pd,
-                                 kp_produce_partition_produce_response *out, bool *any_stored,
-                                 quota_throttle *throttle) {
+                                 kp_produce_partition_produce_response *out, bool *any_stored) {
     partition *p;
     int16_t code = api_partition_check(s, r, t, pd->index, &p);
     if (code) return code;
@@ -123,7 +122,6 @@ static int16_t produce_partition(srv *s, req *r, topic *t, kp_produce_partition_
     out->base_offset = base;
     out->log_append_time_ms = append_time;
     *any_stored = true;
-    quota_produced(s, p, (int64_t)b.size, throttle);
     return 0;
 }
 
@@ -195,8 +193,16 @@ void api_produce(srv *s, req *r) {
             } else if (!t) {
                 code = tcode;
             } else {
-                code = produce_partition(s, r, t, pd, out, &any_stored, &throttle);
+                code = produce_partition(s, r, t, pd, out, &any_stored);
             }
+            /*
+             * Kafka's produce quota counts the bytes a client sent, whatever became of them: a
+             * batch refused (too large, corrupt, unauthorized) costs what a stored one does.
+             * The partition's account only for a partition that exists; the cluster's always.
+             */
+            if (pd->records.len > 0)
+                quota_produced(s, t && pd->index >= 0 && pd->index < t->nparts ? &t->parts[pd->index] : NULL,
+                               pd->records.len, &throttle);
             out->error_code = code;
             if (code) {
                 any_error = true;

@@ -41,8 +41,9 @@ static void charge_into(quota_throttle *th, rate_bucket *b, const char *key, int
 
 void quota_produced(srv *s, partition *p, int64_t bytes, quota_throttle *th) {
     int64_t now = clk_mono_ms();
-    charge_into(th, &p->quota_in, "quota.partition.ingress.bytes.per.second", s->cfg->quota_partition_ingress_bytes,
-                p, bytes, now);
+    if (p)
+        charge_into(th, &p->quota_in, "quota.partition.ingress.bytes.per.second",
+                    s->cfg->quota_partition_ingress_bytes, p, bytes, now);
     charge_into(th, &s->quota_in, "quota.cluster.ingress.bytes.per.second", s->cfg->quota_cluster_ingress_bytes,
                 NULL, bytes, now);
 }

@@ -127,8 +127,9 @@ int topic_add_partitions(srv *s, topic *t, int32_t count);
 int topic_set_config(srv *s, topic *t, const char *key, const char *value);
 
 /*
- * Throughput quotas (quota.c): bytes appended to (produced) or returned from (fetched) p are
- * charged to p's and the cluster's account. A request's charges meet in one quota_throttle: the
+ * Throughput quotas (quota.c): bytes sent to (produced: stored or refused, as Kafka counts them)
+ * or returned from (fetched) p are charged to p's and the cluster's account (the cluster's alone
+ * when p is NULL: a partition that does not exist). A request's charges meet in one quota_throttle: the
  * longest throttle any of them earned (in ms; the time the response carries and the connection
  * is muted for, 0 within quota) and the quota that set it, for the log.
  */

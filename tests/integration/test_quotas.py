@@ -82,6 +82,29 @@ def test_cluster_ingress_quota_throttles_and_is_named():
                               r"bytes\.per\.second=524288\); the connection")
 
 
+def test_refused_too_large_batch_counts_against_ingress_quota():
+    """Regression (issue 31, bug 9e): Kafka's produce quota counts the bytes a client sent, a batch
+    refused as too large (MESSAGE_TOO_LARGE, 10) included; mskmock charged stored batches only, so
+    a client resending oversized batches was never throttled."""
+    b = start({"quota.partition.ingress.bytes.per.second": 64 * 1024})
+    with running(b):
+        a = AdminClient({"bootstrap.servers": b.bootstrap})
+        a.create_topics([NewTopic("too-large", num_partitions=1,
+                                  config={"max.message.bytes": "1000"})])["too-large"].result(20)
+        batch = kw.record_batch([(None, os.urandom(200 * 1024), ())])
+        s = kw.connect(b.port)
+        try:
+            s.sendall(kw.produce_request(kw.PRODUCE_V, 1, "too-large-client", "too-large", 0, batch))
+            _, body = kw.recv_frame(s)
+        finally:
+            s.close()
+        assert kw.parse_produce(kw.PRODUCE_V, body)[0]["partitions"][0]["error"] == 10
+        throttle_ms = struct.unpack(">i", body[-4:])[0]
+        assert 1500 <= throttle_ms <= 3000, throttle_ms  # (200 KiB - the 64 KiB burst) at 64 KiB/s
+        assert b.wait_for_log(r"client=too-large-client: Produce throttled \d+ ms by a quota "
+                              r"\(quota\.partition\.ingress\.bytes\.per\.second=65536 on too-large-0\)")
+
+
 def test_consumer_paced_to_partition_egress_quota_and_loses_nothing():
     """1 MiB/s out of the partition: a throttled Fetch comes back without records, so a consumer
     reads everything, just paced, and its throttle callback fires."""
