@@ -461,6 +461,13 @@ bool cfg_is_tooling_env(const char *key) {
     return false;
 }
 
+const char *cfg_port_taken_hint(char *buf, size_t n, const char *key, long value, bool per_broker) {
+    snprintf(buf, n, "; another program holds it: move %s (now %ld%s) to %s below 32768 (the kernel's ephemeral "
+             "range), or start with --ports auto", key, value, per_broker ? "; broker i listens on it + i" : "",
+             per_broker ? "free ports" : "a free port");
+    return buf;
+}
+
 static int each_env_entry(entry_fn fn, void *ctx, char *err, size_t errlen) {
     char why[512];
     for (char **e = environ; *e; e++) {

@@ -170,6 +170,13 @@ cfg_key_info cfg_key_at(size_t i);
 const char *cfg_profile_name(cfg_profile p);
 int cfg_profile_parse(const char *s, cfg_profile *out);
 
+/*
+ * For a port another program holds: which key moves it, as "; another program holds it: move
+ * <key> (now <value>) to free ports below 32768 ..., or start with --ports auto". per_broker:
+ * broker i listens on the key's port + i.
+ */
+const char *cfg_port_taken_hint(char *buf, size_t n, const char *key, long value, bool per_broker);
+
 /* Whether an environment name, as a key ("build.dir"), is one the project's tooling reads, not a key. */
 bool cfg_is_tooling_env(const char *key);
 

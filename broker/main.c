@@ -24,6 +24,9 @@ static void usage(FILE *f) {
             "               [--ports auto] [--ready-file PATH] [--set KEY=VALUE]... [--help] [--version] [--man]\n"
             "       mskmock --probe [--config FILE] ...   health check: the running broker's listeners answer\n"
             "               ApiVersions (those in ready.file if set, else the configured ones); exit 0 or 1\n"
+            "       mskmock --wait-ready FILE [--pid PID] [--log LOG] [--timeout S]   wait until the broker\n"
+            "               that writes the ready file FILE serves; fail at once, with LOG's last lines, if PID\n"
+            "               (the broker you started) exits first; default timeout 30 s; exit 0 or 1\n"
             "       mskmock --salvage DAMAGED.db [--data-dir DIR] ...   copy what is readable of a damaged\n"
             "               database into a new DIR/mskmock.db (which must not exist), then exit\n"
             "--ports auto is ports.auto=true (free ports the OS picks) and --ready-file PATH is ready.file=PATH;\n"
@@ -113,7 +116,8 @@ int main(int argc, char **argv) {
     int64_t t0 = clk_mono_us();
     tune_malloc();
     const char *config_file = NULL, *data_dir = NULL, *profile = NULL, *level = NULL, *salvage = NULL;
-    const char *ports = NULL, *ready_file = NULL;
+    const char *ports = NULL, *ready_file = NULL, *wait_ready = NULL, *wait_pid = NULL, *wait_log = NULL,
+               *wait_timeout = NULL;
     const char *sets[64];
     int nsets = 0;
     bool probe = false;
@@ -143,6 +147,10 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--salvage")) target = &salvage;
         else if (!strcmp(a, "--ports")) target = &ports;
         else if (!strcmp(a, "--ready-file")) target = &ready_file;
+        else if (!strcmp(a, "--wait-ready")) target = &wait_ready;
+        else if (!strcmp(a, "--pid")) target = &wait_pid;
+        else if (!strcmp(a, "--log")) target = &wait_log;
+        else if (!strcmp(a, "--timeout")) target = &wait_timeout;
         else if (!strcmp(a, "--set")) {
             if (i + 1 >= argc || nsets == 64) return fail("--set needs KEY=VALUE", "");
             sets[nsets++] = argv[++i];
@@ -153,6 +161,18 @@ int main(int argc, char **argv) {
         }
         if (i + 1 >= argc) return fail("missing value after ", a);
         *target = argv[++i];
+    }
+
+    if (wait_pid || wait_log || wait_timeout) {
+        if (!wait_ready) return fail("--pid, --log and --timeout go with --wait-ready FILE", "");
+    }
+    if (wait_ready) {
+        char *end;
+        long pid = wait_pid ? strtol(wait_pid, &end, 10) : 0;
+        if (wait_pid && (*end || pid <= 0)) return fail("--pid needs a process id, got ", wait_pid);
+        double secs = wait_timeout ? strtod(wait_timeout, &end) : 30;
+        if (wait_timeout && (*end || !(secs > 0) || secs > 86400)) return fail("--timeout needs seconds, got ", wait_timeout);
+        return ready_wait(wait_ready, pid, wait_log, (int)(secs * 1000));
     }
 
     static config cfg;

@@ -283,21 +283,18 @@ static int collect(const config *cfg, target *t, int max, int *nt, char *host, s
     return 0;
 }
 
-int ready_probe(const config *cfg, int timeout_ms) {
+/* Asks every listener collect() names; 0 with *nt and host filled, or -1 with why. */
+static int probe_all(const config *cfg, int timeout_ms, int *nt_out, char *host, size_t hostlen, char *why, size_t n) {
     target t[CFG_MAX_BROKERS * LSN_COUNT + 1];
     int nt;
-    char host[256], why[512];
-    if (collect(cfg, t, (int)(sizeof t / sizeof t[0]), &nt, host, sizeof host, why, sizeof why) != 0) {
-        printf("mskmock probe: %s\n", why);
-        return 1;
-    }
+    if (collect(cfg, t, (int)(sizeof t / sizeof t[0]), &nt, host, hostlen, why, n) != 0) return -1;
     for (int i = 0; i < nt; i++) {
         int64_t deadline = clk_mono_ms() + timeout_ms;
-        int fd = dial(host, t[i].port, deadline, why, sizeof why);
+        int fd = dial(host, t[i].port, deadline, why, n);
         bool ok = fd >= 0;
         if (ok && t[i].kafka) {
-            SSL *ssl = t[i].tls ? tls_open(fd, deadline, why, sizeof why) : NULL;
-            ok = (!t[i].tls || ssl) && ask_api_versions(fd, ssl, deadline, why, sizeof why) == 0;
+            SSL *ssl = t[i].tls ? tls_open(fd, deadline, why, n) : NULL;
+            ok = (!t[i].tls || ssl) && ask_api_versions(fd, ssl, deadline, why, n) == 0;
             if (ssl) {
                 SSL_shutdown(ssl);
                 SSL_free(ssl);
@@ -305,10 +302,108 @@ int ready_probe(const config *cfg, int timeout_ms) {
         }
         if (fd >= 0) close(fd);
         if (!ok) {
-            printf("mskmock probe: %s listener on %s:%d: %s\n", t[i].what, host, t[i].port, why);
-            return 1;
+            char inner[512];
+            snprintf(inner, sizeof inner, "%s", why);
+            snprintf(why, n, "%s listener on %s:%d: %s", t[i].what, host, t[i].port, inner);
+            return -1;
         }
+    }
+    *nt_out = nt;
+    return 0;
+}
+
+int ready_probe(const config *cfg, int timeout_ms) {
+    int nt;
+    char host[256], why[1024];
+    if (probe_all(cfg, timeout_ms, &nt, host, sizeof host, why, sizeof why) != 0) {
+        printf("mskmock probe: %s\n", why);
+        return 1;
     }
     printf("mskmock probe: ok, %d listener(s) on %s answered\n", nt, host);
     return 0;
+}
+
+/* ---- --wait-ready ---- */
+
+/* Whether pid runs: a zombie (exited, not yet reaped by whoever started it) does not. */
+static bool running(long pid) {
+    if (pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno != EPERM)) return false;
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return true; /* no /proc: kill() said it exists */
+    size_t got = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[got] = 0;
+    const char *close_paren = strrchr(buf, ')'); /* "pid (comm) S ...": comm may hold spaces */
+    return !(close_paren && close_paren[1] == ' ' && close_paren[2] == 'Z');
+}
+
+/* The last lines of the broker's log, where it said why it stopped. */
+static void print_tail(const char *log_file, int lines) {
+    if (!log_file) {
+        printf("mskmock wait-ready: its log says why (--log FILE shows it here)\n");
+        return;
+    }
+    FILE *f = fopen(log_file, "r");
+    if (!f) {
+        printf("mskmock wait-ready: cannot read its log %s: %s\n", log_file, strerror(errno));
+        return;
+    }
+    static char ring[64][1024];
+    long n = 0;
+    while (fgets(ring[n % 64], sizeof ring[0], f)) n++;
+    fclose(f);
+    if (lines > 64) lines = 64;
+    printf("mskmock wait-ready: the last lines of %s:\n", log_file);
+    for (long i = n > lines ? n - lines : 0; i < n; i++) {
+        const char *l = ring[i % 64];
+        printf("  %s%s", l, l[0] && l[strlen(l) - 1] == '\n' ? "" : "\n");
+    }
+}
+
+static const char *or_off(const json_t *v) { return json_string_value(v) ? json_string_value(v) : "off"; }
+
+int ready_wait(const char *file, long pid, const char *log_file, int timeout_ms) {
+    static config cfg; /* what collect() reads: the ready file and, absent one in it, a bind address */
+    cfg.ready_file = (char *)file;
+    cfg.bind_address = (char *)"127.0.0.1";
+    int64_t deadline = clk_mono_ms() + timeout_ms;
+    char why[1024] = "no such file yet";
+    for (;;) {
+        if (pid > 0 && !running(pid)) {
+            printf("mskmock wait-ready: the broker (pid %ld) exited before it was ready\n", pid);
+            print_tail(log_file, 20);
+            return 1;
+        }
+        json_error_t je;
+        json_t *doc = json_load_file(file, 0, &je);
+        if (doc) {
+            long fpid = (long)json_integer_value(json_object_get(doc, "pid"));
+            json_t *boot = json_object_get(doc, "bootstrap");
+            char line[1024];
+            snprintf(line, sizeof line, "plaintext %s, iam %s, admin %s", or_off(json_object_get(boot, "plaintext")),
+                     or_off(json_object_get(boot, "iam")), or_off(json_object_get(doc, "admin_url")));
+            json_decref(doc);
+            int nt;
+            char host[256];
+            /* a file whose broker is gone is a killed broker's: the next one to start replaces it */
+            if (pid > 0 && fpid != pid)
+                snprintf(why, sizeof why, "%s was written by pid %ld, not %ld", file, fpid, pid);
+            else if (!running(fpid))
+                snprintf(why, sizeof why, "%s was written by pid %ld, which is gone", file, fpid);
+            else if (probe_all(&cfg, 1000, &nt, host, sizeof host, why, sizeof why) == 0) {
+                printf("mskmock wait-ready: ok, pid %ld serves (%d listener(s) answered): %s\n", fpid, nt, line);
+                return 0;
+            }
+        } else if (errno != ENOENT) {
+            snprintf(why, sizeof why, "%s: %s", file, je.text);
+        }
+        if (clk_mono_ms() >= deadline) {
+            printf("mskmock wait-ready: not ready after %d ms: %s\n", timeout_ms, why);
+            print_tail(log_file, 20);
+            return 1;
+        }
+        usleep(50 * 1000);
+    }
 }

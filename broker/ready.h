@@ -31,4 +31,14 @@ void ready_remove(const config *cfg);
  */
 int ready_probe(const config *cfg, int timeout_ms);
 
+/*
+ * mskmock --wait-ready FILE [--pid PID] [--log LOG] [--timeout S]: waits until the broker that
+ * writes FILE serves (its pid runs and its listeners answer ApiVersions), and fails at once,
+ * with LOG's last lines, when PID (the broker just started) exits first: a broker that died at
+ * start or lost its ports to another program is not waited for until the timeout, and a file
+ * left by a killed broker, or written by another pid than PID, never counts as ready.
+ * Returns 0 ready, 1 not.
+ */
+int ready_wait(const char *file, long pid, const char *log_file, int timeout_ms);
+
 #endif

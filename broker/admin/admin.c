@@ -248,7 +248,8 @@ int admin_start(srv *s, char *err, size_t n) {
         return -1;
     }
     a->s = s;
-    http_opts opts = {.name = "admin", .max_body = ADMIN_MAX_BODY, .max_clients = ADMIN_MAX_CLIENTS,
+    http_opts opts = {.name = "admin", .port_key = "admin.port", .max_body = ADMIN_MAX_BODY,
+                      .max_clients = ADMIN_MAX_CLIENTS,
                       .timeout_ms = ADMIN_TIMEOUT_MS};
     if (http_start(s->loop, s->cfg->bind_address, s->cfg->ports_auto ? 0 : (int)s->cfg->admin_port, &opts, serve, a,
                    &a->http, err, n) != 0) {

@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "clock.h"
+#include "config.h"
 #include "log.h"
 #include "net/net.h"
 
@@ -535,7 +536,9 @@ int http_start(uv_loop_t *loop, const char *bind_address, int port, const http_o
     rc = uv_tcp_bind(&h->listener, (struct sockaddr *)&addr, 0);
     if (rc == 0) rc = uv_listen((uv_stream_t *)&h->listener, 128, on_connection);
     if (rc != 0) {
-        snprintf(err, n, "%s: cannot listen on %s:%d: %s", opts->name, bind_address, port, uv_strerror(rc));
+        char hint[256] = "";
+        if (rc == UV_EADDRINUSE && opts->port_key) cfg_port_taken_hint(hint, sizeof hint, opts->port_key, port, false);
+        snprintf(err, n, "%s: cannot listen on %s:%d: %s%s", opts->name, bind_address, port, uv_strerror(rc), hint);
         http_close(h);
         return -1;
     }

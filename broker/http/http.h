@@ -50,6 +50,7 @@ typedef void (*http_handler)(void *ctx, const http_req *rq, http_resp *rs);
 
 typedef struct http_opts {
     const char *name;          /* log prefix: "cred", "admin" */
+    const char *port_key;      /* the config key of its port, named when the port is taken */
     size_t max_body;           /* 0: a request with a body is refused (413) */
     int max_clients;
     int timeout_ms;

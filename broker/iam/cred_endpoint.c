@@ -91,7 +91,8 @@ int cred_endpoint_start(uv_loop_t *loop, const char *bind_address, int port, iam
         return -1;
     }
     ep->st = st;
-    http_opts opts = {.name = "cred", .max_body = 65536, .max_clients = CRED_MAX_CLIENTS,
+    http_opts opts = {.name = "cred", .port_key = "iam.credentials.port", .max_body = 65536,
+                      .max_clients = CRED_MAX_CLIENTS,
                       .timeout_ms = CRED_CLIENT_TIMEOUT_MS};
     if (http_start(loop, bind_address, port, &opts, route, ep, &ep->http, err, n) != 0) {
         free(ep);

@@ -793,9 +793,15 @@ static int listen_one(srv *s, int i, int k, char *err, size_t errlen) {
         if (rc == 0 && want == 0) rc = bound_port(&l->tcp, &n->ports[k]);
         if (rc != 0) uv_close((uv_handle_t *)&l->tcp, NULL);
     }
-    if (rc != 0)
-        snprintf(err, errlen, "cannot listen on %s:%d (%s listener of node %d): %s", host, n->ports[k],
-                 lsn_name((listener_kind)k), n->id, uv_strerror(rc));
+    if (rc != 0) {
+        /* the key that moves it: broker i listens on the key's port + i */
+        static const char *const keys[LSN_COUNT] = {"plaintext.port", "iam.port", "sasl.plaintext.port", "external.port",
+                                                    "external.iam.port"};
+        char hint[256] = "";
+        if (rc == UV_EADDRINUSE) cfg_port_taken_hint(hint, sizeof hint, keys[k], (long)(n->ports[k] - i), true);
+        snprintf(err, errlen, "cannot listen on %s:%d (%s listener of node %d): %s%s", host, n->ports[k],
+                 lsn_name((listener_kind)k), n->id, uv_strerror(rc), hint);
+    }
     return rc ? -1 : 0;
 }
 

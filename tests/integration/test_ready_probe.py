@@ -6,6 +6,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import time
 
@@ -156,3 +157,97 @@ def test_ca_readable_by_other_users_keys_are_not(broker):
     assert (tls / "ca.pem").stat().st_mode & 0o004
     for key in tls.glob("*.key"):
         assert key.stat().st_mode & 0o077 == 0, key
+
+
+# -- mskmock --wait-ready (issue 31, item 4): waiting that cannot lie ------------------------------
+
+def wait_ready(*args, timeout=30):
+    return subprocess.run([str(broker_binary()), "--wait-ready", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def start_raw(tmp_path, *args):
+    """The binary as a person starts it from a shell: its log in a file, its pid for --wait-ready."""
+    log = tmp_path / "broker.log"
+    ready = tmp_path / "ready.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MSKMOCK_")}
+    with open(log, "w") as f:
+        proc = subprocess.Popen([str(broker_binary()), "--data-dir", str(tmp_path / "data"), "--ready-file",
+                                 str(ready), *map(str, args)], stdout=subprocess.DEVNULL, stderr=f, env=env)
+    return proc, ready, log
+
+
+def test_wait_ready_reports_the_broker_it_started(tmp_path):
+    proc, ready, log = start_raw(tmp_path, "--ports", "auto")
+    try:
+        w = wait_ready(ready, "--pid", proc.pid, "--log", log)
+        assert w.returncode == 0, w.stdout
+        assert "ok, pid %d serves" % proc.pid in w.stdout and "plaintext localhost:" in w.stdout, w.stdout
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+
+
+def test_wait_ready_fails_at_once_when_the_broker_dies_at_start(tmp_path):
+    """Another program holds the port: the broker exits, and the wait says so with its log's last
+    lines instead of spinning until its timeout (the documented `until --probe` loop spun for
+    300 s, or reported the other program's broker as up)."""
+    base = find_free_port_range(7)
+    holder = socket_listening(base)
+    try:
+        proc, ready, log = start_raw(tmp_path, "--set", "plaintext.port=%d" % base, "--set",
+                                     "iam.port=%d" % (base + 3), "--set", "admin.port=%d" % (base + 6))
+        w = wait_ready(ready, "--pid", proc.pid, "--log", log, "--timeout", 300, timeout=60)
+        assert proc.wait(10) != 0
+    finally:
+        holder.close()
+    assert w.returncode == 1
+    assert "the broker (pid %d) exited before it was ready" % proc.pid in w.stdout, w.stdout
+    # the log's last line names the key that moves the port, and the knob
+    assert re.search(r"cannot listen on 127\.0\.0\.1:%d .*address already in use; another program holds it: "
+                     r"move plaintext\.port \(now %d; broker i listens on it \+ i\) .*--ports auto" % (base, base),
+                     w.stdout), w.stdout
+
+
+def test_wait_ready_never_reports_a_killed_brokers_file(tmp_path):
+    proc, ready, log = start_raw(tmp_path, "--ports", "auto")
+    assert wait_ready(ready, "--pid", proc.pid).returncode == 0
+    proc.kill()
+    proc.wait(10)
+    assert ready.exists()  # kill -9 leaves it behind
+    w = wait_ready(ready, "--timeout", 1)
+    assert w.returncode == 1
+    assert "was written by pid %d, which is gone" % proc.pid in w.stdout, w.stdout
+
+
+def test_wait_ready_never_reports_another_brokers_file(broker):
+    """The file of a broker that serves, but not the one this wait was told about."""
+    other = subprocess.Popen(["sleep", "30"])
+    try:
+        w = wait_ready(broker.ready_file, "--pid", other.pid, "--timeout", 1)
+    finally:
+        other.kill()
+        other.wait()
+    assert w.returncode == 1
+    assert "was written by pid %d, not %d" % (broker.proc.pid, other.pid) in w.stdout, w.stdout
+
+
+def test_taken_admin_port_names_its_key(tmp_path):
+    base = find_free_port_range(7)
+    holder = socket_listening(base + 6)
+    try:
+        proc, ready, log = start_raw(tmp_path, "--set", "plaintext.port=%d" % base, "--set",
+                                     "iam.port=%d" % (base + 3), "--set", "admin.port=%d" % (base + 6))
+        assert proc.wait(10) != 0
+    finally:
+        holder.close()
+    assert re.search(r"admin: cannot listen on 127\.0\.0\.1:%d: address already in use; another program holds it: "
+                     r"move admin\.port \(now %d\) to a free port below 32768" % (base + 6, base + 6),
+                     log.read_text()), log.read_text()
+
+
+def socket_listening(port):
+    s = socket.socket()
+    s.bind(("127.0.0.1", port))
+    s.listen()
+    return s
