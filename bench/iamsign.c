@@ -47,7 +47,7 @@ typedef struct {
     char signature[65];
 } presign;
 
-/* The SigV4 presign of GET https://<host>/ (§1.6): canonical request, string to sign, key chain. */
+/* The SigV4 query-string presign of GET https://<host>/: canonical request, string to sign, key chain. */
 static int do_presign(const iam_signer *s, const char *host, int64_t now_ms, presign *p) {
     time_t t = (time_t)(now_ms / 1000);
     struct tm tm;
@@ -116,7 +116,7 @@ size_t iam_oauth_message(const char *token, char *out, size_t cap) {
 size_t iam_sign_msk_iam_payload(const iam_signer *s, const char *host, int64_t now_ms, char *out, size_t cap) {
     presign p;
     if (do_presign(s, host, now_ms, &p)) return 0;
-    /* values raw (not URL-encoded), keys lower case (§2.2) */
+    /* values raw (not URL-encoded), keys lower case (the aws-msk-iam-auth README's payload) */
     int n = snprintf(out, cap,
                      "{\"version\":\"2020_10_22\",\"host\":\"%s\",\"user-agent\":\"mskbench\",\"action\":\"kafka-cluster:Connect\","
                      "\"x-amz-algorithm\":\"AWS4-HMAC-SHA256\",\"x-amz-credential\":\"%s\",\"x-amz-date\":\"%s\","

@@ -1,9 +1,11 @@
 /*
- * iamsign: MSK IAM tokens built by the bench itself, written from the
- * reference (shared/reference/msk-iam-auth.md §1.2-§1.7, §2.2-§2.3) rather
- * than from broker/iam/sigv4.c, so the broker's verifier is checked against an
- * independent signer: SigV4 query-string presign of GET / with host as the
- * only signed header, service kafka-cluster, HMAC-SHA256 from OpenSSL.
+ * iamsign: MSK IAM tokens built by the bench itself, written from the public
+ * descriptions of the two formats (docs/msk-behaviors.md#iam-tokens: the
+ * aws-msk-iam-auth README's payload, the AWS signer libraries' token, AWS's
+ * SigV4 query-string authentication) rather than from broker/iam/sigv4.c, so
+ * the broker's verifier is checked against an independent signer: SigV4
+ * query-string presign of GET / with host as the only signed header, service
+ * kafka-cluster, HMAC-SHA256 from OpenSSL.
  * Long-term keys only (no X-Amz-Security-Token).
  */
 #ifndef IAMSIGN_H

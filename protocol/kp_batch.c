@@ -1,8 +1,9 @@
 /*
  * Record batch v2: header parsing, produce-side validation, the in-place
  * rewrites a leader does on append, and transaction markers. Offsets of the
- * fields are fixed by the format (reference §5.1); nothing here looks inside
- * the records but for a marker's one uncompressed record.
+ * fields are fixed by the format (Apache Kafka's DefaultRecordBatch, KIP-98);
+ * nothing here looks inside the records but for a marker's one uncompressed
+ * record.
  */
 #include "kp_batch.h"
 

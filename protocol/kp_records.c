@@ -1,5 +1,5 @@
 /*
- * Records of a v2 batch (reference §5.1): a varint length, attributes, a varlong timestamp
+ * Records of a v2 batch (Apache Kafka's DefaultRecord): a varint length, attributes, a varlong timestamp
  * delta, a varint offset delta, varint-prefixed key and value (-1: null), and a varint count
  * of headers, each a varint-prefixed key and value. Reading is bounds-checked throughout:
  * the bytes come from clients.

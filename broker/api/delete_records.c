@@ -1,6 +1,6 @@
 /*
  * DeleteRecords (key 21), v0–2, in the kafka profile only: MSK Serverless leaves it out of
- * ApiVersions and drops the request (reference msk-behaviors.md §4.1), but test suites written
+ * ApiVersions and drops the request (docs/msk-behaviors.md#apis-not-served), but test suites written
  * against Apache Kafka trim topics with it. The log start offset moves through the same path
  * retention takes (topic/log_start.c), so fetches, ListOffsets and a restart all see it; the
  * answer waits for the commit that stores it, as Kafka answers once the low watermark moved.

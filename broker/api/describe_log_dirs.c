@@ -1,6 +1,6 @@
 /*
  * DescribeLogDirs (key 35), v0–4, in the kafka profile only: MSK Serverless refuses it (UIs
- * such as kafka-ui and AKHQ then show the cluster offline, reference msk-behaviors.md §4.1),
+ * such as kafka-ui and AKHQ then show the cluster offline: kafka-ui #3331, akhq #1112),
  * Apache Kafka answers it and topic-size dashboards read it. mskmock keeps one SQLite file, so
  * each synthetic broker reports one made-up directory, <data.dir>/broker-<id>, holding the
  * partitions it leads with their stored bytes; the volume figures (v4) are data.dir's file

@@ -1,6 +1,6 @@
 /*
  * ListPartitionReassignments (key 46), v0: MSK Serverless serves it (topicctl probes it,
- * reference msk-behaviors.md §4.1) while refusing AlterPartitionReassignments, so no
+ * topicctl #69 and PR #70) while refusing AlterPartitionReassignments, so no
  * reassignment can ever be in progress and the answer is always an empty list. Kafka lists
  * only partitions being reassigned, so topics the request names, known or not, are absent.
  * IAM: kafka-cluster:DescribeCluster (Kafka's DESCRIBE on CLUSTER); a denial is the top-level

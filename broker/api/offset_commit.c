@@ -1,10 +1,11 @@
 /*
- * OffsetCommit (key 8), v0–9, with Kafka's rules (reference §2.10): simple
- * consumers (generation -1, no member) commit to empty or unknown groups;
- * members must name their generation; REBALANCE_IN_PROGRESS while the
- * leader's assignment is awaited. Per partition: UNKNOWN_TOPIC_OR_PARTITION,
- * OFFSET_METADATA_TOO_LARGE. Answered after the storage commit that holds
- * the offsets.
+ * OffsetCommit (key 8), v0–9, with Kafka's rules (handleCommitOffsets of
+ * GroupCoordinator in 3.x, validateOffsetCommit of OffsetMetadataManager in
+ * 4.x): simple consumers (generation -1, no member) commit to empty or
+ * unknown groups; members must name their generation; REBALANCE_IN_PROGRESS
+ * while the leader's assignment is awaited. Per partition:
+ * UNKNOWN_TOPIC_OR_PARTITION, OFFSET_METADATA_TOO_LARGE. Answered after the
+ * storage commit that holds the offsets.
  */
 #include <stdlib.h>
 #include <string.h>

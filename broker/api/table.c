@@ -1,7 +1,8 @@
 /*
  * The handler table: the index of everything mskmock serves. ApiVersions
  * advertises exactly these ranges. Minimums stay at 0 where old librdkafka
- * probes exact versions (reference §4.4); maxima stop where our handlers
+ * probes exact versions (rdkafka_feature.c before 2.11.1: librdkafka #4948,
+ * PR #5130; KAFKA-18659); maxima stop where our handlers
  * stop (no Produce 12 / transaction V2, no Metadata 13).
  *
  * The last column is IAM authorization: the kafka-cluster action each API needs on each

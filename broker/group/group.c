@@ -1121,7 +1121,7 @@ void grp_close_all(srv *s) {
     }
 }
 
-/* ---- OffsetCommit rules (reference §2.10) ---- */
+/* ---- OffsetCommit rules (Kafka's handleCommitOffsets in 3.x, validateOffsetCommit in 4.x) ---- */
 
 /* txn: TxnOffsetCommit (KIP-447), which Kafka serves in any state and without a member. */
 static int16_t commit_check(srv *s, req *r, kp_str group_id, int32_t generation, kp_str member_id, kp_str instance_id,

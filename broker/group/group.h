@@ -1,6 +1,7 @@
 /*
  * group: the classic group coordinator, as Apache Kafka implements it
- * (reference/kafka-protocol-reference.md §2): states Empty,
+ * (GroupCoordinator and GroupMetadata in 3.x's core, GroupMetadataManager and
+ * ClassicGroup in 4.x's group-coordinator module): states Empty,
  * PreparingRebalance, CompletingRebalance, Stable and Dead; the join phase
  * with MEMBER_ID_REQUIRED, the initial rebalance delay and the rebalance
  * timeout; protocol selection by vote; session expiry; static membership;

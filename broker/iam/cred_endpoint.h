@@ -5,7 +5,7 @@
  * credentials from the iam_store in the ECS/EKS container-credentials format, so unmodified
  * AWS SDKs (botocore, JavaScript v3, Go v2, Java v2) configured with
  *   AWS_CONTAINER_CREDENTIALS_FULL_URI=http://127.0.0.1:<port>/role/<role name>
- * fetch the credentials mskmock issues and rotates (msk-iam-auth.md §4).
+ * fetch the credentials mskmock issues and rotates (docs/msk-behaviors.md#credential-rotation).
  *
  *   GET /role/<name>, GET /v2/credentials/<name> (a query string is ignored)
  *       200 {"AccessKeyId", "SecretAccessKey", "Token", "Expiration": "2026-12-02T15:04:05Z",

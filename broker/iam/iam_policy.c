@@ -19,7 +19,7 @@
 #define BIT(a) (1u << (a))
 #define ALL_ACTIONS ((1u << IAM_ACTION_COUNT) - 1)
 
-/* ---- the action table (msk-behaviors.md §3.1) ----------------------------------------- */
+/* ---- the action table (https://docs.aws.amazon.com/msk/latest/developerguide/kafka-actions.html) ---- */
 
 #define CONNECT BIT(IAM_CONNECT)
 static const iam_action_info actions[IAM_ACTION_COUNT] = {

@@ -2,7 +2,7 @@
  * iam_policy: IAM identity-policy documents in AWS's own JSON form, and their evaluation
  * for MSK's data-plane actions (kafka-cluster:*), as IAM does it: an explicit Deny beats
  * an Allow, which beats the implicit deny. Pure: no I/O, no globals.
- * Spec: shared/reference/msk-behaviors.md §3; AWS's IAM policy grammar.
+ * Spec: AWS's MSK action table (docs/msk-behaviors.md#authorization); AWS's IAM policy grammar.
  *
  * Accepted: Version ("2012-10-17" or "2008-10-17"), Id, Statement as one object or a list;
  * per statement Sid, Effect ("Allow" | "Deny"), Action or NotAction, Resource or

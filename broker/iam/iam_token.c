@@ -1,8 +1,9 @@
 /*
- * MSK IAM token parsing and verification; see iam_token.h. The verification order follows
- * msk-iam-auth.md §1.6 "Recommended verification order": everything a client could get wrong
- * in the shape of the token is an invalid payload and is found while parsing; what depends on
- * the configuration (region, hosts, credentials, clock) is access denied and found by iam_verify.
+ * MSK IAM token parsing and verification; see iam_token.h. The order of the checks is mskmock's
+ * own, fitted to the answers MSK gives (docs/msk-behaviors.md#refusal-messages): everything a
+ * client could get wrong in the shape of the token is an invalid payload and is found while
+ * parsing; what depends on the configuration (region, hosts, credentials, clock) is access denied
+ * and found by iam_verify.
  */
 #include "iam_token.h"
 

@@ -4,7 +4,9 @@
  * libraries), and the AWS_MSK_IAM JSON payload (aws-msk-iam-auth and its ports). Both parse
  * into one iam_token; iam_verify checks it against the configured region, hosts and
  * credentials. Pure: no I/O, no globals, the time is passed in.
- * Spec: shared/reference/msk-iam-auth.md §1.4-§1.7, §2.2-§2.3; msk-behaviors.md §2.
+ * Spec: the aws-msk-iam-auth README ("Details") and the AWS signer libraries
+ * (aws-msk-iam-sasl-signer-python, -js, -go and -net), summed up with MSK's answers in
+ * docs/msk-behaviors.md#authentication.
  *
  * Use:  iam_token t;
  *       iam_result r = iam_parse_oauthbearer(bytes, len, &t, reason, sizeof reason);

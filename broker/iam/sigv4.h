@@ -3,7 +3,9 @@
  * authentication, host as the only signed header, empty payload), which is what every MSK
  * IAM token is. Pure: no I/O, no globals. iam_token uses it to check tokens; each step is
  * exposed so unit tests can hold it against the AWS test-suite vectors.
- * Spec: shared/reference/msk-iam-auth.md §1.6, §5.1, §5.2.
+ * Spec: https://docs.aws.amazon.com/AmazonS3/latest/API/sigv4-query-string-auth.html; test
+ * vectors: AWS's SigV4 test suite (awslabs/aws-c-auth, tests/aws-signing-test-suite/v4) and
+ * https://docs.aws.amazon.com/general/latest/gr/signature-v4-examples.html.
  */
 #ifndef SIGV4_H
 #define SIGV4_H

@@ -5,7 +5,7 @@ AWS_CONTAINER_CREDENTIALS_FULL_URI (and the authorization token, which mskmock i
   - botocore gets the credentials the endpoint serves (same access key as the broker logged for
     that request and as a plain GET returns), with the role's ARN and an ISO-8601 expiration;
   - after a rotation (iam.credentials.rotation.interval.ms=1000) a new botocore session gets a new
-    key, the ECS behaviour behind msk-iam-auth.md section 4;
+    key, the ECS behaviour behind docs/msk-behaviors.md#credential-rotation;
   - an unknown role is a 404 that botocore reports, other methods a 405, the secret never logged.
 
 Skips, with the reason, while the broker does not know the iam.credentials.* keys yet.
@@ -30,7 +30,8 @@ ROLE = "app"
 ROLE_ARN = "arn:aws:iam::123456789012:role/app"
 ROTATION_MS = 1000
 # Above botocore's 15-minute advisory refresh window: a shorter lifetime would make every access
-# to the credentials refetch them (msk-iam-auth.md section 4.1).
+# to the credentials refetch them (botocore's RefreshableCredentials: advisory refresh 15 minutes,
+# mandatory 10 minutes before expiry).
 LIFETIME_MS = 3600000
 
 

@@ -1,6 +1,6 @@
-"""IAM authorization as on MSK Serverless (msk-behaviors.md §3) seen by Java kafka-clients 4.x
-(aws-msk-iam-auth, AWS_MSK_IAM), kafkajs (aws-msk-iam-sasl-signer-js) and franz-go
-(aws-msk-iam-sasl-signer-go), over the IAM listener with TLS, one broker for the module:
+"""IAM authorization as on MSK Serverless (docs/msk-behaviors.md#authorization) seen by Java
+kafka-clients 4.x (aws-msk-iam-auth, AWS_MSK_IAM), kafkajs (aws-msk-iam-sasl-signer-js) and
+franz-go (aws-msk-iam-sasl-signer-go), over the IAM listener with TLS, one broker for the module:
 
   test_java_idempotent_producer_*   a topic-only policy: Java's idempotent producer fails with
                                     ClusterAuthorizationException (InitProducerId refused with

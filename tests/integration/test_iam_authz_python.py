@@ -1,6 +1,6 @@
-"""IAM authorization as on MSK Serverless (msk-behaviors.md §3), seen by confluent-kafka
-(librdkafka) with the official Python signer over the IAM listener: policies in the
-identities file decide every request.
+"""IAM authorization as on MSK Serverless (docs/msk-behaviors.md#authorization), seen by
+confluent-kafka (librdkafka) with the official Python signer over the IAM listener: policies in
+the identities file decide every request.
 
   1. no kafka-cluster:Connect: SaslAuthenticate fails with "[<uuid>]: Access denied";
   2. a topic-scoped policy: produce works, an idempotent producer fails InitProducerId with

@@ -1,9 +1,9 @@
-"""IAM authorization of transactions as on MSK Serverless (msk-behaviors.md §3.1): the
-transactional id is a resource (arn:...:transactional-id/<cluster>/<uuid>/<id>), and a
-transactional producer needs kafka-cluster:DescribeTransactionalId (FindCoordinator) and
-AlterTransactionalId (InitProducerId, AddPartitionsToTxn, EndTxn, ...) on it, else
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53). Seen by confluent-kafka over the IAM listener with the
-official signer:
+"""IAM authorization of transactions as on MSK Serverless
+(docs/msk-behaviors.md#actions-and-resources): the transactional id is a resource
+(arn:...:transactional-id/<cluster>/<uuid>/<id>), and a transactional producer needs
+kafka-cluster:DescribeTransactionalId (FindCoordinator) and AlterTransactionalId (InitProducerId,
+AddPartitionsToTxn, EndTxn, ...) on it, else TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53). Seen by
+confluent-kafka over the IAM listener with the official signer:
 
   1. a policy granting both actions on orders-tx-*: commits and aborts work, read_committed
      shows exactly the committed records;

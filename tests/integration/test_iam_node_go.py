@@ -30,8 +30,8 @@ or AWS_CONTAINER_CREDENTIALS_FULL_URI = the broker's endpoint).
                                      fractional X-Amz-Expires and MSK (and so mskmock) answers
                                      "[<uuid>]: Invalid authentication payload"
   test_reauth_*_kafka_rule           two KIP-368 rules of Apache Kafka's SocketServer/KafkaChannel
-                                     (msk-iam-auth.md 3.2) checked on the wire (regression
-                                     tests: mskmock broke both at first)
+                                     checked on the wire (regression tests: mskmock broke both
+                                     at first)
 
 Runtime: about 2 minutes (the 60 s re-authentication run and five 12 s rotation runs dominate).
 """
@@ -567,8 +567,9 @@ def test_rotation_on_demand_admin_api(tmp_path):
 def test_js_signer_fractional_expires(tmp_path):
     """aws-msk-iam-sasl-signer-js >= 1.0.1 caps the token at the credentials' expiry without
     rounding: with role credentials 300.5 s from expiry it signs X-Amz-Expires=300.4xx, a valid
-    SigV4 signature that MSK refuses (msk-iam-auth.md 1.4, 5.3 D). The Go signer (always 900)
-    and the kafkajs AWS_MSK_IAM mechanism (ttl "900") authenticate with the same credentials."""
+    SigV4 signature that MSK refuses (aws/aws-sdk-net #4020 and #4254, the same bug in the .NET
+    signer; docs/msk-behaviors.md#iam-tokens). The Go signer (always 900) and the kafkajs
+    AWS_MSK_IAM mechanism (ttl "900") authenticate with the same credentials."""
     with iam_broker(tmp_path, {"iam.credentials.lifetime.ms": 300500}) as b:
         env = aws_env(role_uri=b.role_uri())
         iam = iam_args(b, "OAUTHBEARER")
@@ -604,9 +605,9 @@ def raw_reauth_broker(tmp_path):
 
 def test_reauth_after_session_expiry_kafka_rule(raw_reauth_broker):
     """Apache Kafka (SocketServer.processCompletedReceives) checks expiry only for requests that
-    do not start a re-authentication: a SaslHandshake on an expired session begins one, and the
-    SaslAuthenticate that follows is handled by the authenticator (msk-iam-auth.md 3.2: "a client
-    may re-authenticate even after expiry as long as its next request is SaslHandshake").
+    do not start a re-authentication: a SaslHandshake on an expired session begins one (KIP-368),
+    and the SaslAuthenticate that follows is handled by the authenticator, so a client past its
+    session expiry can still re-authenticate as long as its next request is a SaslHandshake.
     franz-go and kafkajs both re-authenticate lazily before the next request, so a connection
     idle past its session expiry (a metadata or coordinator connection) does exactly this.
     Regression: mskmock first answered the handshake, then closed the connection at

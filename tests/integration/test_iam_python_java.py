@@ -1,6 +1,7 @@
 """MSK IAM authentication against real clients: Python (confluent-kafka + the official signer
 aws-msk-iam-sasl-signer-python, OAUTHBEARER) and Java (kafka-clients 4.4 + aws-msk-iam-auth,
-AWS_MSK_IAM and its OAUTHBEARER handler), msk-iam-auth.md sections 1-4 and msk-behaviors.md 1-2.
+AWS_MSK_IAM and its OAUTHBEARER handler), against MSK's listeners and authentication as
+docs/msk-behaviors.md describes them (#listeners-and-connections, #authentication).
 
   1. create a topic, produce and consume 1,000 records over SASL_SSL (the generated CA) and
      SASL_PLAINTEXT, with long-term keys from the identities file and with a role's credentials

@@ -1,7 +1,11 @@
 /*
  * The classic group coordinator (broker/group/group.c and the group API handlers),
  * driven in-process through req_dispatch with encoded requests, against the
- * semantics of reference/kafka-protocol-reference.md §1.3-1.5 and §2.
+ * semantics of Apache Kafka's classic coordinator (GroupCoordinator and
+ * GroupMetadata in 3.x, GroupMetadataManager and ClassicGroup in 4.x) and the
+ * consumer protocol of ConsumerProtocolSubscription.json and
+ * ConsumerProtocolAssignment.json (apache/kafka,
+ * clients/src/main/resources/common/message).
  *
  * Tests marked "Regression" were written failing against the first
  * coordinator and name the behaviour that was wrong.
@@ -21,7 +25,7 @@
 #include "broker_harness.h"
 #include "topic/topic.h"
 
-/* ---- byte vectors (reference §1.5) ---- */
+/* ---- byte vectors, laid out from those schemas as each client writes them (see test_kp_consumer.c) ---- */
 
 /* ConsumerProtocolSubscription v0, topics [testtopic], empty user data (kafkajs >= 2.2.2, kafka-python) */
 #define SUB_V0 "000000000001000974657374746f70696300000000"
@@ -813,7 +817,7 @@ static void test_member_not_syncing_within_rebalance_timeout_is_removed(void **s
  * CompletingRebalance). Kafka keeps it running in Stable too
  * (GroupCoordinator.onExpirePendingSync: "case CompletingRebalance | Stable
  * => if (!group.hasReceivedSyncFromAllMembers) remove the pending-sync members
- * and prepareRebalance"); reference §2.5: members that never sent SyncGroup
+ * and prepareRebalance"), since Kafka 3.0: members that never sent SyncGroup
  * when the sync timer fires are removed and a new rebalance starts. A
  * follower that heartbeated but never synced used to stay forever.
  */
@@ -957,12 +961,12 @@ static void test_pending_member_never_returning_is_dropped_after_session_timeout
 }
 
 /*
- * Regression: a dynamic member sending a group.instance.id the group does not know
- * passed member validation. Reference §2.4 step 6 / §2.6 (Kafka's
- * GroupMetadata.validateMember / ClassicGroup.validateMember): an instance id
- * that is not mapped to any member is UNKNOWN_MEMBER_ID (25), whatever the
- * member id. check_member() only fenced when the instance id mapped to a
- * different member, and answered 0.
+ * Regression: a dynamic member sending a group.instance.id the group does not
+ * know passed member validation. Kafka's GroupMetadata.validateMember (3.x) /
+ * ClassicGroup.validateMember (4.x), which JoinGroup and Heartbeat use: an
+ * instance id that is not mapped to any member is UNKNOWN_MEMBER_ID (25),
+ * whatever the member id. check_member() only fenced when the instance id
+ * mapped to a different member, and answered 0.
  */
 static void test_heartbeat_with_unknown_instance_id_is_unknown_member(void **state) {
     (void)state;
@@ -1071,7 +1075,7 @@ static void test_parked_join_of_removed_member_gets_unknown_member_with_empty_id
     q.members.v = &mi;
     kp_leave_group_response *lr = h_resp(h, h_send(h, a->c, "admin", 13, 3, &q));
     assert_int_equal(lr->members.v[0].error_code, 0);
-    /* reference §2.7: UNKNOWN_MEMBER_ID with member_id "" */
+    /* Kafka's removeMemberAndUpdateGroup answers the parked JoinGroup UNKNOWN_MEMBER_ID with member_id "" */
     assert_true(h_answered(jb));
     kp_join_group_response *p = join_resp(h, jb);
     assert_int_equal(p->error_code, KERR_UNKNOWN_MEMBER_ID);
@@ -1144,15 +1148,15 @@ static void test_static_member_rejoin_while_stable_keeps_generation_and_fences_o
 }
 
 /*
- * Regression: a static member that restarts with the same protocol but different
- * metadata bytes (a Java cooperative-sticky consumer always does: its
+ * Regression: a static member that restarts with the same protocol but
+ * different metadata bytes (a Java cooperative-sticky consumer always does: its
  * subscription carries owned partitions and the generation, which a restart
- * resets) triggered a rebalance. Reference §2.9 (Kafka's
- * updateStaticMemberAndRebalance, case Stable): if the selected protocol of
- * the next generation would not change there is no rebalance; the member's
- * metadata is updated and it gets the current generation. replace_static()
- * compared the whole protocol list including metadata and prepared a
- * rebalance instead, which defeated static membership.
+ * resets) triggered a rebalance. Kafka's GroupCoordinator
+ * updateStaticMemberAndRebalance, case Stable (KIP-345): if the selected
+ * protocol of the next generation would not change there is no rebalance; the
+ * member's metadata is updated and it gets the current generation.
+ * replace_static() compared the whole protocol list including metadata and
+ * prepared a rebalance instead, which defeated static membership.
  */
 static void test_static_member_rejoin_with_new_metadata_same_protocol_does_not_rebalance(void **state) {
     (void)state;
@@ -1245,8 +1249,8 @@ static void test_initial_rebalance_delay_holds_the_first_join_phase(void **state
     assert_int_equal(ja->state, REQ_PARKED);
     assert_int_equal(jb->state, REQ_PARKED);
     /*
-     * At 3000 ms the delay fires. b joined while it ran, so (reference §2.4,
-     * Kafka's InitialDelayedJoin with newMemberAdded) the phase is extended by
+     * At 3000 ms the delay fires. b joined while it ran, so (Kafka's
+     * InitialDelayedJoin with newMemberAdded) the phase is extended by
      * min(delay, remaining); it completes when a delay passes without a new
      * member: at 6000 ms.
      */
@@ -1515,7 +1519,8 @@ static void test_join_lenient_accepts_kafkajs_221_metadata(void **state) {
 
 static void test_sync_strict_refuses_malformed_assignment_and_lenient_forwards_it(void **state) {
     (void)state;
-    /* msk-behaviors.md §5 [inf]: strict mode decodes ConsumerProtocolAssignment too; empty means "nothing" */
+    /* inferred, no public report (docs/msk-behaviors.md#consumer-protocol-bytes-in-joingroup): strict mode
+     * decodes ConsumerProtocolAssignment too; empty means "nothing" */
     for (int lenient = 0; lenient <= 1; lenient++) {
         static const char *const cfgs[2][5] = {
             {"group.initial.rebalance.delay.ms", "0", NULL},

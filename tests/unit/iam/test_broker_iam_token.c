@@ -1,7 +1,12 @@
 /*
- * MSK IAM tokens: SigV4 against the AWS test-suite vectors (msk-iam-auth.md §5.1, §5.2), the
- * cross-checked Python/JS signer and kafkajs AWS_MSK_IAM vectors (§5.3), and every refusal
- * with its MSK result class and the reason the log will show.
+ * MSK IAM tokens: SigV4 against AWS's own vectors (the query-string variants of the SigV4 test
+ * suite, as kept in awslabs/aws-c-auth tests/aws-signing-test-suite/v4, and the key-derivation
+ * example of https://docs.aws.amazon.com/general/latest/gr/signature-v4-examples.html); tokens
+ * made by the public signers with their clock set to 2025-01-02T03:04:05Z and AWS's example
+ * keys (aws-msk-iam-sasl-signer-python 1.0.2 on botocore, npm aws-msk-iam-sasl-signer-js 1.0.3
+ * and @jm18457/kafkajs-msk-iam-authentication-mechanism 4.0.0; the Python and JS tokens carry
+ * the same signature, which cross-checks them); and every refusal with its MSK result class
+ * and the reason the log will show.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,7 +32,7 @@
 #define NOW_MS 1735787100000LL       /* 2025-01-02T03:05:00Z */
 #define TOKEN_EXPIRY_MS 1735787945000LL
 
-/* ---- §5.3 vectors, verbatim ---- */
+/* ---- signer output, verbatim: Python and JS tokens (A: long-term key, B: session token), kafkajs JSON (C) ---- */
 
 static const char *PY_A =
     "aHR0cHM6Ly9rYWZrYS51cy1lYXN0LTEuYW1hem9uYXdzLmNvbS8_QWN0aW9uPWthZmthLWNsdXN0ZXIlM0FDb25uZWN0JlgtQW16LUFsZ29yaXRobT1BV1M0LUhNQUMtU0hBMjU2JlgtQW16LUNyZWRlbnRpYWw9QUtJREVYQU1QTEUlMkYyMDI1MDEwMiUyRnVzLWVhc3QtMSUyRmthZmthLWNsdXN0ZXIlMkZhd3M0X3JlcXVlc3QmWC1BbXotRGF0ZT0yMDI1MDEwMlQwMzA0MDVaJlgtQW16LUV4cGlyZXM9OTAwJlgtQW16LVNpZ25lZEhlYWRlcnM9aG9zdCZYLUFtei1TaWduYXR1cmU9ZThjMzc4MDhhNDQ4OGEzYTBlNzdmMjgyMDRmYzg4MGM4NjdhODlkYTkxYzEyNTkwMDhjNWJiMTE4ZTA3NzFhNiZVc2VyLUFnZW50PWF3cy1tc2staWFtLXNhc2wtc2lnbmVyLXB5dGhvbiUyRjEuMC4y";
@@ -199,7 +204,7 @@ static char *replace(const char *s, const char *from, const char *to) {
     return out;
 }
 
-/* ---- §5.1 AWS SigV4 test suite (query variants) ---- */
+/* ---- AWS SigV4 test suite, query variants (aws-c-auth tests/aws-signing-test-suite/v4/get-vanilla-*) ---- */
 
 static const sigv4_pair SUITE_PAIRS[] = {
     {"X-Amz-Algorithm", "AWS4-HMAC-SHA256"},
@@ -296,7 +301,7 @@ static void test_get_vanilla_empty_query_key(void **state) {
     assert_string_equal(sig, "49096700cbbaa5753443850f40df10f904fc2fdb544dc9512203cc77c471a9de");
 }
 
-/* ---- §5.2 signing key ---- */
+/* ---- signing key (AWS's key-derivation example; then the same chain for kafka-cluster) ---- */
 
 static void hmac_hex(const uint8_t *key, size_t kl, const char *msg, uint8_t out[32], char hex[65]) {
     assert_int_equal(sigv4_hmac_sha256(key, kl, msg, strlen(msg), out), 0);
@@ -335,7 +340,7 @@ static void test_hex_equal(void **state) {
     assert_false(sigv4_hex_equal(a, ""));
 }
 
-/* ---- §5.3 MSK vectors: the SigV4 steps ---- */
+/* ---- the SigV4 steps of A, B and C ---- */
 
 static void test_msk_vector_a_canonical_request(void **state) {
     (void)state;
@@ -385,7 +390,7 @@ static void test_msk_vectors_b_c_hashes(void **state) {
     assert_string_equal(sig, "2401894b67a467c66f84371a4ec7f41e4923ee1513feb36589b5785dff85e316");
 }
 
-/* ---- §5.3 A-C: real signer tokens verify ---- */
+/* ---- the signer tokens verify ---- */
 
 static void test_python_token_parses_to_the_documented_url(void **state) {
     (void)state;

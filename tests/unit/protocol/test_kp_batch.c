@@ -1,13 +1,13 @@
 /*
  * Record batch v2: CRC-32C, header parsing, validation and in-place rewrites.
  *
- * Batches come from two sources: a small builder below that lays out the
- * format from the reference (§5.1, §5.3), and two batches captured from
- * librdkafka 2.0.2 (kcat producing to librdkafka's mock cluster, idempotent,
- * traced with strace). The builder reproduces one captured batch byte for
- * byte, which cross-checks the builder, the format notes and our CRC against
- * an independent implementation. Transaction markers are checked against
- * ones written by kafka-clients 4.4.0.
+ * Batches come from two sources: a small builder below that lays out the format
+ * as Apache Kafka's DefaultRecordBatch and DefaultRecord define it, and two
+ * batches captured from librdkafka 2.0.2 (kcat producing to librdkafka's mock
+ * cluster, idempotent, traced with strace). The builder reproduces one captured
+ * batch byte for byte, which cross-checks the builder, our reading of the
+ * format and our CRC against an independent implementation. Transaction markers
+ * are checked against ones written by kafka-clients 4.4.0.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -312,7 +312,7 @@ static void test_builder_zigzag(void **state) {
     }
 }
 
-/* The builder's first record, laid out by hand from §5.3. */
+/* The builder's first record, laid out by hand from DefaultRecord's format. */
 static void test_builder_record_bytes(void **state) {
     (void)state;
     static const uint8_t want[] = {

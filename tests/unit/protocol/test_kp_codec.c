@@ -885,7 +885,7 @@ static void test_response_header_flex(void **state) {
     assert_false(kp_resp_header_flex(md, 8));
     assert_false(kp_is_flex(sh, 1));
     assert_true(kp_is_flex(dc, 0));
-    /* first flexible version of each API (reference §6 item 3) */
+    /* first flexible version of each API (flexibleVersions in apache/kafka's message JSON schemas) */
     static const struct { int16_t key, flex; } fx[] = {
         {0, 9}, {1, 12}, {2, 6}, {3, 9}, {8, 8}, {9, 6}, {10, 3}, {11, 6}, {12, 4}, {13, 4}, {14, 4},
         {15, 5}, {16, 3}, {17, KV_NEVER}, {18, 3}, {19, 5}, {20, 4}, {21, 2}, {22, 2}, {23, 4}, {32, 4},

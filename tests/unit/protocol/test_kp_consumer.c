@@ -2,11 +2,13 @@
  * The embedded consumer protocol: ConsumerProtocolSubscription and
  * ConsumerProtocolAssignment, STRICT (MSK Serverless) and LENIENT (Apache).
  *
- * Every vector is built here field by field from the layout (reference §1.1,
- * §1.2) and checked against the hex quoted in reference §1.5, so a wrong hex
- * in the doc and a wrong decoder cannot agree by accident. Decoders get an
- * exact-size heap copy of the bytes so that a sanitizer build catches any
- * read past the end.
+ * Every vector is built here field by field from the layout of Apache Kafka's
+ * ConsumerProtocolSubscription.json and ConsumerProtocolAssignment.json and
+ * checked against hex written down separately (the kafkajs 2.2.0 bytes are the
+ * ones an MSK engineer posted in kafkajs #1449; the others are what each
+ * client's encoder writes for one topic), so a wrong hex and a wrong decoder
+ * cannot agree by accident. Decoders get an exact-size heap copy of the bytes
+ * so that a sanitizer build catches any read past the end.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -167,7 +169,7 @@ static const int32_t P012[] = {0, 1, 2};
 static const uint8_t GEN_M1[] = {0xff, 0xff, 0xff, 0xff}; /* int32 -1 */
 static const uint8_t GEN_5[] = {0, 0, 0, 5};
 
-/* ---- the vectors of reference §1.5 ---- */
+/* ---- the vectors: subscriptions to [testtopic] as each client writes them, and assignments ---- */
 
 /* v0 prefix: version, topics [testtopic], user_data */
 static void b_prefix(buf *b, int16_t version, const void *ud, int32_t udlen) {
