@@ -53,6 +53,10 @@ static const key_def keys[] = {
     K("ports.auto", T_BOOL, ports_auto, "false", NULL, NULL, 0, 0, NULL,
       "every listener whose port is not 0 (and the credentials endpoint) binds a free port the OS picks, each on "
       "its own, for parallel tests; the ready line on stdout and ready.file say which (--ports auto)"),
+    K("port.base", T_INT, port_base, "9080", NULL, NULL, 1, 65535, NULL,
+      "moves every port key together, keeping their layout: each port used is its key's value - 9080 + port.base "
+      "(port.base=19080: admin 19080, plaintext 19092-19094, iam 19098-19100); for a machine where another "
+      "program holds 9080-9100 (--port-base N)"),
     K("admin.port", T_INT, admin_port, "9080", NULL, NULL, 0, 65535, NULL,
       "HTTP admin API and Prometheus metrics (/v1/..., /metrics; docs/admin-api.md), bound on bind.address; 0: off"),
     K("admin.token", T_STR, admin_token, "", NULL, NULL, 0, 0, NULL,
@@ -604,8 +608,34 @@ static int check_group_consumer_bounds(const config *cfg, char *err, size_t errl
     return 0;
 }
 
+/* port.base: every port key that is on moves by the same amount, the layout kept. */
+static int apply_port_base(config *cfg, char *err, size_t errlen) {
+    if (cfg->port_base_applied || cfg->port_base == CFG_PORT_BASE) return 0;
+    cfg->port_base_applied = true;
+    struct {
+        const char *name;
+        int64_t *port;
+    } keys[] = {{"plaintext.port", &cfg->plaintext_port},       {"iam.port", &cfg->iam_port},
+                {"sasl.plaintext.port", &cfg->sasl_plaintext_port}, {"external.port", &cfg->external_port},
+                {"external.iam.port", &cfg->external_iam_port},   {"admin.port", &cfg->admin_port},
+                {"iam.credentials.port", &cfg->iam_credentials_port}};
+    int64_t shift = cfg->port_base - CFG_PORT_BASE;
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        if (!*keys[i].port) continue; /* off stays off */
+        int64_t moved = *keys[i].port + shift;
+        if (moved < 1 || moved > 65535) {
+            snprintf(err, errlen, "port.base %lld moves %s %lld to %lld, outside 1-65535", (long long)cfg->port_base,
+                     keys[i].name, (long long)*keys[i].port, (long long)moved);
+            return -1;
+        }
+        *keys[i].port = moved;
+    }
+    return 0;
+}
+
 int cfg_finish(config *cfg, char *err, size_t errlen) {
     int n = (int)cfg->broker_count;
+    if (apply_port_base(cfg, err, errlen) != 0) return -1;
     for (int k = 0; k < CFG_API_KEYS; k++) {
         cfg->api_floor[k] = 0;
         cfg->api_ceiling[k] = -1;

@@ -24,6 +24,9 @@ typedef enum cfg_controller { CONTROLLER_METADATA, CONTROLLER_ALL, CONTROLLER_NO
 #define CFG_MAX_BROKERS 64
 #define CFG_API_KEYS 128 /* API keys a version floor or ceiling can name: 0..127 */
 
+/* Where the default port layout starts: admin.port 9080, plaintext.port 9092, iam.port 9098. */
+#define CFG_PORT_BASE 9080
+
 typedef struct config {
     int64_t profile;
     char *data_dir;
@@ -37,6 +40,8 @@ typedef struct config {
     int64_t external_port;
     int64_t external_iam_port;
     bool ports_auto;
+    int64_t port_base;       /* every port key is moved by port_base - CFG_PORT_BASE (cfg_finish) */
+    bool port_base_applied;
     int64_t admin_port;
     char *admin_token;
     char *external_advertised_host;

@@ -21,7 +21,8 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: mskmock [--config FILE] [--data-dir DIR] [--profile NAME] [--log-level LEVEL]\n"
-            "               [--ports auto] [--ready-file PATH] [--set KEY=VALUE]... [--help] [--version] [--man]\n"
+            "               [--ports auto] [--port-base N] [--ready-file PATH] [--set KEY=VALUE]...\n"
+            "               [--help] [--version] [--man]\n"
             "       mskmock --probe [--config FILE] ...   health check: the running broker's listeners answer\n"
             "               ApiVersions (those in ready.file if set, else the configured ones); exit 0 or 1\n"
             "       mskmock --wait-ready FILE [--pid PID] [--log LOG] [--timeout S]   wait until the broker\n"
@@ -29,7 +30,8 @@ static void usage(FILE *f) {
             "               (the broker you started) exits first; default timeout 30 s; exit 0 or 1\n"
             "       mskmock --salvage DAMAGED.db [--data-dir DIR] ...   copy what is readable of a damaged\n"
             "               database into a new DIR/mskmock.db (which must not exist), then exit\n"
-            "--ports auto is ports.auto=true (free ports the OS picks) and --ready-file PATH is ready.file=PATH;\n"
+            "--ports auto is ports.auto=true (free ports the OS picks), --port-base N is port.base=N (every port\n"
+            "moved together: admin N, plaintext N+12.., iam N+18..) and --ready-file PATH is ready.file=PATH;\n"
             "once serving, one line \"mskmock ready {JSON}\" on stdout gives the ports and bootstrap lists.\n"
             "A local AWS MSK Serverless broker. Every configuration key can also be set with an\n"
             "environment variable MSKMOCK_<KEY> (dots become underscores, upper case).\n\nKeys:\n");
@@ -116,7 +118,7 @@ int main(int argc, char **argv) {
     int64_t t0 = clk_mono_us();
     tune_malloc();
     const char *config_file = NULL, *data_dir = NULL, *profile = NULL, *level = NULL, *salvage = NULL;
-    const char *ports = NULL, *ready_file = NULL, *wait_ready = NULL, *wait_pid = NULL, *wait_log = NULL,
+    const char *ports = NULL, *ready_file = NULL, *port_base = NULL, *wait_ready = NULL, *wait_pid = NULL, *wait_log = NULL,
                *wait_timeout = NULL;
     const char *sets[64];
     int nsets = 0;
@@ -147,6 +149,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--salvage")) target = &salvage;
         else if (!strcmp(a, "--ports")) target = &ports;
         else if (!strcmp(a, "--ready-file")) target = &ready_file;
+        else if (!strcmp(a, "--port-base")) target = &port_base;
         else if (!strcmp(a, "--wait-ready")) target = &wait_ready;
         else if (!strcmp(a, "--pid")) target = &wait_pid;
         else if (!strcmp(a, "--log")) target = &wait_log;
@@ -178,7 +181,7 @@ int main(int argc, char **argv) {
     static config cfg;
     char err[1024];
     /* --data-dir and --log-level come last: they win over --set of the same key */
-    cfg_arg args[64 + 5];
+    cfg_arg args[64 + 6];
     int nargs = 0;
     char kvs[64][1024];
     if (profile) args[nargs++] = (cfg_arg){"--profile", "profile", profile};
@@ -194,6 +197,7 @@ int main(int argc, char **argv) {
         args[nargs++] = (cfg_arg){"--ports", "ports.auto", "true"};
     }
     if (ready_file) args[nargs++] = (cfg_arg){"--ready-file", "ready.file", ready_file};
+    if (port_base) args[nargs++] = (cfg_arg){"--port-base", "port.base", port_base};
     if (data_dir) args[nargs++] = (cfg_arg){"--data-dir", "data.dir", data_dir};
     if (level) args[nargs++] = (cfg_arg){"--log-level", "log.level", level};
     if (cfg_load(&cfg, config_file, args, nargs, err, sizeof err) != 0) return fail("", err);

@@ -251,3 +251,30 @@ def socket_listening(port):
     s.bind(("127.0.0.1", port))
     s.listen()
     return s
+
+
+def test_port_base_moves_every_listener_past_taken_defaults(tmp_path):
+    """Another program holds the default ports: one knob moves the listeners and the admin API
+    together (issue 31, item 3)."""
+    base = find_free_port_range(21)
+    held = []
+    try:
+        for port in (9080, 9092):
+            try:
+                held.append(socket_listening(port))
+            except OSError:
+                pass  # already taken on this machine: the point of the test either way
+        proc, ready, log = start_raw(tmp_path, "--port-base", base)
+        try:
+            w = wait_ready(ready, "--pid", proc.pid, "--log", log)
+            assert w.returncode == 0, w.stdout
+            doc = json.loads(ready.read_text())
+            assert [b["ports"]["plaintext"] for b in doc["brokers"]] == [base + 12, base + 13, base + 14]
+            assert [b["ports"]["iam"] for b in doc["brokers"]] == [base + 18, base + 19, base + 20]
+            assert doc["admin_port"] == base
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(10) == 0
+    finally:
+        for s in held:
+            s.close()

@@ -202,8 +202,35 @@ static void test_tooling_variables_do_not_stop_the_broker(void **state) {
         if (cfg_is_tooling_env(cfg_key_at(i).name)) fail_msg("key %s is also a tooling name", cfg_key_at(i).name);
 }
 
+/* port.base moves every port key that is on by port.base - 9080, once; off stays off (issue 31, item 3). */
+static void test_port_base_moves_every_port_together(void **state) {
+    (void)state;
+    clear_mskmock_env();
+    cfg_arg args[] = {{"--port-base", "port.base", "19080"}, {"--set", "iam.credentials.port", "9180"}};
+    config c = {0};
+    char err[512];
+    assert_int_equal(cfg_load(&c, NULL, args, 2, err, sizeof err), 0);
+    assert_int_equal(cfg_finish(&c, err, sizeof err), 0);
+    assert_int_equal(c.admin_port, 19080);
+    assert_int_equal(c.plaintext_port, 19092);
+    assert_int_equal(c.iam_port, 19098);
+    assert_int_equal(c.iam_credentials_port, 19180);
+    assert_int_equal(c.external_port, 0);
+    assert_int_equal(cfg_finish(&c, err, sizeof err), 0); /* applied once */
+    assert_int_equal(c.plaintext_port, 19092);
+    cfg_free(&c);
+
+    cfg_arg far[] = {{"--port-base", "port.base", "65530"}};
+    memset(&c, 0, sizeof c);
+    assert_int_equal(cfg_load(&c, NULL, far, 1, err, sizeof err), 0);
+    assert_int_equal(cfg_finish(&c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "port.base 65530 moves plaintext.port 9092 to 65542, outside 1-65535"));
+    cfg_free(&c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_port_base_moves_every_port_together),
         cmocka_unit_test(test_tooling_variables_do_not_stop_the_broker),
         cmocka_unit_test(test_every_key_documented),
         cmocka_unit_test(test_profiles_choose_defaults),
