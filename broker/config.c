@@ -159,6 +159,10 @@ static const key_def keys[] = {
       "create unknown topics on Metadata requests that allow it (MSK Serverless never does)"),
     K("num.partitions", T_INT, num_partitions, "1", NULL, NULL, 1, 100000, NULL,
       "partitions of auto-created topics and of CreateTopics with num_partitions -1"),
+    K("topics.create", T_STR, topics_create, "", NULL, NULL, 0, 0, NULL,
+      "topics created at start when missing (left as they are when present), as KAFKA_CREATE_TOPICS in compose "
+      "files: name[:partitions[:replication factor][:compact|delete][:key=value]...], comma-separated; e.g. "
+      "orders:3,events:6:compact; a bad entry stops start-up"),
     K("default.replication.factor", T_INT, default_replication_factor, "3", NULL, "1", 1, CFG_MAX_BROKERS, NULL,
       "replication factor reported for topics created with replication_factor -1"),
     K("fetch.max.bytes", T_INT, fetch_max_bytes, "57671680", NULL, NULL, 1024, INT32_MAX, NULL,

@@ -84,6 +84,7 @@ typedef struct config {
     int64_t connections_max_idle_ms;
     bool auto_create_topics_enable;
     int64_t num_partitions;
+    char *topics_create;
     int64_t default_replication_factor;
     int64_t message_max_bytes;
     int64_t fetch_max_bytes;

@@ -301,6 +301,12 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen) {
         snprintf(err, errlen, "loading transactions: %s", stor_errmsg(s->st));
         return -1;
     }
+    /* before any listener: a client never sees the cluster without them */
+    if (topic_create_configured(s, err, errlen) != 0) return -1;
+    if (srv_commit_now(s) != 0) {
+        snprintf(err, errlen, "storing the topics of topics.create: %s", stor_errmsg(s->st));
+        return -1;
+    }
     if (topic_cleaner_start(s) != 0) {
         snprintf(err, errlen, "out of memory for the log cleaner");
         return -1;

@@ -54,6 +54,8 @@ static const route routes[] = {
     {"GET", "/metrics", metrics_get, false},
     {"GET", "/v1/topics", admin_get_topics, false},
     {"GET", "/v1/topics/{}", admin_get_topic, false},
+    {"POST", "/v1/topics", admin_post_topic, false},
+    {"DELETE", "/v1/topics/{}", admin_delete_topic, false},
     {"GET", "/v1/groups", admin_get_groups, false},
     {"GET", "/v1/groups/{}", admin_get_group, false},
     {"GET", "/v1/connections", admin_get_connections, false},

@@ -49,6 +49,8 @@ json_t *admin_time(int64_t wall_ms);
 /* admin_state.c */
 void admin_get_topics(admin_call *c);
 void admin_get_topic(admin_call *c);
+void admin_post_topic(admin_call *c);
+void admin_delete_topic(admin_call *c);
 void admin_get_groups(admin_call *c);
 void admin_get_group(admin_call *c);
 void admin_get_connections(admin_call *c);

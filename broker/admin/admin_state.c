@@ -1,7 +1,9 @@
 /*
  * admin_state: what a test can look at (topics with their partitions' offsets and leaders,
- * groups with members and lag, connections) and POST /v1/reset, which puts the broker back to
- * an empty cluster between two tests without a restart.
+ * groups with members and lag, connections), topics created and deleted from a shell (POST
+ * /v1/topics, DELETE /v1/topics/NAME: the checks of CreateTopics, no client library needed),
+ * and POST /v1/reset, which puts the broker back to an empty cluster between two tests
+ * without a restart.
  */
 #include <stdio.h>
 #include <string.h>
@@ -74,6 +76,72 @@ void admin_get_topic(admin_call *c) {
         return;
     }
     admin_ok(c, topic_json(c->s, t, true));
+}
+
+/* POST /v1/topics {"name", "partitions"?, "replication_factor"?, "configs"?: {key: value}}: -1 or absent
+   take the broker defaults; refusals carry Kafka's error name and message, as CreateTopics would. */
+void admin_post_topic(admin_call *c) {
+    static const char *const known[] = {"name", "partitions", "replication_factor", "configs", NULL};
+    const char *name;
+    int64_t parts, rf;
+    if (!admin_known_fields(c, known) || !admin_str(c, "name", true, &name) ||
+        !admin_int(c, "partitions", -1, INT32_MAX, false, -1, &parts) ||
+        !admin_int(c, "replication_factor", -1, INT16_MAX, false, -1, &rf))
+        return;
+    json_t *configs = json_object_get(c->body, "configs");
+    if (configs && !json_is_object(configs)) {
+        http_error(c->rs, 400, "BadRequest", "configs: an object of config names and string values");
+        return;
+    }
+    size_t nov = configs ? json_object_size(configs) : 0;
+    topic_override ov[64];
+    if (nov > sizeof ov / sizeof ov[0]) {
+        http_error(c->rs, 400, "BadRequest", "configs: at most %zu", sizeof ov / sizeof ov[0]);
+        return;
+    }
+    const char *key;
+    json_t *v;
+    size_t i = 0;
+    json_object_foreach(configs, key, v) {
+        if (!json_is_string(v)) {
+            http_error(c->rs, 400, "BadRequest", "configs: the value of %s is not a string", key);
+            return;
+        }
+        ov[i++] = (topic_override){(char *)key, (char *)json_string_value(v)};
+    }
+    int16_t code;
+    char why[512];
+    topic *t = topic_create_checked(c->s, name, (int32_t)parts, (int16_t)rf, ov, (int)nov, "admin API", &code, why,
+                                    sizeof why);
+    if (!t) {
+        int status = code == KERR_TOPIC_ALREADY_EXISTS ? 409 : code == KERR_UNKNOWN_SERVER_ERROR ? 500 : 400;
+        http_error(c->rs, status, kp_err_name(code), "%s", why);
+        return;
+    }
+    /* answered once stored, as CreateTopics is */
+    if (srv_commit_now(c->s) != 0) {
+        http_error(c->rs, 500, "StorageError", "storing topic %s failed: %s", name, stor_errmsg(c->s->st));
+        return;
+    }
+    admin_ok(c, topic_json(c->s, t, true));
+}
+
+/* DELETE /v1/topics/NAME: as DeleteTopics (its offsets and transaction state go with it). */
+void admin_delete_topic(admin_call *c) {
+    topic *t = topic_find(c->s, c->args[0], strlen(c->args[0]));
+    if (!t) {
+        http_error(c->rs, 404, "NotFound", "no topic '%s'", c->args[0]);
+        return;
+    }
+    char name[256];
+    snprintf(name, sizeof name, "%s", t->name);
+    txn_forget_topic(c->s, t->id, name);
+    if (topic_delete(c->s, t) != 0 || srv_commit_now(c->s) != 0) {
+        http_error(c->rs, 500, "StorageError", "deleting topic %s failed: %s", name, stor_errmsg(c->s->st));
+        return;
+    }
+    log_info("deleted topic %s (admin API)", name);
+    admin_ok(c, json_pack("{s:s}", "deleted", name));
 }
 
 static void put_config(void *ctx, const char *key, const char *value) {

@@ -73,68 +73,62 @@ static int16_t check_assignments(srv *s, req *r, const kp_create_topics_creatabl
     return 0;
 }
 
-static int16_t check_topic(srv *s, req *r, const kp_create_topics_request *q, int32_t idx, int32_t *nparts,
-                           int16_t *rf, topic_assignment **assign, char *why, size_t n) {
-    const kp_create_topics_creatable_topic *qt = &q->topics.v[idx];
-    const char *bad = topic_name_invalid(qt->name.p, qt->name.len > 0 ? (size_t)qt->name.len : 0);
-    if (bad) {
-        snprintf(why, n, "Topic name \"%.*s\" is illegal, %s", qt->name.len > 0 ? qt->name.len : 0, qt->name.p, bad);
-        return KERR_INVALID_TOPIC_EXCEPTION;
-    }
-    for (int32_t j = 0; j < q->topics.n; j++)
-        if (j != idx && q->topics.v[j].name.len == qt->name.len &&
-            memcmp(q->topics.v[j].name.p, qt->name.p, (size_t)qt->name.len) == 0) {
-            snprintf(why, n, "Create topics request from client `%s` contains multiple entries for the following topics: %.*s",
-                     r->hdr.client_id.len >= 0 ? "client" : "-", qt->name.len, qt->name.p);
+/* A config with a null name or value is refused before the topic module sees it (Kafka's texts). */
+static int16_t null_configs(const kp_create_topics_creatable_topic *qt, char *why, size_t n) {
+    for (int32_t k = 0; k < qt->configs.n; k++) {
+        const kp_create_topics_creatable_topic_config *c = &qt->configs.v[k];
+        if (c->name.len < 0) {
+            snprintf(why, n, "Null config name");
             return KERR_INVALID_REQUEST;
         }
-    if (topic_find(s, qt->name.p, (size_t)qt->name.len)) {
-        snprintf(why, n, "Topic '%.*s' already exists.", qt->name.len, qt->name.p);
-        return KERR_TOPIC_ALREADY_EXISTS;
+        if (c->value.len < 0) {
+            snprintf(why, n, "Null value not supported for topic configs: %.*s", c->name.len, c->name.p);
+            return KERR_INVALID_REQUEST;
+        }
     }
+    return 0;
+}
+
+/* The request's configs as the topic module takes them; a null one is "" here and refused by null_configs. */
+static topic_override *overrides(req *r, const kp_create_topics_creatable_topic *qt) {
+    topic_override *ov = req_alloc(r, sizeof(*ov) * (size_t)(qt->configs.n + 1));
+    for (int32_t k = 0; k < qt->configs.n; k++) {
+        kp_str name = qt->configs.v[k].name, value = qt->configs.v[k].value;
+        ov[k].key = (char *)req_strf(r, "%.*s", name.len > 0 ? name.len : 0, name.len > 0 ? name.p : "").p;
+        ov[k].value = (char *)req_strf(r, "%.*s", value.len > 0 ? value.len : 0, value.len > 0 ? value.p : "").p;
+    }
+    return ov;
+}
+
+/*
+ * Kafka's order: entries named twice in the request, then the name, the assignment, the shape
+ * and the configs (the last three in the topic module, as for every way a topic is created).
+ */
+static int16_t check_topic(srv *s, req *r, const kp_create_topics_request *q, int32_t idx, int32_t *nparts,
+                           int16_t *rf, topic_assignment **assign, const topic_override *ov, char *why, size_t n) {
+    const kp_create_topics_creatable_topic *qt = &q->topics.v[idx];
+    for (int32_t j = 0; j < q->topics.n; j++)
+        if (j != idx && q->topics.v[j].name.len == qt->name.len &&
+            memcmp(q->topics.v[j].name.p, qt->name.p, (size_t)(qt->name.len > 0 ? qt->name.len : 0)) == 0) {
+            snprintf(why, n, "Create topics request from client `%s` contains multiple entries for the following topics: %.*s",
+                     r->hdr.client_id.len >= 0 ? "client" : "-", qt->name.len > 0 ? qt->name.len : 0, qt->name.p);
+            return KERR_INVALID_REQUEST;
+        }
+    int16_t code = topic_check_new_name(s, qt->name.p, qt->name.len > 0 ? (size_t)qt->name.len : 0, why, n);
+    if (code) return code;
     *assign = NULL;
     if (qt->assignments.n > 0) {
-        int16_t code = check_assignments(s, r, qt, assign, why, n);
+        code = check_assignments(s, r, qt, assign, why, n);
         if (code) return code;
         *nparts = qt->assignments.n;
         *rf = (int16_t)qt->assignments.v[0].broker_ids.n;
     } else {
-        *nparts = qt->num_partitions == -1 ? (int32_t)s->cfg->num_partitions : qt->num_partitions;
-        *rf = qt->replication_factor == -1 ? (int16_t)s->cfg->default_replication_factor : qt->replication_factor;
+        *nparts = qt->num_partitions;
+        *rf = qt->replication_factor;
     }
-    if (*nparts <= 0) {
-        snprintf(why, n, "Number of partitions must be larger than 0.");
-        return KERR_INVALID_PARTITIONS;
-    }
-    if (*rf <= 0) {
-        snprintf(why, n, "Replication factor must be larger than 0.");
-        return KERR_INVALID_REPLICATION_FACTOR;
-    }
-    if (*rf > s->nnodes) {
-        snprintf(why, n, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.",
-                 *rf, *rf, s->nnodes);
-        return KERR_INVALID_REPLICATION_FACTOR;
-    }
-    int16_t room = topic_partition_room(s, *nparts, why, n);
-    if (room) return room;
-    for (int32_t k = 0; k < qt->configs.n; k++) {
-        const kp_create_topics_creatable_topic_config *c = &qt->configs.v[k];
-        char *key = kp_str_dup(c->name), *val = kp_str_dup(c->value);
-        int16_t code;
-        if (!key) {
-            snprintf(why, n, "Null config name");
-            code = KERR_INVALID_REQUEST;
-        } else if (!val) {
-            snprintf(why, n, "Null value not supported for topic configs: %s", key);
-            code = KERR_INVALID_REQUEST;
-        } else {
-            code = tcfg_check(s, key, val, true, why, n);
-        }
-        free(key);
-        free(val);
-        if (code) return code;
-    }
-    return 0;
+    code = null_configs(qt, why, n);
+    if (code) return code;
+    return topic_check_new_shape(s, nparts, rf, ov, qt->configs.n, why, n);
 }
 
 void api_create_topics(srv *s, req *r) {
@@ -161,7 +155,8 @@ void api_create_topics(srv *s, req *r) {
             res->error_message = kp_str_c("Authorization failed."); /* Kafka's text */
             continue;
         }
-        code = check_topic(s, r, q, i, &nparts, &rf, &assign, why, sizeof why);
+        topic_override *ov = overrides(r, qt);
+        code = check_topic(s, r, q, i, &nparts, &rf, &assign, ov, why, sizeof why);
         if (code) {
             res->error_code = code;
             res->error_message = req_strf(r, "%s", why);
@@ -177,11 +172,6 @@ void api_create_topics(srv *s, req *r) {
                 res->error_code = code;
                 res->error_message = kp_str_c("The throttling quota has been exceeded."); /* Kafka's text */
                 continue;
-            }
-            topic_override *ov = req_alloc(r, sizeof(*ov) * (size_t)(qt->configs.n + 1));
-            for (int32_t k = 0; k < qt->configs.n; k++) {
-                ov[k].key = (char *)req_strf(r, "%.*s", qt->configs.v[k].name.len, qt->configs.v[k].name.p).p;
-                ov[k].value = (char *)req_strf(r, "%.*s", qt->configs.v[k].value.len, qt->configs.v[k].value.p).p;
             }
             char *name = kp_str_dup(qt->name);
             const char *err = NULL;

@@ -111,6 +111,28 @@ partition *topic_partition(srv *s, const char *name, size_t len, int32_t index);
  */
 topic *topic_create(srv *s, const char *name, int32_t nparts, int16_t rf, const topic_override *ov, int nov,
                     const char **why);
+/*
+ * The checks Kafka and the active profile make on a topic about to be created, for every way one
+ * is created (CreateTopics, topics.create, the admin API): the name (legal, not taken), then the
+ * shape (partitions and replication factor, -1 taking the broker defaults and resolved in place;
+ * max.partitions; each config under the topic policy). 0, or Kafka's error with its message in why.
+ */
+int16_t topic_check_new_name(srv *s, const char *name, size_t len, char *why, size_t n);
+int16_t topic_check_new_shape(srv *s, int32_t *nparts, int16_t *rf, const topic_override *ov, int nov, char *why,
+                              size_t n);
+/*
+ * Both checks, then topic_create and one log line naming `by` (what asked for it). NULL with
+ * *code and why set when refused (KERR_UNKNOWN_SERVER_ERROR: storage failed).
+ */
+topic *topic_create_checked(srv *s, const char *name, int32_t nparts, int16_t rf, const topic_override *ov, int nov,
+                            const char *by, int16_t *code, char *why, size_t n);
+/*
+ * topics.create (the compose convention of bitnami's and wurstmeister's KAFKA_CREATE_TOPICS):
+ * "name[:partitions[:replication factor][:cleanup policy][:key=value]...],..." created at start
+ * when missing, left as they are when present. -1 with the entry quoted in err when one is
+ * malformed or refused.
+ */
+int topic_create_configured(srv *s, char *err, size_t errlen);
 /* The replication factor Metadata and DescribeTopics report: as created, at most the broker count. */
 int32_t topic_replication_factor(const srv *s, const topic *t);
 int topic_delete(srv *s, topic *t);

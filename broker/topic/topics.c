@@ -157,6 +157,58 @@ int32_t topic_replication_factor(const srv *s, const topic *t) {
     return rf < s->nnodes ? (int32_t)rf : s->nnodes;
 }
 
+int16_t topic_check_new_name(srv *s, const char *name, size_t len, char *why, size_t n) {
+    const char *bad = topic_name_invalid(name, len);
+    if (bad) {
+        snprintf(why, n, "Topic name \"%.*s\" is illegal, %s", (int)len, name, bad);
+        return KERR_INVALID_TOPIC_EXCEPTION;
+    }
+    if (topic_find(s, name, len)) {
+        snprintf(why, n, "Topic '%.*s' already exists.", (int)len, name);
+        return KERR_TOPIC_ALREADY_EXISTS;
+    }
+    return 0;
+}
+
+int16_t topic_check_new_shape(srv *s, int32_t *nparts, int16_t *rf, const topic_override *ov, int nov, char *why,
+                              size_t n) {
+    if (*nparts == -1) *nparts = (int32_t)s->cfg->num_partitions;
+    if (*rf == -1) *rf = (int16_t)s->cfg->default_replication_factor;
+    if (*nparts <= 0) {
+        snprintf(why, n, "Number of partitions must be larger than 0.");
+        return KERR_INVALID_PARTITIONS;
+    }
+    if (*rf <= 0) {
+        snprintf(why, n, "Replication factor must be larger than 0.");
+        return KERR_INVALID_REPLICATION_FACTOR;
+    }
+    if (*rf > s->nnodes) {
+        snprintf(why, n, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be "
+                 "reached because only %d broker(s) are registered.", *rf, *rf, s->nnodes);
+        return KERR_INVALID_REPLICATION_FACTOR;
+    }
+    int16_t code = topic_partition_room(s, *nparts, why, n);
+    for (int i = 0; !code && i < nov; i++) code = tcfg_check(s, ov[i].key, ov[i].value, true, why, n);
+    return code;
+}
+
+topic *topic_create_checked(srv *s, const char *name, int32_t nparts, int16_t rf, const topic_override *ov, int nov,
+                            const char *by, int16_t *code, char *why, size_t n) {
+    *code = topic_check_new_name(s, name, strlen(name), why, n);
+    if (!*code) *code = topic_check_new_shape(s, &nparts, &rf, ov, nov, why, n);
+    if (*code) return NULL;
+    const char *err = NULL;
+    topic *t = topic_create(s, name, nparts, rf, ov, nov, &err);
+    if (!t) {
+        *code = KERR_UNKNOWN_SERVER_ERROR;
+        snprintf(why, n, "storing topic '%s' failed: %s", name, err);
+        return NULL;
+    }
+    log_info("created topic %s (%s): %d partition%s, replication factor %d, %d config override%s", t->name, by, nparts,
+             PLURAL_S(nparts), rf, nov, PLURAL_S(nov));
+    return t;
+}
+
 topic *topic_create(srv *s, const char *name, int32_t nparts, int16_t rf, const topic_override *ov, int nov,
                     const char **why) {
     stor_topic st = {.name = name, .partitions = nparts, .created_ms = clk_now_ms(), .replication_factor = rf};
