@@ -75,7 +75,7 @@ topic *api_topic(srv *s, req *r, kp_str name, int16_t *code);
  */
 int16_t api_authz_config(srv *s, req *r, int8_t resource_type, kp_str name);
 /* Why a config resource type is not served, for the refusal line ("" when nothing more is known). */
-const char *api_config_type_note(int8_t resource_type);
+const char *api_config_type_note(const srv *s, int8_t resource_type);
 
 /* A group the request names: GROUP_AUTHORIZATION_FAILED, else NOT_COORDINATOR if another node leads it, else 0. */
 int16_t api_group(srv *s, req *r, kp_str group_id);

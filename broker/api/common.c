@@ -75,10 +75,12 @@ int16_t api_authz_config(srv *s, req *r, int8_t resource_type, kp_str name) {
     return 0; /* other types are refused by the handler */
 }
 
-const char *api_config_type_note(int8_t resource_type) {
-    return resource_type == 32 ? " (GROUP: group.configs.enable=false, as MSK Serverless, whose API set predates "
-                                 "group configs)"
-                               : "";
+const char *api_config_type_note(const srv *s, int8_t resource_type) {
+    if (resource_type != 32) return "";
+    /* the reason MSK Serverless has, said only where the serverless profile chose it */
+    return s->cfg->profile == PROFILE_SERVERLESS ? " (GROUP: group.configs.enable=false, as MSK Serverless, whose API set "
+                                                   "predates group configs)"
+                                                 : " (GROUP: group.configs.enable=false)";
 }
 
 int16_t api_mutations(srv *s, req *r, const char *topic, int64_t n, bool refusable, int32_t *throttle) {

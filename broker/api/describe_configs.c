@@ -181,7 +181,7 @@ void api_describe_configs(srv *s, req *r) {
             out->error_code = KERR_INVALID_REQUEST;
             out->error_message = req_strf(r, "Unsupported resource type %d", res->resource_type);
             req_log_refusal(r, KERR_INVALID_REQUEST, "resource type %d is not served%s", res->resource_type,
-                            api_config_type_note(res->resource_type));
+                            api_config_type_note(s, res->resource_type));
         }
     }
     req_respond(r, resp);

@@ -118,7 +118,10 @@ void api_metadata(srv *s, req *r) {
                 out->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
                 req_log_refusal(r, KERR_UNKNOWN_TOPIC_OR_PARTITION, "topic '%.*s' does not exist%s", qt->name.len,
                                 qt->name.p,
-                                s->cfg->auto_create_topics_enable ? "" : " (auto.create.topics.enable=false, as on MSK Serverless)");
+                                s->cfg->auto_create_topics_enable       ? ""
+                                : s->cfg->profile == PROFILE_SERVERLESS  ? " (auto.create.topics.enable=false, as on MSK Serverless)"
+                                : s->cfg->profile == PROFILE_PROVISIONED ? " (auto.create.topics.enable=false, MSK's default configuration)"
+                                                                         : " (auto.create.topics.enable=false)");
                 continue;
             }
             if (!authz_allowed(s, r->c, IAM_CREATE_TOPIC, qt->name.p, (size_t)qt->name.len)) {

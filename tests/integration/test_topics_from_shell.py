@@ -95,3 +95,18 @@ def test_admin_api_creates_and_deletes_topics_with_createtopics_checks():
         status, e = call(b, "DELETE", "/v1/topics/clicks")
         assert (status, e["code"]) == (404, "NotFound"), e
         assert b.wait_for_log(r"deleted topic clicks \(admin API\)")
+
+
+def test_refusal_texts_name_the_profile_that_chose_them():
+    """'as on MSK Serverless' only where the serverless profile chose the behaviour (issue 31,
+    item 6): the provisioned profile refused auto-creation 'as on MSK Serverless' too."""
+    import kafka_wire as kw
+    for profile, note in (("serverless", "as on MSK Serverless"), ("provisioned", "MSK's default configuration")):
+        b = Broker(config={"profile": profile})
+        with running(b):
+            with kw.connect(b.port) as s:
+                s.sendall(kw.metadata_request(kw.METADATA_V, 3, "profile-note", ["no-such-topic"]))
+                kw.recv_frame(s)
+            line = b.wait_for_log(r"topic 'no-such-topic' does not exist \(auto\.create\.topics\.enable=false")
+            assert line and note in line, (profile, line)
+            assert profile == "serverless" or "MSK Serverless" not in line, line
