@@ -470,7 +470,7 @@ static fault_rule **find_rule(admin_call *c) {
     if (*end == '\0' && c->args[0][0] >= '0' && c->args[0][0] <= '9')
         for (fault_rule **p = &c->s->faults; *p; p = &(*p)->next)
             if ((*p)->id == id) return p;
-    http_error(c->rs, 404, "NoSuchFault", "no fault rule %s (GET /v1/faults lists them)", c->args[0]);
+    http_error(c->rs, 404, "NotFound", "no fault rule %s (GET /v1/faults lists them)", c->args[0]);
     return NULL;
 }
 

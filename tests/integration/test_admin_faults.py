@@ -275,3 +275,10 @@ def test_delete_all_counts(broker):
         add_rule(broker, api="Fetch", client_id="nobody", latency_ms=10)
     status, got = admin(broker, "DELETE", "/v1/faults")
     assert status == 200 and got == {"deleted": 3}
+
+
+def test_unknown_fault_rule_is_notfound_as_documented(broker):
+    """Regression (issue 31, item 6): docs/admin-api.md lists NotFound; the route answered NoSuchFault."""
+    for method in ("GET", "DELETE"):
+        status, got = admin(broker, method, "/v1/faults/987654")
+        assert (status, got["code"]) == (404, "NotFound"), (method, got)
