@@ -448,6 +448,19 @@ def parse_find_coordinator(version, body):
     return out
 
 
+def coordinator_port(port, key, key_type=0, client_id="coordinator-test"):
+    """The port of the node coordinating group (key_type 0) or transactional id (1) `key`, asked
+    of the broker on `port` (FindCoordinator at the serverless floor); asserts no error."""
+    s = connect(port)
+    try:
+        s.sendall(find_coordinator_request(1, client_id, key, key_type))
+        found = parse_find_coordinator(FIND_COORDINATOR_V, recv_frame(s)[1])
+    finally:
+        s.close()
+    assert found["error"] == 0, "FindCoordinator key_type %d of %r: %r" % (key_type, key, found)
+    return found["port"]
+
+
 def offset_commit_request(correlation_id, client_id, group, topic, offsets, metadata=""):
     """OffsetCommit v2 for a simple consumer (generation -1, no member): offsets is
     {partition: offset}; the same metadata for each."""

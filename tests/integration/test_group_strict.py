@@ -16,16 +16,6 @@ KAFKAJS_222 = bytes.fromhex("000000000001000974657374746f70696300000000")
 JOIN_GROUP = 11
 
 
-def find_coordinator(port, group):
-    s = kw.connect(port)
-    s.sendall(kw.find_coordinator_request(1, "strict-test", group))
-    _, body = kw.recv_frame(s)
-    s.close()
-    found = kw.parse_find_coordinator(kw.FIND_COORDINATOR_V, body)
-    assert found["error"] == 0, found
-    return found["port"]
-
-
 def join_v5(sock, corr, group, member_id, metadata, protocol="RoundRobinAssigner"):
     body = (kw.string(group) + kw.i32(30000) + kw.i32(60000) + kw.string(member_id) + kw.string(None)
             + kw.string("consumer") + kw.array([kw.string(protocol) + kw.bytes_(metadata)], lambda p: p))
@@ -64,7 +54,7 @@ def broker_config():
 
 
 def test_kafkajs_221_metadata_is_refused_by_serverless(broker):
-    port = find_coordinator(broker.port, "strict-kafkajs")
+    port = kw.coordinator_port(broker.port, "strict-kafkajs")
     res = join_until_member(port, "strict-kafkajs", KAFKAJS_221)
     assert res["error"] == 42  # INVALID_REQUEST
     line = broker.wait_for_log(r"INVALID_REQUEST\(42\).*group strict-kafkajs")
@@ -75,7 +65,7 @@ def test_kafkajs_221_metadata_is_refused_by_serverless(broker):
 
 
 def test_kafkajs_222_metadata_joins(broker):
-    port = find_coordinator(broker.port, "strict-fixed")
+    port = kw.coordinator_port(broker.port, "strict-fixed")
     res = join_until_member(port, "strict-fixed", KAFKAJS_222)
     assert res["error"] == 0 and res["generation"] >= 1
     assert res["protocol"] == "RoundRobinAssigner"
@@ -86,7 +76,7 @@ def test_lenient_accepts_what_apache_kafka_accepts():
     b = Broker(config={"group.initial.rebalance.delay.ms": 0, "group.consumer.protocol.validation": "lenient"})
     b.start()
     try:
-        port = find_coordinator(b.port, "lenient-kafkajs")
+        port = kw.coordinator_port(b.port, "lenient-kafkajs")
         res = join_until_member(port, "lenient-kafkajs", KAFKAJS_221)
         assert res["error"] == 0 and res["protocol"] == "RoundRobinAssigner"
     finally:
@@ -96,7 +86,7 @@ def test_lenient_accepts_what_apache_kafka_accepts():
 
 def test_group_request_on_the_wrong_node_is_not_coordinator(broker):
     """Groups are spread over the synthetic brokers; another node answers NOT_COORDINATOR (16)."""
-    port = find_coordinator(broker.port, "spread-group")
+    port = kw.coordinator_port(broker.port, "spread-group")
     other = next(p for p in broker.ports if p != port)
     s = kw.connect(other)
     res = join_v5(s, 1, "spread-group", "", KAFKAJS_222)

@@ -29,16 +29,6 @@ def broker_config():
     return {"profile": "kafka"}
 
 
-def coordinator_port(broker, group):
-    s = kw.connect(broker.port)
-    s.sendall(kw.find_coordinator_request(1, "timer-test", group))
-    _, body = kw.recv_frame(s)
-    s.close()
-    found = kw.parse_find_coordinator(kw.FIND_COORDINATOR_V, body)
-    assert found["error"] == 0, found
-    return found["port"]
-
-
 def send_join_v2(sock, corr, group, session_ms, rebalance_ms, member_id=""):
     body = (kw.string(group) + kw.i32(session_ms) + kw.i32(rebalance_ms) + kw.string(member_id)
             + kw.string("consumer") + kw.array([kw.string("range") + kw.bytes_(SUBSCRIPTION)], lambda p: p))
@@ -86,7 +76,7 @@ def api_versions_answered(port, timeout=2.0):
 
 def test_parked_sync_past_session_timeout_keeps_broker_serving(broker):
     group = "parked-sync"
-    port = coordinator_port(broker, group)
+    port = kw.coordinator_port(broker.port, group, client_id="timer-test")
     a, b = kw.connect(port, timeout=30), kw.connect(port, timeout=30)
     send_join_v2(a, 1, group, 60000, 60000)
     time.sleep(0.2)  # A first, so A leads

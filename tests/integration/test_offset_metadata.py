@@ -22,13 +22,7 @@ def broker_config():
 
 
 def offset_fetch(port, group, topic, partitions):
-    s = kw.connect(port)
-    try:
-        s.sendall(kw.find_coordinator_request(1, "metadata-test", group))
-        coord = kw.parse_find_coordinator(kw.FIND_COORDINATOR_V, kw.recv_frame(s)[1])
-    finally:
-        s.close()
-    s = kw.connect(coord["port"])
+    s = kw.connect(kw.coordinator_port(port, group))
     try:
         s.sendall(kw.offset_fetch_request(5, 2, "metadata-test", group, topic, partitions))
         return kw.parse_offset_fetch(5, kw.recv_frame(s)[1])

@@ -25,16 +25,6 @@ def topic(broker):
     return "ret-offsets"
 
 
-def coordinator(port, group):
-    s = kw.connect(port)
-    s.sendall(kw.find_coordinator_request(1, "retention", group))
-    _, body = kw.recv_frame(s)
-    s.close()
-    found = kw.parse_find_coordinator(kw.FIND_COORDINATOR_V, body)
-    assert found["error"] == 0, found
-    return found["port"]
-
-
 def commit_v2(sock, group, topic, partition, offset, retention_ms):
     body = (kw.string(group) + kw.i32(-1) + kw.string("") + kw.i64(retention_ms)
             + kw.array([kw.string(topic) + kw.array([kw.i32(partition) + kw.i64(offset) + kw.string("m")],
@@ -57,7 +47,7 @@ def fetch_v1(sock, group, topic, partition):
 
 
 def test_explicit_retention_time_expires_the_commit(broker, topic):
-    port = coordinator(broker.port, "ret-group")
+    port = kw.coordinator_port(broker.port, "ret-group")
     s = kw.connect(port)
     assert commit_v2(s, "ret-group", "ret-offsets", 0, 42, 600) == 0
     assert fetch_v1(s, "ret-group", "ret-offsets", 0) == (42, "m", 0)
@@ -70,7 +60,7 @@ def test_explicit_retention_time_expires_the_commit(broker, topic):
 
 
 def test_default_retention_keeps_offsets(broker, topic):
-    port = coordinator(broker.port, "kept-group")
+    port = kw.coordinator_port(broker.port, "kept-group")
     s = kw.connect(port)
     assert commit_v2(s, "kept-group", "ret-offsets", 0, 7, -1) == 0
     time.sleep(0.5)  # several expiry sweeps (every 100 ms) pass
