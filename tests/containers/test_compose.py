@@ -6,6 +6,7 @@ round-trips records; a program on the host uses the external listener at the sam
 import json
 import os
 import subprocess
+import urllib.request
 import uuid
 
 import pytest
@@ -56,7 +57,8 @@ def test_host_uses_the_external_listener(stack):
 
 
 def test_standalone_compose_file(stack):
-    """docker/compose.yaml: the broker alone, healthy, reachable from the host on 19092."""
+    """docker/compose.yaml: the broker alone, healthy, reachable from the host on 19092, its admin
+    API on 19080."""
     compose(stack, "down", "-v", timeout=120)  # the IAM stack holds the same host ports
     solo = "mskmock-solo" + uuid.uuid4().hex[:4]
     file = os.path.join(ROOT, "docker", "compose.yaml")
@@ -66,5 +68,11 @@ def test_standalone_compose_file(stack):
         create_topic("localhost:19092", "solo")
         produce("localhost:19092", "solo", ["s"])
         assert consume("localhost:19092", "solo", 1) == ["s"]
+        # the admin API is published too (issue 31: it was not), and makes topics without a client
+        req = urllib.request.Request("http://127.0.0.1:19080/v1/topics", method="POST",
+                                     data=json.dumps({"name": "from-admin", "partitions": 2}).encode())
+        with urllib.request.urlopen(req, timeout=10) as r:
+            assert json.loads(r.read())["name"] == "from-admin"
+        produce("localhost:19092", "from-admin", ["a"])
     finally:
         compose(solo, "down", "-v", "--remove-orphans", file=file, timeout=120, check=False)
