@@ -459,6 +459,7 @@ static const char *const tooling_env[] = {
     "test.log",      /* unit tests: the log level they show */
     "test.timeout",  /* tests/containers: each language's bound */
     "suites.dir",    /* tools/client-suites: where the clients' suites are cached */
+    "cli.bootstrap", /* mskmock topic|produce|consume: the brokers to ask first */
 };
 #define TOOLING_ENV_PREFIX "it." /* MSKMOCK_IT_*: settings of the integration tests */
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "cli/cli.h"
 #include "clock.h"
 #include "config.h"
 #include "iam/authz.h"
@@ -33,6 +34,9 @@ static void usage(FILE *f) {
             "--ports auto is ports.auto=true (free ports the OS picks), --port-base N is port.base=N (every port\n"
             "moved together: admin N, plaintext N+12.., iam N+18..) and --ready-file PATH is ready.file=PATH;\n"
             "once serving, one line \"mskmock ready {JSON}\" on stdout gives the ports and bootstrap lists.\n"
+            "       mskmock topic create|list|describe|delete ...   a Kafka client for any broker (MSK, Kafka,\n"
+            "       mskmock produce TOPIC ...                       mskmock): topics, stdin lines as records,\n"
+            "       mskmock consume TOPIC ...                       records out; 'mskmock topic --help' etc.\n"
             "A local AWS MSK Serverless broker. Every configuration key can also be set with an\n"
             "environment variable MSKMOCK_<KEY> (dots become underscores, upper case).\n\nKeys:\n");
     for (size_t i = 0; i < cfg_key_count(); i++) {
@@ -116,6 +120,8 @@ static int run_salvage(const char *from, const char *data_dir) {
 
 int main(int argc, char **argv) {
     int64_t t0 = clk_mono_us();
+    /* the client commands run instead of the broker: no broker flag applies to them */
+    if (argc > 1 && cli_is_command(argv[1])) return cli_main(argc, argv);
     tune_malloc();
     const char *config_file = NULL, *data_dir = NULL, *profile = NULL, *level = NULL, *salvage = NULL;
     const char *ports = NULL, *ready_file = NULL, *port_base = NULL, *wait_ready = NULL, *wait_pid = NULL, *wait_log = NULL,

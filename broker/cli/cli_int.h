@@ -1,0 +1,29 @@
+/* What the CLI's files share (README.md); nothing outside broker/cli/ includes this. */
+#ifndef CLI_INT_H
+#define CLI_INT_H
+
+#include <stdio.h>
+
+#include "conn.h"
+
+/* Bootstrap from $MSKMOCK_CLI_BOOTSTRAP or localhost:9092, client id mskmock-cli, 30 s per answer. */
+void cli_opts_default(cli_opts *o);
+/* 1 when argv[*i] was a common flag (and its value consumed), 0 when not, -1 on a missing value. */
+int cli_common_flag(cli_opts *o, int argc, char **argv, int *i);
+/* Prints "mskmock CMD: what" on stderr; returns 2 (bad usage). */
+int cli_usage_error(const char *cmd, const char *what, const char *arg);
+/* Prints "mskmock CMD: what" on stderr; returns 1 (the command failed). */
+int cli_fail(const char *cmd, const char *what);
+
+int cli_topic(int argc, char **argv);
+int cli_produce(int argc, char **argv);
+int cli_consume(int argc, char **argv);
+
+#define CLI_COMMON_USAGE                                                                              \
+    "common flags:\n"                                                                                 \
+    "  -b, --bootstrap HOST:PORT[,...]  brokers to ask first (default: $MSKMOCK_CLI_BOOTSTRAP, else\n" \
+    "                                   localhost:9092)\n"                                            \
+    "  --client-id ID                   the client id the brokers log (default mskmock-cli)\n"        \
+    "  --request-timeout S              how long to wait for each answer (default 30)\n"
+
+#endif

@@ -1,0 +1,81 @@
+/*
+ * Blocking Kafka connections for the CLI: dial, request/response framing through protocol/'s
+ * message descriptions, ApiVersions negotiation; and the cluster as Metadata describes it, with
+ * one connection per broker id opened when first needed.
+ *
+ * Plaintext only for now. TLS and SASL slot in at cli_conn_open: after the dial, wrap the fd in
+ * an SSL session (conn_io then reads and writes through it); after ApiVersions, SaslHandshake
+ * and SaslAuthenticate go through cli_call like any request.
+ */
+#ifndef CLI_CONN_H
+#define CLI_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kp.h"
+#include "kp_errors.h"
+#include "kp_msgs.h"
+
+#define CLI_MAX_API 128
+#define CLI_MAX_BROKERS 64
+
+typedef struct cli_opts {
+    const char *bootstrap; /* "host:port[,host:port...]" */
+    const char *client_id;
+    int timeout_ms;        /* for connecting and for each answer */
+} cli_opts;
+
+typedef struct cli_conn {
+    int fd;
+    char addr[300];        /* host:port, for messages */
+    const cli_opts *o;
+    int32_t corr;
+    int16_t api_min[CLI_MAX_API], api_max[CLI_MAX_API]; /* what the broker serves; max -1: not at all */
+} cli_conn;
+
+/* Connects to host:port and negotiates versions. NULL with err filled. */
+cli_conn *cli_conn_open(const cli_opts *o, const char *host, int port, char *err, size_t n);
+void cli_conn_close(cli_conn *c);
+
+/* The highest version of m both sides serve, or -1 with err filled ("... serves none we do"). */
+int16_t cli_version(const cli_conn *c, const kp_msg *m, char *err, size_t n);
+
+/*
+ * Sends req (m's request at ver) and, unless resp is NULL (Produce with acks=0 gets no answer),
+ * decodes the answer into resp. Everything the answer points to lives in a. 0, or -1 with err.
+ */
+int cli_call(cli_conn *c, const kp_msg *m, int16_t ver, const void *req, void *resp, kp_arena *a, char *err,
+             size_t n);
+
+typedef struct cli_broker {
+    int32_t id;
+    char host[256];
+    int port;
+    cli_conn *c;
+} cli_broker;
+
+typedef struct cli_cluster {
+    const cli_opts *o;
+    cli_conn *boot;        /* the first bootstrap address that answered */
+    cli_broker b[CLI_MAX_BROKERS];
+    int nb;
+    int32_t controller;    /* -1 when Metadata names none */
+} cli_cluster;
+
+int cli_cluster_open(cli_cluster *cl, const cli_opts *o, char *err, size_t n);
+void cli_cluster_close(cli_cluster *cl);
+/*
+ * Metadata for one topic (topic non-NULL) or every topic, through the bootstrap connection; the
+ * brokers it lists become known to cli_node. 0, or -1 with err (a transport failure only: the
+ * topics' error codes are the caller's to read).
+ */
+int cli_metadata(cli_cluster *cl, const char *topic, kp_metadata_response *out, kp_arena *a, char *err, size_t n);
+/* The connection to broker id (opened on first use). NULL with err. */
+cli_conn *cli_node(cli_cluster *cl, int32_t id, char *err, size_t n);
+
+/* "NAME" or "NAME: message" of a Kafka error, for a failure line. */
+const char *cli_err_text(int16_t code, kp_str message, char *buf, size_t n);
+
+#endif
