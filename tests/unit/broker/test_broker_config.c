@@ -182,7 +182,7 @@ static void test_tooling_variables_do_not_stop_the_broker(void **state) {
     clear_mskmock_env();
     static const char *const tooling[] = {"MSKMOCK_BIN", "MSKMOCK_WERROR", "MSKMOCK_SANITIZE", "MSKMOCK_BUILD_DIR",
                                           "MSKMOCK_REVISION", "MSKMOCK_IMAGE", "MSKMOCK_START_TIMEOUT",
-                                          "MSKMOCK_TEST_LOG", "MSKMOCK_TEST_TIMEOUT", "MSKMOCK_SUITES_DIR",
+                                          "MSKMOCK_TEST_LOG", "MSKMOCK_TEST_TIMEOUT", "MSKMOCK_SUITES_DIR", "MSKMOCK_CLI_BOOTSTRAP",
                                           "MSKMOCK_IT_EXTERNAL_BOOTSTRAP", "MSKMOCK_IT_RDKAFKA_DEBUG"};
     for (size_t i = 0; i < sizeof tooling / sizeof tooling[0]; i++) setenv(tooling[i], "1", 1);
     config c = {0};
