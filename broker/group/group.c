@@ -428,10 +428,18 @@ static void complete_join(srv *s, group *g) {
     for (member *x = g->members; x; x = x->next) {
         x->pending_sync = true;
         x->joined = false;
-        if (x->join)
+        if (x->join) {
             answer_join(s, g, x, 0);
-        else
+        } else {
+            /*
+             * Its JoinGroup is gone with its connection: from now on its session timeout applies,
+             * not the new-member join timeout (Kafka's onCompleteJoin clears isNew for every
+             * member). It kept 300 s, and the group waited that long on a leader that had left
+             * (librdkafka 0084_destroy_flags).
+             */
+            x->is_new = false;
             touch(x);
+        }
     }
     arm(g);
 }

@@ -911,6 +911,35 @@ static void test_parked_join_past_session_timeout_does_not_stop_the_loop(void **
     h_free(h);
 }
 
+/*
+ * Regression (librdkafka 0084_destroy_flags, found by tools/client-suites): a new member whose
+ * connection closed while its first JoinGroup was parked stayed in the completed generation with
+ * the 300 s new-member join timeout, so the group waited five minutes on it. Kafka's
+ * onCompleteJoin clears isNew for every member: its session timeout applies from then on.
+ */
+static void test_new_member_gone_while_parked_expires_at_its_session_timeout(void **state) {
+    (void)state;
+    harness *h = h_new(NO_DELAY);
+    cli *a = cli_new(h, "consumer-a", "g");
+    cli *b = cli_new(h, "consumer-b", "g");
+    req *ja = cli_join_new(h, a, 5);
+    assert_true(h_answered(ja));
+    assert_int_equal(sync_resp(h, cli_sync(h, a, NULL, 0))->error_code, 0);
+    req *jb = cli_join_new(h, b, 5);
+    assert_int_equal(jb->state, REQ_PARKED);
+    req_cancel_park(&h->s, jb); /* b's connection closes, as net_close does for a parked request */
+    ja = cli_join(h, a, 5);
+    assert_true(h_answered(ja));
+    assert_int_equal(join_resp(h, ja)->members.n, 2); /* b had joined this phase: it is in the generation */
+    tick(h, "g", SESSION_MS - 1);
+    assert_int_equal(grp(h, "g")->nmembers, 2);
+    assert_int_equal(cli_heartbeat(h, a), 0);
+    tick(h, "g", 2);
+    assert_int_equal(grp(h, "g")->nmembers, 1);
+    assert_state(h, "g", GS_PREPARING);
+    h_free(h);
+}
+
 static void test_member_not_rejoining_within_rebalance_timeout_is_removed(void **state) {
     (void)state;
     harness *h = h_new(NO_DELAY);
@@ -1668,6 +1697,7 @@ int main(void) {
         T(test_member_not_syncing_within_rebalance_timeout_is_removed),
         T(test_parked_sync_past_session_timeout_does_not_stop_the_loop),
         T(test_parked_join_past_session_timeout_does_not_stop_the_loop),
+        T(test_new_member_gone_while_parked_expires_at_its_session_timeout),
         T(test_follower_never_syncing_after_leader_synced_is_removed_at_rebalance_timeout),
         T(test_member_not_rejoining_within_rebalance_timeout_is_removed),
         T(test_pending_member_never_returning_is_dropped_after_session_timeout),
