@@ -51,8 +51,9 @@ committed_offset *grp_offset_get(group *g, const char *topic, size_t topic_len, 
     return NULL;
 }
 
-static void put_memory(group *g, const char *topic, int32_t partition, int64_t offset, int32_t leader_epoch,
-                       kp_str metadata, int64_t commit_ms, int64_t expire_ms) {
+/* The group's in-memory commit of (topic, partition), made or replaced; returns it. */
+static committed_offset *put_memory(group *g, const char *topic, int32_t partition, int64_t offset,
+                                    int32_t leader_epoch, kp_str metadata, int64_t commit_ms, int64_t expire_ms) {
     committed_offset *o = grp_offset_get(g, topic, strlen(topic), partition);
     if (!o) {
         if (g->noffsets == g->cap_offsets) {
@@ -75,13 +76,13 @@ static void put_memory(group *g, const char *topic, int32_t partition, int64_t o
     o->leader_epoch = leader_epoch;
     o->commit_ms = commit_ms;
     o->expire_ms = expire_ms;
+    return o;
 }
 
 void grp_offset_put(srv *s, group *g, const char *topic, int32_t partition, int64_t offset, int32_t leader_epoch,
                     kp_str metadata, int64_t expire_ms) {
     int64_t now = clk_now_ms();
-    put_memory(g, topic, partition, offset, leader_epoch, metadata, now, expire_ms);
-    committed_offset *o = grp_offset_get(g, topic, strlen(topic), partition);
+    committed_offset *o = put_memory(g, topic, partition, offset, leader_epoch, metadata, now, expire_ms);
     stor_offset so = {g->id, topic, partition, offset, leader_epoch, o->metadata, o->metadata_len, now, expire_ms};
     /* one line per transaction: after the first failure every later write of it fails the same way */
     if (stor_offset_commit(s->st, &so) != 0 && !s->offset_error_logged) {
