@@ -26,7 +26,7 @@ static json_t *bootstrap(const srv *s, listener_kind k) {
     char list[4096];
     size_t off = 0;
     for (int i = 0; i < s->nnodes && off < sizeof list; i++)
-        off += (size_t)snprintf(list + off, sizeof list - off, "%s%s:%d", i ? "," : "", lsn_host(s->cfg, k),
+        off += (size_t)snprintf(list + off, sizeof list - off, "%s%s:%d", i ? "," : "", lsn_cfg_host(s->cfg, k),
                                 s->nodes[i].ports[k]);
     return json_string(list);
 }

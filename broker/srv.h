@@ -41,7 +41,8 @@ typedef struct listener {
 
 typedef struct node {
     int32_t id;
-    int32_t ports[LSN_COUNT]; /* 0: that listener is off */
+    int32_t ports[LSN_COUNT]; /* bound; 0: that listener is off */
+    int32_t adv_ports[LSN_COUNT]; /* what Metadata names when set by the admin API (a mapped container port); 0: ports */
     listener lsn[LSN_COUNT];
     bool down;                /* taken down by the admin API: no listener, not in Metadata */
 } node;
@@ -49,8 +50,8 @@ typedef struct node {
 const char *lsn_name(listener_kind k);
 static inline bool lsn_sasl(listener_kind k) { return k != LSN_PLAINTEXT && k != LSN_EXTERNAL; }
 static inline bool lsn_tls(listener_kind k) { return k == LSN_IAM || k == LSN_EXTERNAL_IAM; }
-/* The host name Metadata, FindCoordinator and DescribeCluster give a client of listener k. */
-static inline const char *lsn_host(const config *cfg, listener_kind k) {
+/* The host name a listener of kind k has from the configuration. */
+static inline const char *lsn_cfg_host(const config *cfg, listener_kind k) {
     return k == LSN_EXTERNAL || k == LSN_EXTERNAL_IAM ? cfg->external_advertised_host : cfg->advertised_host;
 }
 
@@ -69,6 +70,7 @@ struct srv {
     stor *st;
     int nnodes;
     node nodes[CFG_MAX_BROKERS];
+    char *adv_host[LSN_COUNT]; /* set by the admin API (admin_listeners.c); NULL: lsn_cfg_host */
     topic *topics;           /* list; topic counts are small */
     int ntopics;
     int64_t next_producer_id;
@@ -107,6 +109,14 @@ struct srv {
     bool offset_error_logged;     /* a failed offset write of the open transaction was logged */
     bool stopping;
 };
+
+/* The host and port Metadata, FindCoordinator and DescribeCluster give a client of listener k for node i. */
+static inline const char *lsn_host(const srv *s, listener_kind k) {
+    return s->adv_host[k] ? s->adv_host[k] : lsn_cfg_host(s->cfg, k);
+}
+static inline int32_t lsn_port(const srv *s, int i, listener_kind k) {
+    return s->nodes[i].adv_ports[k] ? s->nodes[i].adv_ports[k] : s->nodes[i].ports[k];
+}
 
 int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen);
 void srv_close(srv *s);   /* stop listening and close connections */

@@ -1,6 +1,6 @@
 /*
  * admin: the server, the route table, the bearer token and health/readiness; see admin.h. The
- * routes themselves live in admin_state.c, admin_iam.c, admin_brokers.c, fault.c and metrics.c.
+ * routes themselves live in admin_state.c, admin_iam.c, admin_brokers.c, admin_listeners.c, fault.c and metrics.c.
  */
 #include "admin.h"
 
@@ -70,6 +70,9 @@ static const route routes[] = {
     {"POST", "/v1/brokers/{}/down", admin_post_broker_down, false},
     {"POST", "/v1/brokers/{}/up", admin_post_broker_up, false},
     {"POST", "/v1/topics/{}/partitions/{}/leader", admin_post_partition_leader, false},
+    {"GET", "/v1/listeners", admin_get_listeners, false},
+    {"PUT", "/v1/listeners/{}/advertised", admin_put_listener_advertised, false},
+    {"DELETE", "/v1/listeners/{}/advertised", admin_delete_listener_advertised, false},
     {"GET", "/v1/faults", fault_get_all, false},
     {"POST", "/v1/faults", fault_post, false},
     {"DELETE", "/v1/faults", fault_delete_all, false},

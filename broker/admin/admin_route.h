@@ -67,5 +67,9 @@ void admin_get_brokers(admin_call *c);
 void admin_post_broker_down(admin_call *c);
 void admin_post_broker_up(admin_call *c);
 void admin_post_partition_leader(admin_call *c);
+/* admin_listeners.c */
+void admin_get_listeners(admin_call *c);
+void admin_put_listener_advertised(admin_call *c);
+void admin_delete_listener_advertised(admin_call *c);
 
 #endif

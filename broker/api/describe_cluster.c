@@ -33,7 +33,7 @@ void api_describe_cluster(srv *s, req *r) {
     for (int i = 0; i < s->nnodes; i++)
         if (!s->nodes[i].down) /* as Metadata: a broker taken down is not registered */
             resp->brokers.v[resp->brokers.n++] = (kp_describe_cluster_broker){
-                s->nodes[i].id, kp_str_c(lsn_host(s->cfg, r->c->listener)), s->nodes[i].ports[r->c->listener],
+                s->nodes[i].id, kp_str_c(lsn_host(s, r->c->listener)), lsn_port(s, i, r->c->listener),
                 KP_STR_NULL};
     if (q->include_cluster_authorized_operations)
         resp->cluster_authorized_operations = authz_operations(s, r->c, IAM_RES_CLUSTER, "", 0);

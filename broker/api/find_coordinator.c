@@ -36,16 +36,16 @@ void api_find_coordinator(srv *s, req *r) {
             c->key = q->coordinator_keys.v[i];
             c->error_code = lookup(s, r, c->key, q->key_type, &node);
             c->node_id = c->error_code ? -1 : s->nodes[node].id;
-            c->host = kp_str_c(c->error_code ? "" : lsn_host(s->cfg, r->c->listener));
-            c->port = c->error_code ? -1 : s->nodes[node].ports[r->c->listener];
+            c->host = kp_str_c(c->error_code ? "" : lsn_host(s, r->c->listener));
+            c->port = c->error_code ? -1 : lsn_port(s, node, r->c->listener);
             c->error_message = c->error_code ? kp_str_c(kp_err_name(c->error_code)) : KP_STR_NULL;
         }
     } else {
         int node = 0;
         resp->error_code = lookup(s, r, q->key, q->key_type, &node);
         resp->node_id = resp->error_code ? -1 : s->nodes[node].id;
-        resp->host = kp_str_c(resp->error_code ? "" : lsn_host(s->cfg, r->c->listener));
-        resp->port = resp->error_code ? -1 : s->nodes[node].ports[r->c->listener];
+        resp->host = kp_str_c(resp->error_code ? "" : lsn_host(s, r->c->listener));
+        resp->port = resp->error_code ? -1 : lsn_port(s, node, r->c->listener);
         resp->error_message = resp->error_code ? kp_str_c(kp_err_name(resp->error_code)) : KP_STR_NULL;
     }
     req_respond(r, resp);

@@ -63,7 +63,7 @@ void api_metadata(srv *s, req *r) {
     for (int i = 0; i < s->nnodes; i++)
         if (!s->nodes[i].down) /* a broker down is not registered, so Kafka does not list it */
             resp->brokers.v[resp->brokers.n++] = (kp_metadata_response_broker){
-                s->nodes[i].id, kp_str_c(lsn_host(s->cfg, r->c->listener)), s->nodes[i].ports[r->c->listener],
+                s->nodes[i].id, kp_str_c(lsn_host(s, r->c->listener)), lsn_port(s, i, r->c->listener),
                 KP_STR_NULL};
     resp->cluster_id = kp_str_c(s->cfg->cluster_id);
     /* admin clients send CreateTopics and friends to this node: MSK Serverless names one (controller.visibility) */

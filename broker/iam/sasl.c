@@ -190,6 +190,20 @@ int sasl_init(srv *s, char *err, size_t n) {
     return 0;
 }
 
+bool sasl_host_accepted(const srv *s, const char *host, char *list, size_t n) {
+    const sasl_ctx *x = s->sasl;
+    size_t off = 0;
+    bool found = !x;
+    if (n) list[0] = 0;
+    for (size_t i = 0; x && i < x->n_broker_hosts; i++) {
+        found = found || strcasecmp(x->broker_hosts[i], host) == 0;
+        bool dup = false; /* advertised.host is often localhost, which is always there too */
+        for (size_t j = 0; j < i && !dup; j++) dup = strcasecmp(x->broker_hosts[j], x->broker_hosts[i]) == 0;
+        if (!dup && off < n) off += (size_t)snprintf(list + off, n - off, "%s%s", off ? ", " : "", x->broker_hosts[i]);
+    }
+    return found;
+}
+
 iam_store *sasl_identities(srv *s) { return s->sasl ? s->sasl->iam : NULL; }
 
 int sasl_credentials_port(const srv *s) { return s->sasl && s->sasl->creds ? cred_endpoint_port(s->sasl->creds) : 0; }

@@ -28,6 +28,12 @@ void sasl_close(srv *s); /* handles */
 void sasl_free(srv *s);  /* memory, after the loop ended */
 /* The identities (and their policies) tokens are checked against. */
 struct iam_store *sasl_identities(srv *s);
+/*
+ * Whether host is one an AWS_MSK_IAM token may name and the TLS certificate covers (advertised.host,
+ * external.advertised.host when external listeners are on, tls.hosts, localhost): what a listener
+ * may be advertised as. Without SASL, every host; the names go to list (comma-separated) either way.
+ */
+bool sasl_host_accepted(const srv *s, const char *host, char *list, size_t n);
 /* The credentials endpoint's bound port (the OS's pick under ports.auto); 0: off. */
 int sasl_credentials_port(const srv *s);
 /*
