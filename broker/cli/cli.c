@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli_int.h"
 
@@ -16,18 +17,48 @@ void cli_opts_default(cli_opts *o) {
     o->bootstrap = env && *env ? env : "localhost:9092";
     o->client_id = "mskmock-cli";
     o->timeout_ms = 30000;
+    o->tls = o->sasl = -1;
+    o->mech = CLI_MECH_NONE;
+    o->ca_file = o->region = NULL;
+    o->auth = NULL;
+}
+
+/* --security-protocol as Kafka's clients name them; -1 for another name. */
+static int security_protocol(cli_opts *o, const char *v) {
+    static const char *const names[] = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"};
+    for (int i = 0; i < 4; i++)
+        if (!strcasecmp(v, names[i])) {
+            o->tls = i & 1;
+            o->sasl = i >> 1;
+            return 0;
+        }
+    return -1;
 }
 
 int cli_common_flag(cli_opts *o, int argc, char **argv, int *i) {
     const char *a = argv[*i];
     const char **target = NULL;
-    const char *timeout = NULL;
+    const char *timeout = NULL, *proto = NULL, *mech = NULL;
+    if (!strcmp(a, "--tls")) {
+        o->tls = 1;
+        return 1;
+    }
     if (!strcmp(a, "-b") || !strcmp(a, "--bootstrap")) target = &o->bootstrap;
     else if (!strcmp(a, "--client-id")) target = &o->client_id;
     else if (!strcmp(a, "--request-timeout")) target = &timeout;
+    else if (!strcmp(a, "--security-protocol")) target = &proto;
+    else if (!strcmp(a, "--sasl-mechanism")) target = &mech;
+    else if (!strcmp(a, "--ca-file")) target = &o->ca_file;
+    else if (!strcmp(a, "--region")) target = &o->region;
     else return 0;
-    if (*i + 1 >= argc) return -1;
+    if (*i + 1 >= argc || !*argv[*i + 1]) return -1;
     *target = argv[++*i];
+    if (proto && security_protocol(o, proto) != 0) return -1;
+    if (mech) {
+        if (!strcasecmp(mech, "AWS_MSK_IAM")) o->mech = CLI_MECH_AWS_MSK_IAM;
+        else if (!strcasecmp(mech, "OAUTHBEARER")) o->mech = CLI_MECH_OAUTHBEARER;
+        else return -1;
+    }
     if (timeout) {
         char *end;
         double s = strtod(timeout, &end);

@@ -24,6 +24,15 @@ int cli_consume(int argc, char **argv);
     "  -b, --bootstrap HOST:PORT[,...]  brokers to ask first (default: $MSKMOCK_CLI_BOOTSTRAP, else\n" \
     "                                   localhost:9092)\n"                                            \
     "  --client-id ID                   the client id the brokers log (default mskmock-cli)\n"        \
-    "  --request-timeout S              how long to wait for each answer (default 30)\n"
+    "  --request-timeout S              how long to wait for each answer (default 30)\n"              \
+    "  --security-protocol P            PLAINTEXT (default), SSL, SASL_SSL or SASL_PLAINTEXT\n"       \
+    "  --tls                            the same as --security-protocol SSL (SASL_SSL with a mechanism)\n" \
+    "  --ca-file PEM                    CAs to trust (default: the system's; mskmock's own is\n"       \
+    "                                   <data.dir>/tls/ca.pem)\n"                                     \
+    "  --sasl-mechanism M               AWS_MSK_IAM or OAUTHBEARER, both IAM-signed (implies SASL_SSL);\n" \
+    "                                   credentials as the AWS SDKs find them: AWS_ACCESS_KEY_ID...,\n" \
+    "                                   AWS_PROFILE and ~/.aws/credentials, the container endpoint\n" \
+    "  --region R                       the region tokens are signed for (default: AWS_REGION,\n"     \
+    "                                   AWS_DEFAULT_REGION, the profile's region)\n"
 
 #endif

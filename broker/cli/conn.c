@@ -11,13 +11,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "clock.h"
 
 #define MAX_FRAME (256 << 20) /* an answer larger than this is not believed */
 #define APIV_FIRST 3          /* Kafka 2.4+; an older broker answers v0 with its range */
 
-/* A connected socket to host:port within timeout_ms, or -1 with err. */
-static int dial(const char *host, int port, int timeout_ms, char *err, size_t n) {
+int cli_dial(const char *host, int port, int timeout_ms, char *err, size_t n) {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
     char ps[16];
     snprintf(ps, sizeof ps, "%d", port);
@@ -51,11 +51,9 @@ static int dial(const char *host, int port, int timeout_ms, char *err, size_t n)
     return fd;
 }
 
-/*
- * Moves exactly len bytes before the deadline. The one place bytes cross the socket: a TLS
- * session (SSL_read/SSL_write, SSL_pending before poll) goes here.
- */
+/* Moves exactly len bytes before the deadline: the one place bytes cross the socket. */
 static int conn_io(cli_conn *c, void *buf, size_t len, bool out, int64_t deadline, char *err, size_t n) {
+    if (c->ssl) return cli_tls_io(c, buf, len, out, deadline, err, n);
     size_t done = 0;
     while (done < len) {
         struct pollfd p = {c->fd, out ? POLLOUT : POLLIN, 0};
@@ -140,8 +138,30 @@ static int decode(cli_conn *c, const kp_msg *m, int16_t ver, bool hflex, const u
     return 0;
 }
 
+static int conn_start(cli_conn *c, char *err, size_t n);
+
+/*
+ * KIP-368: a broker closes a connection whose session ended at its next request, so a long
+ * consume authenticates again first; should that fail (a broker that refuses re-authentication
+ * so soon, say), a new connection authenticates from the start.
+ */
+static int reauthenticate(cli_conn *c, char *err, size_t n) {
+    if (cli_sasl_login(c, err, n) == 0) return 0;
+    cli_tls_close(c);
+    close(c->fd);
+    c->fd = -1;
+    c->reauth_at_ms = 0;
+    char why[1024];
+    snprintf(why, sizeof why, "%s", err);
+    if (conn_start(c, err, n) == 0) return 0;
+    size_t l = strlen(err);
+    snprintf(err + l, n - l, " (reconnecting after a failed re-authentication: %s)", why);
+    return -1;
+}
+
 int cli_call(cli_conn *c, const kp_msg *m, int16_t ver, const void *req, void *resp, kp_arena *a, char *err,
              size_t n) {
+    if (c->reauth_at_ms && clk_mono_ms() >= c->reauth_at_ms && reauthenticate(c, err, n) != 0) return -1;
     int64_t deadline = clk_mono_ms() + c->o->timeout_ms;
     if (send_req(c, m, ver, req, deadline, err, n) != 0) return -1;
     if (!resp) return 0;
@@ -199,26 +219,36 @@ static int negotiate(cli_conn *c, char *err, size_t n) {
     return -1;
 }
 
+static bool last_dialed; /* whether the last conn_start got past the dial, for cli_cluster_open's message */
+
+/* Dial, TLS, ApiVersions, SASL: a connection ready for requests. */
+static int conn_start(cli_conn *c, char *err, size_t n) {
+    c->fd = cli_dial(c->host, c->port, c->o->timeout_ms, err, n);
+    last_dialed = c->fd >= 0;
+    if (c->fd < 0) return -1;
+    if (c->o->tls && cli_tls_start(c, clk_mono_ms() + c->o->timeout_ms, err, n) != 0) return -1;
+    if (negotiate(c, err, n) != 0) return -1;
+    return c->o->sasl ? cli_sasl_login(c, err, n) : 0;
+}
+
 cli_conn *cli_conn_open(const cli_opts *o, const char *host, int port, char *err, size_t n) {
-    int fd = dial(host, port, o->timeout_ms, err, n);
-    if (fd < 0) return NULL;
     cli_conn *c = calloc(1, sizeof *c);
     if (!c) abort();
-    c->fd = fd;
     c->o = o;
+    snprintf(c->host, sizeof c->host, "%s", host);
+    c->port = port;
     snprintf(c->addr, sizeof c->addr, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
-    /* TLS: the handshake goes here, before the first request */
-    if (negotiate(c, err, n) != 0) {
+    if (conn_start(c, err, n) != 0) {
         cli_conn_close(c);
         return NULL;
     }
-    /* SASL (AWS_MSK_IAM, OAUTHBEARER): SaslHandshake v1 + SaslAuthenticate go here */
     return c;
 }
 
 void cli_conn_close(cli_conn *c) {
     if (!c) return;
-    close(c->fd);
+    cli_tls_close(c);
+    if (c->fd >= 0) close(c->fd);
     free(c);
 }
 
@@ -272,10 +302,14 @@ static int split_addr(const char *s, size_t len, char *host, size_t hn, int *por
     return 0;
 }
 
-int cli_cluster_open(cli_cluster *cl, const cli_opts *o, char *err, size_t n) {
+int cli_cluster_open(cli_cluster *cl, cli_opts *o, char *err, size_t n) {
     memset(cl, 0, sizeof *cl);
     cl->o = o;
     cl->controller = -1;
+    if (cli_auth_setup(o, err, n) != 0) {
+        cli_auth_free(o);
+        return -1;
+    }
     const char *s = o->bootstrap;
     char why[512] = "empty bootstrap list";
     while (*s) {
@@ -284,19 +318,24 @@ int cli_cluster_open(cli_cluster *cl, const cli_opts *o, char *err, size_t n) {
         int port;
         if (len && split_addr(s, len, host, sizeof host, &port) != 0) {
             snprintf(err, n, "bootstrap: '%.*s' is not HOST:PORT", (int)len, s);
+            cli_auth_free(o);
             return -1;
         }
         if (len && (cl->boot = cli_conn_open(o, host, port, why, sizeof why))) return 0;
         s += len;
         if (*s == ',') s++;
     }
-    snprintf(err, n, "no bootstrap broker answered (%s): %s", o->bootstrap, why);
+    /* a broker that answered and refused (TLS, SASL) says why itself */
+    if (last_dialed) snprintf(err, n, "%s", why);
+    else snprintf(err, n, "no bootstrap broker answered (%s): %s", o->bootstrap, why);
+    cli_auth_free(o);
     return -1;
 }
 
 void cli_cluster_close(cli_cluster *cl) {
     for (int i = 0; i < cl->nb; i++) cli_conn_close(cl->b[i].c);
     cli_conn_close(cl->boot);
+    if (cl->o) cli_auth_free(cl->o);
     memset(cl, 0, sizeof *cl);
 }
 
