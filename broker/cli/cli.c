@@ -9,7 +9,7 @@
 #include "cli_int.h"
 
 bool cli_is_command(const char *arg) {
-    return arg && (!strcmp(arg, "topic") || !strcmp(arg, "produce") || !strcmp(arg, "consume"));
+    return arg && (!strcmp(arg, "topic") || !strcmp(arg, "produce") || !strcmp(arg, "consume") || !strcmp(arg, "group"));
 }
 
 void cli_opts_default(cli_opts *o) {
@@ -83,5 +83,6 @@ int cli_main(int argc, char **argv) {
     const char *cmd = argv[1];
     if (!strcmp(cmd, "topic")) return cli_topic(argc - 1, argv + 1);
     if (!strcmp(cmd, "produce")) return cli_produce(argc - 1, argv + 1);
+    if (!strcmp(cmd, "group")) return cli_group(argc - 1, argv + 1);
     return cli_consume(argc - 1, argv + 1);
 }

@@ -18,6 +18,7 @@ int cli_fail(const char *cmd, const char *what);
 int cli_topic(int argc, char **argv);
 int cli_produce(int argc, char **argv);
 int cli_consume(int argc, char **argv);
+int cli_group(int argc, char **argv);
 
 #define CLI_COMMON_USAGE                                                                              \
     "common flags:\n"                                                                                 \

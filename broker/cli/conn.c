@@ -162,7 +162,7 @@ static int reauthenticate(cli_conn *c, char *err, size_t n) {
 int cli_call(cli_conn *c, const kp_msg *m, int16_t ver, const void *req, void *resp, kp_arena *a, char *err,
              size_t n) {
     if (c->reauth_at_ms && clk_mono_ms() >= c->reauth_at_ms && reauthenticate(c, err, n) != 0) return -1;
-    int64_t deadline = clk_mono_ms() + c->o->timeout_ms;
+    int64_t deadline = clk_mono_ms() + c->o->timeout_ms + c->wait_ms;
     if (send_req(c, m, ver, req, deadline, err, n) != 0) return -1;
     if (!resp) return 0;
     const uint8_t *body;

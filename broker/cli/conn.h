@@ -47,6 +47,7 @@ typedef struct cli_conn {
     char addr[300];        /* host:port, for messages */
     const cli_opts *o;
     int32_t corr;
+    int wait_ms;           /* added to timeout_ms for an answer the broker may hold back (JoinGroup) */
     int64_t reauth_at_ms;  /* KIP-368: authenticate again before a request sent after this (0: never) */
     int16_t api_min[CLI_MAX_API], api_max[CLI_MAX_API]; /* what the broker serves; max -1: not at all */
 } cli_conn;

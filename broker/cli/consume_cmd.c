@@ -3,16 +3,21 @@
  * Fetch from each partition's leader (no fetch session, read_uncommitted), printing each
  * record through -f FORMAT (format.h). Stops after -n COUNT records, or once --timeout
  * seconds pass with nothing new; without either it follows the topic until interrupted.
+ * With -g GROUP it reads the partitions the group assigns it (member.h), from the group's
+ * committed offsets, and commits what it printed after each fetch and before it leaves.
  */
 #include <inttypes.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli_int.h"
 #include "clock.h"
 #include "format.h"
 #include "kp_batch.h"
 #include "kp_records.h"
+#include "member.h"
 
 #define CMD "consume"
 #define PARTITION_MAX_BYTES (1 << 20)
@@ -22,17 +27,21 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: mskmock consume TOPIC [-o beginning|end|OFFSET|@TIMESTAMP_MS] [-n COUNT] [-f FORMAT]\n"
-            "                        [-p PARTITION] [--timeout S]\n"
+            "                        [-p PARTITION | -g GROUP] [--timeout S]\n"
             "Prints each record through FORMAT (default \"%%v\\n\"): %%t topic, %%p partition, %%o offset,\n"
             "%%T timestamp (ms), %%k key, %%v value, %%K and %%S key and value lengths, %%h headers, %%%%;\n"
             "\\n \\t escapes. -o: where to start in every partition read (default beginning); @TIMESTAMP_MS is the\n"
             "first record at or after that time. Without -p every partition is read. Stops after COUNT records,\n"
-            "or when S seconds pass with nothing new; without either it follows the topic.\n" CLI_COMMON_USAGE);
+            "or when S seconds pass with nothing new; without either it follows the topic.\n"
+            "-g: read as a member of consumer group GROUP (range assignment): from the group's committed offsets\n"
+            "(-o where it has none), committing what was printed after each fetch and on exit (also on Ctrl-C).\n"
+            CLI_COMMON_USAGE);
 }
 
 typedef struct cpart {
     int32_t index, leader;
     int64_t pos;
+    int64_t committed; /* with -g: what the group holds for it (-1 none) */
 } cpart;
 
 typedef struct consumer {
@@ -43,6 +52,9 @@ typedef struct consumer {
     int32_t nparts;
     const char *fmt;
     int64_t count, max;
+    const char *from;
+    cli_member *mb; /* with -g */
+    sigset_t stop;  /* with -g: SIGINT and SIGTERM, blocked and polled so the member commits and leaves */
     char err[1024];
 } consumer;
 
@@ -219,16 +231,84 @@ out:
     return rc;
 }
 
-static int run(consumer *k, int64_t timeout_ms) {
-    int32_t leaders[CLI_MAX_BROKERS];
-    int nl = 0;
-    for (int32_t i = 0; i < k->nparts; i++) {
-        int j = 0;
-        while (j < nl && leaders[j] != k->parts[i].leader) j++;
-        if (j == nl && nl < CLI_MAX_BROKERS) leaders[nl++] = k->parts[i].leader;
+static int start_positions(consumer *k, const char *from);
+
+/* Positions of the partitions the group assigned: its committed offsets, else where -o says. */
+static int take_assignment(consumer *k) {
+    cli_member *mb = k->mb;
+    free(k->parts);
+    k->parts = calloc((size_t)mb->assigned.n + 1, sizeof *k->parts);
+    if (!k->parts) abort();
+    k->nparts = 0;
+    if (mb->assigned.n && cli_offset_fetch(mb->coord, mb->group, &mb->assigned, false, k->err, sizeof k->err) != 0)
+        return -1;
+    cpart *all = k->parts, *fresh = calloc((size_t)mb->assigned.n + 1, sizeof *fresh);
+    if (!fresh) abort();
+    int32_t nf = 0;
+    for (int i = 0; i < mb->assigned.n; i++) {
+        const cli_tp *tp = &mb->assigned.v[i];
+        all[i] = (cpart){tp->partition, tp->leader, tp->committed, tp->committed};
+        if (tp->committed < 0) fresh[nf++] = all[i];
     }
+    k->parts = fresh;
+    k->nparts = nf;
+    int rc = nf ? start_positions(k, k->from) : 0;
+    for (int32_t i = 0, j = 0; i < mb->assigned.n && j < nf; i++)
+        if (all[i].index == fresh[j].index) all[i].pos = fresh[j++].pos;
+    free(fresh);
+    k->parts = all;
+    k->nparts = mb->assigned.n;
+    fprintf(stderr, "mskmock consume: group %s generation %d: %d partition(s) of %s assigned\n", mb->group,
+            mb->generation, k->nparts, k->topic);
+    return rc;
+}
+
+/* Commits the positions that moved. 0, 1: the group rebalanced, -1 failed. */
+static int commit(consumer *k) {
+    cli_tps s = {0};
+    for (int32_t i = 0; i < k->nparts; i++)
+        if (k->parts[i].pos >= 0 && k->parts[i].pos != k->parts[i].committed) {
+            cli_tps_add(&s, k->topic, -1, k->parts[i].index);
+            s.v[s.n - 1].offset = k->parts[i].pos;
+        }
+    int rc = cli_member_commit(k->mb, &s, k->err, sizeof k->err);
+    for (int32_t i = 0; rc == 0 && i < k->nparts; i++) k->parts[i].committed = k->parts[i].pos;
+    cli_tps_free(&s);
+    return rc;
+}
+
+/* Eager rebalancing: what was printed is committed (when the generation still takes it), then join again. */
+static int rejoin(consumer *k) {
+    if (commit(k) < 0) return -1;
+    return cli_member_join(k->mb, k->err, sizeof k->err) == 0 && take_assignment(k) == 0 ? 0 : -1;
+}
+
+/* With -g: heartbeat, rebalance, and whether SIGINT or SIGTERM asks to stop (1). */
+static int membership(consumer *k) {
+    sigset_t pending;
+    sigpending(&pending);
+    if (sigismember(&pending, SIGINT) || sigismember(&pending, SIGTERM)) return 1;
+    int h = cli_member_heartbeat(k->mb, k->err, sizeof k->err);
+    if (h < 0) return -1;
+    return h > 0 ? rejoin(k) : 0;
+}
+
+static int run(consumer *k, int64_t timeout_ms) {
     int64_t last_new = clk_mono_ms();
     for (;;) {
+        if (k->mb) {
+            int r = membership(k);
+            if (r) return r < 0 ? -1 : 0;
+        }
+        int32_t leaders[CLI_MAX_BROKERS];
+        int nl = 0;
+        for (int32_t i = 0; i < k->nparts; i++) {
+            int j = 0;
+            while (j < nl && leaders[j] != k->parts[i].leader) j++;
+            if (j == nl && nl < CLI_MAX_BROKERS) leaders[nl++] = k->parts[i].leader;
+        }
+        if (!nl) /* a member the group gave nothing: heartbeats only */
+            nanosleep(&(struct timespec){0, 200 * 1000 * 1000}, NULL);
         int64_t before = k->count;
         for (int j = 0; j < nl; j++) {
             int64_t left = timeout_ms >= 0 ? last_new + timeout_ms - clk_mono_ms() : 500;
@@ -236,6 +316,10 @@ static int run(consumer *k, int64_t timeout_ms) {
             if (left < wait) wait = left > 0 ? (int)left : 0;
             int rc = fetch_leader(k, leaders[j], wait);
             if (rc != 0) return rc < 0 ? -1 : 0;
+        }
+        if (k->mb && k->count > before) {
+            int c = commit(k);
+            if (c < 0 || (c > 0 && rejoin(k) != 0)) return -1;
         }
         if (k->count > before) last_new = clk_mono_ms();
         else if (timeout_ms >= 0 && clk_mono_ms() - last_new >= timeout_ms) return 0;
@@ -266,13 +350,21 @@ static int setup(consumer *k, long partition, const char *from) {
                      kp_err_name(KERR_LEADER_NOT_AVAILABLE));
             goto out;
         }
-        k->parts[k->nparts++] = (cpart){mp->partition_index, mp->leader_id, 0};
+        k->parts[k->nparts++] = (cpart){mp->partition_index, mp->leader_id, 0, -1};
     }
     if (!k->nparts) {
         snprintf(k->err, sizeof k->err, "%s partition %ld: %s (the topic has %d partitions)", k->topic, partition,
                  kp_err_name(KERR_UNKNOWN_TOPIC_OR_PARTITION), t->partitions.n);
         goto out;
     }
+    rc = start_positions(k, from);
+out:
+    kp_arena_free(&a);
+    return rc;
+}
+
+static int start_positions(consumer *k, const char *from) {
+    int rc;
     if (!strcmp(from, "beginning")) rc = list_offsets(k, -2);
     else if (!strcmp(from, "end")) rc = list_offsets(k, -1);
     else if (from[0] == '@') {
@@ -295,8 +387,6 @@ static int setup(consumer *k, long partition, const char *from) {
         for (int32_t i = 0; i < k->nparts; i++) k->parts[i].pos = off;
         rc = 0;
     }
-out:
-    kp_arena_free(&a);
     return rc;
 }
 
@@ -316,6 +406,7 @@ int cli_consume(int argc, char **argv) {
     const char *from = "beginning";
     long partition = -1;
     double timeout_s = -1;
+    const char *group = NULL;
     k.fmt = "%v\\n";
     k.max = -1;
     for (int i = 1; i < argc; i++) {
@@ -342,6 +433,9 @@ int cli_consume(int argc, char **argv) {
             partition = v ? strtol(v, &end, 10) : -1;
             if (!v || *end || !*v || partition < 0 || partition > INT32_MAX)
                 return cli_usage_error(CMD, "-p needs a partition number", NULL);
+        } else if (!strcmp(a, "-g") || !strcmp(a, "--group")) {
+            if (!v || !*v) return cli_usage_error(CMD, "-g needs a group id", NULL);
+            group = v;
         } else if (!strcmp(a, "--timeout")) {
             timeout_s = v ? strtod(v, &end) : -1;
             if (!v || *end || !(timeout_s >= 0) || timeout_s > 86400)
@@ -360,9 +454,30 @@ int cli_consume(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
+    if (group && partition >= 0) return cli_usage_error(CMD, "-p and -g do not go together: the group assigns partitions", NULL);
     if (cli_cluster_open(&k.cl, &o, k.err, sizeof k.err) != 0) return cli_fail(CMD, k.err);
-    int rc = setup(&k, partition, from) == 0 && run(&k, timeout_s >= 0 ? (int64_t)(timeout_s * 1000) : -1) == 0 ? 0 : 1;
+    k.from = from;
+    static cli_member mb;
+    int rc = setup(&k, partition, from);
+    if (!rc && group) {
+        mb = (cli_member){.cl = &k.cl, .group = group, .topic = k.topic, .generation = -1};
+        k.mb = &mb;
+        sigemptyset(&k.stop);
+        sigaddset(&k.stop, SIGINT);
+        sigaddset(&k.stop, SIGTERM);
+        sigprocmask(SIG_BLOCK, &k.stop, NULL);
+        rc = cli_member_join(&mb, k.err, sizeof k.err) == 0 ? take_assignment(&k) : -1;
+    }
+    if (!rc) rc = run(&k, timeout_s >= 0 ? (int64_t)(timeout_s * 1000) : -1);
     fflush(stdout);
+    if (k.mb) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", k.err);
+        if (commit(&k) < 0 && !rc) rc = -1; /* what was printed is the group's before it leaves */
+        else snprintf(k.err, sizeof k.err, "%s", why);
+        cli_member_leave(&mb);
+    }
+    rc = rc ? 1 : 0;
     if (rc) cli_fail(CMD, k.err);
     else fprintf(stderr, "mskmock consume: %" PRId64 " record(s)\n", k.count);
     free(k.parts);
