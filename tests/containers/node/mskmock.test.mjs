@@ -1,53 +1,87 @@
-// A Testcontainers recipe: mskmock in a container, a kafkajs client on the host.
+// The Node.js Testcontainers module (docker/testcontainers/node) as a user would use it: one line
+// starts mskmock on ephemeral host ports, then kafkajs round trips in plaintext and over
+// SASL_SSL with the official MSK IAM signer.
 //
 //   MSKMOCK_IMAGE=mskmock:test node --test
 import assert from 'node:assert/strict'
-import { createServer } from 'node:net'
 import { after, before, test } from 'node:test'
+import { IAM_PORT, MskMockContainer, PLAINTEXT_PORT } from '@mskmock/testcontainers'
+import { generateAuthTokenFromCredentialsProvider } from 'aws-msk-iam-sasl-signer-js'
 import { Kafka, Partitioners, logLevel } from 'kafkajs'
-import { GenericContainer, Wait } from 'testcontainers'
 
-// A port nothing on the host listens on, picked by the kernel.
-const freePort = () =>
-  new Promise((resolve, reject) => {
-    const srv = createServer().once('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address()
-      srv.close(() => resolve(port))
-    })
-  })
-
-let container
-let kafka
+const image = process.env.MSKMOCK_IMAGE ?? 'mskmock:test'
+let msk
 
 before(async () => {
-  // Kafka clients dial the address Metadata advertises: the external listener's
-  // port must be the same in the container and on the host
-  const port = await freePort()
-  container = await new GenericContainer(process.env.MSKMOCK_IMAGE ?? 'mskmock:test')
-    .withEnvironment({
-      MSKMOCK_BROKER_COUNT: '1',
-      MSKMOCK_EXTERNAL_PORT: String(port),
-      MSKMOCK_EXTERNAL_ADVERTISED_HOST: 'localhost',
-      // topics created with replication factor -1 get 3, more than one broker has
-      MSKMOCK_DEFAULT_REPLICATION_FACTOR: '1',
-      // a new group's first rebalance waits 3 s for more members; a test has one
-      MSKMOCK_GROUP_INITIAL_REBALANCE_DELAY_MS: '0',
-    })
-    .withExposedPorts({ container: port, host: port })
-    .withWaitStrategy(Wait.forHealthCheck())
-    .withStartupTimeout(30_000)
-    .start()
-  kafka = new Kafka({ clientId: 'recipe', brokers: [`localhost:${port}`], logLevel: logLevel.WARN })
+  msk = await new MskMockContainer(image).start()
 })
 
 after(async () => {
-  await container?.stop() // stops and removes it
+  await msk?.stop() // stops and removes it
 })
 
-test('produce and consume in a consumer group', { timeout: 60_000 }, async () => {
-  // MSK Serverless creates no topic on first use: create it
-  const topic = 'orders'
+const portOf = (bootstrap) => Number(bootstrap.split(':').pop())
+
+const getJson = async (url) => {
+  const res = await fetch(url, { signal: AbortSignal.timeout(10_000) })
+  assert.equal(res.status, 200, url)
+  return res.json()
+}
+
+test('ports are Docker-picked and advertised', async () => {
+  const plain = portOf(msk.getBootstrapServers())
+  const iam = portOf(msk.getIamBootstrapServers())
+  // nothing bound them: Docker picked the host ports, never the container's own
+  assert.notEqual(plain, PLAINTEXT_PORT)
+  assert.notEqual(iam, IAM_PORT)
+  const { listeners } = await getJson(`${msk.getAdminUrl()}/v1/listeners`)
+  const advertised = Object.fromEntries(listeners.map((l) => [l.name, l.advertised_ports]))
+  assert.deepEqual(advertised.external, [plain])
+  assert.deepEqual(advertised.external_iam, [iam])
+})
+
+test('plaintext round trip', { timeout: 60_000 }, async () => {
+  await roundTrip(new Kafka({ clientId: 'plain', brokers: msk.getBootstrapServers().split(','), logLevel: logLevel.WARN }), 'plain')
+})
+
+test('IAM round trip', { timeout: 60_000 }, async () => {
+  const credentials = { accessKeyId: msk.getAccessKeyId(), secretAccessKey: msk.getSecretAccessKey() }
+  const kafka = new Kafka({
+    clientId: 'iam',
+    brokers: msk.getIamBootstrapServers().split(','),
+    ssl: { ca: [msk.getCaPem()] },
+    sasl: {
+      mechanism: 'oauthbearer',
+      // a new token at every (re-)authentication, as the signer's README shows
+      oauthBearerProvider: async () => {
+        const { token } = await generateAuthTokenFromCredentialsProvider({
+          region: msk.getRegion(),
+          awsCredentialsProvider: async () => credentials,
+        })
+        return { value: token }
+      },
+    },
+    logLevel: logLevel.WARN,
+  })
+  await roundTrip(kafka, 'iam')
+})
+
+test('the credentials URI serves the role', async () => {
+  const creds = await getJson(msk.getCredentialsUri())
+  assert.match(creds.AccessKeyId, /^ASIA/)
+  assert.ok(creds.Token)
+})
+
+test('profile and config become environment; bad values are refused', () => {
+  const c = new MskMockContainer(image).withProfile('provisioned').withConfig('log.level', 'debug')
+  assert.equal(c.environment.MSKMOCK_PROFILE, 'provisioned')
+  assert.equal(c.environment.MSKMOCK_LOG_LEVEL, 'debug')
+  assert.throws(() => c.withProfile('dedicated'), RangeError)
+  assert.throws(() => c.withBrokerCount(7), RangeError)
+})
+
+// Creates a topic, produces three records and reads them back in a consumer group.
+async function roundTrip(kafka, topic) {
   const admin = kafka.admin()
   await admin.connect()
   try {
@@ -65,7 +99,7 @@ test('produce and consume in a consumer group', { timeout: 60_000 }, async () =>
     await producer.disconnect()
   }
 
-  const consumer = kafka.consumer({ groupId: 'orders-reader' })
+  const consumer = kafka.consumer({ groupId: `${topic}-readers` })
   await consumer.connect()
   try {
     await consumer.subscribe({ topic, fromBeginning: true })
@@ -82,4 +116,4 @@ test('produce and consume in a consumer group', { timeout: 60_000 }, async () =>
   } finally {
     await consumer.disconnect() // leaves the group
   }
-})
+}
