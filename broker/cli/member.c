@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "clock.h"
 
@@ -11,9 +12,17 @@
 #define REBALANCE_TIMEOUT_MS 30000 /* how long the coordinator waits for members to join again */
 #define HEARTBEAT_MS 3000
 #define PROTOCOL "range"
+#define JOIN_TRIES 50
+
+/* The coordinator moved or is still loading its partition of __consumer_offsets (a Kafka that
+ * just started answers so for seconds): find it again and join again, as every client does. */
+static bool coordinator_code(int16_t e) {
+    return e == KERR_NOT_COORDINATOR || e == KERR_COORDINATOR_NOT_AVAILABLE || e == KERR_COORDINATOR_LOAD_IN_PROGRESS;
+}
 
 static bool rejoin_code(int16_t e) {
-    return e == KERR_REBALANCE_IN_PROGRESS || e == KERR_ILLEGAL_GENERATION || e == KERR_UNKNOWN_MEMBER_ID;
+    return e == KERR_REBALANCE_IN_PROGRESS || e == KERR_ILLEGAL_GENERATION || e == KERR_UNKNOWN_MEMBER_ID ||
+           coordinator_code(e);
 }
 
 typedef struct sub {
@@ -125,6 +134,7 @@ static int sync_group(cli_member *m, const kp_join_group_response *jr, kp_arena 
     int rc = cli_call(m->coord, sm, ver, &req, &resp, a, err, n);
     m->coord->wait_ms = 0;
     if (rc) return -1;
+    if (coordinator_code(resp.error_code)) return 2;
     if (rejoin_code(resp.error_code)) return 1;
     if (resp.error_code) {
         snprintf(err, n, "group %s: SyncGroup: %s", m->group, cli_err_text(resp.error_code, KP_STR_NULL, buf, sizeof buf));
@@ -151,8 +161,8 @@ static int sync_group(cli_member *m, const kp_join_group_response *jr, kp_arena 
 
 int cli_member_join(cli_member *m, char *err, size_t n) {
     char buf[512];
-    if (!m->coord && !(m->coord = cli_coordinator(m->cl, m->group, err, n))) return -1;
-    for (int attempt = 0; attempt < 10; attempt++) {
+    for (int attempt = 0; attempt < JOIN_TRIES; attempt++) {
+        if (!m->coord && !(m->coord = cli_coordinator(m->cl, m->group, err, n))) return -1;
         kp_arena a = {0};
         kp_join_group_response jr;
         if (join_once(m, &a, &jr, err, n) != 0) {
@@ -167,8 +177,12 @@ int cli_member_join(cli_member *m, char *err, size_t n) {
             kp_arena_free(&a);
             continue;
         }
-        if (e == KERR_REBALANCE_IN_PROGRESS) {
+        if (e == KERR_REBALANCE_IN_PROGRESS || coordinator_code(e)) {
             kp_arena_free(&a);
+            if (coordinator_code(e)) {
+                m->coord = NULL;
+                nanosleep(&(struct timespec){0, 200 * 1000 * 1000}, NULL);
+            }
             continue;
         }
         if (e) {
@@ -181,17 +195,19 @@ int cli_member_join(cli_member *m, char *err, size_t n) {
         int rc = sync_group(m, &jr, &a, err, n);
         kp_arena_free(&a);
         if (rc < 0) return -1;
+        if (rc == 2) m->coord = NULL;
         if (rc == 0) {
             m->next_heartbeat_ms = clk_mono_ms() + HEARTBEAT_MS;
             return 0;
         }
     }
-    snprintf(err, n, "group %s: still rebalancing after 10 joins", m->group);
+    snprintf(err, n, "group %s: no stable generation after %d joins", m->group, JOIN_TRIES);
     return -1;
 }
 
 int cli_member_heartbeat(cli_member *m, char *err, size_t n) {
     if (clk_mono_ms() < m->next_heartbeat_ms) return 0;
+    if (!m->coord) return 1;
     const kp_msg *hm = &kp_msg_heartbeat;
     char buf[512];
     int16_t ver = cli_version(m->coord, hm, err, n);
@@ -207,6 +223,7 @@ int cli_member_heartbeat(cli_member *m, char *err, size_t n) {
     kp_arena_free(&a);
     if (rc) return -1;
     m->next_heartbeat_ms = clk_mono_ms() + HEARTBEAT_MS;
+    if (coordinator_code(resp.error_code)) m->coord = NULL;
     if (rejoin_code(resp.error_code)) return 1;
     if (resp.error_code) {
         snprintf(err, n, "group %s: Heartbeat: %s", m->group, cli_err_text(resp.error_code, KP_STR_NULL, buf, sizeof buf));
@@ -217,8 +234,10 @@ int cli_member_heartbeat(cli_member *m, char *err, size_t n) {
 
 int cli_member_commit(cli_member *m, const cli_tps *positions, char *err, size_t n) {
     if (!positions->n) return 0;
+    if (!m->coord && !(m->coord = cli_coordinator(m->cl, m->group, err, n))) return -1;
     int16_t code;
     if (cli_offset_commit(m->coord, m->group, m->generation, m->member_id, positions, &code, err, n) == 0) return 0;
+    if (coordinator_code(code)) m->coord = NULL;
     return rejoin_code(code) ? 1 : -1;
 }
 
