@@ -9,6 +9,7 @@ import uuid
 import pytest
 from aws_msk_iam_sasl_signer import MSKAuthTokenProvider
 from botocore.credentials import ContainerProvider, CredentialProvider, Credentials
+from confluent_kafka.admin import AdminClient
 from mskmock_testcontainers import MskMockContainer
 
 from docker_env import IMAGE, consume, create_topic, produce
@@ -82,3 +83,17 @@ def test_config_and_profile_reach_the_broker():
     assert c.env["MSKMOCK_LOG_LEVEL"] == "debug"
     with pytest.raises(ValueError):
         c.with_profile("dedicated")
+
+
+def test_three_brokers_each_on_its_own_port():
+    with MskMockContainer(IMAGE).with_broker_count(3) as msk:
+        bootstrap = msk.get_bootstrap_servers()
+        assert len(set(bootstrap.split(","))) == 3
+        topic = "tc3-" + uuid.uuid4().hex[:6]
+        create_topic(bootstrap, topic, partitions=3)  # replication factor: MSK's 3
+        md = AdminClient({"bootstrap.servers": bootstrap}).list_topics(topic, timeout=10)
+        # Metadata names every broker by its own mapped port
+        assert sorted("%s:%d" % (b.host, b.port) for b in md.brokers.values()) == sorted(bootstrap.split(","))
+        assert all(len(p.replicas) == 3 for p in md.topics[topic].partitions.values())
+        produce(bootstrap, topic, ["a", "b", "c", "d"])
+        assert sorted(consume(bootstrap, topic, 4)) == ["a", "b", "c", "d"]
