@@ -76,7 +76,7 @@ def test_iam_round_trip(msk):
     assert consume(bootstrap, topic, 2, **sasl_ssl(msk, role)) == ["x", "y"]
 
 
-def test_config_and_profile_reach_the_broker():
+def test_config_and_profile_become_environment():
     # nothing started: only the environment the container would get
     c = MskMockContainer(IMAGE).with_profile("provisioned").with_config("log.level", "debug")
     assert c.env["MSKMOCK_PROFILE"] == "provisioned"
