@@ -36,7 +36,9 @@ static void usage(FILE *f) {
             "once serving, one line \"mskmock ready {JSON}\" on stdout gives the ports and bootstrap lists.\n"
             "       mskmock topic create|list|describe|delete ...   a Kafka client for any broker (MSK, Kafka,\n"
             "       mskmock produce TOPIC ...                       mskmock): topics, stdin lines as records,\n"
-            "       mskmock consume TOPIC ...                       records out; 'mskmock topic --help' etc.\n"
+            "       mskmock consume TOPIC [-g GROUP] ...            records out, consumer groups and their\n"
+            "       mskmock group list|describe|seek|delete ...     offsets; TLS and IAM (--sasl-mechanism);\n"
+            "                                                       'mskmock group --help' etc.\n"
             "A local AWS MSK Serverless broker. Every configuration key can also be set with an\n"
             "environment variable MSKMOCK_<KEY> (dots become underscores, upper case).\n\nKeys:\n");
     for (size_t i = 0; i < cfg_key_count(); i++) {
