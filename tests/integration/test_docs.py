@@ -12,11 +12,19 @@ rewrites, so that pages stay copy-and-paste for people and isolated in CI:
   `tests/clients/...` by those paths; `build/mskmock` becomes the binary under test
   (MSKMOCK_BIN) wherever it starts a word;
 - `/tmp/` becomes a temporary directory of the page's own, removed afterwards;
-- mskmock's default ports (9092-9094 plaintext, 9098-9100 IAM, 9080 admin, 9180 credentials)
-  become free ports of the page's own, in every file and command the blocks write, and a
-  broker the page starts gets them as its defaults (MSKMOCK_PLAINTEXT_PORT, MSKMOCK_IAM_PORT,
-  MSKMOCK_ADMIN_PORT), so its ports match what the page's commands name;
 - AWS_* and MSKMOCK_* variables of the test's own environment are not passed on.
+
+Ports are not rewritten. A page takes every port from one variable, as a reader does on a
+machine where another program holds 9080-9100: its first block sets
+`BASE=${MSKMOCK_PORT_BASE:-9080}` and, from it, the addresses its commands use, in mskmock's
+port.base layout (`BOOTSTRAP` at BASE + 12, `BOOTSTRAP_IAM` at BASE + 18, `ADMIN` at BASE,
+`CREDS` at BASE + 100), and it starts its brokers with `--port-base $BASE`. The runner gives
+each page MSKMOCK_PORT_BASE, a base whose whole layout (base..base+100) is free, so every page
+runs the way it does for that reader. A runnable block that names a default port (9080,
+9092-9094, 9098-9100, 9180) outside a comment fails test_no_default_ports_in_runnable_blocks,
+with the page and line, since that command would work only where the defaults are free. A port
+key's value (`iam.credentials.port=9180` in a properties file, `--set iam.port=9098`) may stay:
+port.base moves it with the rest.
 
 A page's blocks get --timeout seconds together (<!-- doctest-timeout: N --> in the page raises
 it); whatever they started in the background is killed at the end. A page whose clients are not
@@ -37,8 +45,10 @@ from harness import ROOT, broker_binary, find_free_port_range
 
 DOCS = ROOT / "docs"
 DEFAULT_TIMEOUT_S = 240
-# default port -> offset in the page's free range
-PORTS = {9092: 0, 9093: 1, 9094: 2, 9098: 3, 9099: 4, 9100: 5, 9080: 6, 9180: 7}
+# mskmock's default ports: admin, plaintext, IAM, the container-credentials endpoint. port.base N
+# moves each to N + (port - 9080), so a page's ports lie in N..N+100.
+DEFAULT_PORTS = (9080, 9092, 9093, 9094, 9098, 9099, 9100, 9180)
+PORT_SPAN = 9180 - 9080 + 1
 FENCE = re.compile(r"^```sh doctest[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 CLIENT_RUNNERS = {"go": "tests/clients/go/client", "node": "tests/clients/node/node_modules",
                   "java": "tests/clients/java/target", "python": ".venv/bin/python"}
@@ -58,13 +68,27 @@ def expectations(block):
     return want, unwanted
 
 
-def rewrite(text, tmp, base):
-    # the binary last: its own path may lie under /tmp/ or hold digits like a port's
+def rewrite(text, tmp):
+    # the binary last: its own path may lie under /tmp/
     text = re.sub(r"(?<![\w/.-])build/mskmock\b", "\0MSKMOCK\0", text)
     text = text.replace("/tmp/", str(tmp) + "/")
-    text = re.sub(r"(?<![\d.])(%s)(?!\w)" % "|".join(map(str, PORTS)), lambda m: str(base + PORTS[int(m.group(1))]),
-                  text)
     return text.replace("\0MSKMOCK\0", str(broker_binary()))
+
+
+def default_ports(name, text):
+    """["NAME: line N: text"] for each line of a runnable block that names one of mskmock's
+    default ports outside a comment (a line or a trailing `# ...`). The page's BASE may default to
+    9080, and a port key's value (`iam.credentials.port=9180`) may stay: port.base moves it."""
+    found = []
+    port = re.compile(r"(?<![\d.])(%s)(?!\w)" % "|".join(map(str, DEFAULT_PORTS)))
+    for m in FENCE.finditer(text):
+        first = text[:m.start(1)].count("\n") + 1
+        for i, line in enumerate(m.group(1).splitlines()):
+            code = re.sub(r"(^|\s)#.*", "", line)
+            code = re.sub(r"\b[a-z][\w.]*\.port=\d+|\$\{MSKMOCK_PORT_BASE:-9080\}", "", code)
+            if port.search(code):
+                found.append("%s: line %d: %s" % (name, first + i, line.strip()))
+    return found
 
 
 def missing_clients(text):
@@ -81,16 +105,15 @@ def run_page(page, timeout=None):
     m = re.search(r"<!-- doctest-timeout: (\d+) -->", text)
     timeout = timeout or (int(m.group(1)) if m else DEFAULT_TIMEOUT_S)
     tmp = Path(tempfile.mkdtemp(prefix="doctest-"))
-    base = find_free_port_range(len(PORTS))
+    base = find_free_port_range(PORT_SPAN)
     out = tmp / ".out"
     out.mkdir()
     script = ["cd %s" % ROOT]
     bs = blocks(text)
     for i, b in enumerate(bs):
-        script.append("{\n%s\n} > %s/%d.log 2>&1" % (rewrite(b, tmp, base), out, i))
+        script.append("{\n%s\n} > %s/%d.log 2>&1" % (rewrite(b, tmp), out, i))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "MSKMOCK_"))}
-    env.update(MSKMOCK_PLAINTEXT_PORT=str(base + PORTS[9092]), MSKMOCK_IAM_PORT=str(base + PORTS[9098]),
-               MSKMOCK_ADMIN_PORT=str(base + PORTS[9080]))
+    env["MSKMOCK_PORT_BASE"] = str(base)  # what a reader exports when the defaults are taken
     env["HOME"] = str(tmp)  # no ~/.aws of the machine's
     env["PATH"] = "%s:%s" % (ROOT / ".venv" / "bin", env.get("PATH", "/usr/bin:/bin"))
     p = subprocess.Popen(["bash", "-c", "\n".join(script)], env=env, start_new_session=True,
@@ -157,17 +180,35 @@ def test_every_runnable_block_expects_something():
     assert not bare, "runnable blocks with no '# expect:' line:\n" + "\n".join(bare)
 
 
+def test_no_default_ports_in_runnable_blocks():
+    """Every runnable block takes its ports from the page's BASE (MSKMOCK_PORT_BASE), so that it
+    works as pasted on a machine where another program holds mskmock's defaults."""
+    found = [line for page in runnable_pages() for line in default_ports(page.relative_to(ROOT), page.read_text())]
+    assert not found, ("runnable blocks naming a default port; use the page's $BOOTSTRAP, $BOOTSTRAP_IAM, "
+                       "$ADMIN or $CREDS (all from BASE=${MSKMOCK_PORT_BASE:-9080}):\n" + "\n".join(found))
+
+
+def test_default_ports_check():
+    """What the check finds: a default port in a command, not in a comment, prose, other blocks,
+    BASE's default, a port key's value or a longer number."""
+    text = ("9092 in prose\n```sh doctest\nBASE=${MSKMOCK_PORT_BASE:-9080}   # 9080 by default\n"
+            "# localhost:9092\niam.credentials.port=9180 --set iam.port=9098\nkcat -b localhost:9092 -L  # 9092\n"
+            "echo 10.0.9092 19092 9092x\ncurl -s http://127.0.0.1:9080/metrics\n```\n\n```text\nlocalhost:9098\n```\n")
+    assert default_ports("p.md", text) == ["p.md: line 6: kcat -b localhost:9092 -L  # 9092",
+                                           "p.md: line 8: curl -s http://127.0.0.1:9080/metrics"]
+
+
 def test_rewrite_keeps_pages_copyable():
-    """The runner's rewrites: the binary, /tmp/ and the default ports, nothing else. Regression
-    (test_rewrite_keeps_pages_copyable): a binary under /tmp/ (CI's clone) had its own path
-    rewritten into the page's directory."""
-    t = rewrite("build/mskmock --config /tmp/x/a.properties --set plaintext.port=9092 # 19092 9092x 10.0.9092\n"
-                "tests/clients/go/run produce --bootstrap 127.0.0.1:9098,localhost:9100 ./build/mskmock", Path("/T"), 30000)
-    assert t.startswith(str(broker_binary()) + " --config /T/x/a.properties --set plaintext.port=30000 # 19092 9092x")
-    assert "10.0.9092" in t and "127.0.0.1:30003,localhost:30005" in t and t.endswith("./build/mskmock")
+    """The runner's rewrites: the binary and /tmp/, nothing else (ports come from the page's
+    BASE). Regression (test_rewrite_keeps_pages_copyable): a binary under /tmp/ (CI's clone) had
+    its own path rewritten into the page's directory."""
+    t = rewrite("build/mskmock --config /tmp/x/a.properties --port-base $BASE # 9092\n"
+                "tests/clients/go/run produce --bootstrap 127.0.0.1:9098 ./build/mskmock", Path("/T"))
+    assert t.startswith(str(broker_binary()) + " --config /T/x/a.properties --port-base $BASE # 9092\n")
+    assert "127.0.0.1:9098" in t and t.endswith("./build/mskmock")
     os.environ["MSKMOCK_BIN"], saved = "/tmp/ci/build9092/mskmock", os.environ.get("MSKMOCK_BIN")
     try:
-        assert rewrite("build/mskmock --probe", Path("/T"), 30000) == "/tmp/ci/build9092/mskmock --probe"
+        assert rewrite("build/mskmock --probe", Path("/T")) == "/tmp/ci/build9092/mskmock --probe"
     finally:
         if saved is None:
             del os.environ["MSKMOCK_BIN"]
