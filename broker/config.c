@@ -472,8 +472,8 @@ bool cfg_is_tooling_env(const char *key) {
 
 const char *cfg_port_taken_hint(char *buf, size_t n, const char *key, long value, bool per_broker) {
     snprintf(buf, n, "; another program holds it: move %s (now %ld%s) to %s below 32768 (the kernel's ephemeral "
-             "range), or start with --ports auto", key, value, per_broker ? "; broker i listens on it + i" : "",
-             per_broker ? "free ports" : "a free port");
+             "range), move every port together with --port-base N (or MSKMOCK_PORT_BASE=N), or start with --ports auto",
+             key, value, per_broker ? "; broker i listens on it + i" : "", per_broker ? "free ports" : "a free port");
     return buf;
 }
 

@@ -14,13 +14,28 @@ bool cli_is_command(const char *arg) {
 
 void cli_opts_default(cli_opts *o) {
     const char *env = getenv("MSKMOCK_CLI_BOOTSTRAP");
-    o->bootstrap = env && *env ? env : "localhost:9092";
+    o->bootstrap = env && *env ? env : NULL; /* NULL: the local broker's (cli_default_bootstrap) */
     o->client_id = "mskmock-cli";
     o->timeout_ms = 30000;
     o->tls = o->sasl = -1;
     o->mech = CLI_MECH_NONE;
     o->ca_file = o->region = NULL;
     o->auth = NULL;
+}
+
+/*
+ * A local mskmock on its defaults: the plaintext listener (9092), or the IAM one (9098) when the
+ * connection is TLS or SASL, both moved by MSKMOCK_PORT_BASE as the broker moves them (port.base),
+ * so one exported variable points the broker and this client at the same ports.
+ */
+static char default_bootstrap[64];
+const char *cli_default_bootstrap(const cli_opts *o) {
+    const char *b = getenv("MSKMOCK_PORT_BASE");
+    char *end = NULL;
+    long base = b && *b ? strtol(b, &end, 10) : 9080;
+    if (end && (*end || base < 1 || base > 65535 - 100)) base = 9080; /* the broker refuses it anyway */
+    snprintf(default_bootstrap, sizeof default_bootstrap, "localhost:%ld", (o->tls || o->sasl ? 9098 : 9092) - 9080 + base);
+    return default_bootstrap;
 }
 
 /* --security-protocol as Kafka's clients name them; -1 for another name. */

@@ -6,7 +6,7 @@
 
 #include "conn.h"
 
-/* Bootstrap from $MSKMOCK_CLI_BOOTSTRAP or localhost:9092, client id mskmock-cli, 30 s per answer. */
+/* Bootstrap from $MSKMOCK_CLI_BOOTSTRAP (else NULL: cli_default_bootstrap), client id mskmock-cli, 30 s per answer. */
 void cli_opts_default(cli_opts *o);
 /* 1 when argv[*i] was a common flag (and its value consumed), 0 when not, -1 on a missing value. */
 int cli_common_flag(cli_opts *o, int argc, char **argv, int *i);
@@ -23,7 +23,8 @@ int cli_group(int argc, char **argv);
 #define CLI_COMMON_USAGE                                                                              \
     "common flags:\n"                                                                                 \
     "  -b, --bootstrap HOST:PORT[,...]  brokers to ask first (default: $MSKMOCK_CLI_BOOTSTRAP, else\n" \
-    "                                   localhost:9092)\n"                                            \
+    "                                   localhost:9092, or :9098 for TLS/SASL, both moved by\n"       \
+    "                                   $MSKMOCK_PORT_BASE as the broker moves them)\n"              \
     "  --client-id ID                   the client id the brokers log (default mskmock-cli)\n"        \
     "  --request-timeout S              how long to wait for each answer (default 30)\n"              \
     "  --security-protocol P            PLAINTEXT (default), SSL, SASL_SSL or SASL_PLAINTEXT\n"       \

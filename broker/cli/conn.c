@@ -310,6 +310,7 @@ int cli_cluster_open(cli_cluster *cl, cli_opts *o, char *err, size_t n) {
         cli_auth_free(o);
         return -1;
     }
+    if (!o->bootstrap) o->bootstrap = cli_default_bootstrap(o);
     const char *s = o->bootstrap;
     char why[512] = "empty bootstrap list";
     while (*s) {

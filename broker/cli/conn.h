@@ -39,6 +39,9 @@ typedef struct cli_opts {
     struct cli_auth *auth; /* made by cli_cluster_open when TLS or SASL is on */
 } cli_opts;
 
+/* localhost and the port of a local mskmock's plaintext (or, for TLS/SASL, IAM) listener, after $MSKMOCK_PORT_BASE. */
+const char *cli_default_bootstrap(const cli_opts *o);
+
 typedef struct cli_conn {
     int fd;
     struct ssl_st *ssl;    /* NULL on a plaintext connection */

@@ -66,8 +66,9 @@ static int create(cli_cluster *cl, const char *name, int32_t partitions, int16_t
         snprintf(err, sizeof err, "%s: %s", name, cli_err_text(r->error_code, r->error_message, buf, sizeof buf));
         goto out;
     }
-    if (ver >= 5) printf("created topic %s: %d partitions, replication factor %d\n", name, r->num_partitions,
-                         r->replication_factor);
+    if (ver >= 5)
+        printf("created topic %s: %d partition%s, replication factor %d\n", name, r->num_partitions,
+               r->num_partitions == 1 ? "" : "s", r->replication_factor);
     else printf("created topic %s\n", name);
     rc = 0;
 out:

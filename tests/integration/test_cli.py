@@ -244,3 +244,31 @@ def test_kafka_profile_round_trip_and_segment_bytes():
         got = ok(cli(b.bootstrap, "consume", t, "-n", "3", "-f", "%k%v\\n", "--timeout", "10")).split()
         assert sorted(got) == ["a1", "b2", "c3"]
         assert ok(cli(b.bootstrap, "topic", "delete", t)) == "deleted topic %s\n" % t
+
+
+# -- one variable for the ports ---------------------------------------------------------
+
+def test_port_base_points_the_broker_and_the_cli_at_the_same_ports(tmp_path):
+    """export MSKMOCK_PORT_BASE=N moves the broker's ports (port.base) and the CLI's default
+    bootstrap together, so the README's commands work unchanged where 9080-9100 are taken."""
+    from harness import find_free_port_range
+    base = find_free_port_range(21)
+    env = dict(broker_env(), MSKMOCK_PORT_BASE=str(base))
+    ready = tmp_path / "ready.json"
+    proc = subprocess.Popen([str(broker_binary()), "--data-dir", str(tmp_path / "data"), "--ready-file", str(ready)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        w = subprocess.run([str(broker_binary()), "--wait-ready", str(ready), "--pid", str(proc.pid)], env=env,
+                           capture_output=True, text=True, timeout=30)
+        assert w.returncode == 0, w
+        t = name("base")
+        assert ok(cli(None, "topic", "create", t, "-p", "1", env=env)) == \
+            "created topic %s: 1 partition, replication factor 3\n" % t
+        ok(cli(None, "produce", t, input="hello\n", env=env))
+        assert ok(cli(None, "consume", t, "-n", "1", env=env)) == "hello\n"
+        # TLS goes to the IAM listener, base + 18: the broker there wants SASL first, and says so
+        p = cli(None, "topic", "list", "--tls", "--ca-file", str(tmp_path / "data" / "tls" / "ca.pem"), env=env)
+        assert p.returncode == 1 and "localhost:%d" % (base + 18) in p.stderr, p
+    finally:
+        proc.terminate()
+        assert proc.wait(10) == 0

@@ -205,7 +205,8 @@ def test_wait_ready_fails_at_once_when_the_broker_dies_at_start(tmp_path):
     assert "the broker (pid %d) exited before it was ready" % proc.pid in w.stdout, w.stdout
     # the log's last line names the key that moves the port, and the knob
     assert re.search(r"cannot listen on 127\.0\.0\.1:%d .*address already in use; another program holds it: "
-                     r"move plaintext\.port \(now %d; broker i listens on it \+ i\) .*--ports auto" % (base, base),
+                     r"move plaintext\.port \(now %d; broker i listens on it \+ i\) .*, move every port together with "
+                     r"--port-base N \(or MSKMOCK_PORT_BASE=N\), or start with --ports auto" % (base, base),
                      w.stdout), w.stdout
 
 
