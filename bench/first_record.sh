@@ -51,7 +51,7 @@ tools/install-deps >"$work/install.log" 2>&1
 t_deps=$(now)
 tools/build >"$work/build.log" 2>&1
 t_build=$(now)
-build/mskmock --ready-file "$work/ready.json" 2>"$work/broker.log" &
+build/mskmock --ready-file "$work/ready.json" >/dev/null 2>"$work/broker.log" &
 broker_pid=$!
 build/mskmock --wait-ready "$work/ready.json" --pid "$broker_pid" --log "$work/broker.log" >/dev/null
 t_ready=$(now)
