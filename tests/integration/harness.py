@@ -48,12 +48,29 @@ def _port_free(port):
         s.close()
 
 
-def find_free_port_range(count, lo=20000, hi=32000, attempts=200):
+PORTS_LO, PORTS_HI = 20000, 32000
+
+
+def worker_port_slice():
+    """[lo, hi) of the ports this pytest process may pick from. Under pytest-xdist each worker
+    has a slice of its own, so two workers never check the same port free and then both bind
+    it; within a worker tests run one after another."""
+    n = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    w = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    i = int(w[2:]) if w.startswith("gw") and w[2:].isdigit() else 0
+    size = (PORTS_HI - PORTS_LO) // max(n, 1)
+    return PORTS_LO + i * size, PORTS_LO + (i + 1) * size
+
+
+def find_free_port_range(count, lo=None, hi=None, attempts=200):
     """Returns base such that base..base+count-1 are all free on 127.0.0.1.
 
     The range lies below Linux's ephemeral range (32768+), so outgoing client connections
-    cannot take one of our ports between the check and the broker's bind.
+    cannot take one of our ports between the check and the broker's bind; by default it is
+    this worker's slice of it (worker_port_slice).
     """
+    if lo is None or hi is None:
+        lo, hi = worker_port_slice()
     rng = random.Random(os.getpid() ^ time.monotonic_ns())
     for _ in range(attempts):
         base = rng.randrange(lo, hi - count)
