@@ -60,49 +60,15 @@ typedef struct consumer {
 
 /* ListOffsets at ts (-2 earliest, -1 latest, else a time) for every partition: pos set. */
 static int list_offsets(consumer *k, int64_t ts) {
-    const kp_msg *m = &kp_msg_list_offsets;
-    char buf[512];
+    cli_tps s = {0};
     for (int32_t i = 0; i < k->nparts; i++) {
-        cpart *p = &k->parts[i];
-        kp_arena a = {0};
-        cli_conn *c = cli_node(&k->cl, p->leader, k->err, sizeof k->err);
-        int16_t ver = c ? cli_version(c, m, k->err, sizeof k->err) : -1;
-        if (ver < 0 || (ts >= 0 && ver < 1)) {
-            if (ver >= 0) snprintf(k->err, sizeof k->err, "%s serves ListOffsets v0 only: no @timestamp", c->addr);
-            return -1;
-        }
-        kp_list_offsets_request req;
-        kp_defaults(m->req, ver, &req);
-        kp_list_offsets_topic t;
-        kp_defaults(&kp_list_offsets_topic_schema, ver, &t);
-        kp_list_offsets_partition lp;
-        kp_defaults(&kp_list_offsets_partition_schema, ver, &lp);
-        lp.partition_index = p->index;
-        lp.current_leader_epoch = -1;
-        lp.timestamp = ts;
-        lp.max_num_offsets = 1;
-        t.name = kp_str_c(k->topic);
-        t.partitions.n = 1;
-        t.partitions.v = &lp;
-        req.replica_id = -1;
-        req.topics.n = 1;
-        req.topics.v = &t;
-        req.timeout_ms = k->cl.o->timeout_ms;
-        kp_list_offsets_response resp;
-        int rc = cli_call(c, m, ver, &req, &resp, &a, k->err, sizeof k->err);
-        const kp_list_offsets_partition_response *r =
-            !rc && resp.topics.n == 1 && resp.topics.v[0].partitions.n == 1 ? &resp.topics.v[0].partitions.v[0] : NULL;
-        if (!rc && !r) snprintf(k->err, sizeof k->err, "%s: ListOffsets answered no partition", c->addr);
-        else if (r && r->error_code)
-            snprintf(k->err, sizeof k->err, "%s partition %d: %s", k->topic, p->index,
-                     cli_err_text(r->error_code, KP_STR_NULL, buf, sizeof buf));
-        else if (r)
-            p->pos = ver >= 1 ? r->offset : r->old_style_offsets.n > 0 ? r->old_style_offsets.v[0] : -1;
-        bool ok = r && !r->error_code;
-        kp_arena_free(&a);
-        if (!ok) return -1;
+        cli_tps_add(&s, k->topic, (int32_t)strlen(k->topic), k->parts[i].index);
+        s.v[i].leader = k->parts[i].leader;
     }
-    return 0;
+    int rc = cli_tps_list_offsets(&k->cl, &s, ts, true, k->err, sizeof k->err);
+    for (int32_t i = 0; rc == 0 && i < k->nparts; i++) k->parts[i].pos = s.v[i].offset;
+    cli_tps_free(&s);
+    return rc;
 }
 
 /* Prints what one partition's records hold from p->pos on; 1 when COUNT is reached. */

@@ -167,8 +167,8 @@ int cli_tps_list_offsets(cli_cluster *cl, cli_tps *s, int64_t ts, bool strict, c
         if (tp->leader < 0) snprintf(err, n, "%s partition %d: %s", tp->topic, tp->partition,
                                      kp_err_name(KERR_LEADER_NOT_AVAILABLE));
         int16_t ver = c ? cli_version(c, m, err, n) : -1;
-        if (ver >= 0 && ver < 1) {
-            snprintf(err, n, "%s serves ListOffsets v0 only", c->addr);
+        if (ver == 0 && ts >= 0) { /* v0 answers offsets before a time, not the first record at it */
+            snprintf(err, n, "%s serves ListOffsets v0 only: no @timestamp", c->addr);
             ver = -1;
         }
         if (ver < 0 && !strict) {
@@ -185,6 +185,7 @@ int cli_tps_list_offsets(cli_cluster *cl, cli_tps *s, int64_t ts, bool strict, c
         lp.partition_index = tp->partition;
         lp.current_leader_epoch = -1;
         lp.timestamp = ts;
+        lp.max_num_offsets = 1;
         t.name = kp_str_c(tp->topic);
         t.partitions.n = 1;
         t.partitions.v = &lp;
@@ -200,7 +201,7 @@ int cli_tps_list_offsets(cli_cluster *cl, cli_tps *s, int64_t ts, bool strict, c
         else if (r && r->error_code)
             snprintf(err, n, "%s partition %d: ListOffsets: %s", tp->topic, tp->partition,
                      cli_err_text(r->error_code, KP_STR_NULL, buf, sizeof buf));
-        else if (r) tp->offset = r->offset;
+        else if (r) tp->offset = ver >= 1 ? r->offset : r->old_style_offsets.n > 0 ? r->old_style_offsets.v[0] : -1;
         bool ok = r && !r->error_code;
         kp_arena_free(&a);
         if (!ok && rc == 0 && !strict) tp->offset = -1; /* a transport failure ends it either way */
