@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -72,11 +73,24 @@ def find_free_port_range(count, lo=None, hi=None, attempts=200):
     if lo is None or hi is None:
         lo, hi = worker_port_slice()
     rng = random.Random(os.getpid() ^ time.monotonic_ns())
-    for _ in range(attempts):
-        base = rng.randrange(lo, hi - count)
-        if all(_port_free(base + i) for i in range(count)):
-            return base
+    with _handed_lock:
+        now = time.monotonic()
+        for _ in range(attempts):
+            base = rng.randrange(lo, hi - count)
+            ports = range(base, base + count)
+            # a range handed out a moment ago may not be bound yet (threads of one test start
+            # brokers side by side, e.g. test_iam_node_go's rotation runs)
+            if any(now - _handed.get(p, -1e9) < HANDED_HOLD_S for p in ports):
+                continue
+            if all(_port_free(p) for p in ports):
+                _handed.update((p, now) for p in ports)
+                return base
     raise RuntimeError("no %d consecutive free ports in %d..%d" % (count, lo, hi))
+
+
+HANDED_HOLD_S = 30
+_handed = {}
+_handed_lock = threading.Lock()
 
 
 def broker_env():

@@ -37,6 +37,7 @@ Runtime: about 2 minutes (the 60 s re-authentication run and five 12 s rotation 
 """
 
 import contextlib
+import concurrent.futures
 import json
 import re
 import time
@@ -356,20 +357,41 @@ def rotation_run(tmp_path, mode, token_cache):
 
 
 def print_timeline(r):
-    """What the client saw, relative to its first token (for the reproduction document)."""
+    """What the client saw, relative to its first token (for the reproduction document); one
+    print, so that runs finishing together do not interleave their lines."""
     t0 = r["t0"]
-    print("\n== iam.token.invalidation=%s, token cache %s ==" % (r["mode"], "on" if r["cache"] else "off"))
-    print("C0 = %s, expires at +%d ms; rotations at %s"
-          % (r["c0"], r["c0_expiry"] - t0, ", ".join("+%d" % (t - t0) for t in r["rotations"] if t >= t0 - 50)))
+    out = ["\n== iam.token.invalidation=%s, token cache %s ==" % (r["mode"], "on" if r["cache"] else "off"),
+           "C0 = %s, expires at +%d ms; rotations at %s"
+           % (r["c0"], r["c0_expiry"] - t0, ", ".join("+%d" % (t - t0) for t in r["rotations"] if t >= t0 - 50))]
     for e in r["events"]:
         if e["event"] in ("connect",) or (e["event"] == "log" and e.get("level") != "ERROR"):
             continue
         what = {k: v for k, v in e.items() if k in ("akid", "x_amz_expires", "node", "message", "err", "i")}
-        print("  +%6d ms  %-13s %s" % (e["t"] - t0, e["event"], json.dumps(what)[:240]))
+        out.append("  +%6d ms  %-13s %s" % (e["t"] - t0, e["event"], json.dumps(what)[:240]))
     for ln in r["log"]:
         if any(s in ln for s in ("refused", "expired at", "superseded", "rotated", "re-authenticated")):
-            print("  broker +%6d ms  %s" % (log_ms(ln) - t0, ln.split(" ", 3)[-1][:230]))
-    print("  summary: %s" % r["summary"])
+            out.append("  broker +%6d ms  %s" % (log_ms(ln) - t0, ln.split(" ", 3)[-1][:230]))
+    out.append("  summary: %s" % r["summary"])
+    print("\n".join(out))
+
+
+ROTATION_CASES = [("credential-expiry", True), ("credential-expiry", False), ("rotation", True),
+                  ("rotation", False), ("token-expiry", True)]
+
+
+@pytest.fixture(scope="module")
+def rotation_runs(tmp_path_factory):
+    """The five rotation runs at once, each with its own broker and client: the 12 s of schedule
+    they wait through pass once for all of them instead of five times. A run that failed is
+    re-raised by the test that reads it (rotation_result), not by the others."""
+    with concurrent.futures.ThreadPoolExecutor(len(ROTATION_CASES)) as ex:
+        futures = {case: ex.submit(rotation_run, tmp_path_factory.mktemp("rotation"), *case) for case in ROTATION_CASES}
+        concurrent.futures.wait(futures.values())
+    return futures
+
+
+def rotation_result(runs, mode, token_cache):
+    return runs[(mode, token_cache)].result()
 
 
 def first_failure(r):
@@ -377,14 +399,14 @@ def first_failure(r):
     return min(times) if times else None
 
 
-def test_rotation_credential_expiry_cached_token(tmp_path):
+def test_rotation_credential_expiry_cached_token(rotation_runs):
     """MSK's behaviour: rotation does not invalidate anything; a token is good until the
     credentials that signed it expire. A client that reuses a token for 80 % of the flat 900 s
     the signer advertised (librdkafka, the Java login refresh) keeps presenting it after the
     rotation and starts failing when those old credentials run out ("Session too short" in the
     last iam.session.min.ms, then "Access denied"), and never recovers within the token's
     advertised life."""
-    r = rotation_run(tmp_path, "credential-expiry", token_cache=True)
+    r = rotation_result(rotation_runs, "credential-expiry", True)
     assert r["akids"] == [r["c0"]], "the cached token should be the only one"
     fail = first_failure(r)
     assert fail is not None, "no failure although credentials %s expired at +%d ms" % (r["c0"], r["c0_expiry"] - r["t0"])
@@ -406,10 +428,10 @@ def test_rotation_credential_expiry_cached_token(tmp_path):
     assert r["summary"]["errors"] >= 1
 
 
-def test_rotation_credential_expiry_fresh_token(tmp_path):
+def test_rotation_credential_expiry_fresh_token(rotation_runs):
     """The same broker, but a token signed anew at every (re-)authentication (franz-go's own
     pattern): each one uses the credentials the endpoint serves now, so rotations go unnoticed."""
-    r = rotation_run(tmp_path, "credential-expiry", token_cache=False)
+    r = rotation_result(rotation_runs, "credential-expiry", False)
     assert not r["client_errors"] and not r["refusals"], (r["client_errors"], r["refusals"])
     assert len(r["akids"]) >= 2, "expected tokens signed with rotated credentials, got %s" % r["akids"]
     assert not r["superseded"] and not r["expired_closes"], r["superseded"] + r["expired_closes"]
@@ -451,11 +473,11 @@ def rotation_ends_sessions(r):
     return rot
 
 
-def test_rotation_rotation_mode_cached_token(tmp_path):
+def test_rotation_rotation_mode_cached_token(rotation_runs):
     """iam.token.invalidation=rotation (not MSK's behaviour): superseded credentials count as
     expired from the rotation on. The session ends at its next request after the rotation, and
     the cached token is refused from then on, before the old credentials' own expiry."""
-    r = rotation_run(tmp_path, "rotation", token_cache=True)
+    r = rotation_result(rotation_runs, "rotation", True)
     rot = rotation_ends_sessions(r)
     fail = first_failure(r)
     assert fail is not None and fail >= rot, "first failure at %s, rotation at %d" % (fail, rot)
@@ -468,22 +490,22 @@ def test_rotation_rotation_mode_cached_token(tmp_path):
     assert msgs and all(re.search(r"\[%s\]: Access denied" % UUID, m) for m in msgs), msgs
 
 
-def test_rotation_rotation_mode_fresh_token(tmp_path):
+def test_rotation_rotation_mode_fresh_token(rotation_runs):
     """Rotation mode with a fresh token per authentication: the session still ends at the
     rotation, and the client recovers on a new connection with the new credentials without a
     failed record."""
-    r = rotation_run(tmp_path, "rotation", token_cache=False)
+    r = rotation_result(rotation_runs, "rotation", False)
     rot = rotation_ends_sessions(r)
     assert not r["client_errors"] and not r["refusals"], (r["client_errors"], r["refusals"])
     after = [e for e in r["events"] if e["event"] == "token" and e["t"] > rot]
     assert after and after[0]["akid"] != r["c0"], "no token signed with the new credentials after the rotation"
 
 
-def test_rotation_token_expiry_mode_cached_token(tmp_path):
+def test_rotation_token_expiry_mode_cached_token(rotation_runs):
     """iam.token.invalidation=token-expiry (plain SigV4 semantics): only the token's own 900 s
     count. The one cached token keeps re-authenticating long after the credentials that signed
     it expired: no failure within the token's lifetime."""
-    r = rotation_run(tmp_path, "token-expiry", token_cache=True)
+    r = rotation_result(rotation_runs, "token-expiry", True)
     assert r["akids"] == [r["c0"]]
     assert not r["client_errors"] and not r["refusals"], (r["client_errors"], r["refusals"])
     assert not r["superseded"] and not r["expired_closes"], r["superseded"] + r["expired_closes"]
