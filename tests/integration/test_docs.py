@@ -141,8 +141,7 @@ def run_page(page, timeout=None):
     return results
 
 
-@pytest.mark.parametrize("page", runnable_pages(), ids=lambda p: str(p.relative_to(ROOT)))
-def test_doc_page(page):
+def check_page(page):
     missing = missing_clients(page.read_text())
     if missing:
         pytest.skip("clients not installed: %s (tests/clients/<lang>/install.sh)" % ", ".join(missing))
@@ -162,6 +161,25 @@ def test_doc_page(page):
         if problems and problems[-1].startswith("block %d " % (i + 1)):
             problems.append("--- its output ---\n%s\n---" % output[-4000:])
     assert not problems, "%s:\n%s" % (page.relative_to(ROOT), "\n".join(problems))
+
+
+# Two classes, so that pytest-xdist (--dist loadscope, tools/pytest-split) can run the client
+# pages and the reproductions on two workers: together they are the suite's longest module.
+def _pages(client_pages):
+    pages = [p for p in runnable_pages() if (p.parent.name == "clients") == client_pages]
+    return pytest.mark.parametrize("page", pages, ids=lambda p: str(p.relative_to(ROOT)))
+
+
+class TestClientPages:
+    @_pages(client_pages=True)
+    def test_doc_page(self, page):
+        check_page(page)
+
+
+class TestOtherPages:
+    @_pages(client_pages=False)
+    def test_doc_page(self, page):
+        check_page(page)
 
 
 def test_every_runnable_block_expects_something():
