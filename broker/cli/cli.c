@@ -83,6 +83,15 @@ int cli_common_flag(cli_opts *o, int argc, char **argv, int *i) {
     return 1;
 }
 
+bool cli_valid_position(const char *s) {
+    if (!strcmp(s, "beginning") || !strcmp(s, "end")) return true;
+    if (*s == '@') s++;
+    if (!*s) return false;
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    return !*end && v >= 0;
+}
+
 int cli_usage_error(const char *cmd, const char *what, const char *arg) {
     fprintf(stderr, "mskmock %s: %s%s (mskmock %s --help shows the usage)\n", cmd, what, arg ? arg : "", cmd);
     return 2;

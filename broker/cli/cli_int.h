@@ -10,6 +10,8 @@
 void cli_opts_default(cli_opts *o);
 /* 1 when argv[*i] was a common flag (and its value consumed), 0 when not, -1 on a missing value. */
 int cli_common_flag(cli_opts *o, int argc, char **argv, int *i);
+/* beginning, end, OFFSET or @TIMESTAMP_MS (consume -o, group seek --to). */
+bool cli_valid_position(const char *s);
 /* Prints "mskmock CMD: what" on stderr; returns 2 (bad usage). */
 int cli_usage_error(const char *cmd, const char *what, const char *arg);
 /* Prints "mskmock CMD: what" on stderr; returns 1 (the command failed). */

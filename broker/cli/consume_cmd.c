@@ -356,15 +356,6 @@ static int start_positions(consumer *k, const char *from) {
     return rc;
 }
 
-static bool valid_from(const char *s) {
-    if (!strcmp(s, "beginning") || !strcmp(s, "end")) return true;
-    if (*s == '@') s++;
-    if (!*s) return false;
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    return !*end && v >= 0;
-}
-
 int cli_consume(int argc, char **argv) {
     static consumer k;
     cli_opts o;
@@ -387,7 +378,7 @@ int cli_consume(int argc, char **argv) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end = NULL;
         if (!strcmp(a, "-o") || !strcmp(a, "--offset")) {
-            if (!v || !valid_from(v)) return cli_usage_error(CMD, "-o takes beginning, end, OFFSET or @TIMESTAMP_MS", NULL);
+            if (!v || !cli_valid_position(v)) return cli_usage_error(CMD, "-o takes beginning, end, OFFSET or @TIMESTAMP_MS", NULL);
             from = v;
         } else if (!strcmp(a, "-n") || !strcmp(a, "--count")) {
             k.max = v ? strtoll(v, &end, 10) : 0;

@@ -309,15 +309,6 @@ out:
     return rc;
 }
 
-static bool valid_to(const char *s) {
-    if (!strcmp(s, "beginning") || !strcmp(s, "end")) return true;
-    if (*s == '@') s++;
-    if (!*s) return false;
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    return !*end && v >= 0;
-}
-
 int cli_group(int argc, char **argv) {
     cli_opts o;
     cli_opts_default(&o);
@@ -334,7 +325,7 @@ int cli_group(int argc, char **argv) {
         }
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--to")) {
-            if (!v || !valid_to(v)) return cli_usage_error(CMD, "--to takes beginning, end, OFFSET or @TIMESTAMP_MS", NULL);
+            if (!v || !cli_valid_position(v)) return cli_usage_error(CMD, "--to takes beginning, end, OFFSET or @TIMESTAMP_MS", NULL);
             to = v;
             i++;
         } else if (!strcmp(a, "-t") || !strcmp(a, "--topic")) {

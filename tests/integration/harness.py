@@ -20,6 +20,8 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -327,6 +329,17 @@ class Broker:
 
 
 # -- client programs ------------------------------------------------------------------
+
+def admin_call(broker, method, path, body=None):
+    """(status, JSON body) of an admin API call to broker (docs/admin-api.md); 4xx answers too."""
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(broker.admin_url + path, method=method, data=data)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
 
 @contextlib.contextmanager
 def running(broker):

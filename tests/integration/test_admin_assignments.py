@@ -9,12 +9,11 @@ with INVALID_REPLICA_ASSIGNMENT (39) and a message naming what is wrong. The mod
 the kafka profile (node ids 1, 2, 3); the checks are the same in every profile.
 """
 
-import json
 import re
-import urllib.error
-import urllib.request
 
 import pytest
+
+from harness import admin_call
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 from confluent_kafka import KafkaError, Producer  # noqa: E402
@@ -31,14 +30,6 @@ def admin(broker):
     return AdminClient({"bootstrap.servers": ",".join("127.0.0.1:%d" % p for p in broker.ports)})
 
 
-def call(broker, method, path, body=None):
-    req = urllib.request.Request(broker.admin_url + path, method=method,
-                                 data=json.dumps(body).encode() if body is not None else None)
-    try:
-        with urllib.request.urlopen(req, timeout=10) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
 
 
 def create(broker, name, assignment):
@@ -82,7 +73,7 @@ def test_create_topics_keeps_replica_assignment(broker):
     want = {i: (r[0], r, r) for i, r in enumerate(ASSIGNED)}
     assert layout(broker, "assigned") == want
     # the admin API shows the same replicas
-    status, t = call(broker, "GET", "/v1/topics/assigned")
+    status, t = admin_call(broker, "GET", "/v1/topics/assigned")
     assert status == 200
     assert [(p["leader"], p["replicas"]) for p in t["partitions"]] == [(r[0], r) for r in ASSIGNED]
 
@@ -133,24 +124,24 @@ def test_failover_follows_the_replica_assignment(broker):
     """Broker 1 leads [1, 3]: down, its second replica (3) leads, not the next broker (2); both down,
     the partition is offline; back up, the preferred replica leads again, and records flow."""
     assert create(broker, "failover", [[1, 3]]) is None
-    assert call(broker, "POST", "/v1/topics/failover/partitions/0/leader", {"broker": 2})[0] == 409  # not a replica
+    assert admin_call(broker, "POST", "/v1/topics/failover/partitions/0/leader", {"broker": 2})[0] == 409  # not a replica
     try:
-        assert call(broker, "POST", "/v1/brokers/1/down")[0] == 200
+        assert admin_call(broker, "POST", "/v1/brokers/1/down")[0] == 200
         assert layout(broker, "failover")[0] == (3, [1, 3], [3])
-        assert call(broker, "POST", "/v1/brokers/3/down")[0] == 200
+        assert admin_call(broker, "POST", "/v1/brokers/3/down")[0] == 200
         md = admin(broker).list_topics("failover", timeout=20).topics["failover"].partitions[0]
         assert md.leader == -1 and md.error is not None and md.error.code() == KafkaError.LEADER_NOT_AVAILABLE
-        assert call(broker, "GET", "/v1/topics/failover")[1]["partitions"][0]["leader"] == -1
-        assert call(broker, "POST", "/v1/brokers/3/up")[0] == 200
+        assert admin_call(broker, "GET", "/v1/topics/failover")[1]["partitions"][0]["leader"] == -1
+        assert admin_call(broker, "POST", "/v1/brokers/3/up")[0] == 200
         assert layout(broker, "failover")[0] == (3, [1, 3], [3])
     finally:
-        call(broker, "POST", "/v1/brokers/3/up")
-        call(broker, "POST", "/v1/brokers/1/up")
+        admin_call(broker, "POST", "/v1/brokers/3/up")
+        admin_call(broker, "POST", "/v1/brokers/1/up")
     assert layout(broker, "failover")[0] == (1, [1, 3], [1, 3])
     p = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0})
     p.produce("failover", value=b"after", partition=0)
     assert p.flush(30) == 0
-    assert call(broker, "GET", "/v1/topics/failover")[1]["partitions"][0]["high_watermark"] == 1
+    assert admin_call(broker, "GET", "/v1/topics/failover")[1]["partitions"][0]["high_watermark"] == 1
 
 
 def test_replica_assignment_survives_restart(broker):

@@ -7,18 +7,15 @@ once the wrapper has told the broker. Plaintext with librdkafka, and TLS + OAUTH
 official Python signer) on the external IAM listener.
 """
 
-import json
 import socket
 import threading
-import urllib.error
-import urllib.request
 import uuid
 
 import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from harness import find_free_port_range, running
+from harness import admin_call, find_free_port_range, running
 from iam import ALICE, REGION, IamBroker, oauthbearer_token, write_identities
 
 
@@ -70,14 +67,6 @@ class Relay:
         self.sock.close()
 
 
-def call(broker, method, path, body=None):
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(broker.admin_url + path, method=method, data=data)
-    try:
-        with urllib.request.urlopen(req, timeout=10) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +85,7 @@ def relays(broker):
     made = []
 
     def make(listener):
-        status, doc = call(broker, "GET", "/v1/listeners")
+        status, doc = admin_call(broker, "GET", "/v1/listeners")
         assert status == 200, doc
         bound = {l["name"]: l["ports"] for l in doc["listeners"]}[listener]
         r = Relay(bound[0])
@@ -105,7 +94,7 @@ def relays(broker):
 
     yield make
     for listener, r in made:
-        call(broker, "DELETE", "/v1/listeners/%s/advertised" % listener)
+        admin_call(broker, "DELETE", "/v1/listeners/%s/advertised" % listener)
         r.close()
 
 
@@ -134,7 +123,7 @@ def test_external_listener_advertises_the_mapped_port(broker, relays):
     before = AdminClient(conf).list_topics(timeout=10)
     assert [b.port for b in before.brokers.values()] != [relay.port]  # the container's own port
 
-    status, doc = call(broker, "PUT", "/v1/listeners/external/advertised", {"ports": [relay.port]})
+    status, doc = admin_call(broker, "PUT", "/v1/listeners/external/advertised", {"ports": [relay.port]})
     assert status == 200, doc
     assert doc["advertised_ports"] == [relay.port] and doc["overridden"] is True
     assert doc["bootstrap"] == "127.0.0.1:%d" % relay.port
@@ -151,7 +140,7 @@ def test_external_listener_advertises_the_mapped_port(broker, relays):
 
 def test_external_iam_listener_with_tls_and_oauthbearer_through_the_mapped_port(broker, relays):
     relay = relays("external_iam")
-    status, doc = call(broker, "PUT", "/v1/listeners/external_iam/advertised",
+    status, doc = admin_call(broker, "PUT", "/v1/listeners/external_iam/advertised",
                        {"host": "localhost", "ports": [relay.port]})
     assert status == 200, doc
     conf = {"bootstrap.servers": "localhost:%d" % relay.port, "security.protocol": "SASL_SSL",
@@ -164,8 +153,8 @@ def test_external_iam_listener_with_tls_and_oauthbearer_through_the_mapped_port(
 
 def test_delete_goes_back_to_the_configured_listener(broker, relays):
     relay = relays("external")
-    assert call(broker, "PUT", "/v1/listeners/external/advertised", {"ports": [relay.port]})[0] == 200
-    status, doc = call(broker, "DELETE", "/v1/listeners/external/advertised")
+    assert admin_call(broker, "PUT", "/v1/listeners/external/advertised", {"ports": [relay.port]})[0] == 200
+    status, doc = admin_call(broker, "DELETE", "/v1/listeners/external/advertised")
     assert status == 200 and doc["overridden"] is False and doc["advertised_ports"] == doc["ports"]
     md = AdminClient({"bootstrap.servers": "127.0.0.1:%d" % relay.port}).list_topics(timeout=10)
     assert [b.port for b in md.brokers.values()] == doc["ports"]
@@ -182,18 +171,18 @@ def test_delete_goes_back_to_the_configured_listener(broker, relays):
     ("nosuch", {"ports": [1]}, 404, "NotFound", "no listener 'nosuch'"),
 ])
 def test_advertised_refusals_name_the_problem(broker, path, body, status, code, text):
-    got, doc = call(broker, "PUT", "/v1/listeners/%s/advertised" % path, body)
+    got, doc = admin_call(broker, "PUT", "/v1/listeners/%s/advertised" % path, body)
     assert got == status, doc
     if code:
         assert doc["code"] == code
     assert text in doc["message"]
-    assert call(broker, "GET", "/v1/listeners")[1]["listeners"][0]["overridden"] is False
+    assert admin_call(broker, "GET", "/v1/listeners")[1]["listeners"][0]["overridden"] is False
 
 
 def test_a_listener_that_is_off_cannot_be_advertised(tmp_path):
     from harness import Broker
     b = Broker(broker_count=1)
     with running(b):
-        status, doc = call(b, "PUT", "/v1/listeners/external/advertised", {"ports": [1234]})
+        status, doc = admin_call(b, "PUT", "/v1/listeners/external/advertised", {"ports": [1234]})
         assert status == 409 and doc["code"] == "ListenerOff", doc
         assert "listeners on: plaintext" in doc["message"]

@@ -4,24 +4,13 @@ API. Both go through CreateTopics' checks, so the serverless profile (the defaul
 the configs MSK Serverless refuses, with Kafka's error names; a record then goes through with
 librdkafka, as a newcomer's first one would."""
 
-import json
 import subprocess
-import urllib.error
-import urllib.request
 
 from confluent_kafka import Consumer, Producer
 
-from harness import Broker, broker_binary, broker_env, running
+from harness import Broker, admin_call, broker_binary, broker_env, running
 
 
-def call(broker, method, path, body=None):
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(broker.admin_url + path, method=method, data=data)
-    try:
-        with urllib.request.urlopen(req, timeout=10) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
 
 
 def round_trip(broker, topic):
@@ -42,20 +31,20 @@ def round_trip(broker, topic):
 def test_topics_create_makes_them_at_start_and_leaves_them_at_restart():
     b = Broker(config={"topics.create": "orders:3, events:2:compact,audit:1:3:retention.ms=600000,plain"})
     with running(b):
-        status, topics = call(b, "GET", "/v1/topics")
+        status, topics = admin_call(b, "GET", "/v1/topics")
         got = {t["name"]: t for t in topics["topics"]}
         assert sorted(got) == ["audit", "events", "orders", "plain"], got
         assert len(got["orders"]["partitions"]) == 3 and len(got["plain"]["partitions"]) == 1
-        assert call(b, "GET", "/v1/topics/events")[1]["configs"]["cleanup.policy"] == "compact"
-        assert call(b, "GET", "/v1/topics/audit")[1]["configs"]["retention.ms"] == "600000"
+        assert admin_call(b, "GET", "/v1/topics/events")[1]["configs"]["cleanup.policy"] == "compact"
+        assert admin_call(b, "GET", "/v1/topics/audit")[1]["configs"]["retention.ms"] == "600000"
         assert b.wait_for_log(r"created topic orders \(topics\.create\): 3 partitions")
         assert round_trip(b, "orders") == b"first record"
         # a topic changed since is left as it is at the next start
         since = b.log_size()
-        assert call(b, "POST", "/v1/topics", {"name": "extra"})[0] == 200
+        assert admin_call(b, "POST", "/v1/topics", {"name": "extra"})[0] == 200
         b.restart()
         assert b.wait_for_log(r"topics\.create: topic orders exists; left as it is", since=since)
-        assert len(call(b, "GET", "/v1/topics")[1]["topics"]) == 5
+        assert len(admin_call(b, "GET", "/v1/topics")[1]["topics"]) == 5
 
 
 def start_fails(topics_create):
@@ -78,21 +67,21 @@ def test_bad_topics_create_entry_stops_start_with_the_entry_quoted():
 def test_admin_api_creates_and_deletes_topics_with_createtopics_checks():
     b = Broker()
     with running(b):
-        status, t = call(b, "POST", "/v1/topics", {"name": "clicks", "partitions": 2,
+        status, t = admin_call(b, "POST", "/v1/topics", {"name": "clicks", "partitions": 2,
                                                    "configs": {"retention.ms": "3600000"}})
         assert status == 200, t
         assert t["name"] == "clicks" and len(t["partitions"]) == 2 and t["configs"]["retention.ms"] == "3600000"
         assert round_trip(b, "clicks") == b"first record"
-        status, e = call(b, "POST", "/v1/topics", {"name": "clicks"})
+        status, e = admin_call(b, "POST", "/v1/topics", {"name": "clicks"})
         assert (status, e["code"]) == (409, "TOPIC_ALREADY_EXISTS"), e
-        status, e = call(b, "POST", "/v1/topics", {"name": "seg", "configs": {"segment.bytes": "1048576"}})
+        status, e = admin_call(b, "POST", "/v1/topics", {"name": "seg", "configs": {"segment.bytes": "1048576"}})
         assert (status, e["code"]) == (400, "INVALID_CONFIG"), e
-        status, e = call(b, "POST", "/v1/topics", {"name": "bad name!"})
+        status, e = admin_call(b, "POST", "/v1/topics", {"name": "bad name!"})
         assert (status, e["code"]) == (400, "INVALID_TOPIC_EXCEPTION"), e
-        status, e = call(b, "POST", "/v1/topics", {"name": "x", "partitions": 0})
+        status, e = admin_call(b, "POST", "/v1/topics", {"name": "x", "partitions": 0})
         assert (status, e["code"]) == (400, "INVALID_PARTITIONS"), e
-        assert call(b, "DELETE", "/v1/topics/clicks") == (200, {"deleted": "clicks"})
-        status, e = call(b, "DELETE", "/v1/topics/clicks")
+        assert admin_call(b, "DELETE", "/v1/topics/clicks") == (200, {"deleted": "clicks"})
+        status, e = admin_call(b, "DELETE", "/v1/topics/clicks")
         assert (status, e["code"]) == (404, "NotFound"), e
         assert b.wait_for_log(r"deleted topic clicks \(admin API\)")
 
