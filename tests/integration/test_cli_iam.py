@@ -9,7 +9,7 @@ import re
 import pytest
 
 import iam
-from harness import broker_env
+from harness import broker_env, running
 from test_cli import cli, name, ok
 
 MECHS = ["AWS_MSK_IAM", "OAUTHBEARER"]
@@ -18,14 +18,8 @@ MECHS = ["AWS_MSK_IAM", "OAUTHBEARER"]
 @pytest.fixture(scope="module")
 def ib(tmp_path_factory):
     ids = iam.write_identities(tmp_path_factory.mktemp("ids") / "identities.json")
-    b = iam.IamBroker(ids, broker_count=3)
-    b.start()
-    yield b
-    try:
-        b.assert_alive()
-        b.stop(check=True)
-    finally:
-        b.cleanup()
+    with running(iam.IamBroker(ids, broker_count=3)) as b:
+        yield b
 
 
 def secure(b, mech, *args):
