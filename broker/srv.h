@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "admin/metrics.h"
+#include "metrics.h"
 #include "config.h"
 #include "stor.h"
 

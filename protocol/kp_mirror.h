@@ -68,4 +68,14 @@ enum {
 };
 unsigned kp_error_places(const kp_schema *resp, int vmin, int vmax);
 
+/*
+ * The first non-zero error code of a response struct (top level or nested; 0 when none), by a
+ * plan made once per response schema (kp_first_error.c). kp_error_plan_new returns NULL when
+ * the schema has no error field, and kp_first_error then answers 0.
+ */
+typedef struct kp_error_plan kp_error_plan;
+kp_error_plan *kp_error_plan_new(const kp_schema *resp);
+void kp_error_plan_free(kp_error_plan *p);
+int16_t kp_first_error(const kp_error_plan *p, int ver, bool flex, const void *resp);
+
 #endif

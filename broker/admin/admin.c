@@ -15,6 +15,7 @@
 #include "fault.h"
 #include "log.h"
 #include "metrics.h"
+#include "prometheus.h"
 
 #define ADMIN_MAX_BODY (256 * 1024)
 #define ADMIN_MAX_CLIENTS 64

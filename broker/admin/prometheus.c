@@ -1,8 +1,9 @@
 /*
- * metrics: the counters (metrics.h) and GET /metrics, which writes them and the gauges computed
- * from the state in Prometheus text format 0.0.4. docs/admin-api.md lists every metric.
+ * prometheus: GET /metrics, the broker's counters (metrics.h, a core module) and the gauges
+ * computed from the state at scrape time, in Prometheus text format 0.0.4. docs/admin-api.md
+ * lists every metric.
  */
-#include "metrics.h"
+#include "prometheus.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 
 #include "admin_route.h"
 #include "clock.h"
+#include "metrics.h"
 #include "fault.h"
 #include "group/group.h"
 #include "kp_errors.h"
@@ -24,267 +26,6 @@
 
 _Static_assert(LSN_COUNT == MX_LISTENERS, "metrics.h's MX_LISTENERS must follow srv.h's listener kinds");
 _Static_assert(FAULT_DROP < MX_FAULT_ACTIONS, "metrics.h's MX_FAULT_ACTIONS must cover fault.h's actions");
-
-/* ---- histograms ---- */
-
-/*
- * Request latency spans a produce acknowledged after a group commit (sub-millisecond to a few ms)
- * and long polls and join phases that wait by design (up to fetch.max.wait.cap.ms, the
- * rebalance timeout): hence up to 30 s.
- */
-static const uint32_t latency_bounds_us[] = {100,    250,    500,     1000,    2500,    5000,    10000,   25000,   50000,
-                                             100000, 250000, 500000, 1000000, 2500000, 5000000, 10000000, 30000000};
-/* A commit is one SQLite transaction; an fsync takes tens of microseconds to tens of milliseconds. */
-static const uint32_t commit_bounds_us[] = {50,    100,   250,    500,    1000,   2500,   5000,   10000,
-                                            25000, 50000, 100000, 250000, 500000, 1000000, 2500000};
-#define NBOUNDS(a) ((int)(sizeof(a) / sizeof((a)[0])))
-_Static_assert(NBOUNDS(latency_bounds_us) <= MX_MAX_BUCKETS && NBOUNDS(commit_bounds_us) <= MX_MAX_BUCKETS,
-               "MX_MAX_BUCKETS is too small");
-
-static void observe(mx_hist *h, const uint32_t *bounds, int n, int64_t us) {
-    uint64_t v = us > 0 ? (uint64_t)us : 0; /* clk_advance in tests may step the clock under a request */
-    int i = 0;
-    while (i < n && v > bounds[i]) i++;
-    h->bucket[i]++;
-    h->count++;
-    h->sum_us += v;
-}
-
-/* ---- requests ---- */
-
-/*
- * Every (API, version) has one row of counters: one per error code in [MX_ERR_MIN, MX_ERR_MAX]
- * (indexed, so counting is an increment), one for codes outside it (a fault rule may answer
- * any int16) and one for requests whose connection closed unanswered. A row is 1.3 KiB; rows
- * exist for the versions the protocol code knows, plus one for all others.
- */
-#define MX_MAX_KEY 128
-#define MX_ERR_MIN (-1)
-#define MX_ERR_MAX 159
-enum { MX_SLOT_CLOSED, MX_SLOT_CODE, MX_SLOT_OTHER = MX_SLOT_CODE + MX_ERR_MAX - MX_ERR_MIN + 1, MX_SLOTS };
-
-typedef struct mx_row {
-    uint64_t n[MX_SLOTS];
-} mx_row;
-
-typedef struct mx_api {
-    const kp_msg *msg; /* NULL: API keys the protocol code does not know */
-    int nversions;     /* rows[0..nversions-1]: those versions; rows[nversions]: any other version */
-    mx_row *rows;
-    mx_hist latency;
-    const struct mx_plan *plan; /* where its answers keep error codes (NULL: nowhere) */
-} mx_api;
-
-typedef struct mx_requests {
-    mx_api *by_key[MX_MAX_KEY];
-    mx_api apis[MX_MAX_KEY];
-    mx_api unknown;
-    mx_row *rows; /* one block for every API's rows */
-    struct mx_plan *plans;
-} mx_requests;
-
-static struct mx_plan *plan_of(mx_requests *t, const kp_schema *sc, bool *oom);
-static void free_plans(mx_requests *t);
-
-int metrics_init(srv *s) {
-    mx_requests *t = calloc(1, sizeof *t);
-    if (!t) return -1;
-    size_t nrows = 1; /* the unknown API's one row */
-    for (int k = 0; k < MX_MAX_KEY; k++) {
-        const kp_msg *m = kp_msg_get((int16_t)k);
-        if (m) nrows += (size_t)m->vmax + 2;
-    }
-    t->rows = calloc(nrows, sizeof(mx_row));
-    if (!t->rows) {
-        free(t);
-        return -1;
-    }
-    mx_row *next = t->rows;
-    for (int k = 0; k < MX_MAX_KEY; k++) {
-        const kp_msg *m = kp_msg_get((int16_t)k);
-        if (!m) continue;
-        mx_api *a = &t->apis[k];
-        a->msg = m;
-        a->nversions = m->vmax + 1;
-        a->rows = next;
-        next += a->nversions + 1;
-        t->by_key[k] = a;
-    }
-    t->unknown.rows = next;
-    s->metrics.requests = t;
-    bool oom = false;
-    for (int k = 0; k < MX_MAX_KEY; k++)
-        if (t->by_key[k]) t->by_key[k]->plan = plan_of(t, t->by_key[k]->msg->resp, &oom);
-    if (oom) {
-        metrics_free(s);
-        return -1;
-    }
-    return 0;
-}
-
-void metrics_free(srv *s) {
-    mx_requests *t = s->metrics.requests;
-    if (!t) return;
-    free_plans(t);
-    free(t->rows);
-    free(t);
-    s->metrics.requests = NULL;
-}
-
-/* r->msg, not the header: a frame too short for a header leaves the header zeroed (api key 0). */
-static mx_api *api_of(mx_requests *t, const req *r) {
-    int key = r->msg ? r->msg->key : -1;
-    return key >= 0 && key < MX_MAX_KEY && t->by_key[key] ? t->by_key[key] : &t->unknown;
-}
-
-static mx_row *row_of(mx_api *a, int16_t ver) { return &a->rows[ver >= 0 && ver < a->nversions ? ver : a->nversions]; }
-
-void metrics_request_done(srv *s, const req *r, int64_t now_us) {
-    mx_requests *t = s->metrics.requests;
-    if (!t || !r->started_us) return;
-    mx_api *a = api_of(t, r);
-    int code = r->error_code;
-    row_of(a, r->hdr.api_version)->n[code >= MX_ERR_MIN && code <= MX_ERR_MAX ? MX_SLOT_CODE + code - MX_ERR_MIN
-                                                                               : MX_SLOT_OTHER]++;
-    observe(&a->latency, latency_bounds_us, NBOUNDS(latency_bounds_us), now_us - r->started_us);
-}
-
-void metrics_request_closed(srv *s, const req *r, int64_t now_us) {
-    mx_requests *t = s->metrics.requests;
-    if (!t || !r->started_us) return;
-    mx_api *a = api_of(t, r);
-    row_of(a, r->hdr.api_version)->n[MX_SLOT_CLOSED]++;
-    observe(&a->latency, latency_bounds_us, NBOUNDS(latency_bounds_us), now_us - r->started_us);
-}
-
-/* Kafka names every error field "error_code" or "<something>_error_code". */
-static bool is_error_field(const char *name) {
-    size_t n = strlen(name);
-    return n >= 10 && !memcmp(name + n - 10, "error_code", 10);
-}
-
-/*
- * Where a response struct keeps its error codes: the schema pruned, at start-up, to its error
- * fields and the structs and arrays that lead to one. A produce answer's partition has one
- * field to look at instead of eight, and arrays without errors below them (record_errors) are
- * not entered; the walk stops at the first non-zero code.
- */
-enum { PLAN_ERROR, PLAN_STRUCT, PLAN_ARRAY };
-
-typedef struct mx_plan mx_plan;
-typedef struct mx_plan_field {
-    uint16_t off;
-    uint8_t kind;
-    int8_t vmin, vmax;
-    bool tagged;        /* exists in flexible versions only */
-    uint16_t elem_size; /* PLAN_ARRAY: of one element */
-    const mx_plan *sub; /* PLAN_STRUCT, PLAN_ARRAY */
-} mx_plan_field;
-
-struct mx_plan {
-    mx_plan *next_alloc; /* every plan, for metrics_free */
-    int n;
-    mx_plan_field f[];
-};
-
-/* NULL when nothing below sc is an error field (or out of memory: *oom). */
-static mx_plan *plan_of(mx_requests *t, const kp_schema *sc, bool *oom) {
-    mx_plan *p = malloc(sizeof *p + sizeof(mx_plan_field) * sc->nfields);
-    if (!p) {
-        *oom = true;
-        return NULL;
-    }
-    p->n = 0;
-    for (uint16_t i = 0; i < sc->nfields; i++) {
-        const kp_field *f = &sc->fields[i];
-        mx_plan_field pf = {.off = f->off, .vmin = f->vmin, .vmax = f->vmax, .tagged = f->tag >= 0};
-        if (f->type == KP_I16 && is_error_field(f->name)) {
-            pf.kind = PLAN_ERROR;
-        } else if (f->type == KP_STRUCT || (f->type == KP_ARRAY && f->elem == KP_STRUCT)) {
-            pf.sub = plan_of(t, f->sub, oom);
-            if (!pf.sub) continue;
-            pf.kind = f->type == KP_STRUCT ? PLAN_STRUCT : PLAN_ARRAY;
-            pf.elem_size = f->sub->size;
-        } else {
-            continue;
-        }
-        p->f[p->n++] = pf;
-    }
-    if (!p->n) {
-        free(p);
-        return NULL;
-    }
-    p->next_alloc = t->plans;
-    t->plans = p;
-    return p;
-}
-
-static void free_plans(mx_requests *t) {
-    while (t->plans) {
-        mx_plan *p = t->plans;
-        t->plans = p->next_alloc;
-        free(p);
-    }
-}
-
-static int16_t first_error(const mx_plan *plan, int ver, bool flex, const char *p) {
-    for (int i = 0; i < plan->n; i++) {
-        const mx_plan_field *f = &plan->f[i];
-        if (ver < f->vmin || ver > f->vmax || (f->tagged && !flex)) continue;
-        const char *v = p + f->off;
-        int16_t e = 0;
-        if (f->kind == PLAN_ERROR) {
-            memcpy(&e, v, sizeof e);
-        } else if (f->kind == PLAN_STRUCT) {
-            e = first_error(f->sub, ver, flex, v);
-        } else {
-            const kp_arr *a = (const kp_arr *)(const void *)v;
-            for (int32_t j = 0; j < a->n && !e; j++)
-                e = first_error(f->sub, ver, flex, (const char *)a->v + (size_t)j * f->elem_size);
-        }
-        if (e) return e;
-    }
-    return 0;
-}
-
-int16_t metrics_response_error(srv *s, const kp_msg *m, int16_t ver, bool flex, const void *resp) {
-    mx_requests *t = s->metrics.requests;
-    if (!t || m->key < 0 || m->key >= MX_MAX_KEY || !t->by_key[m->key] || !t->by_key[m->key]->plan) return 0;
-    return first_error(t->by_key[m->key]->plan, ver, flex, resp);
-}
-
-/* ---- the other counters ---- */
-
-void metrics_sasl(srv *s, int mechanism, bool reauth, mx_sasl_reason why) {
-    if (mechanism < 0 || mechanism >= MX_MECHS || why >= MX_SASL_REASONS) return;
-    if (reauth) {
-        s->metrics.sasl_reauth[mechanism][why == MX_SASL_OK]++;
-        if (why != MX_SASL_OK) s->metrics.sasl_reauth_refused[mechanism][why]++;
-    } else
-        s->metrics.sasl[mechanism][why]++;
-}
-
-/* req_throttle's callers name the quota by its config key, perhaps followed by its value. */
-void metrics_throttle(srv *s, const char *quota, int32_t ms) {
-    if (ms <= 0) return;
-    int q = MX_QUOTA_OTHER;
-    if (!strncmp(quota, "max.request.rate", 16))
-        q = MX_QUOTA_REQUEST_RATE;
-    else if (!strncmp(quota, "max.partition.mutations", 23))
-        q = MX_QUOTA_PARTITION_MUTATIONS;
-    else if (strstr(quota, ".ingress.bytes.per.second"))
-        q = MX_QUOTA_INGRESS;
-    else if (strstr(quota, ".egress.bytes.per.second"))
-        q = MX_QUOTA_EGRESS;
-    s->metrics.throttle_ms[q] += (uint64_t)ms;
-    s->metrics.throttles[q]++;
-}
-
-void metrics_commit(srv *s, int64_t us) { observe(&s->metrics.commit, commit_bounds_us, NBOUNDS(commit_bounds_us), us); }
-
-void metrics_fault_fired(srv *s, int action) {
-    if (action >= 0 && action < MX_FAULT_ACTIONS) s->metrics.faults_fired[action]++;
-}
 
 /* ---- the exposition ---- */
 
@@ -411,8 +152,8 @@ static void put_requests(out *o, mx_requests *t) {
         if (!a || !a->latency.count) continue;
         char labels[64];
         snprintf(labels, sizeof labels, "api=\"%s\",", a->msg ? a->msg->name : "Unknown");
-        put_hist(o, "mskmock_request_duration_seconds", labels, &a->latency, latency_bounds_us,
-                 NBOUNDS(latency_bounds_us));
+        put_hist(o, "mskmock_request_duration_seconds", labels, &a->latency, metrics_latency_bounds_us,
+                 metrics_latency_nbounds);
     }
 }
 
@@ -546,8 +287,8 @@ static int64_t file_size(const char *path) {
 static void put_storage(out *o, srv *s) {
     family(o, "mskmock_storage_commit_duration_seconds", "histogram",
            "Storage commits (one SQLite transaction per loop iteration that changed something), by duration.");
-    put_hist(o, "mskmock_storage_commit_duration_seconds", "", &s->metrics.commit, commit_bounds_us,
-             NBOUNDS(commit_bounds_us));
+    put_hist(o, "mskmock_storage_commit_duration_seconds", "", &s->metrics.commit, metrics_commit_bounds_us,
+             metrics_commit_nbounds);
     /* data.dir=:memory: has no files: the sizes are left out rather than reported as 0 */
     if (strcmp(s->cfg->data_dir, ":memory:") != 0) {
         char path[4200];

@@ -1,17 +1,17 @@
 /*
- * metrics: the Prometheus exposition at GET /metrics (text format 0.0.4; docs/admin-api.md lists
- * every metric). Counters are plain integers the loop increments where things happen: one loop
- * owns them, as it owns everything, so no locks and no allocation on the request path. Gauges
- * (connections, groups by state, topics, database size, memory) are computed at scrape time
- * from the state itself, so they cannot drift from it.
+ * metrics: what the broker counts, and how. Counters are plain integers the loop increments where
+ * things happen: one loop owns them, as it owns everything, so no locks and no allocation on the
+ * request path. The admin API's GET /metrics (admin/prometheus.c) writes them out, with gauges it
+ * computes from the state at scrape time (connections, groups by state, topics, database size,
+ * memory), which therefore cannot drift from it.
+ *
+ * A core header: the transport (requests, connections), iam/sasl.c (authentications), topic and
+ * api/fetch.c (bytes, in struct topic), group (rebalances), txn (transactions), topic/commit.c
+ * (commits) and the fault rules count here; nothing here calls any of them.
  *
  * srv holds one struct metrics by value: code the unit-test harness drives without srv_init
  * counts into zeroed memory. Only the per-request table is allocated (metrics_init); without
- * it requests are not counted.
- *
- * Called by: net (requests, connections), iam/sasl.c (authentications), topic and api/fetch.c
- * (bytes, in struct topic), group (rebalances), srv.c (commits), admin/fault.c (rules fired).
- * This header includes nothing of broker/, so srv.h can hold the struct.
+ * it requests are not counted. This header includes nothing of broker/, so srv.h can hold it.
  */
 #ifndef METRICS_H
 #define METRICS_H
@@ -19,10 +19,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kp.h"
+#include "kp_mirror.h"
+
 struct srv;
-struct req;
-struct kp_msg;
-struct admin_call;
 
 /* Histogram buckets are upper bounds in microseconds (metrics.c), counted per bucket, not cumulated. */
 #define MX_MAX_BUCKETS 18
@@ -81,19 +81,55 @@ typedef struct metrics {
     uint64_t faults_fired[MX_FAULT_ACTIONS];  /* [fault_action] */
 } metrics;
 
+/*
+ * Every (API, version) has one row of counters: one per error code in [MX_ERR_MIN, MX_ERR_MAX]
+ * (indexed, so counting is an increment), one for codes outside it (a fault rule may answer
+ * any int16) and one for requests whose connection closed unanswered. A row is 1.3 KiB; rows
+ * exist for the versions the protocol code knows, plus one for all others.
+ */
+#define MX_MAX_KEY 128
+#define MX_ERR_MIN (-1)
+#define MX_ERR_MAX 159
+enum { MX_SLOT_CLOSED, MX_SLOT_CODE, MX_SLOT_OTHER = MX_SLOT_CODE + MX_ERR_MAX - MX_ERR_MIN + 1, MX_SLOTS };
+
+typedef struct mx_row {
+    uint64_t n[MX_SLOTS];
+} mx_row;
+
+typedef struct mx_api {
+    const kp_msg *msg; /* NULL: API keys the protocol code does not know */
+    int nversions;     /* rows[0..nversions-1]: those versions; rows[nversions]: any other version */
+    mx_row *rows;
+    mx_hist latency;
+    kp_error_plan *plan; /* where its answers keep error codes (NULL: nowhere) */
+} mx_api;
+
+typedef struct mx_requests {
+    mx_api *by_key[MX_MAX_KEY];
+    mx_api apis[MX_MAX_KEY];
+    mx_api unknown;
+    mx_row *rows; /* one block for every API's rows */
+} mx_requests;
+
+/* Histogram bounds in microseconds (metrics.c), ascending; GET /metrics writes them as le labels. */
+extern const uint32_t metrics_latency_bounds_us[];
+extern const int metrics_latency_nbounds;
+extern const uint32_t metrics_commit_bounds_us[];
+extern const int metrics_commit_nbounds;
+
 /* The request table (srv_init). -1: out of memory. */
 int metrics_init(struct srv *s);
 void metrics_free(struct srv *s);
 
 /*
- * A request leaves: answered (its answer handed to the socket) or silent (acks=0), with
- * r->error_code; or closed, unanswered, with its connection. Requests never started are not
- * counted. now_us: clk_mono_us(), read once by the caller for all it reports.
+ * A request of API key (-1: unknown) at version ver leaves after latency_us: answered (its answer
+ * handed to the socket) or silent (acks=0) with its answer's first error code; or closed,
+ * unanswered, with its connection. The transport reports only requests that were started.
  */
-void metrics_request_done(struct srv *s, const struct req *r, int64_t now_us);
-void metrics_request_closed(struct srv *s, const struct req *r, int64_t now_us);
+void metrics_request_done(struct srv *s, int key, int16_t ver, int16_t error_code, int64_t latency_us);
+void metrics_request_closed(struct srv *s, int key, int16_t ver, int64_t latency_us);
 /* The first non-zero error code of a response struct (top level or nested), 0 when none (or no table). */
-int16_t metrics_response_error(struct srv *s, const struct kp_msg *m, int16_t ver, bool flex, const void *resp);
+int16_t metrics_response_error(struct srv *s, const kp_msg *m, int16_t ver, bool flex, const void *resp);
 
 /* An authentication finished (mechanism: MX_MECH_*), first or re-authentication. */
 void metrics_sasl(struct srv *s, int mechanism, bool reauth, mx_sasl_reason why);
@@ -103,8 +139,5 @@ void metrics_throttle(struct srv *s, const char *quota, int32_t ms);
 void metrics_commit(struct srv *s, int64_t us);
 /* A fault rule fired with this fault_action (admin/fault.c, once per request it acted on). */
 void metrics_fault_fired(struct srv *s, int action);
-
-/* GET /metrics */
-void metrics_get(struct admin_call *c);
 
 #endif
