@@ -221,7 +221,10 @@ int main(int argc, char **argv) {
     uv_loop_t *loop = uv_default_loop();
     static srv s;
     ready_remove(&cfg); /* a file left by a killed broker must not say this one is ready */
-    if (srv_init(&s, loop, &cfg, err, sizeof err) != 0) return fail("", err);
+    if (srv_init(&s, loop, &cfg, err, sizeof err) != 0) {
+        int rc = fail("", err);
+        return s.fatal_exit ? s.fatal_exit : rc; /* a storage failure srv_fail_stop found fatal: exit 3 */
+    }
     uv_signal_init(loop, &sigterm);
     uv_signal_init(loop, &sigint);
     uv_signal_init(loop, &sighup);
@@ -258,6 +261,8 @@ int main(int argc, char **argv) {
 
     uv_run(loop, UV_RUN_DEFAULT);
     ready_remove(&cfg);
+    /* srv_fail_stop: memory is past storage; no orderly shutdown, which would store and answer */
+    if (s.fatal_exit) return s.fatal_exit;
     srv_free(&s);
     uv_loop_close(loop);
     cfg_free(&cfg);

@@ -1,4 +1,9 @@
-/* Start-up, the per-iteration commit, and housekeeping (idle connections, retention). */
+/*
+ * srv: start-up in dependency order, the loop's two recurring callbacks (the prepare step that
+ * resumes connections and commits once per iteration, topic/commit.c; the housekeeping tick:
+ * idle connections, retention, offset expiry, transaction timeouts) and shutdown. The top of
+ * the broker: it may call every subsystem; nothing but main calls it.
+ */
 #include "srv.h"
 
 #include <malloc.h>
@@ -7,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 
 #include "admin/admin.h"
 #include "admin/fault.h"
@@ -20,123 +24,13 @@
 #include "topic/topic.h"
 #include "txn/txn.h"
 
-void srv_mark_dirty(srv *s, partition *p) {
-    if (p->dirty) return;
-    if (s->ndirty == s->cap_dirty) {
-        int cap = s->cap_dirty ? s->cap_dirty * 2 : 64;
-        partition **d = realloc(s->dirty, sizeof(*d) * (size_t)cap);
-        if (!d) abort();
-        s->dirty = d;
-        s->cap_dirty = cap;
-    }
-    p->dirty = true;
-    s->dirty[s->ndirty++] = p;
-}
-
-void srv_after_commit(srv *s) {
-    bool advanced = false;
-    for (int i = 0; i < s->ndirty; i++) {
-        partition *p = s->dirty[i];
-        p->dirty = false;
-        if (p->hw != p->end) advanced = true;
-        p->hw = p->end;
-        if (p->ntxns) topic_txn_settle(p);
-    }
-    s->ndirty = 0;
-    if (advanced) fetch_wake(s);
-    net_after_commit(s);
-}
-
-/*
- * A commit failed (disk full, I/O error) that held only produced batches and offset changes,
- * which can be undone in memory: the log goes back to what storage holds (its producer state
- * read again), and committed offsets are read again from storage. The requests held for the
- * commit get their handlers' failure answers (produce: KAFKA_STORAGE_ERROR per partition;
- * OffsetCommit and OffsetDelete: NOT_COORDINATOR, as Kafka answers when its append to
- * __consumer_offsets fails with a storage error), and the broker goes on serving reads.
- */
-static int survive_failed_commit(srv *s, unsigned kinds) {
-    char err[512];
-    snprintf(err, sizeof err, "%s", stor_errmsg(s->st));
-    topic_cleaner_abort(s, "a storage commit holding its rewrites failed");
-    int npart = s->ndirty;
-    if (topic_rollback(s, s->dirty, s->ndirty) != 0) {
-        log_error("storage commit failed: %s; reading the producer state back from storage failed too: %s", err,
-                  stor_errmsg(s->st));
-        return -1;
-    }
-    for (int i = 0; i < s->ndirty; i++) s->dirty[i]->dirty = false;
-    s->ndirty = 0;
-    if (kinds & STOR_TXN_OFFSETS) grp_reload_offsets(s);
-    int closed;
-    int answered = net_fail_commit(s, &closed);
-    log_error("storage commit failed: %s; %d partition(s) went back to their committed end%s; %d request(s) held for "
-              "the commit got their storage-failure answer (produce: KAFKA_STORAGE_ERROR(56), offsets: "
-              "NOT_COORDINATOR(16))%s; nothing of them was stored, reads go on",
-              err, npart, kinds & STOR_TXN_OFFSETS ? ", committed offsets were read again from storage" : "",
-              answered, closed ? ", connections holding other answers were closed" : "");
-    return 0;
-}
-
-int srv_commit_now(srv *s) {
-    if (!stor_in_txn(s->st)) {
-        if (s->ndirty) srv_after_commit(s);
-        return 0;
-    }
-    unsigned kinds = stor_txn_kinds(s->st);
-    s->offset_error_logged = false;
-    int64_t t0 = clk_mono_us();
-    int rc = stor_commit(s->st);
-    metrics_commit(s, clk_mono_us() - t0);
-    if (rc != 0) {
-        if (!(kinds & ~(unsigned)(STOR_TXN_BATCHES | STOR_TXN_OFFSETS)) && survive_failed_commit(s, kinds) == 0)
-            return -1;
-        /*
-         * The transaction also changed topics, configs, retention or group state (or rolling
-         * back failed), so the in-memory state is past what storage holds. Nothing of it was
-         * acknowledged; the only safe way on is a restart that reloads the database.
-         */
-        if (kinds & ~(unsigned)(STOR_TXN_BATCHES | STOR_TXN_OFFSETS))
-            log_error("storage commit failed: %s; it held topic, config, retention or group-state changes whose "
-                      "in-memory state cannot be rolled back", stor_errmsg(s->st));
-        log_error("stopping (exit 3) rather than serve what is not stored; a restart reloads the database");
-        exit(3);
-    }
-    srv_after_commit(s);
-    return 0;
-}
-
-/* Free bytes for storage: the file system's, plus the database's free pages, which are reused first. */
-static int64_t storage_free(srv *s) {
-    struct statvfs v;
-    if (statvfs(s->cfg->data_dir, &v) != 0) return INT64_MAX;
-    return (int64_t)v.f_bavail * (int64_t)v.f_frsize + stor_free_page_bytes(s->st);
-}
-
-bool srv_storage_room(srv *s, size_t need, int64_t *free_bytes) {
-    int64_t min = s->cfg->storage_min_free_bytes;
-    *free_bytes = -1;
-    if (min <= 0 || strcmp(s->cfg->data_dir, ":memory:") == 0) return true;
-    int64_t now = clk_mono_ms();
-    /* statvfs at most every 100 ms while there is room, and always before refusing */
-    if (now - s->room_checked_ms >= 100 || s->room_free - s->room_used - (int64_t)need < min) {
-        s->room_free = storage_free(s);
-        s->room_used = 0;
-        s->room_checked_ms = now;
-    }
-    *free_bytes = s->room_free - s->room_used;
-    if (*free_bytes - (int64_t)need < min) return false;
-    s->room_used += (int64_t)need;
-    return true;
-}
-
 /* Runs once per loop iteration, just before the loop waits for I/O. */
 static void on_prepare(uv_prepare_t *h) {
     srv *s = h->data;
     /* answers to parked requests resume their connections, whose next requests may append */
     do {
         net_run_pumps(s);
-        srv_commit_now(s);
+        topic_commit_now(s);
     } while (net_pumps_pending());
 }
 
@@ -297,13 +191,13 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen) {
         return -1;
     }
     /* a decision whose markers a crash interrupted is finished (and stored) before any client is served */
-    if (txn_init(s) != 0 || srv_commit_now(s) != 0) {
+    if (txn_init(s) != 0 || topic_commit_now(s) != 0) {
         snprintf(err, errlen, "loading transactions: %s", stor_errmsg(s->st));
         return -1;
     }
     /* before any listener: a client never sees the cluster without them */
     if (topic_create_configured(s, err, errlen) != 0) return -1;
-    if (srv_commit_now(s) != 0) {
+    if (topic_commit_now(s) != 0) {
         snprintf(err, errlen, "storing the topics of topics.create: %s", stor_errmsg(s->st));
         return -1;
     }
@@ -326,13 +220,13 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen) {
 }
 
 void srv_close(srv *s) {
-    srv_commit_now(s);
+    topic_commit_now(s);
     stor_ckpt_stats st;
     stor_checkpoint_stats(s->st, &st);
     if (st.runs)
         log_info("storage: %llu WAL checkpoints since start, %llu failed", (unsigned long long)st.runs,
                  (unsigned long long)st.failures);
-    fetch_cancel_all(s);
+    topic_wake_all(s);
     net_close_all(s);
     grp_close_all(s);
     txn_close(s);

@@ -77,7 +77,7 @@ struct srv {
     uint64_t next_conn_id;
     conn *conns;             /* every open connection */
     int nconns;
-    struct fetch_wait *fetch_waiters; /* parked fetches */
+    struct topic_waiter *waiters; /* parked fetches (topic/commit.c's topic_wait) */
     struct group *groups;    /* consumer groups (broker/group/group.c) */
     struct grp_config_set *group_configs; /* group config overrides by group id (broker/group/group_config.c) */
     struct txn_coord *txn;   /* the transaction coordinator (broker/txn/txn.c) */
@@ -108,6 +108,7 @@ struct srv {
     rate_bucket quota_requests;      /* requests served (topic/quota.c) */
     bool offset_error_logged;     /* a failed offset write of the open transaction was logged */
     bool stopping;
+    int fatal_exit;          /* srv_fail_stop's exit code; 0: none */
 };
 
 /* The host and port Metadata, FindCoordinator and DescribeCluster give a client of listener k for node i. */
@@ -129,21 +130,15 @@ static inline int srv_controller(const srv *s) {
     return 0;
 }
 
-/* ---- the per-iteration commit (broker/srv.c) ---- */
-/* A partition appended to (broker/topic/append.c): its batches go out with the next commit. */
-void srv_mark_dirty(srv *s, partition *p);
-/* Commit now (normally once per loop iteration); returns -1 if the commit failed. */
-int srv_commit_now(srv *s);
 /*
- * Whether `need` more bytes fit in storage while leaving storage.min.free.bytes free (the
- * file system's free space plus the database's free pages); *free_bytes is what was free
- * (-1 when not checked: :memory:, or the limit is 0).
+ * A failure that leaves memory past what storage holds (a commit holding topic changes, a
+ * transaction coordinator's write): nothing more is committed (topic_commit_now) or answered
+ * (the transport), the loop stops at the end of this iteration, and main exits with code
+ * without the orderly shutdown, which would store and answer.
  */
-bool srv_storage_room(srv *s, size_t need, int64_t *free_bytes);
-/* After a successful commit: advance high watermarks and wake fetchers. */
-void srv_after_commit(srv *s);
-/* Parked fetches (the long poll of broker/api/fetch.c): re-check their partitions, or end them all. */
-void fetch_wake(srv *s);
-void fetch_cancel_all(srv *s);
+static inline void srv_fail_stop(srv *s, int code) {
+    s->fatal_exit = code;
+    uv_stop(s->loop);
+}
 
 #endif

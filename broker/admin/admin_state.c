@@ -119,7 +119,7 @@ void admin_post_topic(admin_call *c) {
         return;
     }
     /* answered once stored, as CreateTopics is */
-    if (srv_commit_now(c->s) != 0) {
+    if (topic_commit_now(c->s) != 0) {
         http_error(c->rs, 500, "StorageError", "storing topic %s failed: %s", name, stor_errmsg(c->s->st));
         return;
     }
@@ -136,7 +136,7 @@ void admin_delete_topic(admin_call *c) {
     char name[256];
     snprintf(name, sizeof name, "%s", t->name);
     txn_forget_topic(c->s, t->id, name);
-    if (topic_delete(c->s, t) != 0 || srv_commit_now(c->s) != 0) {
+    if (topic_delete(c->s, t) != 0 || topic_commit_now(c->s) != 0) {
         http_error(c->rs, 500, "StorageError", "deleting topic %s failed: %s", name, stor_errmsg(c->s->st));
         return;
     }
@@ -261,7 +261,7 @@ void admin_post_reset(admin_call *c) {
         net_close(s->conns, "admin API reset");
         nconns++;
     }
-    fetch_cancel_all(s);
+    topic_wake_all(s);
     txn_reset(s); /* open transactions are aborted: the topics kept hold no undecided data */
     while (s->groups) {
         if (grp_delete(s, s->groups) != 0) {
@@ -293,7 +293,7 @@ void admin_post_reset(admin_call *c) {
     }
     int nfaults = fault_clear(s);
     int nup = admin_brokers_all_up(s);
-    if (srv_commit_now(s) != 0) {
+    if (topic_commit_now(s) != 0) {
         http_error(c->rs, 500, "StorageError", "committing the reset failed: %s", stor_errmsg(s->st));
         return;
     }

@@ -25,10 +25,10 @@
 #define FETCH_FIRST_CAP (1 << 20)
 
 typedef struct fetch_wait {
+    topic_waiter w; /* first: topic/'s waiter list hands it back */
     srv *s;
     req *r;
     uv_timer_t timer;
-    struct fetch_wait *prev, *next;
 } fetch_wait;
 
 typedef struct collect {
@@ -241,21 +241,13 @@ static void charge_egress(srv *s, req *r, kp_fetch_response *resp) {
     req_throttle(r, throttle.ms, "Fetch", quota_throttle_why(&throttle, why, sizeof why));
 }
 
-static void unlink_wait(srv *s, fetch_wait *w) {
-    if (w->prev)
-        w->prev->next = w->next;
-    else
-        s->fetch_waiters = w->next;
-    if (w->next) w->next->prev = w->prev;
-    w->prev = w->next = NULL;
-}
-
 static void free_wait(uv_handle_t *h) { free(h->data); }
 
+/* Answer the parked fetch with what there is now; it leaves topic/'s list if still on it. */
 static void finish(fetch_wait *w) {
     srv *s = w->s;
     req *r = w->r;
-    unlink_wait(s, w);
+    topic_unwait(s, &w->w);
     uv_timer_stop(&w->timer);
     uv_close((uv_handle_t *)&w->timer, free_wait);
     kp_fetch_response *resp;
@@ -268,13 +260,14 @@ static void on_timeout(uv_timer_t *h) { finish(h->data); }
 
 static void cancel(srv *s, req *r) {
     fetch_wait *w = r->park;
-    unlink_wait(s, w);
+    topic_unwait(s, &w->w);
     uv_timer_stop(&w->timer);
     uv_close((uv_handle_t *)&w->timer, free_wait);
 }
 
 /* Does any partition of the parked request now have data past its fetch offset? */
-static bool has_data(srv *s, req *r) {
+static bool has_data(srv *s, topic_waiter *tw) {
+    req *r = ((fetch_wait *)tw)->r;
     kp_fetch_request *q = r->body;
     for (int32_t i = 0; i < q->topics.n; i++) {
         topic *t = known_topic(s, r, &q->topics.v[i]);
@@ -289,35 +282,9 @@ static bool has_data(srv *s, req *r) {
     return false;
 }
 
-void fetch_wake(srv *s) {
-    /* answering may start the next request of a connection, which may park anew: collect first */
-    fetch_wait *ready = NULL;
-    for (fetch_wait *w = s->fetch_waiters; w;) {
-        fetch_wait *next = w->next;
-        if (has_data(s, w->r)) {
-            unlink_wait(s, w);
-            w->next = ready;
-            ready = w;
-        }
-        w = next;
-    }
-    while (ready) {
-        fetch_wait *w = ready;
-        ready = w->next;
-        w->next = NULL;
-        /* relink so finish() can unlink uniformly */
-        w->next = s->fetch_waiters;
-        if (s->fetch_waiters) s->fetch_waiters->prev = w;
-        s->fetch_waiters = w;
-        finish(w);
-    }
-}
-
-void fetch_cancel_all(srv *s) {
-    while (s->fetch_waiters) {
-        fetch_wait *w = s->fetch_waiters;
-        finish(w);
-    }
+static void wake(srv *s, topic_waiter *tw) {
+    (void)s;
+    finish((fetch_wait *)tw);
 }
 
 void api_fetch(srv *s, req *r) {
@@ -337,8 +304,8 @@ void api_fetch(srv *s, req *r) {
     uv_timer_init(s->loop, &w->timer);
     w->timer.data = w;
     clk_timer_start(&w->timer, on_timeout, wait);
-    w->next = s->fetch_waiters;
-    if (s->fetch_waiters) s->fetch_waiters->prev = w;
-    s->fetch_waiters = w;
+    w->w.ready = has_data;
+    w->w.wake = wake;
+    topic_wait(s, &w->w);
     req_park(r, w, cancel);
 }

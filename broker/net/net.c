@@ -235,6 +235,7 @@ static void send_tls_output(conn *c) {
  * records, kp_writer refs); the write takes ownership of all of them.
  */
 static void flush_ready(conn *c) {
+    if (c->s->fatal_exit) return; /* srv_fail_stop: nothing more leaves the process */
     uint64_t seq = stor_commit_seq(c->s->st);
     int n = 0, nspans = 0, nowned = 0;
     for (req *r = c->head; r && r != c->next_start; r = r->next) {
@@ -457,7 +458,7 @@ static size_t answer_bytes(const req *r) {
 }
 
 void net_pump(conn *c) {
-    if (c->closing) return;
+    if (c->closing || c->s->fatal_exit) return;
     size_t limit = (size_t)c->s->cfg->socket_response_queue_max_bytes;
     size_t answered = 0; /* bytes of answers made in this pump, not yet handed to the socket */
     while (c->next_start && !c->close_after_flush) {

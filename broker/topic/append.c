@@ -105,7 +105,7 @@ int16_t topic_append(srv *s, partition *p, uint8_t *batch, size_t size, const kp
         }
     }
     int64_t free_bytes;
-    if (!srv_storage_room(s, size, &free_bytes)) {
+    if (!topic_storage_room(s, size, &free_bytes)) {
         static char msg[512]; /* the loop is single-threaded; the caller logs it at once */
         snprintf(msg, sizeof msg, "storage is full: %lld bytes free for %s, and the batch of %zu bytes would leave "
                  "less than storage.min.free.bytes=%lld; writes resume once there is room (delete topics or records, "
@@ -147,7 +147,7 @@ int16_t topic_append(srv *s, partition *p, uint8_t *batch, size_t size, const kp
         if (!ps) ps = topic_producer(p, b->producer_id, true);
         topic_producer_record(ps, b->producer_epoch, b->base_sequence, last_seq, base, m.last_offset, max_ts);
     }
-    srv_mark_dirty(s, p);
+    topic_mark_dirty(s, p);
     t->bytes_in += size;
     t->records_in += (uint64_t)(b->records_count > 0 ? b->records_count : 0);
     *base_offset = base;

@@ -505,7 +505,7 @@ static void on_timer(uv_timer_t *h);
 static void on_idle(uv_idle_t *h) {
     topic_cleaner *c = h->data;
     /* produce appended since the last commit is acknowledged before the slice, not after it */
-    if (c->s->ndirty) srv_commit_now(c->s);
+    if (c->s->ndirty) topic_commit_now(c->s);
     if (c->ph != IDLE && slice(c)) return;
     if (start_pass(c, false)) return; /* the next partition that is due, at once */
     uv_idle_stop(&c->idle);

@@ -321,6 +321,35 @@ txn_open_entry *topic_txn_open(partition *p, int64_t producer_id);
  */
 int16_t topic_append_marker(srv *s, partition *p, int64_t producer_id, int16_t epoch, bool commit,
                             int32_t coordinator_epoch, const char **why);
+/*
+ * The per-iteration commit (commit.c): a partition appended to is marked dirty, and its batches
+ * go out with the next commit, after which its high watermark advances. topic_commit_now commits
+ * now (normally once per loop iteration); -1 if the commit failed (then either survived: the
+ * appends are undone and their held answers get storage errors; or fatal: srv_fail_stop).
+ */
+void topic_mark_dirty(srv *s, partition *p);
+int topic_commit_now(srv *s);
+/*
+ * Whether `need` more bytes fit in storage while leaving storage.min.free.bytes free (the
+ * file system's free space plus the database's free pages); *free_bytes is what was free
+ * (-1 when not checked: :memory:, or the limit is 0).
+ */
+bool topic_storage_room(srv *s, size_t need, int64_t *free_bytes);
+/*
+ * A parked reader (a Fetch long poll, api/fetch.c) waiting for committed data. After each commit
+ * that advanced a high watermark, every waiter is asked `ready`; those that are leave the list
+ * and get `wake` (which may answer and so start its connection's next request). topic_wake_all
+ * wakes every waiter (shutdown, the admin API's reset). Embed it; unwait is a no-op when woken.
+ */
+typedef struct topic_waiter {
+    struct topic_waiter *prev, *next;
+    bool waiting;
+    bool (*ready)(srv *s, struct topic_waiter *w);
+    void (*wake)(srv *s, struct topic_waiter *w);
+} topic_waiter;
+void topic_wait(srv *s, topic_waiter *w);
+void topic_unwait(srv *s, topic_waiter *w);
+void topic_wake_all(srv *s);
 /* After a commit: transactions whose marker is now durable no longer hold the last stable offset. */
 void topic_txn_settle(partition *p);
 /*

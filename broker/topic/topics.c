@@ -225,7 +225,7 @@ topic *topic_create(srv *s, const char *name, int32_t nparts, int16_t rf, const 
     topic *t = add_topic(s, st.id, name, st.uuid, nparts, st.created_ms, rf);
     for (int i = 0; i < nov; i++) set_override(t, ov[i].key, ov[i].value);
     refresh_settings(s, t);
-    for (int32_t i = 0; i < nparts; i++) srv_mark_dirty(s, &t->parts[i]);
+    for (int32_t i = 0; i < nparts; i++) topic_mark_dirty(s, &t->parts[i]);
     return t;
 }
 
@@ -247,7 +247,7 @@ void topic_free(topic *t) {
 
 int topic_delete(srv *s, topic *t) {
     /* the dirty list points into the partition array: settle it first */
-    srv_commit_now(s);
+    topic_commit_now(s);
     if (stor_topic_delete(s->st, t->id) != 0) return -1;
     for (topic **pp = &s->topics; *pp; pp = &(*pp)->next)
         if (*pp == t) {
@@ -261,7 +261,7 @@ int topic_delete(srv *s, topic *t) {
 }
 
 int topic_add_partitions(srv *s, topic *t, int32_t count) {
-    srv_commit_now(s); /* the partition array moves: settle the dirty list first */
+    topic_commit_now(s); /* the partition array moves: settle the dirty list first */
     if (stor_topic_add_partitions(s->st, t->id, count) != 0) return -1;
     int32_t old = t->nparts;
     init_partitions(s, t, old, count);

@@ -94,7 +94,7 @@ int16_t topic_append_marker(srv *s, partition *p, int64_t producer_id, int16_t e
     if (ps->epoch != epoch) ps->nbatches = 0;
     ps->epoch = epoch;
     p->end = at + 1;
-    srv_mark_dirty(s, p);
+    topic_mark_dirty(s, p);
     t->bytes_in += sizeof batch;
     return 0;
 }

@@ -60,7 +60,7 @@ void txn_storage_failed(srv *s, const char *what, const char *id) {
     log_error("storage: %s of transactional id %s failed: %s; the coordinator's state would no longer match what "
               "storage holds, so the broker stops (exit 3) rather than answer from it; a restart reloads it",
               what, id, stor_errmsg(s->st));
-    exit(3);
+    srv_fail_stop(s, 3);
 }
 
 void txn_store(srv *s, txn *t) {

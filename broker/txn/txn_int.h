@@ -26,10 +26,11 @@ void txn_group_add(txn *t, const char *group_id);
 txn_offset *txn_offset_slot(txn *t, const char *group, const char *topic, int32_t partition);
 void txn_clear_members(txn *t);
 /*
- * A coordinator write storage refused: logged, and the broker exits (3) as a failed commit of
- * group or topic state does, since memory would be past storage; a restart reloads.
+ * A coordinator write storage refused: logged, and the broker stops (srv_fail_stop, exit 3) as a
+ * failed commit of group or topic state does, since memory would be past storage; a restart
+ * reloads. The caller goes on to the end of its step: nothing it does is stored or answered.
  */
-void txn_storage_failed(srv *s, const char *what, const char *id) __attribute__((noreturn));
+void txn_storage_failed(srv *s, const char *what, const char *id);
 /* Store the id's row (kind STOR_TXN_TXNS). */
 void txn_store(srv *s, txn *t);
 /* Store Prepare{Commit,Abort}, then complete now or (transaction.marker.delay.ms) marker by marker. */

@@ -29,6 +29,7 @@
 #include "net/net.h"
 #include "net/req.h"
 #include "srv.h"
+#include "topic/topic.h"
 #include "txn/txn.h"
 
 #define H_MAX_CONNS 16
@@ -241,7 +242,7 @@ static inline req *h_produce(harness *h, conn *c, const char *topic, int32_t par
     q.topic_data.n = 1;
     q.topic_data.v = &td;
     req *r = h_send(h, c, "producer", 0, ver, &q);
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    assert_int_equal(topic_commit_now(&h->s), 0);
     return r;
 }
 

@@ -383,7 +383,7 @@ static void test_delete_records_is_answered_once_stored(void **state) {
     q.topics.v = &qt;
     req *r = h_send(h, c, "admin", 21, 2, &q);
     assert_int_equal(r->state, REQ_WAIT_COMMIT);
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    assert_int_equal(topic_commit_now(&h->s), 0);
 
     stor *other;
     if (stor_open(&other, path, STOR_SYNC_OFF, err, sizeof err) != 0) fail_msg("stor_open: %s", err);

@@ -41,7 +41,7 @@ static topic *make_topic(harness *h, const char *name, const char *key, const ch
     const char *why = NULL;
     topic *t = topic_create(&h->s, name, 1, 0, &ov, key ? 1 : 0, &why);
     if (!t) fail_msg("topic %s: %s", name, why ? why : "?");
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    assert_int_equal(topic_commit_now(&h->s), 0);
     return t;
 }
 
@@ -152,7 +152,7 @@ static void test_compaction_keeps_the_newest_record_of_each_key_at_its_offset(vo
         produce_ok(h, "c", batch(h, -1, -1, 10, K10, v, NULL, b % 2 ? KP_CODEC_LZ4 : KP_CODEC_NONE));
     }
     assert_int_equal(topic_cleaner_run_now(&h->s, 10, false), 1);
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    assert_int_equal(topic_commit_now(&h->s), 0);
     stored *st = read_log(h, t);
     assert_int_equal(st->n, 10);
     assert_int_equal(st->nbatches, 1); /* the nine emptied batches of a plain producer are gone */
@@ -246,7 +246,7 @@ static void test_producer_newest_batch_stays_empty(void **state) {
     produce_ok(h, "c", batch(h, 7000, 3, 3, K10, v, NULL, KP_CODEC_SNAPPY));
     produce_ok(h, "c", batch(h, -1, -1, 3, K10, v, NULL, KP_CODEC_GZIP));
     assert_int_equal(topic_cleaner_run_now(&h->s, 10, false), 1);
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    assert_int_equal(topic_commit_now(&h->s), 0);
     stored *st = read_log(h, t);
     assert_int_equal(st->nbatches, 2);
     assert_int_equal(st->base[0], 3); /* the producer's newest batch, emptied, offsets as they were */
@@ -275,7 +275,7 @@ static void test_compact_only_topic_is_not_emptied_by_retention(void **state) {
     produce_ok(h, "cd", batch(h, -1, -1, 2, K10, v, NULL, KP_CODEC_NONE));
     clk_advance(8 * 86400000LL); /* past the default retention.ms of 7 days */
     topic_enforce_retention(&h->s);
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    assert_int_equal(topic_commit_now(&h->s), 0);
     assert_int_equal(c->parts[0].log_start, 0);
     assert_int_equal(read_log(h, c)->n, 2);
     assert_int_equal(cd->parts[0].log_start, 2); /* compact,delete: retention applies too */
@@ -381,6 +381,38 @@ static void test_zstd_needs_fetch_v10(void **state) {
     done(h);
 }
 
+/*
+ * Issue 33 moved the stop after a fatal storage failure from exit(3) inside the commit to main's
+ * return (srv_fail_stop): from the failure on, nothing more may be committed or answered, since
+ * memory is past what storage holds.
+ */
+static void test_after_fail_stop_nothing_is_committed_or_answered(void **state) {
+    harness *h = h_new(NULL);
+    *state = h;
+    make_topic(h, "stopped", NULL, NULL);
+    partition *p = &topic_find(&h->s, "stopped", 7)->parts[0];
+    conn *c = h_conn(h, NULL);
+    kp_produce_partition_produce_data pd = {0, h_batch(h, 2)};
+    kp_produce_topic_produce_data td = {.name = kp_str_c("stopped")};
+    td.partition_data.n = 1;
+    td.partition_data.v = &pd;
+    kp_produce_request q = {.transactional_id = KP_STR_NULL, .acks = -1, .timeout_ms = 5000};
+    q.topic_data.n = 1;
+    q.topic_data.v = &td;
+    req *r = h_send(h, c, "producer", 0, 8, &q);
+    assert_int_equal(r->state, REQ_WAIT_COMMIT); /* appended, held for the commit */
+    uint64_t seq = stor_commit_seq(h->s.st);
+    srv_fail_stop(&h->s, 3);
+    assert_int_equal(h->s.fatal_exit, 3);
+    assert_int_equal(topic_commit_now(&h->s), -1);
+    assert_true(stor_in_txn(h->s.st));
+    assert_true(stor_commit_seq(h->s.st) == seq);
+    assert_true(p->hw == 0 && p->end == 2); /* not made visible */
+    net_after_commit(&h->s);
+    assert_int_equal(r->state, REQ_WAIT_COMMIT); /* and not sent */
+    h->s.fatal_exit = 0;
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_compaction_keeps_the_newest_record_of_each_key_at_its_offset, h_teardown),
@@ -392,6 +424,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_timestamp_outside_the_window_is_invalid_timestamp, h_teardown),
         cmocka_unit_test_teardown(test_compression_type_rebuilds_the_batch_in_its_codec, h_teardown),
         cmocka_unit_test_teardown(test_zstd_needs_fetch_v10, h_teardown),
+        cmocka_unit_test_teardown(test_after_fail_stop_nothing_is_committed_or_answered, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

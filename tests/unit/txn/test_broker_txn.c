@@ -33,7 +33,7 @@
 static void make_topic(harness *h, const char *name, int32_t parts) {
     const char *why = NULL;
     if (!topic_create(&h->s, name, parts, 0, NULL, 0, &why)) fail_msg("topic %s: %s", name, why ? why : "?");
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    assert_int_equal(topic_commit_now(&h->s), 0);
 }
 
 static partition *part(harness *h, const char *topic_name, int32_t index) {
@@ -91,7 +91,7 @@ static int16_t init_full(harness *h, conn *c, int16_t ver, const char *id, int32
     q.producer_id = pid;
     q.producer_epoch = epoch;
     req *r = h_send(h, c, "txn-producer", 22, ver, &q);
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    assert_int_equal(topic_commit_now(&h->s), 0);
     kp_init_producer_id_response *resp = h_resp(h, r);
     if (out_pid) *out_pid = resp->producer_id;
     if (out_epoch) *out_epoch = resp->producer_epoch;
@@ -154,7 +154,7 @@ static kp_add_partitions_to_txn_response *add_parts_full(harness *h, conn *c, in
     q.v3_and_below_topics.n = n;
     q.v3_and_below_topics.v = ts;
     req *r = h_send(h, c, "txn-producer", 24, ver, &q);
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    assert_int_equal(topic_commit_now(&h->s), 0);
     kp_add_partitions_to_txn_response *resp = h_resp(h, r);
     assert_int_equal(resp->results_by_topic_v3_and_below.n, n);
     for (int i = 0; i < n; i++) {
@@ -194,7 +194,7 @@ static req *end_send(harness *h, conn *c, int16_t ver, const char *id, int64_t p
 
 static int16_t end_full(harness *h, conn *c, int16_t ver, const char *id, int64_t pid, int16_t epoch, bool commit) {
     req *r = end_send(h, c, ver, id, pid, epoch, commit);
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    assert_int_equal(topic_commit_now(&h->s), 0);
     kp_end_txn_response *resp = h_resp(h, r);
     return resp->error_code;
 }
@@ -209,7 +209,7 @@ static int16_t add_offsets_v(harness *h, prod *p, int16_t ver, const char *group
     q.producer_epoch = p->epoch;
     q.group_id = kp_str_c(group);
     req *r = h_send(h, p->c, "txn-producer", 25, ver, &q);
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    assert_int_equal(topic_commit_now(&h->s), 0);
     kp_add_offsets_to_txn_response *resp = h_resp(h, r);
     return resp->error_code;
 }
@@ -241,7 +241,7 @@ static int16_t txn_commit_v(harness *h, prod *p, int16_t ver, const char *group,
     q.topics.n = 1;
     q.topics.v = &qt;
     req *r = h_send(h, p->c, "txn-producer", 28, ver, &q);
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    assert_int_equal(topic_commit_now(&h->s), 0);
     kp_txn_offset_commit_response *resp = h_resp(h, r);
     assert_int_equal(resp->topics.n, 1);
     assert_int_equal(resp->topics.v[0].partitions.n, 1);
@@ -273,7 +273,7 @@ static int16_t plain_commit(harness *h, conn *c, const char *group, const char *
     q.topics.n = 1;
     q.topics.v = &qt;
     req *r = h_send(h, c, "consumer", 8, 2, &q);
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    assert_int_equal(topic_commit_now(&h->s), 0);
     kp_offset_commit_response *resp = h_resp(h, r);
     return resp->topics.v[0].partitions.v[0].error_code;
 }
@@ -311,7 +311,7 @@ static kp_produce_partition_produce_response *produce_full(harness *h, conn *c, 
     q.topic_data.n = 1;
     q.topic_data.v = &td;
     req *r = h_send(h, c, "producer", 0, ver, &q);
-    if (commit) assert_int_equal(srv_commit_now(&h->s), 0);
+    if (commit) assert_int_equal(topic_commit_now(&h->s), 0);
     kp_produce_response *resp = h_resp(h, r);
     assert_int_equal(resp->responses.n, 1);
     assert_int_equal(resp->responses.v[0].partition_responses.n, 1);
@@ -974,7 +974,7 @@ static void test_lso_waits_for_the_commit_that_holds_the_marker(void **state) {
     seen b[8];
     assert_int_equal(parse(pd, b, 8), 1);
     assert_int_equal(list_latest(h, c, 2, RC, "t", 0), 2);
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    assert_int_equal(topic_commit_now(&h->s), 0);
     assert_int_equal(((kp_end_txn_response *)h_resp(h, r))->error_code, 0);
     pd = fetch(h, c, RC, "t", 0, 0);
     assert_int_equal(pd->high_watermark, 6);
@@ -989,7 +989,7 @@ static void test_lso_waits_for_the_commit_that_holds_the_marker(void **state) {
     pd = fetch(h, c, RC, "t", 0, 0);
     assert_int_equal(pd->last_stable_offset, 6);
     assert_int_equal(pd->aborted_transactions.n, 0);
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    assert_int_equal(topic_commit_now(&h->s), 0);
     pd = fetch(h, c, RC, "t", 0, 0);
     assert_int_equal(pd->last_stable_offset, 8);
     assert_int_equal(pd->aborted_transactions.n, 1);
@@ -1122,13 +1122,13 @@ static void test_transaction_timeout_aborts_and_fences(void **state) {
     /* at the timeout exactly: still open */
     clk_advance(1000);
     txn_tick(&h->s);
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    assert_int_equal(topic_commit_now(&h->s), 0);
     assert_string_equal(state_of(h, c, "tx"), "Ongoing");
     assert_int_equal(fetch(h, c, RC, "t", 0, 0)->last_stable_offset, 0);
     /* past it: aborted with the epoch bumped */
     clk_advance(20);
     txn_tick(&h->s);
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    assert_int_equal(topic_commit_now(&h->s), 0);
     kp_describe_transactions_transaction_state *st = describe(h, c, "tx");
     assert_string_equal(h_cstr(h, st->transaction_state), "CompleteAbort");
     assert_int_equal(st->producer_epoch, e0 + 1);
@@ -1195,11 +1195,11 @@ static void test_transactional_id_expiration(void **state) {
     assert_int_equal(end_txn(h, done, true), 0);
     clk_advance(4000);
     txn_tick(&h->s);
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    assert_int_equal(topic_commit_now(&h->s), 0);
     assert_string_equal(state_of(h, c, "idle"), "Empty");
     clk_advance(1000);
     txn_tick(&h->s);
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    assert_int_equal(topic_commit_now(&h->s), 0);
     assert_int_equal(describe(h, c, "idle")->error_code, KERR_TRANSACTIONAL_ID_NOT_FOUND);
     assert_int_equal(describe(h, c, "done")->error_code, KERR_TRANSACTIONAL_ID_NOT_FOUND);
     /* an open transaction keeps its id */
@@ -1367,7 +1367,7 @@ static harness *file_harness(const char *const *ov, const char *path) {
     if (topic_load_all(&h->s) != 0) fail_msg("topic_load_all: %s", stor_errmsg(h->s.st));
     if (grp_load(&h->s) != 0) fail_msg("grp_load: %s", stor_errmsg(h->s.st));
     if (txn_init(&h->s) != 0) fail_msg("txn_init: %s", stor_errmsg(h->s.st));
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    assert_int_equal(topic_commit_now(&h->s), 0);
     return h;
 }
 
@@ -1450,7 +1450,7 @@ static void test_restart_between_markers(void **state) {
     /* one timer run: one marker */
     usleep(5000);
     uv_run(h->s.loop, UV_RUN_NOWAIT);
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    assert_int_equal(topic_commit_now(&h->s), 0);
     int m0 = markers(h, c, 0, pid, 0), m1 = markers(h, c, 1, pid, 0);
     assert_int_equal(m0 + m1, 1);
     assert_string_equal(state_of(h, c, "tx"), "PrepareAbort");
@@ -1543,7 +1543,7 @@ static void test_next_transaction_before_the_marker_is_durable(void **state) {
     assert_int_equal(pr->error_code, 0);
     assert_int_equal(pr->base_offset, 3);
     assert_int_equal(fetch(h, c, RC, "t", 0, 0)->last_stable_offset, 0);
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    assert_int_equal(topic_commit_now(&h->s), 0);
     assert_int_equal(((kp_end_txn_response *)h_resp(h, end))->error_code, 0);
     assert_int_equal(part_code(h_resp(h, add), 0, 0), 0);
     kp_fetch_partition_data *pd = fetch(h, c, RC, "t", 0, 0);
@@ -1634,7 +1634,7 @@ static void test_add_partitions_v4_batched_and_verify_only(void **state) {
         q.transactions.n = 2;
         q.transactions.v = tx;
         req *r = h_send(h, a->c, "broker", 24, ver, &q);
-        assert_int_equal(srv_commit_now(&h->s), 0);
+        assert_int_equal(topic_commit_now(&h->s), 0);
         kp_add_partitions_to_txn_response *resp = h_resp(h, r);
         assert_int_equal(resp->error_code, 0);
         assert_int_equal(resp->results_by_transaction.n, 2);
@@ -1677,7 +1677,7 @@ static void test_restart_downtime_counts_toward_the_timeout(void **state) {
     assert_int_equal(fetch(h, c, RC, "t", 0, 0)->last_stable_offset, 0);
     clk_advance(10);
     txn_tick(&h->s);
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    assert_int_equal(topic_commit_now(&h->s), 0);
     kp_describe_transactions_transaction_state *st = describe(h, c, "tx");
     assert_string_equal(h_cstr(h, st->transaction_state), "CompleteAbort");
     assert_int_equal(st->producer_epoch, e0 + 1);
@@ -1713,7 +1713,7 @@ static void test_produce_transactional_records_without_id_refuse_the_whole_reque
     q.topic_data.n = 1;
     q.topic_data.v = &td;
     req *r = h_send(h, p->c, "producer", 0, 9, &q);
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    assert_int_equal(topic_commit_now(&h->s), 0);
     kp_produce_response *resp = h_resp(h, r);
     assert_int_equal(resp->responses.v[0].partition_responses.v[1].error_code, KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
     assert_int_equal(part(h, "t", 1)->end, 0);
@@ -1896,7 +1896,7 @@ static void test_parked_read_committed_fetch_wakes_when_the_lso_moves(void **sta
     if (r->state != REQ_PARKED) fail_msg("the read_committed fetch at the LSO was not parked (state %d)", (int)r->state);
     assert_int_equal(end_txn(h, p, true), 0);
     bool answered = h_answered(r);
-    if (!answered) fetch_cancel_all(&h->s);
+    if (!answered) topic_wake_all(&h->s);
     assert_true(answered);
     kp_fetch_response *resp = h_resp(h, r);
     kp_fetch_partition_data *pd = &resp->responses.v[0].partitions.v[0];
@@ -1955,7 +1955,7 @@ static void test_delete_group_drops_pending_offsets(void **state) {
     q.groups_names.n = 1;
     q.groups_names.v = &id;
     req *r = h_send(h, c, "admin", 42, 2, &q);
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    assert_int_equal(topic_commit_now(&h->s), 0);
     kp_delete_groups_response *resp = h_resp(h, r);
     assert_int_equal(resp->results.v[0].error_code, 0);
     kp_offset_fetch_response_partition *o = offset_fetch(h, c, "g", "t", 0, true);
@@ -1988,7 +1988,7 @@ static void test_delete_topic_leaves_the_transaction(void **state) {
     q.topic_names.v = &name;
     q.timeout_ms = 5000;
     req *r = h_send(h, c, "admin", 20, 4, &q);
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    assert_int_equal(topic_commit_now(&h->s), 0);
     kp_delete_topics_response *resp = h_resp(h, r);
     assert_int_equal(resp->responses.v[0].error_code, 0);
     kp_describe_transactions_transaction_state *st = describe(h, c, "tx");
@@ -2096,7 +2096,7 @@ static void test_offset_delete_drops_pending_offsets(void **state) {
     q.topics.n = 1;
     q.topics.v = &qt;
     req *r = h_send(h, c, "admin", 47, 0, &q);
-    assert_int_equal(srv_commit_now(&h->s), 0);
+    assert_int_equal(topic_commit_now(&h->s), 0);
     kp_offset_delete_response *resp = h_resp(h, r);
     assert_int_equal(resp->error_code, 0);
     assert_int_equal(resp->topics.v[0].partitions.v[0].error_code, 0);
