@@ -19,6 +19,7 @@
 #include "log.h"
 #include "group/group.h"
 #include "net/net.h"
+#include "pipeline/pipeline.h"
 #include "iam/authz.h"
 #include "iam/sasl.h"
 #include "topic/topic.h"
@@ -146,6 +147,8 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen) {
         snprintf(err, errlen, "out of memory for the metrics");
         return -1;
     }
+    s->dispatch = pipeline_dispatch;
+    s->conn_closed = authz_forget;
     s->next_producer_id = 1000;
     s->nnodes = (int)cfg->broker_count;
     for (int i = 0; i < s->nnodes; i++) {

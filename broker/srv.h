@@ -12,6 +12,7 @@
 #include <uv.h>
 
 #include "metrics.h"
+#include "rate.h"
 #include "config.h"
 #include "stor.h"
 
@@ -58,11 +59,6 @@ static inline const char *lsn_cfg_host(const config *cfg, listener_kind k) {
 typedef struct topic topic;
 typedef struct partition partition;
 
-/* A byte-rate quota's account (topic/quota.c): bytes over what the rate has drained. */
-typedef struct rate_bucket {
-    double level;
-    int64_t at_ms;
-} rate_bucket;
 
 struct srv {
     uv_loop_t *loop;
@@ -91,6 +87,13 @@ struct srv {
     metrics metrics;         /* counters for GET /metrics (broker/admin/metrics.h) */
     partition **dirty;       /* partitions appended to since the last commit */
     int ndirty, cap_dirty;
+    /*
+     * Hooks the layers above register at start-up (srv.c), so the transport calls nothing above
+     * it: each whole frame goes to dispatch (the request pipeline: false closes the connection),
+     * and each closed connection to conn_closed (what iam/ keeps per connection).
+     */
+    bool (*dispatch)(srv *s, req *r);
+    void (*conn_closed)(conn *c);
     uv_prepare_t commit_handle;
     uv_timer_t housekeeping;
     int64_t next_retention_ms;
@@ -105,7 +108,7 @@ struct srv {
     int64_t room_free, room_used, room_checked_ms; /* srv_storage_room's measure */
     rate_bucket quota_in, quota_out; /* the cluster's ingress and egress (topic/quota.c) */
     rate_bucket quota_mutations;     /* partitions created and deleted (topic/quota.c) */
-    rate_bucket quota_requests;      /* requests served (topic/quota.c) */
+    rate_bucket quota_requests;      /* requests served (pipeline/dispatch.c, max.request.rate) */
     bool offset_error_logged;     /* a failed offset write of the open transaction was logged */
     bool stopping;
     int fatal_exit;          /* srv_fail_stop's exit code; 0: none */

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "admin_route.h"
+#include "api/api.h"
 #include "clock.h"
 #include "kp_errors.h"
 #include "kp_mirror.h"

@@ -32,7 +32,7 @@ typedef struct fault_hit {
     uint64_t rule_id;
     bool first;          /* the rule's first fire: worth an info line, later ones go to debug */
     /* the rule's topic and partition (NULL, -1: any), valid until the rule is deleted: where an
-       error goes in an answer its handler built (net/req_fault.c copies them) */
+       error goes in an answer its handler built (pipeline/fault_apply.c copies them) */
     const char *topic;
     int32_t partition;
 } fault_hit;

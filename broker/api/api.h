@@ -5,6 +5,27 @@
 #include "iam/authz.h"
 #include "net/req.h"
 
+typedef void (*api_fn)(srv *s, req *r);
+
+typedef struct api_handler {
+    int16_t key;
+    int16_t vmin, vmax;      /* advertised and served */
+    api_fn fn;
+    /* the IAM action (iam/authz.h) it needs on a cluster, topic, group, transactional id; AUTHZ_NONE: none */
+    int8_t authz[4];
+    bool kafka_profile_only; /* MSK does not serve it: advertised and served in the kafka profile only */
+} api_handler;
+
+/* The one table of what mskmock serves; ApiVersions is computed from it. */
+const api_handler *api_lookup(int16_t key);
+size_t api_count(void);
+const api_handler *api_at(size_t i);
+/*
+ * The range served under the active configuration: the table's, narrowed by api.versions.min and
+ * api.versions.max and SaslHandshake v0's switch; *vmax < *vmin when the API is not served at all.
+ */
+void api_range(const srv *s, const api_handler *h, int16_t *vmin, int16_t *vmax);
+
 void api_produce(srv *s, req *r);
 void api_fetch(srv *s, req *r);
 void api_list_offsets(srv *s, req *r);

@@ -294,9 +294,9 @@ static verdict decide(srv *s, const iam_policy *pol, iam_action act, iam_resourc
     return (verdict){true, act, false, {IAM_ALLOW, NULL}};
 }
 
+/* The pipeline gave the request its API's row of actions (api/table.c); none: fail closed. */
 static int8_t action_for(const req *r, iam_resource_type type) {
-    const api_handler *h = api_lookup(r->hdr.api_key);
-    return h && (unsigned)type < AUTHZ_TYPES ? h->authz[type] : AUTHZ_NONE;
+    return r->authz_actions && (unsigned)type < AUTHZ_TYPES ? r->authz_actions[type] : AUTHZ_NONE;
 }
 
 int16_t authz_check(srv *s, req *r, iam_resource_type type, const char *name, size_t len) {

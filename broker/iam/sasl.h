@@ -19,9 +19,11 @@
 #ifndef SASL_H
 #define SASL_H
 
+#include "net/net.h"
 #include "net/req.h"
 
-enum { SASL_NONE, SASL_HANDSHAKEN, SASL_AUTHENTICATED };
+/* conn.sasl_state's values (net.h), by their names here */
+enum { SASL_NONE = CONN_SASL_NONE, SASL_HANDSHAKEN = CONN_SASL_HANDSHAKEN, SASL_AUTHENTICATED = CONN_SASL_AUTHENTICATED };
 
 int sasl_init(srv *s, char *err, size_t n);
 void sasl_close(srv *s); /* handles */

@@ -1,3 +1,12 @@
+/*
+ * net: the transport. TCP listeners (one set per synthetic broker), connections, Kafka framing
+ * (an int32 size prefix; large frames read straight into their own buffer), TLS through
+ * memory BIOs (tls.c: the loop does all socket I/O), admission (max.connections, the creation
+ * rate), mutes (quota throttles), idle sweeps, and writing answers strictly in request order,
+ * the held ones after the storage commit. It knows nothing above it: each whole frame goes to
+ * srv.dispatch (the request pipeline) and each closed connection to srv.conn_closed, both set at
+ * start-up (srv.c), as Redis's networking.c hands a parsed command to processCommand.
+ */
 #include "net.h"
 
 #include <math.h>
@@ -5,8 +14,6 @@
 #include <string.h>
 
 #include "clock.h"
-#include "iam/authz.h"
-#include "iam/sasl.h"
 #include "log.h"
 #include "req.h"
 #include "tls.h"
@@ -56,7 +63,7 @@ static void on_close(uv_handle_t *h) {
     free(c->rbuf);
     free(c->client_id);
     free(c->principal);
-    authz_forget(c);
+    if (c->s->conn_closed) c->s->conn_closed(c); /* what iam/ keeps per connection (srv.c sets it) */
     free(c->access_key_id);
     if (c->tls) tls_conn_free(c->tls);
     free(c);
@@ -388,7 +395,7 @@ static bool take_frames(conn *c) {
     while (!c->filling && c->rlen - pos >= 4) {
         int32_t size = kp_get_i32(c->rbuf + pos);
         /* before authentication a SASL listener takes only small frames (Kafka's sasl.server.max.receive.size) */
-        bool unauthenticated = lsn_sasl(c->listener) && c->sasl_state != SASL_AUTHENTICATED;
+        bool unauthenticated = lsn_sasl(c->listener) && c->sasl_state != CONN_SASL_AUTHENTICATED;
         int64_t max = unauthenticated ? c->s->cfg->sasl_server_max_receive_size : c->s->cfg->socket_request_max_bytes;
         if (size < 0 || size > max) {
             log_warn("conn=%llu peer=%s refused frame: size %d is outside [0, %s=%lld]%s", (unsigned long long)c->id,
@@ -473,7 +480,7 @@ void net_pump(conn *c) {
         c->next_start = r->next;
         c->requests++;
         c->s->requests++;
-        if (!req_dispatch(c->s, r)) {
+        if (!c->s->dispatch(c->s, r)) {
             /*
              * Refused by closing, unanswered. Kafka answers a connection's requests in order, so
              * the answers ready before this one still go out first (flush_ready, then the

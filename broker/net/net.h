@@ -8,6 +8,9 @@
 
 #include "srv.h"
 
+/* A connection's SASL state (conn.sasl_state): iam/sasl.c moves it, the transport reads it. */
+enum { CONN_SASL_NONE, CONN_SASL_HANDSHAKEN, CONN_SASL_AUTHENTICATED };
+
 struct conn {
     uv_tcp_t tcp;
     srv *s;
@@ -16,7 +19,7 @@ struct conn {
     listener_kind listener;   /* which of its listeners */
     struct tls_conn *tls;     /* a TLS listener's (lsn_tls): the TLS engine; NULL otherwise */
     /* SASL (broker/iam/sasl.c) */
-    int sasl_state;           /* SASL_NONE, SASL_HANDSHAKEN, SASL_AUTHENTICATED */
+    int sasl_state;           /* CONN_SASL_NONE, CONN_SASL_HANDSHAKEN, CONN_SASL_AUTHENTICATED */
     int sasl_mechanism;
     bool sasl_raw;            /* SaslHandshake v0: the next frame is a raw SASL token */
     char *principal;          /* "IAM.<arn>" once authenticated */

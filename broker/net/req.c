@@ -1,17 +1,20 @@
+/*
+ * req: a request's life below the pipeline (req.h): its arena and adopted buffers, the refusal
+ * line, encoding its answer (size prefix, header v0 or v1, throttle_time_ms, the first error code
+ * the metrics count) and the three ways an answer becomes ready: at once, after the storage
+ * commit, or when a parked request is answered. net.c then writes answers strictly in order.
+ */
 #include "req.h"
 
-#include "api/api.h"
-
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
-#include "iam/sasl.h"
 #include "log.h"
+#include "metrics.h"
 #include "net.h"
-#include "req_fault.h"
-#include "topic/topic.h"
 
 void *req_alloc(req *r, size_t n) { return kp_arena_alloc(&r->arena, n); }
 
@@ -80,8 +83,8 @@ static int throttle_field(const kp_msg *m, int16_t ver) {
 #define RESP_INLINE_CAP 65536
 
 /* Size prefix, response header (v1 with tagged fields when flexible, v0 otherwise), body. */
-static void encode_response(req *r, const kp_msg *m, int16_t ver, const void *resp) {
-    if (r->fault) req_fault_overwrite(r, m, ver, (void *)resp);
+void req_encode(req *r, const kp_msg *m, int16_t ver, const void *resp) {
+    if (r->amend) r->amend(r, m, ver, (void *)resp);
     int off = r->throttle_ms > 0 ? throttle_field(m, ver) : -1;
     if (off >= 0) {
         /* the request quota's throttle, unless a byte quota's is longer; Kafka reports the longer too */
@@ -103,19 +106,19 @@ static void encode_response(req *r, const kp_msg *m, int16_t ver, const void *re
 }
 
 void req_respond(req *r, const void *resp) {
-    encode_response(r, r->msg, r->hdr.api_version, resp);
+    req_encode(r, r->msg, r->hdr.api_version, resp);
     r->state = REQ_READY;
 }
 
 void req_respond_again(req *r) {
     kp_writer_free(&r->out);
-    encode_response(r, r->msg, r->hdr.api_version, r->resp);
+    req_encode(r, r->msg, r->hdr.api_version, r->resp);
     r->state = REQ_READY;
 }
 
 void req_respond_after_commit(srv *s, req *r, const void *resp) {
     r->resp = (void *)resp;
-    encode_response(r, r->msg, r->hdr.api_version, resp);
+    req_encode(r, r->msg, r->hdr.api_version, resp);
     if (stor_in_txn(s->st)) {
         r->commit_seq = stor_commit_seq(s->st);
         r->state = REQ_WAIT_COMMIT;
@@ -146,24 +149,6 @@ void req_unpark_respond(srv *s, req *r, const void *resp) {
     net_pump_later(r->c);
 }
 
-/*
- * An ApiVersions request newer than we serve gets a v0 answer with
- * UNSUPPORTED_VERSION and our ranges, so the client retries with one we know.
- */
-static void refuse_api_versions(srv *s, req *r) {
-    r->msg = kp_msg_get(18);
-    kp_api_versions_response *resp = req_alloc(r, sizeof *resp);
-    kp_defaults(r->msg->resp, 0, resp);
-    resp->error_code = KERR_UNSUPPORTED_VERSION;
-    api_fill_versions(s, r, resp);
-    /* the normal first step of clients newer than us, so info rather than warn */
-    log_info("conn=%llu client=%s api=ApiVersions v%d corr=%d answered error=UNSUPPORTED_VERSION(35) with v0 and the "
-             "served ranges, so the client retries with one we serve",
-             (unsigned long long)r->c->id, conn_client_id(r->c), r->hdr.api_version, r->hdr.correlation_id);
-    encode_response(r, r->msg, 0, resp);
-    r->state = REQ_READY;
-}
-
 void req_throttle(req *r, int32_t ms, const char *what, const char *quota) {
     if (ms <= 0) return;
     conn *c = r->c;
@@ -178,117 +163,4 @@ void req_throttle(req *r, int32_t ms, const char *what, const char *quota) {
         log_debug("conn=%llu client=%s: %s throttled %d ms (%s)", (unsigned long long)c->id, conn_client_id(c), what,
                   ms, quota);
     }
-}
-
-static void remember_client_id(conn *c, kp_str id) {
-    if (id.len >= 0 && !(c->client_id && kp_str_eq(id, c->client_id))) {
-        free(c->client_id);
-        c->client_id = kp_str_dup(id);
-    }
-    net_log_scope(c);
-    net_log_open(c);
-}
-
-static bool dispatch(srv *s, req *r);
-
-/* log.format=json: what the request logs names its connection and API (log.h's scope). */
-bool req_dispatch(srv *s, req *r) {
-    if (log_fmt != LOG_JSON) return dispatch(s, r);
-    log_scope saved = log_now;
-    net_log_scope(r->c);
-    bool ok = dispatch(s, r);
-    log_now = saved;
-    return ok;
-}
-
-static bool dispatch(srv *s, req *r) {
-    conn *c = r->c;
-    int16_t key, ver;
-    int32_t corr;
-    r->started_us = clk_mono_us();
-    if (c->sasl_raw) return sasl_raw_token(s, r); /* after SaslHandshake v0 the frame is a bare SASL token */
-    if (!kp_peek_req_header(r->frame, r->len, &key, &ver, &corr)) {
-        log_warn("conn=%llu refused frame of %zu bytes: shorter than a request header", (unsigned long long)c->id,
-                 r->len);
-        return false;
-    }
-    r->hdr.api_key = key;
-    r->hdr.api_version = ver;
-    r->hdr.correlation_id = corr;
-    const api_handler *h = api_lookup(key);
-    r->msg = kp_msg_get(key);
-    if (log_fmt == LOG_JSON) snprintf(log_now.api, sizeof log_now.api, "%s", r->msg ? r->msg->name : "");
-    int16_t vmin = 0, vmax = -1;
-    if (h) api_range(s, h, &vmin, &vmax);
-    if (!h || !r->msg || ver < vmin || ver > vmax) {
-        /* every header version starts like v1: the client id is readable for the log line */
-        kp_reader rd;
-        kp_reader_init(&rd, r->frame, r->len);
-        if (kp_decode_req_header(&rd, false, &r->hdr)) remember_client_id(c, r->hdr.client_id);
-    }
-    if (!h || !r->msg || vmax < vmin) {
-        log_warn("conn=%llu client=%s refused %s (key %d) v%d corr=%d: %s; closing as Kafka does",
-                 (unsigned long long)c->id, conn_client_id(c), r->msg ? r->msg->name : "request", key, ver, corr,
-                 !h || !r->msg ? "unknown or unserved API key"
-                 : h->kafka_profile_only && s->cfg->profile != PROFILE_KAFKA
-                     ? "MSK does not serve this API (it is served in the kafka profile)"
-                     : "api.versions.min / api.versions.max leave no version of it served");
-        return false;
-    }
-    if (!sasl_gate(s, r, key)) return false;
-    if (ver < vmin || ver > vmax) {
-        if (key == 18) {
-            refuse_api_versions(s, r);
-            return true;
-        }
-        /* MSK Serverless drops a request below its floor without an answer (kafka-go saw EOF on Metadata v1) */
-        bool floor = ver < vmin && vmin > h->vmin;
-        log_warn("conn=%llu client=%s refused %s v%d corr=%d: served versions are %d-%d%s; closing as %s does",
-                 (unsigned long long)c->id, conn_client_id(c), r->msg->name, ver, corr, vmin, vmax,
-                 !floor ? (ver > vmax && vmax < h->vmax ? " (api.versions.max)" : "")
-                 : key == 17 && vmin == 1 && s->cfg->api_floor[17] < 1 ? " (sasl.handshake.v0.enable=false)"
-                                                                        : " (api.versions.min)",
-                 floor ? "MSK" : "Kafka");
-        return false;
-    }
-    bool flex = kp_is_flex(r->msg, ver);
-    kp_reader rd;
-    kp_reader_init(&rd, r->frame, r->len);
-    if (!kp_decode_req_header(&rd, flex, &r->hdr)) {
-        log_warn("conn=%llu refused %s v%d corr=%d: malformed request header (%s at byte %zu)",
-                 (unsigned long long)c->id, r->msg->name, ver, corr, rd.err, rd.err_pos);
-        return false;
-    }
-    remember_client_id(c, r->hdr.client_id);
-    r->body = req_alloc(r, r->msg->req->size);
-    size_t hdr_len = rd.pos;
-    kp_reader body;
-    kp_reader_init(&body, r->frame + hdr_len, r->len - hdr_len);
-    body.base = hdr_len;
-    if (!kp_decode(&body, r->msg->req, ver, flex, r->body, &r->arena)) {
-        req_log_refusal(r, KERR_INVALID_REQUEST, "malformed body: %s in field '%s' at byte %zu of %zu; closing",
-                        body.err, body.err_field ? body.err_field : "?", body.err_pos, r->len);
-        return false;
-    }
-    if (kp_rd_left(&body) && key != 18) {
-        /* Kafka ignores trailing bytes too, but they usually mean a version mix-up: say so */
-        log_debug("conn=%llu %s v%d: %zu trailing bytes ignored", (unsigned long long)c->id, r->msg->name, ver,
-                  kp_rd_left(&body));
-    }
-    /* SASL is exempt, as in Kafka: an unauthenticated connection is not yet a client to throttle */
-    if (s->cfg->max_request_rate > 0 && key != 17 && key != 36) {
-        r->throttle_ms = quota_request(s);
-        if (r->throttle_ms > 0) {
-            char quota[48];
-            snprintf(quota, sizeof quota, "max.request.rate=%lld", (long long)s->cfg->max_request_rate);
-            req_throttle(r, r->throttle_ms, r->msg->name, quota);
-        }
-    }
-    /* the admin API's fault rules; without any, this one test is all they cost */
-    fault_hit hit;
-    if (s->faults && fault_check(s, r, &hit)) return req_fault(s, r, h, &hit);
-    h->fn(s, r);
-    log_debug("conn=%llu %s v%d corr=%d handled in %lld us", (unsigned long long)c->id, r->msg->name, ver, corr,
-              (long long)(clk_mono_us() - r->started_us));
-    return true;
 }

@@ -1,5 +1,8 @@
 /*
- * req: one Kafka request from frame to response, and the handler table.
+ * req: one Kafka request from frame to response: its memory, its answer (encoded in order,
+ * held for the storage commit, or parked), and the one refusal log line. The transport (net.c)
+ * queues and writes requests; the request pipeline (pipeline/) decodes and dispatches them; any
+ * layer that answers a parked request uses this header.
  *
  * A connection's requests are answered strictly in order. A handler either
  * answers at once (req_respond), answers after the next storage commit
@@ -51,35 +54,23 @@ struct req {
      */
     void *resp;
     void (*commit_failed)(srv *s, req *r);
-    /* a fault rule's error, written over the answer the handler builds (req_fault.c); NULL: none */
-    struct fault_hit *fault;
+    /*
+     * Called on the response struct just before it is encoded (the pipeline sets it when a fault
+     * rule writes its error over the answer a handler built: pipeline/fault_apply.c); NULL: none.
+     */
+    void (*amend)(req *r, const kp_msg *m, int16_t ver, void *resp);
+    void *amend_ctx;
+    /* the IAM action per resource type its API needs (api/table.c's row, set by the pipeline) */
+    const int8_t *authz_actions;
     bool dropped;            /* a fault rule drops the answer: freed instead of written (net.c) */
 };
 
-typedef void (*api_fn)(srv *s, req *r);
-
-typedef struct api_handler {
-    int16_t key;
-    int16_t vmin, vmax;      /* advertised and served */
-    api_fn fn;
-    /* the IAM action (iam/authz.h) it needs on a cluster, topic, group, transactional id; AUTHZ_NONE: none */
-    int8_t authz[4];
-    bool kafka_profile_only; /* MSK does not serve it: advertised and served in the kafka profile only */
-} api_handler;
-
-/* The one table of what mskmock serves; ApiVersions is computed from it. */
-const api_handler *api_lookup(int16_t key);
-size_t api_count(void);
-const api_handler *api_at(size_t i);
 /*
- * The range served under the active configuration: the table's, narrowed by api.versions.min and
- * api.versions.max and SaslHandshake v0's switch; *vmax < *vmin when the API is not served at all.
+ * Encode resp as r's answer at version ver of message m (the size prefix, the response header,
+ * the body); the caller then sets r->state. The pipeline answers an ApiVersions newer than it
+ * serves at v0 with it; handlers use req_respond and the others below.
  */
-void api_range(const srv *s, const api_handler *h, int16_t *vmin, int16_t *vmax);
-
-/* Decode r->frame, run the handler. Returns false when the connection must close. */
-bool req_dispatch(srv *s, req *r);
-
+void req_encode(req *r, const kp_msg *m, int16_t ver, const void *resp);
 /* A zeroed response struct of the request's message with version defaults. */
 void *req_resp(req *r);
 /*

@@ -16,27 +16,15 @@
 
 #include "clock.h"
 #include "kp_errors.h"
+#include "rate.h"
 #include "topic.h"
-
-#define BURST_MS 1000
-
-static int64_t charge(rate_bucket *b, int64_t rate, int64_t bytes, int64_t now) {
-    if (rate <= 0) return 0;
-    double drained = b->at_ms ? (double)(now - b->at_ms) * (double)rate / 1000.0 : 0;
-    b->level = fmax(0, b->level - drained) + (double)bytes;
-    b->at_ms = now;
-    double over = b->level - (double)rate * BURST_MS / 1000.0;
-    return over > 0 ? (int64_t)ceil(over * 1000.0 / (double)rate) : 0;
-}
-
-static int32_t clamp_ms(int64_t ms) { return ms > INT32_MAX ? INT32_MAX : (int32_t)ms; }
 
 /* Charges one account and keeps in th the longest throttle so far, with the quota that set it. */
 static void charge_into(quota_throttle *th, rate_bucket *b, const char *key, int64_t rate, const partition *p,
                         int64_t bytes, int64_t now) {
-    int64_t ms = charge(b, rate, bytes, now);
+    int64_t ms = rate_charge(b, rate, bytes, now);
     if (ms <= th->ms) return;
-    *th = (quota_throttle){clamp_ms(ms), key, rate, p};
+    *th = (quota_throttle){rate_clamp_ms(ms), key, rate, p};
 }
 
 void quota_produced(srv *s, partition *p, int64_t bytes, quota_throttle *th) {
@@ -83,11 +71,6 @@ void quota_unfetched(srv *s, partition *p, int64_t bytes) {
     if (s->cfg->quota_cluster_egress_bytes > 0) s->quota_out.level = fmax(0, s->quota_out.level - (double)bytes);
 }
 
-/* Requests, cluster-wide (MSK Serverless: 15,000 a second), charged one each. */
-int32_t quota_request(srv *s) {
-    return clamp_ms(charge(&s->quota_requests, s->cfg->max_request_rate, 1, clk_mono_ms()));
-}
-
 /*
  * Partition mutations (KIP-599's controller mutation quota; MSK Serverless: 120 partitions
  * created or deleted per 5 minutes). The account drains max.partition.mutations.per.5.minutes
@@ -109,7 +92,7 @@ int16_t quota_mutations(srv *s, int64_t n, bool refusable, int32_t *throttle) {
     double excess = b->level - (double)cap;
     if (excess > 0 || over) {
         int64_t ms = (int64_t)ceil(fmax(excess, 1) * 1000.0 / rate);
-        if (ms > *throttle) *throttle = clamp_ms(ms);
+        if (ms > *throttle) *throttle = rate_clamp_ms(ms);
     }
     return over && refusable ? KERR_THROTTLING_QUOTA_EXCEEDED : 0;
 }

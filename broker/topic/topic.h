@@ -176,8 +176,6 @@ void quota_unfetched(srv *s, partition *p, int64_t bytes);
  * way *throttle becomes at least the ms until the quota has room again (0 while it has).
  */
 int16_t quota_mutations(srv *s, int64_t n, bool refusable, int32_t *throttle);
-/* Charges one request to max.request.rate; returns the throttle time in ms (0: none). */
-int32_t quota_request(srv *s);
 const char *topic_config_value(const srv *s, const topic *t, const char *key, bool *is_default);
 /* Validate a topic name as Kafka does; returns a reason or NULL. */
 const char *topic_name_invalid(const char *name, size_t len);

@@ -4,7 +4,7 @@
  * A harness owns a minimal srv (default libuv loop, in-memory storage, one
  * synthetic broker), fake connections and every request sent through it.
  * Requests are encoded with the codec exactly as a client would (request
- * header v1, v2 when flexible), dispatched with req_dispatch, and their
+ * header v1, v2 when flexible), dispatched with pipeline_dispatch, and their
  * answers decoded back into the message's response struct.
  *
  * Fake connections are marked closing so that answering a parked request
@@ -28,6 +28,7 @@
 #include "log.h"
 #include "net/net.h"
 #include "net/req.h"
+#include "pipeline/pipeline.h"
 #include "srv.h"
 #include "topic/topic.h"
 #include "txn/txn.h"
@@ -75,6 +76,8 @@ static inline harness *h_new(const char *const *overrides) {
     h->s.loop = uv_default_loop();
     h->s.cfg = &h->cfg;
     h->s.next_producer_id = 1000;
+    h->s.dispatch = pipeline_dispatch; /* srv_init's hooks */
+    h->s.conn_closed = authz_forget;
     h->s.nnodes = 1;
     h->s.nodes[0].id = h->cfg.node_ids[0];
     h->s.nodes[0].ports[LSN_PLAINTEXT] = 19092;
@@ -131,7 +134,7 @@ static inline req *h_send(harness *h, conn *c, const char *client_id, int16_t ke
     r->len = w.len;
     r->state = REQ_QUEUED;
     h_track(h, r);
-    if (!req_dispatch(&h->s, r)) fail_msg("req_dispatch refused %s v%d (the connection would close)", m->name, ver);
+    if (!pipeline_dispatch(&h->s, r)) fail_msg("pipeline_dispatch refused %s v%d (the connection would close)", m->name, ver);
     return r;
 }
 

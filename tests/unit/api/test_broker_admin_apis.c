@@ -1,7 +1,7 @@
 /*
  * DeleteRecords, DescribeLogDirs and ListPartitionReassignments (broker/api/delete_records.c,
  * describe_log_dirs.c, list_partition_reassignments.c, and topic/log_start.c below them),
- * driven in-process through req_dispatch with encoded requests, against Apache Kafka's
+ * driven in-process through pipeline_dispatch with encoded requests, against Apache Kafka's
  * semantics: DeleteRecords moves the log start (mid-batch too) and Fetch and ListOffsets follow
  * it; DescribeLogDirs lists what the broker reached leads; MSK Serverless serves neither of the
  * first two, and answers ListPartitionReassignments with an empty list.
@@ -119,7 +119,7 @@ static bool dispatch(harness *h, conn *c, int16_t key, int16_t ver, const void *
     r->frame = w.buf;
     r->len = w.len;
     h_track(h, r);
-    return req_dispatch(&h->s, r);
+    return pipeline_dispatch(&h->s, r);
 }
 
 /* The ranges ApiVersions v3 advertises for key, or false when it is left out. */

@@ -1,6 +1,6 @@
 /*
  * The classic group coordinator (broker/group/group.c and the group API handlers),
- * driven in-process through req_dispatch with encoded requests, against the
+ * driven in-process through pipeline_dispatch with encoded requests, against the
  * semantics of Apache Kafka's classic coordinator (GroupCoordinator and
  * GroupMetadata in 3.x, GroupMetadataManager and ClassicGroup in 4.x) and the
  * consumer protocol of ConsumerProtocolSubscription.json and

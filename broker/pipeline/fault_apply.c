@@ -1,5 +1,6 @@
 /*
- * req_fault: a fired fault rule's action, applied where the handler would have run.
+ * fault_apply: a fired fault rule's action (admin/fault.h), applied by the pipeline where the
+ * handler would have run.
  *
  * An error is answered without running the handler, so a refused Produce, OffsetCommit or
  * JoinGroup changes nothing, exactly as a broker refusing it would: the answer is mirrored from
@@ -13,7 +14,7 @@
  * answer is built as usual and freed instead of written (net.c), so the requests after it are
  * still answered, as when a broker loses one response.
  */
-#include "req_fault.h"
+#include "fault_apply.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,7 @@
 #include "clock.h"
 #include "kp_mirror.h"
 #include "log.h"
-#include "net.h"
+#include "net/net.h"
 
 static bool answered_by_handler(int16_t key) {
     switch (key) {
@@ -105,6 +106,13 @@ static kp_str fault_message(req *r, uint64_t id) {
     return req_strf(r, "injected by mskmock fault rule %llu", (unsigned long long)id);
 }
 
+/* r->amend: the rule's error written over the answer its handler built, just before encoding. */
+static void overwrite(req *r, const kp_msg *m, int16_t ver, void *resp) {
+    const fault_hit *hit = r->amend_ctx;
+    kp_target t = {hit->topic ? kp_str_c(hit->topic) : KP_STR_NULL, NULL, hit->partition};
+    kp_set_errors(m->resp, ver, resp, hit->error_code, fault_message(r, hit->rule_id), &t);
+}
+
 static bool answer_error(srv *s, req *r, const api_handler *h, const fault_hit *hit) {
     int16_t key = r->hdr.api_key;
     if (key == 0 && ((const kp_produce_request *)r->body)->acks == 0) {
@@ -124,7 +132,8 @@ static bool answer_error(srv *s, req *r, const api_handler *h, const fault_hit *
             memcpy(t, hit->topic, n);
             kept->topic = t;
         }
-        r->fault = kept;
+        r->amend = overwrite;
+        r->amend_ctx = kept;
         h->fn(s, r);
         return true;
     }
@@ -135,13 +144,7 @@ static bool answer_error(srv *s, req *r, const api_handler *h, const fault_hit *
     return true;
 }
 
-void req_fault_overwrite(req *r, const kp_msg *m, int16_t ver, void *resp) {
-    const fault_hit *hit = r->fault;
-    kp_target t = {hit->topic ? kp_str_c(hit->topic) : KP_STR_NULL, NULL, hit->partition};
-    kp_set_errors(m->resp, ver, resp, hit->error_code, fault_message(r, hit->rule_id), &t);
-}
-
-bool req_fault(srv *s, req *r, const api_handler *h, const fault_hit *hit) {
+bool fault_apply(srv *s, req *r, const api_handler *h, const fault_hit *hit) {
     char who[256];
     switch (hit->action) {
     case FAULT_ERROR: return answer_error(s, r, h, hit);
