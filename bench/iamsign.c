@@ -1,3 +1,9 @@
+/*
+ * The bench's own MSK IAM signer (iamsign.h): a SigV4 query-string presign of GET / for
+ * kafka-cluster:Connect, wrapped as an OAUTHBEARER token (base64url of the URL) or as the
+ * AWS_MSK_IAM JSON payload. Written from AWS's public description of SigV4 and OpenSSL's HMAC,
+ * not from broker/iam/, so a bench run also checks the broker's verifier against a second signer.
+ */
 #include "iamsign.h"
 
 #include <openssl/evp.h>

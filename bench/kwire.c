@@ -1,3 +1,10 @@
+/*
+ * kwire (kwire.h): the byte-level Kafka encoding the bench drivers write by hand (big-endian
+ * ints, classic and compact strings, request headers v1/v2), a bounds-checked reader for the
+ * replies, and the connections they travel on: non-blocking (optionally TLS) for the epoll
+ * drivers, blocking for one-off exchanges. mskbench links nothing of the broker (protocol/
+ * included), so what it measures is driven by code the broker does not share.
+ */
 #include "kwire.h"
 
 #include <arpa/inet.h>

@@ -1,3 +1,8 @@
+/*
+ * A throw-away CA and a server certificate signed by it (tlscert.h), made with OpenSSL for bench
+ * runs whose broker keeps no data directory: valid an hour back and a week ahead, SANs
+ * 127.0.0.1 and localhost, so clients can verify the broker as they would a real one.
+ */
 #include "tlscert.h"
 
 #include <openssl/evp.h>

@@ -1,3 +1,9 @@
+/*
+ * The one clock (clock.h): wall and monotonic time plus an offset tests can advance, a frozen
+ * mode for unit tests, clk_timer_start (the one way a one-shot timer is armed), and the civil
+ * calendar arithmetic for the dates IAM tokens and identity files carry (Howard Hinnant's
+ * days_from_civil, https://howardhinnant.github.io/date_algorithms.html).
+ */
 #include "clock.h"
 
 #include <stdbool.h>

@@ -1,3 +1,10 @@
+/*
+ * Every configuration key in one table (config.h): type, bounds, per-profile defaults and the
+ * line of documentation --help and --man print (a unit test checks that conf/mskmock.properties
+ * documents every key). Reads the sources in order (properties file, MSKMOCK_* environment,
+ * flags; the profile first), then cfg_finish checks what spans keys (ports, version ranges,
+ * group bounds) before start-up.
+ */
 #include "config.h"
 
 #include "kp.h"

@@ -1,3 +1,4 @@
+/* Random UUIDs (ids.h), version 4 as RFC 9562 lays it out, from OpenSSL's CSPRNG. */
 #include "ids.h"
 
 #include <openssl/rand.h>

@@ -1,3 +1,9 @@
+/*
+ * The log writer (log.h): one line per event on stderr, UTC timestamps with milliseconds; as
+ * text, or as JSON whose "component" comes from the caller's source path and whose other fields
+ * come from the request being served. Tests and users grep these lines, so the format is a
+ * contract.
+ */
 #include "log.h"
 
 #include <jansson.h>

@@ -1,3 +1,4 @@
+/* Kafka error codes by name, both ways (kp_errors.h): for log lines and for fault rules that name an error. */
 #include "kp_errors.h"
 
 #include <stddef.h>

@@ -1,3 +1,8 @@
+/*
+ * The checks every handler shares (api.h), so each Kafka API refuses the same way and logs the
+ * same line: authorization of a named resource, a topic's existence and its partition's leader,
+ * leader epochs, the group coordinator, partition-mutation quotas, and the ApiVersions ranges.
+ */
 #include "api.h"
 
 #include "group/group.h"

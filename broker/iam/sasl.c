@@ -1,3 +1,9 @@
+/*
+ * Authentication on the IAM listeners (sasl.h): set-up of the identities, the TLS context and
+ * the credentials endpoint; the gate that lets only ApiVersions and SASL through before
+ * authentication; SaslHandshake; SaslAuthenticate with MSK's connect-rate limit, its refusal
+ * messages and KIP-368 session lifetimes; scheduled and admin-driven credential rotation.
+ */
 #include "sasl.h"
 #include "authz.h"
 

@@ -1,3 +1,9 @@
+/*
+ * AlterConfigs and IncrementalAlterConfigs on topics (config_alter.h): every op is computed and
+ * checked against the topic-config policy before any is applied, so a refused request changes
+ * nothing; and the answer for broker resources, which never change at run time (under the
+ * serverless policy, MSK Serverless's CLUSTER_AUTHORIZATION_FAILED).
+ */
 #include "config_alter.h"
 
 #include <stdlib.h>

@@ -1,3 +1,8 @@
+/*
+ * The topic-level configs (topic_config.h): one table of name, type, default (Kafka's, or the
+ * broker config's), bounds, synonym and documentation, with what MSK Serverless lets users set
+ * and up to what value; tcfg_check validates a value against it under topic.config.policy.
+ */
 #include "topic_config.h"
 
 #include <errno.h>
