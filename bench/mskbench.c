@@ -552,7 +552,7 @@ static void start_mskmock(target *t) {
         argv[argc++] = "iam.max.connects.per.second=0";
         if (O.security == SEC_SASL_SSL) {
             /* librdkafka before 2.10 enables SASL only when the broker advertises SaslHandshake v0
-             * (rdkafka_feature.c asks for the exact range 0-0) and then speaks v1; the serverless
+             * (its src/rdkafka_feature.c asks for the exact range 0-0) and then speaks v1; the serverless
              * profile advertises v1 only, as MSK Serverless does, and 2.0.2 gives up with "SASL
              * Handshake not supported by broker". Advertising v0 as well (the provisioned and kafka
              * profiles' default) lets it authenticate; it still uses SaslHandshake v1. */
@@ -972,8 +972,8 @@ static void close_consumer(rd_kafka_t *rk) {
 }
 
 /* Reads back every record the broker holds. mskmock holds all N; librdkafka's
- * mock keeps only the newest 5 MiB of each partition (rdkafka_mock.c,
- * max_size), so against it fewer are read and `held` says how many. */
+ * mock keeps only the newest 5 MiB of each partition (max_size in its
+ * src/rdkafka_mock.c), so against it fewer are read and `held` says how many. */
 static void run_consume(target *t, sampler *s, const char *topic, int parts, phase *ph, long self_base_kb) {
     snprintf(ph->name, sizeof ph->name, "consume");
     ph->partitions = parts;

@@ -1,4 +1,4 @@
-/* Handlers, one file each (broker/api_<name>.c), and helpers they share. */
+/* Handlers, one file each (broker/api/<name>.c, indexed by table.c), and the checks they share (common.c). */
 #ifndef API_H
 #define API_H
 

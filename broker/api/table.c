@@ -1,11 +1,13 @@
 /*
  * The handler table: the index of everything mskmock serves. ApiVersions
  * advertises exactly these ranges. Minimums stay at 0 where old librdkafka
- * probes exact versions (rdkafka_feature.c before 2.11.1: librdkafka #4948,
- * PR #5130; KAFKA-18659); maxima stop where our handlers
- * stop (no Produce 12 / transaction V2, no Metadata 13).
+ * probes exact versions (src/rdkafka_feature.c before 2.11.1:
+ * https://github.com/confluentinc/librdkafka/issues/4948, fixed by PR #5130;
+ * https://issues.apache.org/jira/browse/KAFKA-18659, why Kafka 4 still advertises
+ * Produce from 0); maxima stop where our handlers stop (no Produce 12 /
+ * transaction V2, no Metadata 13).
  *
- * The last column is IAM authorization: the kafka-cluster action each API needs on each
+ * The AZ(...) column is IAM authorization: the kafka-cluster action each API needs on each
  * resource type it touches (iam/authz.h). Handlers name the resource, never the action.
  */
 #include "api.h"
