@@ -6,8 +6,8 @@
  * memory), which therefore cannot drift from it.
  *
  * A core header: the transport (requests, connections), iam/sasl.c (authentications), topic and
- * api/fetch.c (bytes, in struct topic), group (rebalances), txn (transactions), topic/commit.c
- * (commits) and the fault rules count here; nothing here calls any of them.
+ * api/fetch.c (bytes, in struct topic), group (rebalances), txn (transactions), srv.c
+ * (storage commits) and the fault rules count here; nothing here calls any of them.
  *
  * srv holds one struct metrics by value: code the unit-test harness drives without srv_init
  * counts into zeroed memory. Only the per-request table is allocated (metrics_init); without
@@ -63,8 +63,8 @@ typedef enum mx_sasl_reason {
 /* The quotas a throttle comes from (req_throttle). */
 enum { MX_QUOTA_REQUEST_RATE, MX_QUOTA_INGRESS, MX_QUOTA_EGRESS, MX_QUOTA_PARTITION_MUTATIONS, MX_QUOTA_OTHER, MX_QUOTAS };
 
-#define MX_LISTENERS 5   /* LSN_COUNT (metrics.c asserts it) */
-#define MX_FAULT_ACTIONS 5 /* fault.h's fault_action values (metrics.c names them) */
+#define MX_LISTENERS 5   /* LSN_COUNT (admin/prometheus.c asserts it) */
+#define MX_FAULT_ACTIONS 5 /* fault.h's fault_action values (admin/prometheus.c names them) */
 
 typedef struct metrics {
     struct mx_requests *requests;             /* metrics_init; NULL: requests are not counted */

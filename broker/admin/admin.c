@@ -1,6 +1,7 @@
 /*
  * admin: the server, the route table, the bearer token and health/readiness; see admin.h. The
- * routes themselves live in admin_state.c, admin_iam.c, admin_brokers.c, admin_listeners.c, fault.c and metrics.c.
+ * routes themselves live in admin_state.c, admin_iam.c, admin_brokers.c, admin_listeners.c, fault.c and
+ * prometheus.c.
  */
 #include "admin.h"
 

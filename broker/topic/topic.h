@@ -91,7 +91,7 @@ typedef struct topic {
     bool policy_delete;            /* cleanup.policy includes delete: retention applies */
     int codec;                     /* compression.type as a batch codec; -1: "producer" (kept as produced) */
     int64_t ts_before_ms, ts_after_ms; /* the CreateTime window (INT64_MAX: unbounded) */
-    /* for GET /metrics (admin/metrics.c); they start at 0 with the process, as Prometheus counters do */
+    /* for GET /metrics (admin/prometheus.c); they start at 0 with the process, as Prometheus counters do */
     uint64_t bytes_in, records_in; /* batches appended (append.c); a failed commit does not take them back */
     uint64_t bytes_out;            /* batches fetch answers carried (api/fetch.c) */
     struct topic *next;
