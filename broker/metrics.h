@@ -6,7 +6,7 @@
  * memory), which therefore cannot drift from it.
  *
  * A core header: the transport (requests, connections), iam/sasl.c (authentications), topic and
- * api/fetch.c (bytes, in struct topic), group (rebalances), txn (transactions), srv.c
+ * api/fetch.c (bytes, in struct topic), group (rebalances), txn (transactions), topic/commit.c
  * (storage commits) and the fault rules count here; nothing here calls any of them.
  *
  * srv holds one struct metrics by value: code the unit-test harness drives without srv_init
