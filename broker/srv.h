@@ -84,7 +84,7 @@ struct srv {
     struct authz *authz;     /* resource ARNs, plaintext.principal (broker/iam/authz.c) */
     struct admin *admin;     /* the HTTP admin API (broker/admin/admin.c); NULL: admin.port 0 */
     struct fault_rule *faults; /* the admin API's fault rules (broker/admin/fault.c); NULL: none */
-    metrics metrics;         /* counters for GET /metrics (broker/admin/metrics.h) */
+    metrics metrics;         /* the counters GET /metrics exposes (broker/metrics.h) */
     partition **dirty;       /* partitions appended to since the last commit */
     int ndirty, cap_dirty;
     /*

@@ -1,6 +1,6 @@
 /*
  * fault: the admin API's fault rules (POST /v1/faults; docs/admin-api.md), consulted once per
- * Kafka request by the request pipeline (net/req.c) after the request is decoded and
+ * Kafka request by the request pipeline (pipeline/dispatch.c) after the request is decoded and
  * authenticated, before its handler runs. A rule matches by API key (and optionally version
  * range, topic, partition, group, client id, principal, listener, synthetic broker) and then
  * answers with an error code, adds latency, closes the connection instead of answering, or drops

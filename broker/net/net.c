@@ -247,7 +247,7 @@ static void flush_ready(conn *c) {
     int n = 0, nspans = 0, nowned = 0;
     for (req *r = c->head; r && r != c->next_start; r = r->next) {
         if (r->state == REQ_WAIT_COMMIT && seq > r->commit_seq) r->state = REQ_READY;
-        if (r->state == REQ_READY && r->dropped) r->state = REQ_SILENT; /* a fault rule's drop (req_fault.c) */
+        if (r->state == REQ_READY && r->dropped) r->state = REQ_SILENT; /* a fault rule's drop (pipeline/fault_apply.c) */
         if (r->state != REQ_READY && r->state != REQ_SILENT) break;
         n++;
         if (r->state == REQ_READY) {
