@@ -18,8 +18,9 @@ void log_write_at(log_level lvl, const char *file, const char *fmt, ...) __attri
 
 /*
  * What a JSON line carries besides the message: the connection and the request being served
- * when the line is written. The transport and the request pipeline fill it (net.c, pipeline/dispatch.c) only when log_fmt is
- * LOG_JSON, and copies the strings, so a connection closed mid-callback leaves nothing dangling.
+ * when the line is written. The transport and the request pipeline fill it (net.c,
+ * pipeline/dispatch.c) only when log_fmt is LOG_JSON, and copy the strings, so a connection
+ * closed mid-callback leaves nothing dangling.
  */
 typedef struct log_scope {
     unsigned long long conn; /* 0: no connection */
