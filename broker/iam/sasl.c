@@ -551,6 +551,6 @@ bool sasl_raw_token(srv *s, req *r) {
     kp_writer_init(&r->out, 4 + (size_t)b.len);
     kp_wr_i32(&r->out, b.len);
     kp_wr_raw(&r->out, b.p, (size_t)b.len);
-    r->state = REQ_READY;
+    req_set_state(r, REQ_READY);
     return true;
 }

@@ -246,8 +246,8 @@ static void flush_ready(conn *c) {
     uint64_t seq = stor_commit_seq(c->s->st);
     int n = 0, nspans = 0, nowned = 0;
     for (req *r = c->head; r && r != c->next_start; r = r->next) {
-        if (r->state == REQ_WAIT_COMMIT && seq > r->commit_seq) r->state = REQ_READY;
-        if (r->state == REQ_READY && r->dropped) r->state = REQ_SILENT; /* a fault rule's drop (pipeline/fault_apply.c) */
+        if (r->state == REQ_WAIT_COMMIT && seq > r->commit_seq) req_set_state(r, REQ_READY);
+        if (r->state == REQ_READY && r->dropped) req_set_state(r, REQ_SILENT); /* a fault rule's drop (pipeline/fault_apply.c) */
         if (r->state != REQ_READY && r->state != REQ_SILENT) break;
         n++;
         if (r->state == REQ_READY) {
@@ -307,7 +307,7 @@ static void flush_ready(conn *c) {
 }
 
 static void enqueue(conn *c, req *r) {
-    r->state = REQ_QUEUED;
+    req_set_state(r, REQ_QUEUED);
     if (c->tail)
         c->tail->next = r;
     else
@@ -489,7 +489,7 @@ void net_pump(conn *c) {
              */
             count_closed(r, clk_mono_us());
             r->started_us = 0; /* counted as closed: not again as done */
-            r->state = REQ_SILENT;
+            req_set_state(r, REQ_SILENT);
             net_close_after_flush(c, "request refused");
             break;
         }
@@ -506,7 +506,7 @@ void net_pump(conn *c) {
         while (c->next_start) {
             req *r = c->next_start;
             c->next_start = r->next;
-            r->state = REQ_SILENT;
+            req_set_state(r, REQ_SILENT);
         }
         flush_ready(c);
         maybe_shutdown(c);

@@ -107,13 +107,13 @@ void req_encode(req *r, const kp_msg *m, int16_t ver, const void *resp) {
 
 void req_respond(req *r, const void *resp) {
     req_encode(r, r->msg, r->hdr.api_version, resp);
-    r->state = REQ_READY;
+    req_set_state(r, REQ_READY);
 }
 
 void req_respond_again(req *r) {
     kp_writer_free(&r->out);
     req_encode(r, r->msg, r->hdr.api_version, r->resp);
-    r->state = REQ_READY;
+    req_set_state(r, REQ_READY);
 }
 
 void req_respond_after_commit(srv *s, req *r, const void *resp) {
@@ -121,17 +121,17 @@ void req_respond_after_commit(srv *s, req *r, const void *resp) {
     req_encode(r, r->msg, r->hdr.api_version, resp);
     if (stor_in_txn(s->st)) {
         r->commit_seq = stor_commit_seq(s->st);
-        r->state = REQ_WAIT_COMMIT;
+        req_set_state(r, REQ_WAIT_COMMIT);
         net_hold_for_commit(r->c);
     } else {
-        r->state = REQ_READY;
+        req_set_state(r, REQ_READY);
     }
 }
 
-void req_silent(req *r) { r->state = REQ_SILENT; }
+void req_silent(req *r) { req_set_state(r, REQ_SILENT); }
 
 void req_park(req *r, void *data, void (*cancel)(srv *s, req *r)) {
-    r->state = REQ_PARKED;
+    req_set_state(r, REQ_PARKED);
     r->park = data;
     r->park_cancel = cancel;
 }

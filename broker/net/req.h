@@ -13,6 +13,7 @@
 #ifndef REQ_H
 #define REQ_H
 
+#include <assert.h>
 #include <stdarg.h>
 
 #include "kp.h"
@@ -26,6 +27,7 @@ typedef enum req_state {
     REQ_WAIT_COMMIT,  /* answer encoded, held until the storage commit */
     REQ_READY,        /* answer encoded */
     REQ_SILENT,       /* no answer (acks=0 produce) */
+    REQ_STATES
 } req_state;
 
 struct req {
@@ -64,6 +66,30 @@ struct req {
     const int8_t *authz_actions;
     bool dropped;            /* a fault rule drops the answer: freed instead of written (net.c) */
 };
+
+/*
+ * A request's life, as a table of valid previous states (the way Apache Kafka's GroupMetadata
+ * and TransactionState declare theirs): queued requests start (or run again after a fault rule's
+ * delay, from PARKED); an answer is held for the commit, ready, or none; a held answer becomes
+ * ready after its commit, or its handler's failure answer after a failed one; a ready answer
+ * becomes silent when a fault rule drops it, and queued requests behind a refused one go silent
+ * unanswered. Every change goes through req_set_state, which asserts the table.
+ */
+#define REQ_FROM(st) (1u << (st))
+static const unsigned req_valid_previous[REQ_STATES] = {
+    [REQ_QUEUED] = REQ_FROM(REQ_QUEUED) | REQ_FROM(REQ_PARKED),
+    [REQ_PARKED] = REQ_FROM(REQ_QUEUED),
+    [REQ_WAIT_COMMIT] = REQ_FROM(REQ_QUEUED) | REQ_FROM(REQ_PARKED),
+    [REQ_READY] = REQ_FROM(REQ_QUEUED) | REQ_FROM(REQ_PARKED) | REQ_FROM(REQ_WAIT_COMMIT),
+    [REQ_SILENT] = REQ_FROM(REQ_QUEUED) | REQ_FROM(REQ_READY),
+};
+static inline bool req_transition_valid(req_state from, req_state to) {
+    return (unsigned)to < REQ_STATES && (req_valid_previous[to] & REQ_FROM(from));
+}
+static inline void req_set_state(req *r, req_state to) {
+    assert(req_transition_valid(r->state, to));
+    r->state = to;
+}
 
 /*
  * Encode resp as r's answer at version ver of message m (the size prefix, the response header,

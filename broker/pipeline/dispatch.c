@@ -63,7 +63,7 @@ static void refuse_api_versions(srv *s, req *r) {
              "served ranges, so the client retries with one we serve",
              (unsigned long long)r->c->id, conn_client_id(r->c), r->hdr.api_version, r->hdr.correlation_id);
     req_encode(r, r->msg, 0, resp);
-    r->state = REQ_READY;
+    req_set_state(r, REQ_READY);
 }
 
 /* An API nobody serves here (unknown, MSK-less in this profile, or narrowed away): closes. */

@@ -74,7 +74,7 @@ static void delay_over(uv_timer_t *t) {
     uv_close((uv_handle_t *)t, free_delay);
     r->park = NULL;
     r->park_cancel = NULL;
-    r->state = REQ_QUEUED;
+    req_set_state(r, REQ_QUEUED);
     log_scope saved = log_now;
     if (log_fmt == LOG_JSON) {
         net_log_scope(r->c);
