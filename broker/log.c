@@ -36,7 +36,7 @@ void log_scope_clear(void) {
     log_now.has_error = false;
 }
 
-/* broker/iam/sasl.c -> "iam"; broker/srv.c -> "srv": the subsystem that wrote the line. */
+/* broker/iam/sasl.c -> "iam"; broker/lifecycle.c -> "lifecycle": the subsystem that wrote the line. */
 static void component(const char *file, char *out, size_t n) {
     const char *base = strrchr(file, '/');
     base = base ? base + 1 : file;

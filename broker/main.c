@@ -17,6 +17,7 @@
 #include "manpage.h"
 #include "ready.h"
 #include "revision.h"
+#include "lifecycle.h"
 #include "srv.h"
 
 static void usage(FILE *f) {
@@ -96,7 +97,7 @@ static int fail(const char *what, const char *err) {
  * glibc serves each megabyte-sized request buffer from a fresh mmap, or trims
  * the heap top after freeing it, so the next one faults in zeroed pages: that
  * was 13% of the loop's time under produce load. Keep up to 256 MiB of freed
- * heap; housekeeping trims it once the broker is idle (srv.c).
+ * heap; housekeeping trims it once the broker is idle (lifecycle.c).
  */
 static void tune_malloc(void) {
     mallopt(M_MMAP_THRESHOLD, 32 << 20);

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "srv.h"
 
 /* ---- histograms ---- */
 
@@ -36,13 +35,13 @@ static void observe(mx_hist *h, const uint32_t *bounds, int n, int64_t us) {
 
 /* ---- requests ---- */
 
-int metrics_init(srv *s) {
+int metrics_init(metrics *m) {
     mx_requests *t = calloc(1, sizeof *t);
     if (!t) return -1;
     size_t nrows = 1; /* the unknown API's one row */
     for (int k = 0; k < MX_MAX_KEY; k++) {
-        const kp_msg *m = kp_msg_get((int16_t)k);
-        if (m) nrows += (size_t)m->vmax + 2;
+        const kp_msg *msg = kp_msg_get((int16_t)k);
+        if (msg) nrows += (size_t)msg->vmax + 2;
     }
     t->rows = calloc(nrows, sizeof(mx_row));
     if (!t->rows) {
@@ -51,29 +50,29 @@ int metrics_init(srv *s) {
     }
     mx_row *next = t->rows;
     for (int k = 0; k < MX_MAX_KEY; k++) {
-        const kp_msg *m = kp_msg_get((int16_t)k);
-        if (!m) continue;
+        const kp_msg *msg = kp_msg_get((int16_t)k);
+        if (!msg) continue;
         mx_api *a = &t->apis[k];
-        a->msg = m;
-        a->nversions = m->vmax + 1;
+        a->msg = msg;
+        a->nversions = msg->vmax + 1;
         a->rows = next;
         next += a->nversions + 1;
-        a->plan = kp_error_plan_new(m->resp);
+        a->plan = kp_error_plan_new(msg->resp);
         t->by_key[k] = a;
     }
     t->unknown.rows = next;
-    s->metrics.requests = t;
+    m->requests = t;
     return 0;
 }
 
-void metrics_free(srv *s) {
-    mx_requests *t = s->metrics.requests;
+void metrics_free(metrics *m) {
+    mx_requests *t = m->requests;
     if (!t) return;
     for (int k = 0; k < MX_MAX_KEY; k++)
         if (t->by_key[k]) kp_error_plan_free(t->by_key[k]->plan);
     free(t->rows);
     free(t);
-    s->metrics.requests = NULL;
+    m->requests = NULL;
 }
 
 static mx_api *api_of(mx_requests *t, int key) {
@@ -82,41 +81,41 @@ static mx_api *api_of(mx_requests *t, int key) {
 
 static mx_row *row_of(mx_api *a, int16_t ver) { return &a->rows[ver >= 0 && ver < a->nversions ? ver : a->nversions]; }
 
-void metrics_request_done(srv *s, int key, int16_t ver, int16_t code, int64_t latency_us) {
-    mx_requests *t = s->metrics.requests;
+void metrics_request_done(metrics *m, int key, int16_t ver, int16_t code, int64_t latency_us) {
+    mx_requests *t = m->requests;
     if (!t) return;
     mx_api *a = api_of(t, key);
     row_of(a, ver)->n[code >= MX_ERR_MIN && code <= MX_ERR_MAX ? MX_SLOT_CODE + code - MX_ERR_MIN : MX_SLOT_OTHER]++;
     observe(&a->latency, metrics_latency_bounds_us, metrics_latency_nbounds, latency_us);
 }
 
-void metrics_request_closed(srv *s, int key, int16_t ver, int64_t latency_us) {
-    mx_requests *t = s->metrics.requests;
+void metrics_request_closed(metrics *m, int key, int16_t ver, int64_t latency_us) {
+    mx_requests *t = m->requests;
     if (!t) return;
     mx_api *a = api_of(t, key);
     row_of(a, ver)->n[MX_SLOT_CLOSED]++;
     observe(&a->latency, metrics_latency_bounds_us, metrics_latency_nbounds, latency_us);
 }
 
-int16_t metrics_response_error(srv *s, const kp_msg *m, int16_t ver, bool flex, const void *resp) {
-    mx_requests *t = s->metrics.requests;
-    if (!t || m->key < 0 || m->key >= MX_MAX_KEY || !t->by_key[m->key]) return 0;
-    return kp_first_error(t->by_key[m->key]->plan, ver, flex, resp);
+int16_t metrics_response_error(metrics *m, const kp_msg *msg, int16_t ver, bool flex, const void *resp) {
+    mx_requests *t = m->requests;
+    if (!t || msg->key < 0 || msg->key >= MX_MAX_KEY || !t->by_key[msg->key]) return 0;
+    return kp_first_error(t->by_key[msg->key]->plan, ver, flex, resp);
 }
 
 /* ---- the other counters ---- */
 
-void metrics_sasl(srv *s, int mechanism, bool reauth, mx_sasl_reason why) {
+void metrics_sasl(metrics *m, int mechanism, bool reauth, mx_sasl_reason why) {
     if (mechanism < 0 || mechanism >= MX_MECHS || why >= MX_SASL_REASONS) return;
     if (reauth) {
-        s->metrics.sasl_reauth[mechanism][why == MX_SASL_OK]++;
-        if (why != MX_SASL_OK) s->metrics.sasl_reauth_refused[mechanism][why]++;
+        m->sasl_reauth[mechanism][why == MX_SASL_OK]++;
+        if (why != MX_SASL_OK) m->sasl_reauth_refused[mechanism][why]++;
     } else
-        s->metrics.sasl[mechanism][why]++;
+        m->sasl[mechanism][why]++;
 }
 
 /* req_throttle's callers name the quota by its config key, perhaps followed by its value. */
-void metrics_throttle(srv *s, const char *quota, int32_t ms) {
+void metrics_throttle(metrics *m, const char *quota, int32_t ms) {
     if (ms <= 0) return;
     int q = MX_QUOTA_OTHER;
     if (!strncmp(quota, "max.request.rate", 16))
@@ -127,12 +126,12 @@ void metrics_throttle(srv *s, const char *quota, int32_t ms) {
         q = MX_QUOTA_INGRESS;
     else if (strstr(quota, ".egress.bytes.per.second"))
         q = MX_QUOTA_EGRESS;
-    s->metrics.throttle_ms[q] += (uint64_t)ms;
-    s->metrics.throttles[q]++;
+    m->throttle_ms[q] += (uint64_t)ms;
+    m->throttles[q]++;
 }
 
-void metrics_commit(srv *s, int64_t us) { observe(&s->metrics.commit, metrics_commit_bounds_us, metrics_commit_nbounds, us); }
+void metrics_commit(metrics *m, int64_t us) { observe(&m->commit, metrics_commit_bounds_us, metrics_commit_nbounds, us); }
 
-void metrics_fault_fired(srv *s, int action) {
-    if (action >= 0 && action < MX_FAULT_ACTIONS) s->metrics.faults_fired[action]++;
+void metrics_fault_fired(metrics *m, int action) {
+    if (action >= 0 && action < MX_FAULT_ACTIONS) m->faults_fired[action]++;
 }

@@ -9,9 +9,10 @@
  * api/fetch.c (bytes, in struct topic), group (rebalances), txn (transactions), topic/commit.c
  * (storage commits) and the fault rules count here; nothing here calls any of them.
  *
- * srv holds one struct metrics by value: code the unit-test harness drives without srv_init
- * counts into zeroed memory. Only the per-request table is allocated (metrics_init); without
- * it requests are not counted. This header includes nothing of broker/, so srv.h can hold it.
+ * srv holds one struct metrics by value (srv.metrics), and every function here takes that
+ * struct, never the srv: code the unit-test harness drives without srv_init counts into zeroed
+ * memory. Only the per-request table is allocated (metrics_init); without it requests are not
+ * counted. This header includes nothing of broker/, so srv.h can hold it.
  */
 #ifndef METRICS_H
 #define METRICS_H
@@ -22,7 +23,6 @@
 #include "kp.h"
 #include "kp_mirror.h"
 
-struct srv;
 
 /* Histogram buckets are upper bounds in microseconds (metrics.c), counted per bucket, not cumulated. */
 #define MX_MAX_BUCKETS 18
@@ -118,26 +118,26 @@ extern const uint32_t metrics_commit_bounds_us[];
 extern const int metrics_commit_nbounds;
 
 /* The request table (srv_init). -1: out of memory. */
-int metrics_init(struct srv *s);
-void metrics_free(struct srv *s);
+int metrics_init(metrics *m);
+void metrics_free(metrics *m);
 
 /*
  * A request of API key (-1: unknown) at version ver leaves after latency_us: answered (its answer
  * handed to the socket) or silent (acks=0) with its answer's first error code; or closed,
  * unanswered, with its connection. The transport reports only requests that were started.
  */
-void metrics_request_done(struct srv *s, int key, int16_t ver, int16_t error_code, int64_t latency_us);
-void metrics_request_closed(struct srv *s, int key, int16_t ver, int64_t latency_us);
+void metrics_request_done(metrics *m, int key, int16_t ver, int16_t error_code, int64_t latency_us);
+void metrics_request_closed(metrics *m, int key, int16_t ver, int64_t latency_us);
 /* The first non-zero error code of a response struct (top level or nested), 0 when none (or no table). */
-int16_t metrics_response_error(struct srv *s, const kp_msg *m, int16_t ver, bool flex, const void *resp);
+int16_t metrics_response_error(metrics *m, const kp_msg *msg, int16_t ver, bool flex, const void *resp);
 
 /* An authentication finished (mechanism: MX_MECH_*), first or re-authentication. */
-void metrics_sasl(struct srv *s, int mechanism, bool reauth, mx_sasl_reason why);
+void metrics_sasl(metrics *m, int mechanism, bool reauth, mx_sasl_reason why);
 /* A throttle of ms from the quota req_throttle names (its `quota` argument). */
-void metrics_throttle(struct srv *s, const char *quota, int32_t ms);
+void metrics_throttle(metrics *m, const char *quota, int32_t ms);
 /* One storage commit took us. */
-void metrics_commit(struct srv *s, int64_t us);
+void metrics_commit(metrics *m, int64_t us);
 /* A fault rule fired with this fault_action (admin/fault.c, once per request it acted on). */
-void metrics_fault_fired(struct srv *s, int action);
+void metrics_fault_fired(metrics *m, int action);
 
 #endif

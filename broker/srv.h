@@ -1,8 +1,8 @@
 /*
- * srv: the state the event loop owns — the synthetic brokers and their
- * listeners, and the roots of each subsystem's state (topics, groups, TLS,
- * SASL) — and the per-iteration commit that makes appended batches durable
- * before they are acknowledged or served.
+ * srv: the state the event loop owns — the synthetic brokers and their listeners, and the
+ * roots of each subsystem's state (topics, groups, transactions, TLS, SASL, the counters) —
+ * and the hooks the layers above register at start-up. A core header with no functions of its
+ * own beyond small inline ones: every layer reads the state; lifecycle.c (the top) builds it.
  */
 #ifndef SRV_H
 #define SRV_H
@@ -88,7 +88,7 @@ struct srv {
     partition **dirty;       /* partitions appended to since the last commit */
     int ndirty, cap_dirty;
     /*
-     * Hooks the layers above register at start-up (srv.c), so the transport calls nothing above
+     * Hooks the layers above register at start-up (lifecycle.c), so the transport calls nothing above
      * it: each whole frame goes to dispatch (the request pipeline: false closes the connection),
      * and each closed connection to conn_closed (what iam/ keeps per connection).
      */
@@ -122,9 +122,6 @@ static inline int32_t lsn_port(const srv *s, int i, listener_kind k) {
     return s->nodes[i].adv_ports[k] ? s->nodes[i].adv_ports[k] : s->nodes[i].ports[k];
 }
 
-int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen);
-void srv_close(srv *s);   /* stop listening and close connections */
-void srv_free(srv *s);    /* after the loop ended */
 
 /* The node Metadata names as controller: the first one not taken down (admin API). */
 static inline int srv_controller(const srv *s) {

@@ -146,7 +146,7 @@ bool fault_check(srv *s, req *r, fault_hit *hit) {
         f->matched++;
         if (f->probability < 1 && rng_unit(&f->rng) >= f->probability) continue;
         f->fired++;
-        metrics_fault_fired(s, f->action);
+        metrics_fault_fired(&s->metrics, f->action);
         *hit = (fault_hit){.action = f->action, .error_code = f->error_code, .latency_ms = f->latency_ms,
                            .rule_id = f->id, .first = f->fired == 1, .topic = f->topic, .partition = f->partition};
         if (f->count && --f->remaining == 0) deactivate(f, "fires for the last time: its count is reached");

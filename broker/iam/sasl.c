@@ -468,7 +468,7 @@ static void authenticate(srv *s, req *r, const uint8_t *bytes, size_t len, auth_
                          "error=SASL_AUTHENTICATION_FAILED(58): %s",
                          (unsigned long long)c->id, conn_client_id(c), c->principal, mech_names[c->sasl_mechanism],
                          o->message);
-                metrics_sasl(s, c->sasl_mechanism, reauth, MX_SASL_PRINCIPAL_CHANGED);
+                metrics_sasl(&s->metrics, c->sasl_mechanism, reauth, MX_SASL_PRINCIPAL_CHANGED);
                 iam_token_free(&tok);
                 return;
             } else {
@@ -485,10 +485,10 @@ static void authenticate(srv *s, req *r, const uint8_t *bytes, size_t len, auth_
                  (unsigned long long)c->id, conn_client_id(c),
                  o->principal[0] ? o->principal : c->principal ? c->principal : "ANONYMOUS", /* verified, then refused */
                  mech_names[c->sasl_mechanism], o->request_id, msk, reason);
-        metrics_sasl(s, c->sasl_mechanism, reauth, why);
+        metrics_sasl(&s->metrics, c->sasl_mechanism, reauth, why);
         return;
     }
-    metrics_sasl(s, c->sasl_mechanism, reauth, MX_SASL_OK);
+    metrics_sasl(&s->metrics, c->sasl_mechanism, reauth, MX_SASL_OK);
     free(c->principal);
     c->principal = strdup(o->principal);
     free(c->access_key_id);

@@ -5,7 +5,7 @@
  * rate), mutes (quota throttles), idle sweeps, and writing answers strictly in request order,
  * the held ones after the storage commit. It knows nothing above it: each whole frame goes to
  * srv.dispatch (the request pipeline) and each closed connection to srv.conn_closed, both set at
- * start-up (srv.c), as Redis's networking.c hands a parsed command to processCommand.
+ * start-up (lifecycle.c), as Redis's networking.c hands a parsed command to processCommand.
  */
 #include "net.h"
 
@@ -25,13 +25,13 @@
  */
 static void count_done(const req *r, int64_t now_us) {
     if (r->started_us)
-        metrics_request_done(r->c->s, r->msg ? r->msg->key : -1, r->hdr.api_version, r->error_code,
+        metrics_request_done(&r->c->s->metrics, r->msg ? r->msg->key : -1, r->hdr.api_version, r->error_code,
                              now_us - r->started_us);
 }
 
 static void count_closed(const req *r, int64_t now_us) {
     if (r->started_us)
-        metrics_request_closed(r->c->s, r->msg ? r->msg->key : -1, r->hdr.api_version, now_us - r->started_us);
+        metrics_request_closed(&r->c->s->metrics, r->msg ? r->msg->key : -1, r->hdr.api_version, now_us - r->started_us);
 }
 
 /* Stop reading from a connection with this many requests not yet answered. */
@@ -63,7 +63,7 @@ static void on_close(uv_handle_t *h) {
     free(c->rbuf);
     free(c->client_id);
     free(c->principal);
-    if (c->s->conn_closed) c->s->conn_closed(c); /* what iam/ keeps per connection (srv.c sets it) */
+    if (c->s->conn_closed) c->s->conn_closed(c); /* what iam/ keeps per connection (lifecycle.c sets it) */
     free(c->access_key_id);
     if (c->tls) tls_conn_free(c->tls);
     free(c);

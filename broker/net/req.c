@@ -93,7 +93,7 @@ void req_encode(req *r, const kp_msg *m, int16_t ver, const void *resp) {
     }
     bool flex = kp_is_flex(m, ver);
     bool hflex = kp_resp_header_flex(m, ver);
-    r->error_code = metrics_response_error(r->c->s, m, ver, flex, resp);
+    r->error_code = metrics_response_error(&r->c->s->metrics, m, ver, flex, resp);
     size_t body = kp_size(m->resp, ver, flex, resp);
     size_t total = 4 + (hflex ? 1 : 0) + body;
     /* large records fields (Fetch) are referenced, not copied: the inline part is then small */
@@ -153,7 +153,7 @@ void req_throttle(req *r, int32_t ms, const char *what, const char *quota) {
     if (ms <= 0) return;
     conn *c = r->c;
     net_mute(c, ms);
-    metrics_throttle(c->s, quota, ms);
+    metrics_throttle(&c->s->metrics, quota, ms);
     if (!c->throttle_logged) {
         c->throttle_logged = true;
         log_info("conn=%llu client=%s: %s throttled %d ms by a quota (%s); the connection is muted that long; its "

@@ -9,7 +9,7 @@
  *   4. quotas and faults: the request-rate quota (max.request.rate) throttles, and the admin
  *      API's fault rules (admin/fault.h) may answer instead of the handler;
  *   5. the handler (api/table.c), which answers now, after the commit, or later.
- * The transport hands each frame here through srv.dispatch, set at start-up (srv.c), so net/
+ * The transport hands each frame here through srv.dispatch, set at start-up (lifecycle.c), so net/
  * knows nothing above it. Each refusal is logged once, saying why.
  */
 #include "pipeline.h"

@@ -1,6 +1,6 @@
 /*
  * pipeline: the steps every Kafka request passes between the transport and its handler (header,
- * gates, body, quotas and faults; dispatch.c). srv.c sets srv.dispatch to pipeline_dispatch at
+ * gates, body, quotas and faults; dispatch.c). lifecycle.c sets srv.dispatch to pipeline_dispatch at
  * start-up; the transport (net.c) calls it for each frame.
  */
 #ifndef PIPELINE_H

@@ -1,7 +1,7 @@
 /*
  * commit: the per-iteration storage commit, which makes what the loop appended durable before
  * anyone is told. Appends (append.c, markers) mark their partition dirty; once per loop
- * iteration (srv.c's prepare callback), and wherever a step must be durable before the next
+ * iteration (lifecycle.c's prepare callback), and wherever a step must be durable before the next
  * (topic creation, the cleaner, the admin API's reset), the open storage transaction commits.
  * After a commit the dirty partitions' high watermarks advance to their ends, transactions whose
  * markers are now durable settle, parked readers whose data arrived wake (topic_wait), and the
@@ -142,7 +142,7 @@ int topic_commit_now(srv *s) {
     s->offset_error_logged = false;
     int64_t t0 = clk_mono_us();
     int rc = stor_commit(s->st);
-    metrics_commit(s, clk_mono_us() - t0);
+    metrics_commit(&s->metrics, clk_mono_us() - t0);
     if (rc != 0) {
         if (!(kinds & ~(unsigned)(STOR_TXN_BATCHES | STOR_TXN_OFFSETS)) && survive_failed_commit(s, kinds) == 0)
             return -1;

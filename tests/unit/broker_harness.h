@@ -29,6 +29,7 @@
 #include "net/net.h"
 #include "net/req.h"
 #include "pipeline/pipeline.h"
+#include "lifecycle.h"
 #include "srv.h"
 #include "topic/topic.h"
 #include "txn/txn.h"

@@ -25,7 +25,7 @@
 static harness *metrics_harness(void) {
     static const char *const overrides[] = {"data.dir", ":memory:", NULL};
     harness *h = h_new(overrides);
-    assert_int_equal(metrics_init(&h->s), 0); /* srv_init's part; srv_free (h_free) frees it */
+    assert_int_equal(metrics_init(&h->s.metrics), 0); /* srv_init's part; srv_free (h_free) frees it */
     return h;
 }
 
@@ -77,23 +77,23 @@ static void test_first_error_of_nested_response(void **state) {
     resp.responses.n = 2;
     resp.responses.v = topics;
     const kp_msg *m = kp_msg_get(0);
-    assert_int_equal(metrics_response_error(s, m, 8, false, &resp), KERR_NOT_LEADER_OR_FOLLOWER);
+    assert_int_equal(metrics_response_error(&s->metrics, m, 8, false, &resp), KERR_NOT_LEADER_OR_FOLLOWER);
     p1[1].error_code = 0;
-    assert_int_equal(metrics_response_error(s, m, 8, false, &resp), 0);
+    assert_int_equal(metrics_response_error(&s->metrics, m, 8, false, &resp), 0);
     /* a null array (n = -1) is walked as empty */
     resp.responses.n = -1;
-    assert_int_equal(metrics_response_error(s, m, 8, false, &resp), 0);
+    assert_int_equal(metrics_response_error(&s->metrics, m, 8, false, &resp), 0);
     /* a top-level error (JoinGroup) */
     kp_join_group_response jg = {.error_code = KERR_MEMBER_ID_REQUIRED};
-    assert_int_equal(metrics_response_error(s, kp_msg_get(11), 5, false, &jg), KERR_MEMBER_ID_REQUIRED);
+    assert_int_equal(metrics_response_error(&s->metrics, kp_msg_get(11), 5, false, &jg), KERR_MEMBER_ID_REQUIRED);
     /* a tagged error field counts in flexible versions only (CreateTopics v5+: topic_config_error_code) */
     kp_create_topics_creatable_topic_result tr = {.name = kp_str_c("t"), .topic_config_error_code = KERR_INVALID_CONFIG};
     kp_create_topics_response ct = {0};
     ct.topics.n = 1;
     ct.topics.v = &tr;
-    assert_int_equal(metrics_response_error(s, kp_msg_get(19), 5, true, &ct), KERR_INVALID_CONFIG);
-    assert_int_equal(metrics_response_error(s, kp_msg_get(19), 5, false, &ct), 0); /* not flexible: not sent */
-    assert_int_equal(metrics_response_error(s, kp_msg_get(19), 4, false, &ct), 0); /* before v5: not there */
+    assert_int_equal(metrics_response_error(&s->metrics, kp_msg_get(19), 5, true, &ct), KERR_INVALID_CONFIG);
+    assert_int_equal(metrics_response_error(&s->metrics, kp_msg_get(19), 5, false, &ct), 0); /* not flexible: not sent */
+    assert_int_equal(metrics_response_error(&s->metrics, kp_msg_get(19), 4, false, &ct), 0); /* before v5: not there */
     h_free(h);
 }
 
@@ -110,11 +110,11 @@ static void test_requests_counted_by_api_version_and_error(void **state) {
     assert_int_equal(ok->error_code, 0);
     assert_int_equal(bad->error_code, KERR_UNKNOWN_TOPIC_OR_PARTITION);
     /* the transport reports a request once, when it leaves, with its latency (net.c) */
-    metrics_request_done(&h->s, 0, ok->hdr.api_version, ok->error_code, 700); /* 0.7 ms: the 0.001 bucket */
-    metrics_request_done(&h->s, 0, bad->hdr.api_version, bad->error_code, 20); /* the first bucket */
-    metrics_request_closed(&h->s, 0, ok->hdr.api_version, 5000000);
+    metrics_request_done(&h->s.metrics, 0, ok->hdr.api_version, ok->error_code, 700); /* 0.7 ms: the 0.001 bucket */
+    metrics_request_done(&h->s.metrics, 0, bad->hdr.api_version, bad->error_code, 20); /* the first bucket */
+    metrics_request_closed(&h->s.metrics, 0, ok->hdr.api_version, 5000000);
     /* a frame too short for a header: no API (key -1), whatever its zeroed header says */
-    metrics_request_closed(&h->s, -1, 0, 0);
+    metrics_request_closed(&h->s.metrics, -1, 0, 0);
 
     const char *m = scrape(h);
     assert_true(sample(m, "mskmock_requests_total{api=\"Produce\",version=\"8\",error=\"NONE\"}") == 1);
@@ -132,7 +132,7 @@ static void test_requests_counted_by_api_version_and_error(void **state) {
     assert_true(sample(m, "mskmock_request_duration_seconds_count{api=\"Produce\"}") == 3);
     assert_non_null(strstr(m, "\nmskmock_request_duration_seconds_sum{api=\"Produce\"} 5.00072\n"));
     /* a version beyond what this build decodes has one row for all */
-    metrics_request_done(&h->s, 18, 99, KERR_UNSUPPORTED_VERSION, 0);
+    metrics_request_done(&h->s.metrics, 18, 99, KERR_UNSUPPORTED_VERSION, 0);
     m = scrape(h);
     assert_true(sample(m, "mskmock_requests_total{api=\"ApiVersions\",version=\"unsupported\",error=\"UNSUPPORTED_VERSION\"}") == 1);
 
@@ -164,17 +164,17 @@ static void test_requests_counted_by_api_version_and_error(void **state) {
 static void test_fixed_label_sets(void **state) {
     (void)state;
     harness *h = metrics_harness();
-    metrics_throttle(&h->s, "max.request.rate=10", 250);
-    metrics_throttle(&h->s, "quota.partition.ingress.bytes.per.second=5242880 on t-0", 1000);
-    metrics_throttle(&h->s, "quota.cluster.ingress.bytes.per.second=209715200", 500);
-    metrics_throttle(&h->s, "quota.partition.egress.bytes.per.second=10485760 on t-0", 40);
-    metrics_throttle(&h->s, "max.partition.mutations.per.5.minutes", 1000);
-    metrics_throttle(&h->s, "quota.cluster.egress.bytes.per.second=419430400", 0); /* no throttle: not counted */
-    metrics_sasl(&h->s, MX_MECH_OAUTHBEARER, false, MX_SASL_OK);
-    metrics_sasl(&h->s, MX_MECH_AWS_MSK_IAM, false, MX_SASL_SIGNATURE);
-    metrics_sasl(&h->s, MX_MECH_AWS_MSK_IAM, false, MX_SASL_SIGNATURE);
-    metrics_sasl(&h->s, MX_MECH_AWS_MSK_IAM, true, MX_SASL_PRINCIPAL_CHANGED);
-    metrics_fault_fired(&h->s, 3);
+    metrics_throttle(&h->s.metrics, "max.request.rate=10", 250);
+    metrics_throttle(&h->s.metrics, "quota.partition.ingress.bytes.per.second=5242880 on t-0", 1000);
+    metrics_throttle(&h->s.metrics, "quota.cluster.ingress.bytes.per.second=209715200", 500);
+    metrics_throttle(&h->s.metrics, "quota.partition.egress.bytes.per.second=10485760 on t-0", 40);
+    metrics_throttle(&h->s.metrics, "max.partition.mutations.per.5.minutes", 1000);
+    metrics_throttle(&h->s.metrics, "quota.cluster.egress.bytes.per.second=419430400", 0); /* no throttle: not counted */
+    metrics_sasl(&h->s.metrics, MX_MECH_OAUTHBEARER, false, MX_SASL_OK);
+    metrics_sasl(&h->s.metrics, MX_MECH_AWS_MSK_IAM, false, MX_SASL_SIGNATURE);
+    metrics_sasl(&h->s.metrics, MX_MECH_AWS_MSK_IAM, false, MX_SASL_SIGNATURE);
+    metrics_sasl(&h->s.metrics, MX_MECH_AWS_MSK_IAM, true, MX_SASL_PRINCIPAL_CHANGED);
+    metrics_fault_fired(&h->s.metrics, 3);
     const char *m = scrape(h);
     assert_true(sample(m, "mskmock_throttle_seconds_total{quota=\"request_rate\"}") == 0.25);
     assert_true(sample(m, "mskmock_throttle_seconds_total{quota=\"ingress_bytes\"}") == 1.5);
@@ -201,9 +201,9 @@ static void test_fixed_label_sets(void **state) {
 static void test_principal_changed_is_counted(void **state) {
     (void)state;
     harness *h = metrics_harness();
-    metrics_sasl(&h->s, MX_MECH_OAUTHBEARER, true, MX_SASL_PRINCIPAL_CHANGED);
-    metrics_sasl(&h->s, MX_MECH_OAUTHBEARER, true, MX_SASL_PRINCIPAL_CHANGED);
-    metrics_sasl(&h->s, MX_MECH_OAUTHBEARER, true, MX_SASL_OK);
+    metrics_sasl(&h->s.metrics, MX_MECH_OAUTHBEARER, true, MX_SASL_PRINCIPAL_CHANGED);
+    metrics_sasl(&h->s.metrics, MX_MECH_OAUTHBEARER, true, MX_SASL_PRINCIPAL_CHANGED);
+    metrics_sasl(&h->s.metrics, MX_MECH_OAUTHBEARER, true, MX_SASL_OK);
     const char *m = scrape(h);
     assert_true(sample(m, "mskmock_sasl_reauthentication_failures_total{mechanism=\"OAUTHBEARER\","
                           "reason=\"principal_changed\"}") == 2);

@@ -1,10 +1,10 @@
 /*
- * srv: start-up in dependency order, the loop's two recurring callbacks (the prepare step that
+ * lifecycle: start-up in dependency order, the loop's two recurring callbacks (the prepare step that
  * resumes connections and commits once per iteration, topic/commit.c; the housekeeping tick:
  * idle connections, retention, offset expiry, transaction timeouts) and shutdown. The top of
  * the broker: it may call every subsystem; nothing but main calls it.
  */
-#include "srv.h"
+#include "lifecycle.h"
 
 #include <malloc.h>
 #include <pthread.h>
@@ -143,7 +143,7 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen) {
     s->loop = loop;
     s->cfg = cfg;
     s->started_us = clk_mono_us();
-    if (metrics_init(s) != 0) {
+    if (metrics_init(&s->metrics) != 0) {
         snprintf(err, errlen, "out of memory for the metrics");
         return -1;
     }
@@ -252,7 +252,7 @@ void srv_free(srv *s) {
     grp_configs_free(s);
     txn_free(s);
     fault_free_all(s);
-    metrics_free(s);
+    metrics_free(&s->metrics);
     authz_free(s);
     sasl_free(s);
     stor_close(s->st);
