@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <stdbool.h>
 
+#include "kp_apis.h"
+
 /* ---- value types seen by handlers ---- */
 
 /* len == -1 means null. Not NUL-terminated. */
@@ -203,6 +205,7 @@ typedef struct kp_msg {
     const kp_schema *req, *resp;
 } kp_msg;
 
+/* The registry (kp_msgs.c), generated from the list of kp_apis.h. */
 const kp_msg *kp_msg_get(int16_t key);     /* NULL when unknown */
 const kp_msg *kp_msg_by_name(const char *name, size_t len); /* "Metadata", any case; NULL when unknown */
 const char *kp_api_name(int16_t key);      /* "Unknown" when unknown */

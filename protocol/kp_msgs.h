@@ -1,4 +1,8 @@
-/* Every Kafka message mskmock can decode and encode. */
+/*
+ * Every Kafka message mskmock can decode and encode: one header per API of kp_apis.h's list
+ * (the preprocessor cannot generate #include lines, so a new API adds its header here too; a
+ * handler that uses its structs fails to compile until it does).
+ */
 #ifndef KP_MSGS_H
 #define KP_MSGS_H
 

@@ -405,5 +405,5 @@ bool kp_decode_req_header(kp_reader *r, bool flex, kp_req_header *h) {
 }
 
 bool kp_resp_header_flex(const kp_msg *m, int16_t ver) {
-    return m->key != 18 && kp_is_flex(m, ver);
+    return m->key != KP_API_API_VERSIONS && kp_is_flex(m, ver);
 }

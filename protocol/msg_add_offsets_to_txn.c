@@ -15,4 +15,4 @@ static const kp_field kp_add_offsets_to_txn_response_fields[] = {
 };
 KSCHEMA(kp_add_offsets_to_txn_response_schema, kp_add_offsets_to_txn_response, kp_add_offsets_to_txn_response_fields);
 
-const kp_msg kp_msg_add_offsets_to_txn = {25, "AddOffsetsToTxn", 0, 4, 3, &kp_add_offsets_to_txn_request_schema, &kp_add_offsets_to_txn_response_schema};
+const kp_msg kp_msg_add_offsets_to_txn = {KP_MSG_ID(ADD_OFFSETS_TO_TXN), 0, 4, 3, &kp_add_offsets_to_txn_request_schema, &kp_add_offsets_to_txn_response_schema};

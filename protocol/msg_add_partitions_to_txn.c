@@ -52,4 +52,4 @@ static const kp_field kp_add_partitions_to_txn_response_fields[] = {
 };
 KSCHEMA(kp_add_partitions_to_txn_response_schema, kp_add_partitions_to_txn_response, kp_add_partitions_to_txn_response_fields);
 
-const kp_msg kp_msg_add_partitions_to_txn = {24, "AddPartitionsToTxn", 0, 5, 3, &kp_add_partitions_to_txn_request_schema, &kp_add_partitions_to_txn_response_schema};
+const kp_msg kp_msg_add_partitions_to_txn = {KP_MSG_ID(ADD_PARTITIONS_TO_TXN), 0, 5, 3, &kp_add_partitions_to_txn_request_schema, &kp_add_partitions_to_txn_response_schema};

@@ -34,4 +34,4 @@ static const kp_field kp_alter_configs_response_fields[] = {
 };
 KSCHEMA(kp_alter_configs_response_schema, kp_alter_configs_response, kp_alter_configs_response_fields);
 
-const kp_msg kp_msg_alter_configs = {33, "AlterConfigs", 0, 2, 2, &kp_alter_configs_request_schema, &kp_alter_configs_response_schema};
+const kp_msg kp_msg_alter_configs = {KP_MSG_ID(ALTER_CONFIGS), 0, 2, 2, &kp_alter_configs_request_schema, &kp_alter_configs_response_schema};

@@ -39,4 +39,4 @@ static const kp_field kp_api_versions_response_fields[] = {
 };
 KSCHEMA(kp_api_versions_response_schema, kp_api_versions_response, kp_api_versions_response_fields);
 
-const kp_msg kp_msg_api_versions = {18, "ApiVersions", 0, 4, 3, &kp_api_versions_request_schema, &kp_api_versions_response_schema};
+const kp_msg kp_msg_api_versions = {KP_MSG_ID(API_VERSIONS), 0, 4, 3, &kp_api_versions_request_schema, &kp_api_versions_response_schema};

@@ -33,4 +33,4 @@ static const kp_field kp_create_partitions_response_fields[] = {
 };
 KSCHEMA(kp_create_partitions_response_schema, kp_create_partitions_response, kp_create_partitions_response_fields);
 
-const kp_msg kp_msg_create_partitions = {37, "CreatePartitions", 0, 3, 2, &kp_create_partitions_request_schema, &kp_create_partitions_response_schema};
+const kp_msg kp_msg_create_partitions = {KP_MSG_ID(CREATE_PARTITIONS), 0, 3, 2, &kp_create_partitions_request_schema, &kp_create_partitions_response_schema};

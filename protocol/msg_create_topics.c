@@ -56,4 +56,4 @@ static const kp_field kp_create_topics_response_fields[] = {
 };
 KSCHEMA(kp_create_topics_response_schema, kp_create_topics_response, kp_create_topics_response_fields);
 
-const kp_msg kp_msg_create_topics = {19, "CreateTopics", 0, 7, 5, &kp_create_topics_request_schema, &kp_create_topics_response_schema};
+const kp_msg kp_msg_create_topics = {KP_MSG_ID(CREATE_TOPICS), 0, 7, 5, &kp_create_topics_request_schema, &kp_create_topics_response_schema};

@@ -18,4 +18,4 @@ static const kp_field kp_delete_groups_response_fields[] = {
 };
 KSCHEMA(kp_delete_groups_response_schema, kp_delete_groups_response, kp_delete_groups_response_fields);
 
-const kp_msg kp_msg_delete_groups = {42, "DeleteGroups", 0, 2, 2, &kp_delete_groups_request_schema, &kp_delete_groups_response_schema};
+const kp_msg kp_msg_delete_groups = {KP_MSG_ID(DELETE_GROUPS), 0, 2, 2, &kp_delete_groups_request_schema, &kp_delete_groups_response_schema};

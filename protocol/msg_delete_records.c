@@ -38,4 +38,4 @@ static const kp_field kp_delete_records_response_fields[] = {
 };
 KSCHEMA(kp_delete_records_response_schema, kp_delete_records_response, kp_delete_records_response_fields);
 
-const kp_msg kp_msg_delete_records = {21, "DeleteRecords", 0, 2, 2, &kp_delete_records_request_schema, &kp_delete_records_response_schema};
+const kp_msg kp_msg_delete_records = {KP_MSG_ID(DELETE_RECORDS), 0, 2, 2, &kp_delete_records_request_schema, &kp_delete_records_response_schema};

@@ -28,4 +28,4 @@ static const kp_field kp_delete_topics_response_fields[] = {
 };
 KSCHEMA(kp_delete_topics_response_schema, kp_delete_topics_response, kp_delete_topics_response_fields);
 
-const kp_msg kp_msg_delete_topics = {20, "DeleteTopics", 0, 6, 4, &kp_delete_topics_request_schema, &kp_delete_topics_response_schema};
+const kp_msg kp_msg_delete_topics = {KP_MSG_ID(DELETE_TOPICS), 0, 6, 4, &kp_delete_topics_request_schema, &kp_delete_topics_response_schema};

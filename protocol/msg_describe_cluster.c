@@ -27,4 +27,4 @@ static const kp_field kp_describe_cluster_response_fields[] = {
 };
 KSCHEMA(kp_describe_cluster_response_schema, kp_describe_cluster_response, kp_describe_cluster_response_fields);
 
-const kp_msg kp_msg_describe_cluster = {60, "DescribeCluster", 0, 1, 0, &kp_describe_cluster_request_schema, &kp_describe_cluster_response_schema};
+const kp_msg kp_msg_describe_cluster = {KP_MSG_ID(DESCRIBE_CLUSTER), 0, 1, 0, &kp_describe_cluster_request_schema, &kp_describe_cluster_response_schema};

@@ -50,4 +50,4 @@ static const kp_field kp_describe_configs_response_fields[] = {
 };
 KSCHEMA(kp_describe_configs_response_schema, kp_describe_configs_response, kp_describe_configs_response_fields);
 
-const kp_msg kp_msg_describe_configs = {32, "DescribeConfigs", 0, 4, 4, &kp_describe_configs_request_schema, &kp_describe_configs_response_schema};
+const kp_msg kp_msg_describe_configs = {KP_MSG_ID(DESCRIBE_CONFIGS), 0, 4, 4, &kp_describe_configs_request_schema, &kp_describe_configs_response_schema};

@@ -34,4 +34,4 @@ static const kp_field kp_describe_groups_response_fields[] = {
 };
 KSCHEMA(kp_describe_groups_response_schema, kp_describe_groups_response, kp_describe_groups_response_fields);
 
-const kp_msg kp_msg_describe_groups = {15, "DescribeGroups", 0, 5, 5, &kp_describe_groups_request_schema, &kp_describe_groups_response_schema};
+const kp_msg kp_msg_describe_groups = {KP_MSG_ID(DESCRIBE_GROUPS), 0, 5, 5, &kp_describe_groups_request_schema, &kp_describe_groups_response_schema};

@@ -44,5 +44,5 @@ static const kp_field kp_describe_log_dirs_response_fields[] = {
 };
 KSCHEMA(kp_describe_log_dirs_response_schema, kp_describe_log_dirs_response, kp_describe_log_dirs_response_fields);
 
-const kp_msg kp_msg_describe_log_dirs = {35, "DescribeLogDirs", 0, 4, 2, &kp_describe_log_dirs_request_schema,
+const kp_msg kp_msg_describe_log_dirs = {KP_MSG_ID(DESCRIBE_LOG_DIRS), 0, 4, 2, &kp_describe_log_dirs_request_schema,
                                          &kp_describe_log_dirs_response_schema};

@@ -30,4 +30,4 @@ static const kp_field kp_describe_transactions_response_fields[] = {
 };
 KSCHEMA(kp_describe_transactions_response_schema, kp_describe_transactions_response, kp_describe_transactions_response_fields);
 
-const kp_msg kp_msg_describe_transactions = {65, "DescribeTransactions", 0, 0, 0, &kp_describe_transactions_request_schema, &kp_describe_transactions_response_schema};
+const kp_msg kp_msg_describe_transactions = {KP_MSG_ID(DESCRIBE_TRANSACTIONS), 0, 0, 0, &kp_describe_transactions_request_schema, &kp_describe_transactions_response_schema};

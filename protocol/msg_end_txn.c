@@ -17,4 +17,4 @@ static const kp_field kp_end_txn_response_fields[] = {
 };
 KSCHEMA(kp_end_txn_response_schema, kp_end_txn_response, kp_end_txn_response_fields);
 
-const kp_msg kp_msg_end_txn = {26, "EndTxn", 0, 5, 3, &kp_end_txn_request_schema, &kp_end_txn_response_schema};
+const kp_msg kp_msg_end_txn = {KP_MSG_ID(END_TXN), 0, 5, 3, &kp_end_txn_request_schema, &kp_end_txn_response_schema};

@@ -111,4 +111,4 @@ static const kp_field kp_fetch_response_fields[] = {
 };
 KSCHEMA(kp_fetch_response_schema, kp_fetch_response, kp_fetch_response_fields);
 
-const kp_msg kp_msg_fetch = {1, "Fetch", 0, 17, 12, &kp_fetch_request_schema, &kp_fetch_response_schema};
+const kp_msg kp_msg_fetch = {KP_MSG_ID(FETCH), 0, 17, 12, &kp_fetch_request_schema, &kp_fetch_response_schema};

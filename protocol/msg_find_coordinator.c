@@ -29,4 +29,4 @@ static const kp_field kp_find_coordinator_response_fields[] = {
 };
 KSCHEMA(kp_find_coordinator_response_schema, kp_find_coordinator_response, kp_find_coordinator_response_fields);
 
-const kp_msg kp_msg_find_coordinator = {10, "FindCoordinator", 0, 6, 3, &kp_find_coordinator_request_schema, &kp_find_coordinator_response_schema};
+const kp_msg kp_msg_find_coordinator = {KP_MSG_ID(FIND_COORDINATOR), 0, 6, 3, &kp_find_coordinator_request_schema, &kp_find_coordinator_response_schema};

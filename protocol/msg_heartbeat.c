@@ -15,4 +15,4 @@ static const kp_field kp_heartbeat_response_fields[] = {
 };
 KSCHEMA(kp_heartbeat_response_schema, kp_heartbeat_response, kp_heartbeat_response_fields);
 
-const kp_msg kp_msg_heartbeat = {12, "Heartbeat", 0, 4, 4, &kp_heartbeat_request_schema, &kp_heartbeat_response_schema};
+const kp_msg kp_msg_heartbeat = {KP_MSG_ID(HEARTBEAT), 0, 4, 4, &kp_heartbeat_request_schema, &kp_heartbeat_response_schema};

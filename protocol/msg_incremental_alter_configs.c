@@ -35,4 +35,4 @@ static const kp_field kp_incremental_alter_configs_response_fields[] = {
 };
 KSCHEMA(kp_incremental_alter_configs_response_schema, kp_incremental_alter_configs_response, kp_incremental_alter_configs_response_fields);
 
-const kp_msg kp_msg_incremental_alter_configs = {44, "IncrementalAlterConfigs", 0, 1, 1, &kp_incremental_alter_configs_request_schema, &kp_incremental_alter_configs_response_schema};
+const kp_msg kp_msg_incremental_alter_configs = {KP_MSG_ID(INCREMENTAL_ALTER_CONFIGS), 0, 1, 1, &kp_incremental_alter_configs_request_schema, &kp_incremental_alter_configs_response_schema};

@@ -17,4 +17,4 @@ static const kp_field kp_init_producer_id_response_fields[] = {
 };
 KSCHEMA(kp_init_producer_id_response_schema, kp_init_producer_id_response, kp_init_producer_id_response_fields);
 
-const kp_msg kp_msg_init_producer_id = {22, "InitProducerId", 0, 5, 2, &kp_init_producer_id_request_schema, &kp_init_producer_id_response_schema};
+const kp_msg kp_msg_init_producer_id = {KP_MSG_ID(INIT_PRODUCER_ID), 0, 5, 2, &kp_init_producer_id_request_schema, &kp_init_producer_id_response_schema};

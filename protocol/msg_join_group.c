@@ -39,4 +39,4 @@ static const kp_field kp_join_group_response_fields[] = {
 };
 KSCHEMA(kp_join_group_response_schema, kp_join_group_response, kp_join_group_response_fields);
 
-const kp_msg kp_msg_join_group = {11, "JoinGroup", 0, 9, 6, &kp_join_group_request_schema, &kp_join_group_response_schema};
+const kp_msg kp_msg_join_group = {KP_MSG_ID(JOIN_GROUP), 0, 9, 6, &kp_join_group_request_schema, &kp_join_group_response_schema};

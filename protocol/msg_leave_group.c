@@ -29,4 +29,4 @@ static const kp_field kp_leave_group_response_fields[] = {
 };
 KSCHEMA(kp_leave_group_response_schema, kp_leave_group_response, kp_leave_group_response_fields);
 
-const kp_msg kp_msg_leave_group = {13, "LeaveGroup", 0, 5, 4, &kp_leave_group_request_schema, &kp_leave_group_response_schema};
+const kp_msg kp_msg_leave_group = {KP_MSG_ID(LEAVE_GROUP), 0, 5, 4, &kp_leave_group_request_schema, &kp_leave_group_response_schema};

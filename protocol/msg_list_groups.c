@@ -22,4 +22,4 @@ static const kp_field kp_list_groups_response_fields[] = {
 };
 KSCHEMA(kp_list_groups_response_schema, kp_list_groups_response, kp_list_groups_response_fields);
 
-const kp_msg kp_msg_list_groups = {16, "ListGroups", 0, 5, 3, &kp_list_groups_request_schema, &kp_list_groups_response_schema};
+const kp_msg kp_msg_list_groups = {KP_MSG_ID(LIST_GROUPS), 0, 5, 3, &kp_list_groups_request_schema, &kp_list_groups_response_schema};

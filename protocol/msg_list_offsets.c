@@ -45,4 +45,4 @@ static const kp_field kp_list_offsets_response_fields[] = {
 };
 KSCHEMA(kp_list_offsets_response_schema, kp_list_offsets_response, kp_list_offsets_response_fields);
 
-const kp_msg kp_msg_list_offsets = {2, "ListOffsets", 0, 10, 6, &kp_list_offsets_request_schema, &kp_list_offsets_response_schema};
+const kp_msg kp_msg_list_offsets = {KP_MSG_ID(LIST_OFFSETS), 0, 10, 6, &kp_list_offsets_request_schema, &kp_list_offsets_response_schema};

@@ -44,6 +44,6 @@ static const kp_field kp_list_partition_reassignments_response_fields[] = {
 KSCHEMA(kp_list_partition_reassignments_response_schema, kp_list_partition_reassignments_response,
         kp_list_partition_reassignments_response_fields);
 
-const kp_msg kp_msg_list_partition_reassignments = {46, "ListPartitionReassignments", 0, 0, 0,
+const kp_msg kp_msg_list_partition_reassignments = {KP_MSG_ID(LIST_PARTITION_REASSIGNMENTS), 0, 0, 0,
                                                     &kp_list_partition_reassignments_request_schema,
                                                     &kp_list_partition_reassignments_response_schema};

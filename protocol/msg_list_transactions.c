@@ -24,4 +24,4 @@ static const kp_field kp_list_transactions_response_fields[] = {
 };
 KSCHEMA(kp_list_transactions_response_schema, kp_list_transactions_response, kp_list_transactions_response_fields);
 
-const kp_msg kp_msg_list_transactions = {66, "ListTransactions", 0, 2, 0, &kp_list_transactions_request_schema, &kp_list_transactions_response_schema};
+const kp_msg kp_msg_list_transactions = {KP_MSG_ID(LIST_TRANSACTIONS), 0, 2, 0, &kp_list_transactions_request_schema, &kp_list_transactions_response_schema};

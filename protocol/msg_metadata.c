@@ -54,4 +54,4 @@ static const kp_field kp_metadata_response_fields[] = {
 };
 KSCHEMA(kp_metadata_response_schema, kp_metadata_response, kp_metadata_response_fields);
 
-const kp_msg kp_msg_metadata = {3, "Metadata", 0, 12, 9, &kp_metadata_request_schema, &kp_metadata_response_schema};
+const kp_msg kp_msg_metadata = {KP_MSG_ID(METADATA), 0, 12, 9, &kp_metadata_request_schema, &kp_metadata_response_schema};

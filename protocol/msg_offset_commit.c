@@ -44,4 +44,4 @@ static const kp_field kp_offset_commit_response_fields[] = {
 };
 KSCHEMA(kp_offset_commit_response_schema, kp_offset_commit_response, kp_offset_commit_response_fields);
 
-const kp_msg kp_msg_offset_commit = {8, "OffsetCommit", 0, 9, 8, &kp_offset_commit_request_schema, &kp_offset_commit_response_schema};
+const kp_msg kp_msg_offset_commit = {KP_MSG_ID(OFFSET_COMMIT), 0, 9, 8, &kp_offset_commit_request_schema, &kp_offset_commit_response_schema};

@@ -37,4 +37,4 @@ static const kp_field kp_offset_delete_response_fields[] = {
 };
 KSCHEMA(kp_offset_delete_response_schema, kp_offset_delete_response, kp_offset_delete_response_fields);
 
-const kp_msg kp_msg_offset_delete = {47, "OffsetDelete", 0, 0, KV_NEVER, &kp_offset_delete_request_schema, &kp_offset_delete_response_schema};
+const kp_msg kp_msg_offset_delete = {KP_MSG_ID(OFFSET_DELETE), 0, 0, KV_NEVER, &kp_offset_delete_request_schema, &kp_offset_delete_response_schema};

@@ -74,4 +74,4 @@ static const kp_field kp_offset_fetch_response_fields[] = {
 };
 KSCHEMA(kp_offset_fetch_response_schema, kp_offset_fetch_response, kp_offset_fetch_response_fields);
 
-const kp_msg kp_msg_offset_fetch = {9, "OffsetFetch", 0, 9, 6, &kp_offset_fetch_request_schema, &kp_offset_fetch_response_schema};
+const kp_msg kp_msg_offset_fetch = {KP_MSG_ID(OFFSET_FETCH), 0, 9, 6, &kp_offset_fetch_request_schema, &kp_offset_fetch_response_schema};

@@ -40,4 +40,4 @@ static const kp_field kp_offset_for_leader_epoch_response_fields[] = {
 };
 KSCHEMA(kp_offset_for_leader_epoch_response_schema, kp_offset_for_leader_epoch_response, kp_offset_for_leader_epoch_response_fields);
 
-const kp_msg kp_msg_offset_for_leader_epoch = {23, "OffsetForLeaderEpoch", 0, 4, 4, &kp_offset_for_leader_epoch_request_schema, &kp_offset_for_leader_epoch_response_schema};
+const kp_msg kp_msg_offset_for_leader_epoch = {KP_MSG_ID(OFFSET_FOR_LEADER_EPOCH), 0, 4, 4, &kp_offset_for_leader_epoch_request_schema, &kp_offset_for_leader_epoch_response_schema};

@@ -66,4 +66,4 @@ static const kp_field kp_produce_response_fields[] = {
 };
 KSCHEMA(kp_produce_response_schema, kp_produce_response, kp_produce_response_fields);
 
-const kp_msg kp_msg_produce = {0, "Produce", 0, 11, 9, &kp_produce_request_schema, &kp_produce_response_schema};
+const kp_msg kp_msg_produce = {KP_MSG_ID(PRODUCE), 0, 11, 9, &kp_produce_request_schema, &kp_produce_response_schema};

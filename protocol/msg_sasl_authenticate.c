@@ -14,4 +14,4 @@ static const kp_field kp_sasl_authenticate_response_fields[] = {
 };
 KSCHEMA(kp_sasl_authenticate_response_schema, kp_sasl_authenticate_response, kp_sasl_authenticate_response_fields);
 
-const kp_msg kp_msg_sasl_authenticate = {36, "SaslAuthenticate", 0, 2, 2, &kp_sasl_authenticate_request_schema, &kp_sasl_authenticate_response_schema};
+const kp_msg kp_msg_sasl_authenticate = {KP_MSG_ID(SASL_AUTHENTICATE), 0, 2, 2, &kp_sasl_authenticate_request_schema, &kp_sasl_authenticate_response_schema};

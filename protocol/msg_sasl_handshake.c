@@ -12,4 +12,4 @@ static const kp_field kp_sasl_handshake_response_fields[] = {
 };
 KSCHEMA(kp_sasl_handshake_response_schema, kp_sasl_handshake_response, kp_sasl_handshake_response_fields);
 
-const kp_msg kp_msg_sasl_handshake = {17, "SaslHandshake", 0, 1, KV_NEVER, &kp_sasl_handshake_request_schema, &kp_sasl_handshake_response_schema};
+const kp_msg kp_msg_sasl_handshake = {KP_MSG_ID(SASL_HANDSHAKE), 0, 1, KV_NEVER, &kp_sasl_handshake_request_schema, &kp_sasl_handshake_response_schema};

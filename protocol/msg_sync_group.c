@@ -27,4 +27,4 @@ static const kp_field kp_sync_group_response_fields[] = {
 };
 KSCHEMA(kp_sync_group_response_schema, kp_sync_group_response, kp_sync_group_response_fields);
 
-const kp_msg kp_msg_sync_group = {14, "SyncGroup", 0, 5, 4, &kp_sync_group_request_schema, &kp_sync_group_response_schema};
+const kp_msg kp_msg_sync_group = {KP_MSG_ID(SYNC_GROUP), 0, 5, 4, &kp_sync_group_request_schema, &kp_sync_group_response_schema};

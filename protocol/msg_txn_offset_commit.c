@@ -45,4 +45,4 @@ static const kp_field kp_txn_offset_commit_response_fields[] = {
 };
 KSCHEMA(kp_txn_offset_commit_response_schema, kp_txn_offset_commit_response, kp_txn_offset_commit_response_fields);
 
-const kp_msg kp_msg_txn_offset_commit = {28, "TxnOffsetCommit", 0, 5, 3, &kp_txn_offset_commit_request_schema, &kp_txn_offset_commit_response_schema};
+const kp_msg kp_msg_txn_offset_commit = {KP_MSG_ID(TXN_OFFSET_COMMIT), 0, 5, 3, &kp_txn_offset_commit_request_schema, &kp_txn_offset_commit_response_schema};
