@@ -1,4 +1,4 @@
-/* Handlers, one file each (broker/api/<name>.c, indexed by table.c), and the checks they share (common.c). */
+/* Handlers, one file each (broker/api/<file>.c, indexed by table.c), and the checks they share (common.c). */
 #ifndef API_H
 #define API_H
 
@@ -16,50 +16,22 @@ typedef struct api_handler {
     bool kafka_profile_only; /* MSK does not serve it: advertised and served in the kafka profile only */
 } api_handler;
 
-/* The one table of what mskmock serves; ApiVersions is computed from it. */
+/* The one table of what mskmock serves, by key (NULL: not served); ApiVersions is computed from it. */
 const api_handler *api_lookup(int16_t key);
-size_t api_count(void);
-const api_handler *api_at(size_t i);
 /*
  * The range served under the active configuration: the table's, narrowed by api.versions.min and
  * api.versions.max and SaslHandshake v0's switch; *vmax < *vmin when the API is not served at all.
  */
 void api_range(const srv *s, const api_handler *h, int16_t *vmin, int16_t *vmax);
 
-void api_produce(srv *s, req *r);
-void api_fetch(srv *s, req *r);
-void api_list_offsets(srv *s, req *r);
-void api_metadata(srv *s, req *r);
-void api_api_versions(srv *s, req *r);
-void api_create_topics(srv *s, req *r);
-void api_delete_topics(srv *s, req *r);
-void api_delete_records(srv *s, req *r);
-void api_init_producer_id(srv *s, req *r);
-void api_offset_for_leader_epoch(srv *s, req *r);
-void api_describe_configs(srv *s, req *r);
-void api_alter_configs(srv *s, req *r);
-void api_incremental_alter_configs(srv *s, req *r);
-void api_describe_log_dirs(srv *s, req *r);
-void api_create_partitions(srv *s, req *r);
-void api_describe_cluster(srv *s, req *r);
-void api_find_coordinator(srv *s, req *r);
-void api_join_group(srv *s, req *r);
-void api_sync_group(srv *s, req *r);
-void api_heartbeat(srv *s, req *r);
-void api_leave_group(srv *s, req *r);
-void api_offset_commit(srv *s, req *r);
-void api_offset_fetch(srv *s, req *r);
-void api_describe_groups(srv *s, req *r);
-void api_list_groups(srv *s, req *r);
-void api_delete_groups(srv *s, req *r);
-void api_list_partition_reassignments(srv *s, req *r);
-void api_offset_delete(srv *s, req *r);
-void api_add_partitions_to_txn(srv *s, req *r);
-void api_add_offsets_to_txn(srv *s, req *r);
-void api_end_txn(srv *s, req *r);
-void api_txn_offset_commit(srv *s, req *r);
-void api_describe_transactions(srv *s, req *r);
-void api_list_transactions(srv *s, req *r);
+/*
+ * One handler per API of protocol/kp_apis.h's list, named for its file: api_<file>(), in
+ * broker/api/<file>.c (SaslHandshake and SaslAuthenticate: iam/sasl.c). The table (table.c)
+ * says which are served.
+ */
+#define API_HANDLER_DECL_(key, E, Name, file) void api_##file(srv *s, req *r);
+KP_APIS(API_HANDLER_DECL_)
+#undef API_HANDLER_DECL_
 
 /*
  * Where a partition request may be served: the partition must exist

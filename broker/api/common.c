@@ -43,12 +43,14 @@ int16_t api_leader_epoch_check(req *r, const partition *p, int32_t client_epoch,
 }
 
 void api_fill_versions(srv *s, req *r, kp_api_versions_response *resp) {
-    size_t n = api_count(), k = 0;
-    REQ_ARR(r, resp->api_keys, n);
-    for (size_t i = 0; i < n; i++) {
+    size_t k = 0;
+    REQ_ARR(r, resp->api_keys, KP_API_LIMIT);
+    for (int16_t key = 0; key < KP_API_LIMIT; key++) {
+        const api_handler *h = api_lookup(key);
         int16_t lo, hi;
-        api_range(s, api_at(i), &lo, &hi);
-        if (hi >= lo) resp->api_keys.v[k++] = (kp_api_versions_api_version){api_at(i)->key, lo, hi};
+        if (!h) continue;
+        api_range(s, h, &lo, &hi);
+        if (hi >= lo) resp->api_keys.v[k++] = (kp_api_versions_api_version){key, lo, hi};
     }
     resp->api_keys.n = (int32_t)k;
 }
