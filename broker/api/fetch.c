@@ -238,7 +238,7 @@ static void charge_egress(srv *s, req *r, kp_fetch_response *resp) {
         }
     char why[192];
     resp->throttle_time_ms = throttle.ms;
-    req_throttle(r, throttle.ms, "Fetch", quota_throttle_why(&throttle, why, sizeof why));
+    req_throttle(r, throttle.ms, kp_api_name(KP_API_FETCH), quota_throttle_why(&throttle, why, sizeof why));
 }
 
 static void free_wait(uv_handle_t *h) { free(h->data); }

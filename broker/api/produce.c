@@ -212,7 +212,7 @@ void api_produce(srv *s, req *r) {
         }
     }
     char why[192];
-    req_throttle(r, throttle.ms, "Produce", quota_throttle_why(&throttle, why, sizeof why));
+    req_throttle(r, throttle.ms, kp_api_name(KP_API_PRODUCE), quota_throttle_why(&throttle, why, sizeof why));
     resp->throttle_time_ms = throttle.ms;
     if (q->acks == 0) {
         req_silent(r);

@@ -243,13 +243,13 @@ bool sasl_gate(srv *s, req *r, int16_t key) {
     conn *c = r->c;
     if (!lsn_sasl(c->listener)) return true;
     if (c->sasl_state != SASL_AUTHENTICATED) {
-        if (key == 18 || key == 17 || key == 36) return true;
+        if (key == KP_API_API_VERSIONS || key == KP_API_SASL_HANDSHAKE || key == KP_API_SASL_AUTHENTICATE) return true;
         log_warn("conn=%llu client=%s refused %s before SASL authentication on the %s listener; closing as Kafka does",
                  (unsigned long long)c->id, conn_client_id(c), kp_api_name(key), lsn_name(c->listener));
         return false;
     }
     /* an expired session may still re-authenticate: SaslHandshake, then the SaslAuthenticate it started */
-    bool reauthenticating = key == 17 || (key == 36 && c->reauth_started_ms);
+    bool reauthenticating = key == KP_API_SASL_HANDSHAKE || (key == KP_API_SASL_AUTHENTICATE && c->reauth_started_ms);
     if (c->session_expiry_ms && clk_now_ms() >= c->session_expiry_ms && !reauthenticating) {
         char when[32];
         iam_format_time(c->session_expiry_ms, when);
@@ -541,8 +541,8 @@ void api_sasl_authenticate(srv *s, req *r) {
 bool sasl_raw_token(srv *s, req *r) {
     conn *c = r->c;
     c->sasl_raw = false;
-    r->hdr.api_key = 36; /* for log lines: this is what the frame stands for */
-    r->msg = kp_msg_get(36);
+    r->hdr.api_key = KP_API_SASL_AUTHENTICATE; /* for log lines: this is what the frame stands for */
+    r->msg = kp_msg_get(KP_API_SASL_AUTHENTICATE);
     auth_outcome o;
     authenticate(s, r, r->frame, r->len, &o);
     c->reauth_started_ms = 0;

@@ -18,7 +18,9 @@
  */
 static int16_t fenced_code(const req *r) {
     int16_t k = r->hdr.api_key, v = r->hdr.api_version;
-    bool old = (k == 22 && v < 4) || ((k == 24 || k == 25 || k == 26) && v < 2) || k == 0 || k == 28;
+    bool fenced_from_v2 = k == KP_API_ADD_PARTITIONS_TO_TXN || k == KP_API_ADD_OFFSETS_TO_TXN || k == KP_API_END_TXN;
+    bool old = (k == KP_API_INIT_PRODUCER_ID && v < 4) || (fenced_from_v2 && v < 2) || k == KP_API_PRODUCE ||
+               k == KP_API_TXN_OFFSET_COMMIT;
     return old ? KERR_INVALID_PRODUCER_EPOCH : KERR_PRODUCER_FENCED;
 }
 
@@ -252,7 +254,8 @@ static int16_t verify_state(srv *s, req *r, kp_str id, int64_t pid, int16_t epoc
 
 static int16_t not_added(const req *r) {
     int16_t k = r->hdr.api_key, v = r->hdr.api_version;
-    return (k == 0 && v >= 11) || (k == 28 && v >= 4) ? KERR_TRANSACTION_ABORTABLE : KERR_INVALID_TXN_STATE;
+    return (k == KP_API_PRODUCE && v >= 11) || (k == KP_API_TXN_OFFSET_COMMIT && v >= 4) ? KERR_TRANSACTION_ABORTABLE
+                                                                                           : KERR_INVALID_TXN_STATE;
 }
 
 int16_t txn_verify_produce(srv *s, req *r, kp_str id, int64_t pid, int16_t epoch, int64_t topic_id, int32_t partition) {
