@@ -261,7 +261,11 @@ bool sasl_gate(srv *s, req *r, int16_t key) {
     return true;
 }
 
-/* ---- SaslHandshake ---- */
+/*
+ * SaslHandshake (key 17), v0–1: v0 (raw SASL frames after it, kafka-python's old way) only with
+ * sasl.handshake.v0.enable, off in the serverless profile since MSK Serverless offers v1 only
+ * (api_range). Chooses the mechanism, or starts a KIP-368 re-authentication.
+ */
 
 void api_sasl_handshake(srv *s, req *r) {
     kp_sasl_handshake_request *q = r->body;
@@ -507,6 +511,10 @@ static kp_bytes success_bytes(req *r, const auth_outcome *o, int mech) {
     return (kp_bytes){js.p, js.len};
 }
 
+/*
+ * SaslAuthenticate (key 36), v0–2: verifies the token of the mechanism the handshake chose;
+ * v1+ carries KIP-368's session lifetime. A failure closes the connection, as Kafka does.
+ */
 void api_sasl_authenticate(srv *s, req *r) {
     kp_sasl_authenticate_request *q = r->body;
     kp_sasl_authenticate_response *resp = req_resp(r);
