@@ -53,7 +53,7 @@ static void peek_client_id(req *r) {
  * UNSUPPORTED_VERSION and our ranges, so the client retries with one we know.
  */
 static void refuse_api_versions(srv *s, req *r) {
-    r->msg = kp_msg_get(18);
+    r->msg = kp_msg_get(KP_API_API_VERSIONS);
     kp_api_versions_response *resp = req_alloc(r, sizeof *resp);
     kp_defaults(r->msg->resp, 0, resp);
     resp->error_code = KERR_UNSUPPORTED_VERSION;
@@ -83,7 +83,7 @@ static bool refuse_unserved(srv *s, req *r, const api_handler *h) {
 static bool refuse_version(srv *s, req *r, const api_handler *h, int16_t vmin, int16_t vmax) {
     conn *c = r->c;
     int16_t key = r->hdr.api_key, ver = r->hdr.api_version;
-    if (key == 18) {
+    if (key == KP_API_API_VERSIONS) {
         refuse_api_versions(s, r);
         return true;
     }
@@ -92,8 +92,9 @@ static bool refuse_version(srv *s, req *r, const api_handler *h, int16_t vmin, i
     log_warn("conn=%llu client=%s refused %s v%d corr=%d: served versions are %d-%d%s; closing as %s does",
              (unsigned long long)c->id, conn_client_id(c), r->msg->name, ver, r->hdr.correlation_id, vmin, vmax,
              !floor ? (ver > vmax && vmax < h->vmax ? " (api.versions.max)" : "")
-             : key == 17 && vmin == 1 && s->cfg->api_floor[17] < 1 ? " (sasl.handshake.v0.enable=false)"
-                                                                    : " (api.versions.min)",
+             : key == KP_API_SASL_HANDSHAKE && vmin == 1 && s->cfg->api_floor[KP_API_SASL_HANDSHAKE] < 1
+                 ? " (sasl.handshake.v0.enable=false)"
+                 : " (api.versions.min)",
              floor ? "MSK" : "Kafka");
     return false;
 }
@@ -122,7 +123,7 @@ static bool decode_body(req *r) {
                         body.err, body.err_field ? body.err_field : "?", body.err_pos, r->len);
         return false;
     }
-    if (kp_rd_left(&body) && r->hdr.api_key != 18) {
+    if (kp_rd_left(&body) && r->hdr.api_key != KP_API_API_VERSIONS) {
         /* Kafka ignores trailing bytes too, but they usually mean a version mix-up: say so */
         log_debug("conn=%llu %s v%d: %zu trailing bytes ignored", (unsigned long long)c->id, r->msg->name, ver,
                   kp_rd_left(&body));
@@ -138,7 +139,7 @@ static bool decode_body(req *r) {
  */
 static void charge_request_rate(srv *s, req *r) {
     int16_t key = r->hdr.api_key;
-    if (s->cfg->max_request_rate <= 0 || key == 17 || key == 36) return;
+    if (s->cfg->max_request_rate <= 0 || key == KP_API_SASL_HANDSHAKE || key == KP_API_SASL_AUTHENTICATE) return;
     r->throttle_ms = rate_clamp_ms(rate_charge(&s->quota_requests, s->cfg->max_request_rate, 1, clk_mono_ms()));
     if (r->throttle_ms > 0) {
         char quota[48];

@@ -26,13 +26,13 @@
 
 static bool answered_by_handler(int16_t key) {
     switch (key) {
-    case 3:  /* Metadata: brokers, and topics a null list asks for */
-    case 9:  /* OffsetFetch: a null topic list means every committed topic */
-    case 16: /* ListGroups */
-    case 18: /* ApiVersions */
-    case 35: /* DescribeLogDirs */
-    case 46: /* ListPartitionReassignments */
-    case 60: /* DescribeCluster */
+    case KP_API_METADATA:     /* brokers, and topics a null list asks for */
+    case KP_API_OFFSET_FETCH: /* a null topic list means every committed topic */
+    case KP_API_LIST_GROUPS:
+    case KP_API_API_VERSIONS:
+    case KP_API_DESCRIBE_LOG_DIRS:
+    case KP_API_LIST_PARTITION_REASSIGNMENTS:
+    case KP_API_DESCRIBE_CLUSTER:
         return true;
     default:
         return false;
@@ -115,7 +115,7 @@ static void overwrite(req *r, const kp_msg *m, int16_t ver, void *resp) {
 
 static bool answer_error(srv *s, req *r, const api_handler *h, const fault_hit *hit) {
     int16_t key = r->hdr.api_key;
-    if (key == 0 && ((const kp_produce_request *)r->body)->acks == 0) {
+    if (key == KP_API_PRODUCE && ((const kp_produce_request *)r->body)->acks == 0) {
         req_log_refusal(r, hit->error_code, "by fault rule %llu (admin API); acks=0, so the connection is closed "
                         "instead, as Kafka does", (unsigned long long)hit->rule_id);
         return false;
