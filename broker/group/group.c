@@ -1,6 +1,7 @@
 /* The group state machine: membership, join and sync phases, timers. */
 #include "group.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,26 @@
 static const char *const state_names[] = {"Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"};
 
 const char *grp_state_name(group_state st) { return state_names[st]; }
+
+/*
+ * For each state, the states a group may enter it from, as Kafka declares them (GroupMetadata's
+ * validPreviousStates in 3.x, ClassicGroupState in 4.x). Dead is never entered here (a deleted
+ * group is freed at once), but its row is Kafka's, so the table stays the whole machine.
+ */
+#define FROM(st) (1u << (st))
+static const unsigned valid_previous[] = {
+    [GS_EMPTY] = FROM(GS_PREPARING),
+    [GS_PREPARING] = FROM(GS_STABLE) | FROM(GS_COMPLETING) | FROM(GS_EMPTY),
+    [GS_COMPLETING] = FROM(GS_PREPARING),
+    [GS_STABLE] = FROM(GS_COMPLETING),
+    [GS_DEAD] = FROM(GS_STABLE) | FROM(GS_PREPARING) | FROM(GS_COMPLETING) | FROM(GS_EMPTY) | FROM(GS_DEAD),
+};
+#undef FROM
+
+bool grp_transition_valid(group_state from, group_state to) {
+    if ((unsigned)from > GS_DEAD || (unsigned)to > GS_DEAD) return false;
+    return (valid_previous[to] >> from) & 1u;
+}
 
 static char *dup_str(kp_str s) { return kp_str_dup(s); }
 static char *xstrdup(const char *s) {
@@ -147,7 +168,9 @@ static pending_member **find_pending(group *g, kp_str id) {
     return NULL;
 }
 
+/* Every transition of a running group goes through here (loading sets the stored state as it was). */
 static void set_state(group *g, group_state st) {
+    assert(grp_transition_valid(g->state, st));
     if (g->state == st) return;
     g->state = st;
     g->state_ms = clk_now_ms();

@@ -93,6 +93,11 @@ void grp_close_all(srv *s);
 group *grp_find(srv *s, const char *id, size_t len);
 int grp_coordinator_for(const srv *s, const char *id, size_t len);
 const char *grp_state_name(group_state st);
+/*
+ * Whether a group may go from one state to another: Kafka's table of valid previous states
+ * (GroupMetadata.scala in 3.x, ClassicGroupState.java in 4.x); set_state asserts it.
+ */
+bool grp_transition_valid(group_state from, group_state to);
 
 /* Common first checks: the request reached the coordinator (NOT_COORDINATOR). */
 int16_t grp_check_coordinator(srv *s, req *r, kp_str group_id);
