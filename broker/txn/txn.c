@@ -2,6 +2,7 @@
  * The transactional-id registry: lookup, what survives a restart (loading, and finishing a
  * decision whose markers a crash interrupted), producer id blocks, timeouts and expiry.
  */
+#include <assert.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +90,36 @@ const char *txn_state_name(txn_state st) {
     static const char *const names[] = {"Empty",          "Ongoing",       "PrepareCommit", "PrepareAbort",
                                         "CompleteCommit", "CompleteAbort", "Dead"};
     return st <= TS_DEAD ? names[st] : "Unknown";
+}
+
+/*
+ * For each state, the states an id may enter it from, as Kafka's TransactionState declares them.
+ * Kafka's PrepareEpochFence (bump the epoch, then PrepareAbort) has no state here: the epoch is
+ * bumped and the abort prepared in one step (txn_fence_and_abort), Ongoing to PrepareAbort. The
+ * PrepareAbort rows from Empty, CompleteCommit and CompleteAbort are transaction version 2's
+ * (KIP-890: an EndTxn abort when the client is unsure); this coordinator, version 1, never takes
+ * them, and Dead is never entered (an expired id is freed at once), but the rows are Kafka's.
+ */
+#define FROM(st) (1u << (st))
+static const unsigned valid_previous[] = {
+    [TS_EMPTY] = FROM(TS_EMPTY) | FROM(TS_COMPLETE_COMMIT) | FROM(TS_COMPLETE_ABORT),
+    [TS_ONGOING] = FROM(TS_ONGOING) | FROM(TS_EMPTY) | FROM(TS_COMPLETE_COMMIT) | FROM(TS_COMPLETE_ABORT),
+    [TS_PREPARE_COMMIT] = FROM(TS_ONGOING),
+    [TS_PREPARE_ABORT] = FROM(TS_ONGOING) | FROM(TS_EMPTY) | FROM(TS_COMPLETE_COMMIT) | FROM(TS_COMPLETE_ABORT),
+    [TS_COMPLETE_COMMIT] = FROM(TS_PREPARE_COMMIT),
+    [TS_COMPLETE_ABORT] = FROM(TS_PREPARE_ABORT),
+    [TS_DEAD] = FROM(TS_EMPTY) | FROM(TS_COMPLETE_ABORT) | FROM(TS_COMPLETE_COMMIT),
+};
+#undef FROM
+
+bool txn_transition_valid(txn_state from, txn_state to) {
+    if ((unsigned)from > TS_DEAD || (unsigned)to > TS_DEAD) return false;
+    return (valid_previous[to] >> from) & 1u;
+}
+
+void txn_set_state(txn *t, txn_state st) {
+    assert(txn_transition_valid(t->state, st));
+    t->state = st;
 }
 
 int16_t txn_check_coordinator(srv *s, req *r, kp_str id) {

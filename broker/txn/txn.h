@@ -75,6 +75,12 @@ void txn_tick(srv *s);
 
 txn *txn_find(srv *s, const char *id, size_t len);
 const char *txn_state_name(txn_state st);
+/*
+ * Whether a transactional id may go from one state to another: Kafka's table of valid previous
+ * states (TransactionState.validPreviousStates, transaction-coordinator in 4.x); every
+ * transition asserts it.
+ */
+bool txn_transition_valid(txn_state from, txn_state to);
 /* Every id, in no particular order, until fn returns false. */
 void txn_each(srv *s, bool (*fn)(void *ctx, txn *t), void *ctx);
 

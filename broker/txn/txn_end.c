@@ -105,7 +105,7 @@ void txn_complete(srv *s, txn *t, bool commit) {
              commit ? "committed" : "aborted", (long long)t->producer_id, t->epoch, t->nparts, t->noffsets);
     txn_clear_members(t);
     if (stor_txn_members_clear(s->st, t->id) != 0) txn_storage_failed(s, "clearing the members", t->id);
-    t->state = commit ? TS_COMPLETE_COMMIT : TS_COMPLETE_ABORT;
+    txn_set_state(t, commit ? TS_COMPLETE_COMMIT : TS_COMPLETE_ABORT);
     t->update_ms = clk_now_ms();
     txn_store(s, t);
     if (commit) s->metrics.txn_committed++;
@@ -166,7 +166,7 @@ void txn_marker_timer_close(srv *s) {
 
 /* Prepare{Commit,Abort} is stored; the markers follow now, or one by one with the test delay. */
 void txn_decide(srv *s, txn *t, bool commit) {
-    t->state = commit ? TS_PREPARE_COMMIT : TS_PREPARE_ABORT;
+    txn_set_state(t, commit ? TS_PREPARE_COMMIT : TS_PREPARE_ABORT);
     t->update_ms = clk_now_ms();
     txn_store(s, t);
     if (s->cfg->transaction_marker_delay_ms > 0 && !s->stopping)

@@ -25,6 +25,8 @@ void txn_group_add(txn *t, const char *group_id);
 /* The pending offset of (group, topic, partition), created empty if there is none. */
 txn_offset *txn_offset_slot(txn *t, const char *group, const char *topic, int32_t partition);
 void txn_clear_members(txn *t);
+/* The one way a running coordinator changes t->state (loading sets the stored state as it was). */
+void txn_set_state(txn *t, txn_state st);
 /*
  * A coordinator write storage refused: logged, and the broker stops (srv_fail_stop, exit 3) as a
  * failed commit of group or topic state does, since memory would be past storage; a restart

@@ -100,7 +100,7 @@ int16_t txn_init_producer_id(srv *s, req *r, kp_str id, int32_t timeout_ms, int6
         t->epoch++;
     }
     t->timeout_ms = timeout_ms;
-    t->state = TS_EMPTY;
+    txn_set_state(t, TS_EMPTY);
     t->start_ms = -1;
     t->update_ms = clk_now_ms();
     txn_clear_members(t);
@@ -140,7 +140,7 @@ int16_t txn_check_producer(srv *s, req *r, kp_str id, int64_t pid, int16_t epoch
 /* Ongoing from now: the timeout counts from the first partition or group added. */
 static void begin(srv *s, txn *t) {
     if (t->state == TS_ONGOING) return;
-    t->state = TS_ONGOING;
+    txn_set_state(t, TS_ONGOING);
     t->start_ms = clk_now_ms();
     s->metrics.txn_begun++;
 }
