@@ -1,6 +1,7 @@
 /* Open, connection settings, the lazily opened write transaction and its commit. */
 #include "stor_int.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +53,24 @@ int stor_step_done(stor *s, sqlite3_stmt *st, const char *what) {
 
 int stor_write_begin(stor *s) { return stor_write_begin_as(s, STOR_TXN_OTHER); }
 
+/*
+ * The write transaction's invariants, asserted where it opens and closes. One transaction at a
+ * time, opened lazily by the first write and ended only by stor_commit (or the rollback a failed
+ * one does): a write inside the open one joins it, a commit with none open does nothing. Failed
+ * (SQLite dropped it) only while open. No transaction but ours on the connection between our
+ * commits: a BEGIN of someone else's would make ours fail, and leave writes nobody commits.
+ * Operations (stor_op_begin/stor_op_end, a savepoint inside the open transaction) do not nest,
+ * and a commit never falls inside one, which would make half an operation durable.
+ */
+static void assert_txn_invariants(stor *s) {
+    (void)s; /* NDEBUG: nothing is checked */
+    assert(!s->txn_failed || s->in_txn);
+    assert(s->in_txn || sqlite3_get_autocommit(s->db));
+    assert(!s->in_op || s->in_txn);
+}
+
 int stor_write_begin_as(stor *s, unsigned kind) {
+    assert_txn_invariants(s);
     s->txn_kinds |= kind;
     if (s->in_txn && sqlite3_get_autocommit(s->db) && !s->txn_failed) {
         s->txn_failed = true; /* gone without an error of ours to tell why */
@@ -70,11 +88,16 @@ int stor_write_begin_as(stor *s, unsigned kind) {
 int stor_op_begin(stor *s) { return stor_op_begin_as(s, STOR_TXN_OTHER); }
 
 int stor_op_begin_as(stor *s, unsigned kind) {
+    assert(!s->in_op);
     if (stor_write_begin_as(s, kind)) return -1;
-    return stor_step_done(s, stor_stmt(s, STOR_SAVEPOINT), "savepoint");
+    if (stor_step_done(s, stor_stmt(s, STOR_SAVEPOINT), "savepoint")) return -1;
+    s->in_op = true;
+    return 0;
 }
 
 int stor_op_end(stor *s, int rc) {
+    assert(s->in_op);
+    s->in_op = false;
     if (rc == 0) return stor_step_done(s, stor_stmt(s, STOR_RELEASE), "release savepoint");
     /* Undo the partial operation but keep the message of the statement that failed. */
     if (!sqlite3_get_autocommit(s->db)) {
@@ -361,11 +384,14 @@ static void stor_rollback_quietly(stor *s) {
     bool had = s->in_txn;
     s->in_txn = false;
     s->txn_failed = false;
+    s->in_op = false;
     s->txn_kinds = 0;
     if (had) stor_seg_after_rollback(s);
 }
 
 int stor_commit(stor *s) {
+    assert_txn_invariants(s);
+    assert(!s->in_op);
     if (s->in_txn && sqlite3_get_autocommit(s->db)) s->txn_failed = true;
     if (s->txn_failed) {
         /* s->err still holds the error that lost the transaction. */

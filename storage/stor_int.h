@@ -142,6 +142,7 @@ struct stor {
     int schema_version;
     bool in_txn;     /* we ran BEGIN and neither COMMIT nor ROLLBACK since */
     bool txn_failed; /* SQLite rolled our open transaction back after an error */
+    bool in_op;      /* between stor_op_begin and stor_op_end: the savepoint is open */
     unsigned txn_kinds; /* STOR_TXN_* of the writes in the open transaction */
     uint64_t commit_seq;
     stor_segs segs;
