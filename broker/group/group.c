@@ -734,121 +734,138 @@ static void replace_static(srv *s, req *r, group *g, member *old, const kp_join_
     try_complete_join(s, g);
 }
 
-void grp_join(srv *s, req *r) {
-    kp_join_group_request *q = r->body;
-    int16_t ver = r->hdr.api_version;
+/*
+ * JoinGroup follows Kafka's seams (GroupCoordinator.handleJoinGroup in 3.x,
+ * GroupMetadataManager.classicGroupJoin in 4.x): the request's own checks, then the group's,
+ * then one of three paths: a member without an id (doNewMemberJoinGroup, which hands a static
+ * one to doStaticMemberJoinGroup) or one that names its id (doCurrentMemberJoinGroup).
+ */
+
+/* The checks that need no group; false when the request has been answered with an error. */
+static bool join_request_valid(srv *s, req *r, const kp_join_group_request *q) {
     if (q->group_id.len <= 0) {
         join_refuse(s, r, NULL, KERR_INVALID_GROUP_ID, q->member_id, "group id '%s' is empty%s", "");
-        return;
+        return false;
     }
     int16_t err = grp_check_coordinator(s, r, q->group_id);
     if (err) {
-        kp_join_group_response *resp = req_resp(r);
-        resp->error_code = err;
-        resp->generation_id = -1;
-        resp->leader = resp->member_id = kp_str_c("");
-        req_respond(r, resp);
-        return;
+        join_answer_error(r, err, q->member_id);
+        return false;
     }
-    char detail[160];
     if (q->session_timeout_ms < s->cfg->group_min_session_timeout_ms ||
         q->session_timeout_ms > s->cfg->group_max_session_timeout_ms) {
+        char detail[160];
         snprintf(detail, sizeof detail, "%d ms is outside [group.min.session.timeout.ms=%lld, group.max.session.timeout.ms=%lld]",
                  q->session_timeout_ms, (long long)s->cfg->group_min_session_timeout_ms,
                  (long long)s->cfg->group_max_session_timeout_ms);
         join_refuse(s, r, NULL, KERR_INVALID_SESSION_TIMEOUT, q->member_id, "group %s: session timeout %s", detail);
-        return;
+        return false;
     }
-    if (ver == 0) q->rebalance_timeout_ms = q->session_timeout_ms; /* v0 has none: Kafka uses the session timeout */
     if (q->protocol_type.len <= 0 || q->protocols.n <= 0) {
         join_refuse(s, r, NULL, KERR_INCONSISTENT_GROUP_PROTOCOL, q->member_id, "group %s: %s",
                     "empty protocol type or no protocols");
-        return;
+        return false;
     }
     if (!subscriptions_valid(s, r, q)) {
-        kp_join_group_response *resp = req_resp(r);
-        resp->error_code = KERR_INVALID_REQUEST;
-        resp->generation_id = -1;
-        resp->leader = resp->member_id = kp_str_c("");
-        req_respond(r, resp);
-        return;
+        join_answer_error(r, KERR_INVALID_REQUEST, q->member_id);
+        return false;
     }
+    return true;
+}
+
+/*
+ * The group the request joins, created for a member without an id, once the group's checks pass
+ * (Dead, protocols, group.max.size); NULL when the request has been answered with an error.
+ */
+static group *join_group_of(srv *s, req *r, const kp_join_group_request *q) {
     group *g = grp_find(s, q->group_id.p, (size_t)q->group_id.len);
     if (!g && q->member_id.len > 0) {
         join_refuse(s, r, NULL, KERR_UNKNOWN_MEMBER_ID, q->member_id, "group %s: %s",
                     "the group does not exist, but the request names a member id");
-        return;
+        return NULL;
     }
     if (!group_room(s, r, g, q->group_id)) {
         join_answer_error(r, KERR_GROUP_MAX_SIZE_REACHED, q->member_id);
-        return;
+        return NULL;
     }
     if (!g) g = grp_get_or_create(s, q->group_id.p, (size_t)q->group_id.len);
     if (g->state == GS_DEAD) {
         join_refuse(s, r, g, KERR_COORDINATOR_NOT_AVAILABLE, q->member_id, "group %s: %s", "the group is being deleted");
-        return;
+        return NULL;
     }
+    char detail[160];
     if (!protocols_compatible(g, q)) {
         snprintf(detail, sizeof detail, "protocol type '%.*s' or none of its %d protocols matches every member (group type %s)",
                  q->protocol_type.len, q->protocol_type.p, q->protocols.n, g->protocol_type ? g->protocol_type : "none");
         join_refuse(s, r, g, KERR_INCONSISTENT_GROUP_PROTOCOL, q->member_id, "group %s: %s", detail);
-        return;
+        return NULL;
     }
+    /* Kafka's acceptJoiningMember: a member the group already knows is never turned away */
     bool known = q->member_id.len > 0 && (find_member(g, q->member_id.p, (size_t)q->member_id.len) ||
                                           find_pending(g, q->member_id));
     if (!known && !find_static(g, q->group_instance_id) && g->nmembers >= s->cfg->group_max_size) {
         snprintf(detail, sizeof detail, "%d members, group.max.size=%lld", g->nmembers, (long long)s->cfg->group_max_size);
         join_refuse(s, r, g, KERR_GROUP_MAX_SIZE_REACHED, q->member_id, "group %s: %s", detail);
-        return;
+        return NULL;
     }
+    return g;
+}
 
-    if (q->member_id.len <= 0) {
-        member *old = find_static(g, q->group_instance_id);
-        if (old) {
-            replace_static(s, r, g, old, q);
-            arm(g);
-            return;
-        }
-        char id[300];
-        new_member_id(id, sizeof id, q->group_instance_id.len >= 0 ? q->group_instance_id : r->hdr.client_id);
-        if (ver >= 4 && q->group_instance_id.len < 0) {
-            /* KIP-394: the client must come back with this id */
-            pending_member *p = calloc(1, sizeof *p);
-            if (!p) abort();
-            p->id = xstrdup(id);
-            p->deadline_ms = clk_mono_ms() + q->session_timeout_ms;
-            p->next = g->pending;
-            g->pending = p;
-            kp_join_group_response *resp = req_resp(r);
-            resp->error_code = KERR_MEMBER_ID_REQUIRED;
-            resp->generation_id = -1;
-            resp->leader = kp_str_c("");
-            resp->member_id = req_strf(r, "%s", id);
-            req_respond(r, resp);
-            arm(g);
-            return;
-        }
-        member *m = add_member(s, g, r, id, q);
-        if (g->state != GS_PREPARING) prepare_rebalance(s, g, "a new member joined");
-        park_join(s, r, g, m);
-        touch(m);
-        try_complete_join(s, g);
+/* Kafka's addMemberAndRebalance: the member joins and waits for the join phase it starts or is in. */
+static void add_member_and_rebalance(srv *s, req *r, group *g, const char *id, const kp_join_group_request *q) {
+    member *m = add_member(s, g, r, id, q);
+    if (g->state != GS_PREPARING) prepare_rebalance(s, g, "a new member joined");
+    park_join(s, r, g, m);
+    touch(m);
+    try_complete_join(s, g);
+    arm(g);
+}
+
+/* doStaticMemberJoinGroup: an instance id without a member id takes its slot, or joins anew. */
+static void join_static_member(srv *s, req *r, group *g, const kp_join_group_request *q) {
+    member *old = find_static(g, q->group_instance_id);
+    if (old) {
+        replace_static(s, r, g, old, q);
         arm(g);
         return;
     }
+    char id[300];
+    new_member_id(id, sizeof id, q->group_instance_id);
+    add_member_and_rebalance(s, r, g, id, q);
+}
 
+/* doNewMemberJoinGroup: a member id is made; from v4 a dynamic member must come back with it. */
+static void join_new_member(srv *s, req *r, group *g, const kp_join_group_request *q) {
+    if (q->group_instance_id.len >= 0) {
+        join_static_member(s, r, g, q);
+        return;
+    }
+    char id[300];
+    new_member_id(id, sizeof id, r->hdr.client_id);
+    if (r->hdr.api_version >= 4) {
+        /* KIP-394: the client must come back with this id */
+        pending_member *p = calloc(1, sizeof *p);
+        if (!p) abort();
+        p->id = xstrdup(id);
+        p->deadline_ms = clk_mono_ms() + q->session_timeout_ms;
+        p->next = g->pending;
+        g->pending = p;
+        join_answer_error(r, KERR_MEMBER_ID_REQUIRED, req_strf(r, "%s", id));
+        arm(g);
+        return;
+    }
+    add_member_and_rebalance(s, r, g, id, q);
+}
+
+/* doCurrentMemberJoinGroup: a pending member comes back, or a member rejoins in the group's state. */
+static void join_existing_member(srv *s, req *r, group *g, const kp_join_group_request *q) {
     pending_member **pp = find_pending(g, q->member_id);
     if (pp) {
         pending_member *p = *pp;
         *pp = p->next;
-        member *m = add_member(s, g, r, p->id, q);
+        add_member_and_rebalance(s, r, g, p->id, q);
         free(p->id);
         free(p);
-        if (g->state != GS_PREPARING) prepare_rebalance(s, g, "a new member joined");
-        park_join(s, r, g, m);
-        touch(m);
-        try_complete_join(s, g);
-        arm(g);
         return;
     }
     member *m = find_member(g, q->member_id.p, (size_t)q->member_id.len);
@@ -864,6 +881,7 @@ void grp_join(srv *s, req *r) {
         return;
     }
     if (!m) {
+        char detail[160];
         snprintf(detail, sizeof detail, "member '%.*s' is not in the group", q->member_id.len, q->member_id.p);
         join_refuse(s, r, g, KERR_UNKNOWN_MEMBER_ID, q->member_id, "group %s: %s", detail);
         return;
@@ -900,6 +918,18 @@ void grp_join(srv *s, req *r) {
         return;
     }
     arm(g);
+}
+
+void grp_join(srv *s, req *r) {
+    kp_join_group_request *q = r->body;
+    if (!join_request_valid(s, r, q)) return;
+    if (r->hdr.api_version == 0) q->rebalance_timeout_ms = q->session_timeout_ms; /* v0 has none: Kafka uses the session timeout */
+    group *g = join_group_of(s, r, q);
+    if (!g) return;
+    if (q->member_id.len <= 0)
+        join_new_member(s, r, g, q);
+    else
+        join_existing_member(s, r, g, q);
 }
 
 /* ---- SyncGroup ---- */
