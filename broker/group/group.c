@@ -471,9 +471,8 @@ static void complete_join(srv *s, group *g) {
 
 static void on_group_timer(uv_timer_t *t) { grp_tick(t->data); }
 
-void grp_tick(group *g) {
-    srv *s = g->srv;
-    int64_t now = clk_mono_ms();
+/* Members that got MEMBER_ID_REQUIRED and did not come back within their session timeout. */
+static void expire_pending_members(group *g, int64_t now) {
     for (pending_member **pp = &g->pending; *pp;) {
         pending_member *p = *pp;
         if (p->deadline_ms <= now) {
@@ -485,6 +484,10 @@ void grp_tick(group *g) {
             pp = &p->next;
         }
     }
+}
+
+/* Kafka's onExpireHeartbeat: members whose session (or new-member join timeout) ran out; whether any went. */
+static bool expire_sessions(srv *s, group *g, int64_t now) {
     bool removed = false;
     member *m = g->members;
     while (m) {
@@ -496,40 +499,60 @@ void grp_tick(group *g) {
         }
         m = next;
     }
-    /* members that never sent SyncGroup go, even once the leader's sync made the group Stable (Kafka 3.0+) */
-    if ((g->state == GS_COMPLETING || g->state == GS_STABLE) && g->sync_deadline_ms && g->sync_deadline_ms <= now) {
-        m = g->members;
-        while (m) {
-            member *next = m->next;
-            if (m->pending_sync) {
-                remove_member(s, g, m, "did not send SyncGroup within the rebalance timeout");
-                removed = true;
-            }
-            m = next;
+    return removed;
+}
+
+/*
+ * Members that never sent SyncGroup go, even once the leader's sync made the group Stable (Kafka
+ * 3.0+, DelayedSync of KAFKA-12890, apache/kafka#10863); whether any went.
+ */
+static bool expire_pending_sync(srv *s, group *g, int64_t now) {
+    if (!(g->state == GS_COMPLETING || g->state == GS_STABLE) || !g->sync_deadline_ms || g->sync_deadline_ms > now)
+        return false;
+    bool removed = false;
+    member *m = g->members;
+    while (m) {
+        member *next = m->next;
+        if (m->pending_sync) {
+            remove_member(s, g, m, "did not send SyncGroup within the rebalance timeout");
+            removed = true;
         }
-        g->sync_deadline_ms = 0;
+        m = next;
     }
+    g->sync_deadline_ms = 0;
+    return removed;
+}
+
+/* PreparingRebalance: Kafka's InitialDelayedJoin and DelayedJoin, whichever deadline is due. */
+static void join_phase_deadlines(srv *s, group *g, int64_t now) {
+    if (g->delay_deadline_ms && g->delay_deadline_ms <= now) {
+        if (g->joined_during_delay && g->delay_remaining_ms > 0) {
+            int64_t d = s->cfg->group_initial_rebalance_delay_ms;
+            if (d > g->delay_remaining_ms) d = g->delay_remaining_ms;
+            g->delay_remaining_ms -= d;
+            g->delay_deadline_ms = now + d;
+            g->joined_during_delay = false;
+        } else {
+            /* Kafka's InitialDelayedJoin completes the phase when the delay runs out */
+            g->delay_deadline_ms = 0;
+            complete_join(s, g);
+        }
+    } else if (!g->delay_deadline_ms && g->join_deadline_ms && g->join_deadline_ms <= now) {
+        complete_join(s, g);
+    } else {
+        try_complete_join(s, g);
+    }
+}
+
+void grp_tick(group *g) {
+    srv *s = g->srv;
+    int64_t now = clk_mono_ms();
+    expire_pending_members(g, now);
+    bool removed = expire_sessions(s, g, now);
+    removed |= expire_pending_sync(s, g, now);
     if (removed && (g->state == GS_STABLE || g->state == GS_COMPLETING))
         prepare_rebalance(s, g, "a member left the group");
-    if (g->state == GS_PREPARING) {
-        if (g->delay_deadline_ms && g->delay_deadline_ms <= now) {
-            if (g->joined_during_delay && g->delay_remaining_ms > 0) {
-                int64_t d = s->cfg->group_initial_rebalance_delay_ms;
-                if (d > g->delay_remaining_ms) d = g->delay_remaining_ms;
-                g->delay_remaining_ms -= d;
-                g->delay_deadline_ms = now + d;
-                g->joined_during_delay = false;
-            } else {
-                /* Kafka's InitialDelayedJoin completes the phase when the delay runs out */
-                g->delay_deadline_ms = 0;
-                complete_join(s, g);
-            }
-        } else if (!g->delay_deadline_ms && g->join_deadline_ms && g->join_deadline_ms <= now) {
-            complete_join(s, g);
-        } else {
-            try_complete_join(s, g);
-        }
-    }
+    if (g->state == GS_PREPARING) join_phase_deadlines(s, g, now);
     if (g->state == GS_PREPARING && !g->members && !g->pending) {
         /* everybody left during the join phase */
         complete_join(s, g);
@@ -1000,36 +1023,91 @@ static void sync_refuse(req *r, int16_t err) {
     req_respond(r, resp);
 }
 
-void grp_sync(srv *s, req *r) {
-    kp_sync_group_request *q = r->body;
+/*
+ * SyncGroup's checks before the group's state decides (Kafka's handleSyncGroup and the head of
+ * doSyncGroup): 0 with the group and the member, or the error (logged where Kafka's answer needs
+ * a why).
+ */
+static int16_t sync_check(srv *s, req *r, const kp_sync_group_request *q, group **gout, member **mout) {
     if (q->group_id.len <= 0) {
         req_log_refusal(r, KERR_INVALID_GROUP_ID, "empty group id");
-        sync_refuse(r, KERR_INVALID_GROUP_ID);
-        return;
+        return KERR_INVALID_GROUP_ID;
     }
     int16_t err = grp_check_coordinator(s, r, q->group_id);
-    if (err) {
-        sync_refuse(r, err);
-        return;
-    }
+    if (err) return err;
     group *g = grp_find(s, q->group_id.p, (size_t)q->group_id.len);
     if (!g) {
         req_log_refusal(r, KERR_UNKNOWN_MEMBER_ID, "group %.*s does not exist", q->group_id.len, q->group_id.p);
-        sync_refuse(r, KERR_UNKNOWN_MEMBER_ID);
-        return;
+        return KERR_UNKNOWN_MEMBER_ID;
     }
     member *m;
     err = check_member(s, r, g, q->member_id, q->group_instance_id, q->generation_id, &m);
-    if (!err && ((q->protocol_type.len >= 0 && (!g->protocol_type || !kp_str_eq(q->protocol_type, g->protocol_type))) ||
-                 (q->protocol_name.len >= 0 && (!g->protocol_name || !kp_str_eq(q->protocol_name, g->protocol_name))))) {
-        err = KERR_INCONSISTENT_GROUP_PROTOCOL;
-        req_log_refusal(r, err, "group %s: SyncGroup names protocol %.*s/%.*s, the group uses %s/%s", g->id,
+    if (err) return err;
+    if ((q->protocol_type.len >= 0 && (!g->protocol_type || !kp_str_eq(q->protocol_type, g->protocol_type))) ||
+        (q->protocol_name.len >= 0 && (!g->protocol_name || !kp_str_eq(q->protocol_name, g->protocol_name)))) {
+        req_log_refusal(r, KERR_INCONSISTENT_GROUP_PROTOCOL,
+                        "group %s: SyncGroup names protocol %.*s/%.*s, the group uses %s/%s", g->id,
                         q->protocol_type.len > 0 ? q->protocol_type.len : 0, q->protocol_type.p,
                         q->protocol_name.len > 0 ? q->protocol_name.len : 0, q->protocol_name.p,
                         g->protocol_type ? g->protocol_type : "-", g->protocol_name ? g->protocol_name : "-");
+        return KERR_INCONSISTENT_GROUP_PROTOCOL;
     }
-    if (!err && g->state == GS_EMPTY) err = KERR_UNKNOWN_MEMBER_ID;
-    if (!err && g->state == GS_PREPARING) err = KERR_REBALANCE_IN_PROGRESS;
+    if (g->state == GS_EMPTY) return KERR_UNKNOWN_MEMBER_ID;
+    if (g->state == GS_PREPARING) return KERR_REBALANCE_IN_PROGRESS;
+    *gout = g;
+    *mout = m;
+    return 0;
+}
+
+/* The leader's assignment: every member's share, and the group is Stable (Kafka's setAndPropagateAssignment). */
+static void take_assignment(srv *s, group *g, const kp_sync_group_request *q) {
+    for (member *x = g->members; x; x = x->next) {
+        free(x->assignment);
+        x->assignment = NULL;
+        x->assignment_len = 0;
+    }
+    for (int32_t i = 0; i < q->assignments.n; i++) {
+        kp_sync_group_request_assignment *a = &q->assignments.v[i];
+        member *x = a->member_id.len > 0 ? find_member(g, a->member_id.p, (size_t)a->member_id.len) : NULL;
+        if (!x || a->assignment.len <= 0) continue;
+        x->assignment = malloc((size_t)a->assignment.len);
+        if (!x->assignment) abort();
+        memcpy(x->assignment, a->assignment.p, (size_t)a->assignment.len);
+        x->assignment_len = (size_t)a->assignment.len;
+    }
+    set_state(g, GS_STABLE);
+    grp_store_save(s, g);
+    log_info("group %s: generation %d is stable", g->id, g->generation);
+    for (member *x = g->members; x; x = x->next) answer_sync(s, g, x, 0);
+}
+
+/* CompletingRebalance: followers wait for the leader, whose SyncGroup carries everyone's assignment. */
+static void sync_completing(srv *s, req *r, group *g, member *m, const kp_sync_group_request *q) {
+    bool leader = g->leader && strcmp(g->leader, m->id) == 0;
+    if (leader && !assignments_valid(s, r, g, q)) {
+        sync_refuse(r, KERR_INVALID_REQUEST);
+        return;
+    }
+    if (m->sync && m->sync != r) answer_sync(s, g, m, KERR_REBALANCE_IN_PROGRESS);
+    m->sync = r;
+    req_park(r, m, cancel_sync);
+    if (leader) take_assignment(s, g, q);
+    arm(g);
+}
+
+/* Stable: the member's current assignment, at once. */
+static void sync_stable(srv *s, req *r, group *g, member *m) {
+    m->sync = r;
+    req_park(r, m, cancel_sync);
+    answer_sync(s, g, m, 0);
+    arm(g);
+}
+
+void grp_sync(srv *s, req *r) {
+    kp_sync_group_request *q = r->body;
+    group *g = NULL;
+    member *m = NULL;
+    int16_t err = sync_check(s, r, q, &g, &m);
     if (err) {
         sync_refuse(r, err);
         return;
@@ -1039,43 +1117,10 @@ void grp_sync(srv *s, req *r) {
     bool everyone_synced = true;
     for (member *x = g->members; x; x = x->next) everyone_synced &= !x->pending_sync;
     if (everyone_synced) g->sync_deadline_ms = 0;
-    if (g->state == GS_STABLE) {
-        m->sync = r;
-        req_park(r, m, cancel_sync);
-        answer_sync(s, g, m, 0);
-        arm(g);
-        return;
-    }
-    /* CompletingRebalance */
-    bool leader = g->leader && strcmp(g->leader, m->id) == 0;
-    if (leader && !assignments_valid(s, r, g, q)) {
-        sync_refuse(r, KERR_INVALID_REQUEST);
-        return;
-    }
-    if (m->sync && m->sync != r) answer_sync(s, g, m, KERR_REBALANCE_IN_PROGRESS);
-    m->sync = r;
-    req_park(r, m, cancel_sync);
-    if (leader) {
-        for (member *x = g->members; x; x = x->next) {
-            free(x->assignment);
-            x->assignment = NULL;
-            x->assignment_len = 0;
-        }
-        for (int32_t i = 0; i < q->assignments.n; i++) {
-            kp_sync_group_request_assignment *a = &q->assignments.v[i];
-            member *x = a->member_id.len > 0 ? find_member(g, a->member_id.p, (size_t)a->member_id.len) : NULL;
-            if (!x || a->assignment.len <= 0) continue;
-            x->assignment = malloc((size_t)a->assignment.len);
-            if (!x->assignment) abort();
-            memcpy(x->assignment, a->assignment.p, (size_t)a->assignment.len);
-            x->assignment_len = (size_t)a->assignment.len;
-        }
-        set_state(g, GS_STABLE);
-        grp_store_save(s, g);
-        log_info("group %s: generation %d is stable", g->id, g->generation);
-        for (member *x = g->members; x; x = x->next) answer_sync(s, g, x, 0);
-    }
-    arm(g);
+    if (g->state == GS_STABLE)
+        sync_stable(s, r, g, m);
+    else
+        sync_completing(s, r, g, m, q);
 }
 
 /* ---- Heartbeat and LeaveGroup ---- */
