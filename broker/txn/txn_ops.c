@@ -31,10 +31,9 @@ static bool expected_producer_ok(const txn *t, int64_t pid, int16_t epoch) {
     return t->epoch < 0 || pid == t->producer_id || (pid == t->prev_producer_id && epoch >= TXN_EPOCH_EXHAUSTED);
 }
 
-int16_t txn_init_producer_id(srv *s, req *r, kp_str id, int32_t timeout_ms, int64_t expected_pid,
-                             int16_t expected_epoch, int64_t *pid, int16_t *epoch) {
-    *pid = -1;
-    *epoch = -1;
+/* InitProducerId's own checks, before the coordinator is looked up (Kafka's handleInitProducerId). */
+static int16_t init_request_check(srv *s, req *r, kp_str id, int32_t timeout_ms, int64_t expected_pid,
+                                  int16_t expected_epoch) {
     if (id.len <= 0) {
         req_log_refusal(r, KERR_INVALID_REQUEST, "the transactional id is empty");
         return KERR_INVALID_REQUEST;
@@ -50,15 +49,18 @@ int16_t txn_init_producer_id(srv *s, req *r, kp_str id, int32_t timeout_ms, int6
                         "or neither", id.len, id.p, (long long)expected_pid, expected_epoch);
         return KERR_INVALID_REQUEST;
     }
-    /* the request is checked before the coordinator is looked up, as Kafka: every node answers 42 or 50 */
-    int16_t code = txn_check_coordinator(s, r, id);
-    if (code) return code;
-    txn *t = txn_find(s, id.p, (size_t)id.len);
-    if (!t) {
-        t = txn_new(s, id.p, (size_t)id.len);
-        t->producer_id = txn_next_producer_id(s);
-        t->timeout_ms = timeout_ms;
-    }
+    return 0;
+}
+
+/*
+ * Whether the id may start a new epoch now (Kafka's prepareInitProducerIdTransit): the producer
+ * it names, no decision being written, no open transaction (which is fenced and aborted, and the
+ * client retries), the epoch it names. *retry: the request repeats a bump already done, whose
+ * answer was lost; it gets that answer again.
+ */
+static int16_t init_transit_check(srv *s, req *r, txn *t, int64_t expected_pid, int16_t expected_epoch,
+                                  bool *retry) {
+    *retry = false;
     bool expected = expected_pid >= 0;
     if (expected && !expected_producer_ok(t, expected_pid, expected_epoch)) {
         req_log_refusal(r, fenced_code(r), "transactional id %s: producer id %lld is not the id's (%lld): fenced",
@@ -81,14 +83,22 @@ int16_t txn_init_producer_id(srv *s, req *r, kp_str id, int32_t timeout_ms, int6
     }
     if (expected && t->epoch >= 0 && expected_epoch != t->epoch) {
         if (expected_epoch == t->last_epoch) { /* a retry of a bump whose answer was lost */
-            *pid = t->producer_id;
-            *epoch = t->epoch;
+            *retry = true;
             return 0;
         }
         req_log_refusal(r, fenced_code(r), "transactional id %s: epoch %d is neither the current %d nor the "
                         "previous %d: fenced", t->id, expected_epoch, t->epoch, t->last_epoch);
         return fenced_code(r);
     }
+    return 0;
+}
+
+/*
+ * The next epoch, or a new producer id once the epoch is exhausted (Kafka's
+ * prepareIncrementProducerEpoch and prepareProducerIdRotation), and the id Empty, stored.
+ * expected: the request named the producer it had (KIP-360), so a retry can be recognised.
+ */
+static void start_new_epoch(srv *s, txn *t, bool expected, int32_t timeout_ms) {
     if (t->epoch >= TXN_EPOCH_EXHAUSTED) {
         t->prev_producer_id = t->producer_id;
         t->producer_id = txn_next_producer_id(s);
@@ -106,10 +116,33 @@ int16_t txn_init_producer_id(srv *s, req *r, kp_str id, int32_t timeout_ms, int6
     txn_clear_members(t);
     if (stor_txn_members_clear(s->st, t->id) != 0) txn_storage_failed(s, "clearing the members", t->id);
     txn_store(s, t);
+}
+
+int16_t txn_init_producer_id(srv *s, req *r, kp_str id, int32_t timeout_ms, int64_t expected_pid,
+                             int16_t expected_epoch, int64_t *pid, int16_t *epoch) {
+    *pid = -1;
+    *epoch = -1;
+    int16_t code = init_request_check(s, r, id, timeout_ms, expected_pid, expected_epoch);
+    if (code) return code;
+    /* the request is checked before the coordinator is looked up, as Kafka: every node answers 42 or 50 */
+    code = txn_check_coordinator(s, r, id);
+    if (code) return code;
+    txn *t = txn_find(s, id.p, (size_t)id.len);
+    if (!t) {
+        t = txn_new(s, id.p, (size_t)id.len);
+        t->producer_id = txn_next_producer_id(s);
+        t->timeout_ms = timeout_ms;
+    }
+    bool retry;
+    code = init_transit_check(s, r, t, expected_pid, expected_epoch, &retry);
+    if (code) return code;
+    if (!retry) {
+        start_new_epoch(s, t, expected_pid >= 0, timeout_ms);
+        log_info("transactional id %s: producer id %lld epoch %d (transaction.timeout.ms=%d)", t->id,
+                 (long long)t->producer_id, t->epoch, timeout_ms);
+    }
     *pid = t->producer_id;
     *epoch = t->epoch;
-    log_info("transactional id %s: producer id %lld epoch %d (transaction.timeout.ms=%d)", t->id,
-             (long long)t->producer_id, t->epoch, timeout_ms);
     return 0;
 }
 
