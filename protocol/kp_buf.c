@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kp_mem.h"
+
 kp_str kp_str_c(const char *s) {
     if (!s) return KP_STR_NULL;
     return (kp_str){s, (int32_t)strlen(s)};
@@ -17,8 +19,7 @@ bool kp_str_eq(kp_str a, const char *s) {
 
 char *kp_str_dup(kp_str s) {
     if (s.len < 0) return NULL;
-    char *d = malloc((size_t)s.len + 1);
-    if (!d) abort();
+    char *d = xmalloc((size_t)s.len + 1);
     if (s.len) memcpy(d, s.p, (size_t)s.len);
     d[s.len] = 0;
     return d;
@@ -37,8 +38,7 @@ void *kp_arena_alloc(kp_arena *a, size_t n) {
     kp_arena_chunk *c = a->head;
     if (!c || c->cap - c->used < n) {
         size_t cap = n > 4096 ? n : 4096;
-        c = malloc(sizeof(*c) + cap);
-        if (!c) abort();
+        c = xmalloc(sizeof(*c) + cap);
         c->used = 0;
         c->cap = cap;
         c->next = a->head;
@@ -168,8 +168,7 @@ bool kp_rd_raw(kp_reader *r, size_t n, const uint8_t **p) {
 void kp_writer_init(kp_writer *w, size_t cap) {
     memset(w, 0, sizeof(*w));
     if (cap) {
-        w->buf = malloc(cap);
-        if (!w->buf) abort();
+        w->buf = xmalloc(cap);
         w->cap = cap;
     }
 }
@@ -185,14 +184,7 @@ void *kp_wr_reserve(kp_writer *w, size_t n) {
         w->len += n;
         return NULL;
     }
-    if (w->cap - w->len < n) {
-        size_t cap = w->cap ? w->cap : 256;
-        while (cap - w->len < n) cap *= 2;
-        uint8_t *b = realloc(w->buf, cap);
-        if (!b) abort();
-        w->buf = b;
-        w->cap = cap;
-    }
+    if (w->cap - w->len < n) XGROW(w->buf, w->cap, w->len + n, 256);
     void *p = w->buf + w->len;
     w->len += n;
     return p;
@@ -208,13 +200,7 @@ void kp_wr_ref(kp_writer *w, const void *p, size_t n) {
         kp_wr_raw(w, p, n);
         return;
     }
-    if (w->nrefs == w->cap_refs) {
-        int cap = w->cap_refs ? w->cap_refs * 2 : 8;
-        kp_wref *r = realloc(w->refs, sizeof(*r) * (size_t)cap);
-        if (!r) abort();
-        w->refs = r;
-        w->cap_refs = cap;
-    }
+    XGROW(w->refs, w->cap_refs, w->nrefs + 1, 8);
     w->refs[w->nrefs++] = (kp_wref){.at = w->len, .p = p, .len = n};
 }
 

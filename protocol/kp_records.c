@@ -11,6 +11,7 @@
 
 #include "kp.h"
 #include "kp_compress.h"
+#include "kp_mem.h"
 
 static int fail(const char **why, const char *msg) {
     if (why) *why = msg;
@@ -155,8 +156,7 @@ int kp_batch_rebuild(const kp_batch *orig, int codec, const kp_record *recs, int
         kp_writer_free(&w);
         return fail(why, "rebuilt batch is too large");
     }
-    uint8_t *b = malloc(total);
-    if (!b) abort();
+    uint8_t *b = xmalloc(total);
     memcpy(b, orig->data, KP_BATCH_HEADER_SIZE);
     memcpy(b + KP_BATCH_HEADER_SIZE, body, body_len);
     free(packed);
