@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "kp_mem.h"
+
 void stor_errf(char *err, size_t errlen, const char *fmt, ...) {
     if (!err || errlen == 0) return;
     va_list ap;
@@ -263,11 +265,7 @@ int stor_open(stor **out, const char *path, stor_sync sync, char *err, size_t er
                   "an empty cluster over it. Restore it from a backup, or delete it to start empty");
         return -1;
     }
-    stor *s = calloc(1, sizeof *s);
-    if (!s) {
-        stor_errf(err, errlen, "out of memory");
-        return -1;
-    }
+    stor *s = xcalloc(1, sizeof *s);
     /* Only the loop thread touches the handle, so SQLite's own mutexes are pure cost. */
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
     /* files on disk go through the gathering VFS (stor_vfs.c); :memory: has no files */

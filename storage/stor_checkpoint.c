@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kp_mem.h"
 #include "stor_int.h"
 
 struct stor_ckpt {
@@ -93,11 +94,7 @@ static void *run(void *arg) {
 
 int stor_ckpt_start(stor *s, const char *path, char *err, size_t errlen) {
     if (!sqlite3_threadsafe()) return 0; /* nothing to gain without a thread-safe SQLite: keep autocheckpoint */
-    stor_ckpt *k = calloc(1, sizeof *k);
-    if (!k) {
-        stor_errf(err, errlen, "out of memory");
-        return -1;
-    }
+    stor_ckpt *k = xcalloc(1, sizeof *k);
     int rc = sqlite3_open_v2(path, &k->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
         stor_errf(err, errlen, "checkpoint connection: %s", k->db ? sqlite3_errmsg(k->db) : sqlite3_errstr(rc));

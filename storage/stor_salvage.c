@@ -18,6 +18,7 @@
  */
 #include "stor_int.h"
 #include "kp_batch.h"
+#include "kp_mem.h"
 
 #include <fcntl.h>
 #include <libgen.h>
@@ -130,12 +131,7 @@ static bool collect_rowids(sqlite3 *old, const char *t, const char *order, int64
     int rc = sqlite3_prepare_v2(old, sql, -1, &st, NULL);
     sqlite3_free(sql);
     while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == *cap) {
-            *cap = *cap ? *cap * 2 : 1024;
-            int64_t *p = realloc(*ids, *cap * sizeof **ids);
-            if (!p) abort();
-            *ids = p;
-        }
+        XGROW(*ids, *cap, *n + 1, 1024);
         (*ids)[(*n)++] = sqlite3_column_int64(st, 0);
         rc = SQLITE_OK;
     }

@@ -32,6 +32,7 @@
 #include "stor_int.h"
 
 #include "kp_batch.h"
+#include "kp_mem.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -192,11 +193,7 @@ static struct stor_seg_part *part_get(stor *s, int64_t topic_id, int32_t partiti
     stor_segs *g = &s->segs;
     if ((g->nparts + 1) * 2 > g->capparts) {
         size_t cap = g->capparts ? g->capparts * 2 : 64;
-        struct stor_seg_part *t = calloc(cap, sizeof *t);
-        if (!t) {
-            stor_failf(s, "segments: out of memory");
-            return NULL;
-        }
+        struct stor_seg_part *t = xcalloc(cap, sizeof *t);
         for (size_t i = 0; i < g->capparts; i++) {
             if (!g->parts[i].used) continue;
             size_t j = part_hash(g->parts[i].topic_id, g->parts[i].partition) & (cap - 1);
@@ -233,13 +230,7 @@ static void parts_reset(stor_segs *g) {
 static int mark_dirty(stor *s, struct stor_seg_part *p) {
     stor_segs *g = &s->segs;
     if (p->dirty) return 0;
-    if (g->ndirty == g->capdirty) {
-        size_t cap = g->capdirty ? g->capdirty * 2 : 16;
-        void *n = realloc(g->dirty, cap * sizeof *g->dirty);
-        if (!n) return stor_failf(s, "segments: out of memory");
-        g->dirty = n;
-        g->capdirty = cap;
-    }
+    XGROW(g->dirty, g->capdirty, g->ndirty + 1, 16);
     g->dirty[g->ndirty].topic_id = p->topic_id;
     g->dirty[g->ndirty].partition = p->partition;
     g->ndirty++;
@@ -274,8 +265,7 @@ int stor_seg_open(stor *s, const char *db_path, stor_sync sync) {
     stor_segs *g = &s->segs;
     g->bytes = SEG_DEFAULT_BYTES;
     g->sync = sync;
-    g->fds = calloc(SEG_FD_CACHE, sizeof *g->fds);
-    if (!g->fds) return stor_failf(s, "segments: out of memory");
+    g->fds = xcalloc(SEG_FD_CACHE, sizeof *g->fds);
     if (seg_resolve_dir(s, db_path)) return -1;
     g->enabled = true;
     return 0;
@@ -672,13 +662,7 @@ void stor_seg_after_rollback(stor *s) {
 void stor_seg_topic_deleted(stor *s, int64_t topic_id) {
     stor_segs *g = &s->segs;
     if (!g->enabled) return;
-    if (g->ngone == g->capgone) {
-        size_t cap = g->capgone ? g->capgone * 2 : 8;
-        int64_t *n = realloc(g->gone_topics, cap * sizeof *n);
-        if (!n) return; /* its directories stay until the next start sweeps them */
-        g->gone_topics = n;
-        g->capgone = cap;
-    }
+    XGROW(g->gone_topics, g->capgone, g->ngone + 1, 8);
     g->gone_topics[g->ngone++] = topic_id;
 }
 

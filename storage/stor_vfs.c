@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kp_mem.h"
 #include "stor_int.h"
 
 /* Under 128 KiB: SQLite's unix VFS writes at most 0x1ffff bytes per call and fails a write of a multiple of 128 KiB. */
@@ -106,7 +107,7 @@ static int x_write(sqlite3_file *pf, const void *p, int amt, sqlite3_int64 off) 
     if ((size_t)amt > GATHER_CAP) {
         rc = f->real->pMethods->xWrite(f->real, p, amt, off);
     } else {
-        if (!f->buf && !(f->buf = malloc(GATHER_CAP))) return SQLITE_NOMEM;
+        if (!f->buf) f->buf = xmalloc(GATHER_CAP);
         if (!f->len) f->off = off;
         memcpy(f->buf + f->len, p, (size_t)amt);
         f->len += (size_t)amt;
