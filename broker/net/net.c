@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "kp_mem.h"
 #include "log.h"
 #include "req.h"
 #include "tls.h"
@@ -190,8 +191,7 @@ void net_mute(conn *c, int32_t ms) {
     if (until <= c->muted_until_ms) return;
     c->muted_until_ms = until;
     if (!c->mute_timer) {
-        c->mute_timer = malloc(sizeof *c->mute_timer);
-        if (!c->mute_timer) abort();
+        c->mute_timer = xmalloc(sizeof *c->mute_timer);
         uv_timer_init(c->s->loop, c->mute_timer);
         c->mute_timer->data = c;
     }
@@ -222,8 +222,7 @@ static void send_tls_output(conn *c) {
         free(out);
         return;
     }
-    write_ctx *wc = malloc(sizeof(*wc) + sizeof(uint8_t *));
-    if (!wc) abort();
+    write_ctx *wc = xmalloc(sizeof(*wc) + sizeof(uint8_t *));
     wc->c = c;
     wc->n = 1;
     wc->bufs[0] = out;
@@ -257,10 +256,9 @@ static void flush_ready(conn *c) {
     }
     if (!n) return;
     int64_t now_us = clk_mono_us();
-    write_ctx *wc = malloc(sizeof(*wc) + sizeof(uint8_t *) * (size_t)(nowned ? nowned : 1));
-    uv_buf_t *bufs = malloc(sizeof(uv_buf_t) * (size_t)(nspans ? nspans : 1));
-    kp_span *spans = malloc(sizeof(kp_span) * (size_t)(nspans ? nspans : 1));
-    if (!wc || !bufs || !spans) abort();
+    write_ctx *wc = xmalloc(sizeof(*wc) + sizeof(uint8_t *) * (size_t)(nowned ? nowned : 1));
+    uv_buf_t *bufs = xmalloc(sizeof(uv_buf_t) * (size_t)(nspans ? nspans : 1));
+    kp_span *spans = xmalloc(sizeof(kp_span) * (size_t)(nspans ? nspans : 1));
     wc->c = c;
     wc->n = 0;
     int nb = 0;
@@ -322,8 +320,7 @@ static uint8_t *fill_room(conn *c, size_t *room) {
     req *r = c->filling;
     if (c->fill_have == c->fill_cap) {
         size_t cap = c->fill_cap * 2 < r->len ? c->fill_cap * 2 : r->len;
-        uint8_t *b = realloc(r->frame, cap);
-        if (!b) abort();
+        uint8_t *b = xrealloc(r->frame, cap);
         r->frame = b;
         c->fill_cap = cap;
     }
@@ -347,14 +344,7 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
         *buf = uv_buf_init((char *)p, (unsigned)room);
         return;
     }
-    if (c->rcap - c->rlen < 65536) {
-        size_t cap = c->rcap ? c->rcap * 2 : 65536;
-        while (cap - c->rlen < 65536) cap *= 2;
-        uint8_t *b = realloc(c->rbuf, cap);
-        if (!b) abort();
-        c->rbuf = b;
-        c->rcap = cap;
-    }
+    XGROW(c->rbuf, c->rcap, c->rlen + 65536, 65536);
     *buf = uv_buf_init((char *)c->rbuf + c->rlen, (unsigned)(c->rcap - c->rlen));
 }
 
@@ -407,14 +397,12 @@ static bool take_frames(conn *c) {
         size_t have = c->rlen - pos - 4;
         bool whole = have >= (size_t)size;
         if (!whole && (size_t)size < FILL_MIN) break;
-        req *r = calloc(1, sizeof(*r));
-        if (!r) abort();
+        req *r = xcalloc(1, sizeof(*r));
         r->c = c;
         r->len = (size_t)size;
         size_t cap = whole ? r->len : (r->len < FILL_FIRST_CAP ? r->len : FILL_FIRST_CAP);
         if (cap < have) cap = have;
-        r->frame = malloc(cap ? cap : 1);
-        if (!r->frame) abort();
+        r->frame = xmalloc(cap ? cap : 1);
         size_t take = whole ? r->len : have;
         memcpy(r->frame, c->rbuf + pos + 4, take);
         pos += 4 + take;
@@ -530,13 +518,7 @@ static bool decrypt(conn *c, size_t nread) {
             rc = tls_conn_read(c->tls, p, room, &got);
             fill_advance(c, got);
         } else {
-            if (c->rcap - c->rlen < 16384) {
-                size_t cap = c->rcap * 2;
-                uint8_t *b = realloc(c->rbuf, cap);
-                if (!b) abort();
-                c->rbuf = b;
-                c->rcap = cap;
-            }
+            XGROW(c->rbuf, c->rcap, c->rlen + 16384, 65536);
             room = c->rcap - c->rlen;
             rc = tls_conn_read(c->tls, c->rbuf + c->rlen, room, &got);
             c->rlen += got;
@@ -613,8 +595,7 @@ void net_run_pumps(srv *s) {
 int net_fail_commit(srv *s, int *closed) {
     int answered = 0, n = 0;
     for (conn *c = commit_list; c; c = c->commit_next) n++;
-    conn **doomed = calloc((size_t)n + 1, sizeof *doomed);
-    if (!doomed) abort();
+    conn **doomed = xcalloc((size_t)n + 1, sizeof *doomed);
     int ndoomed = 0;
     for (conn *c = commit_list; c; c = c->commit_next) {
         for (req *r = c->head; r && r != c->next_start; r = r->next) {
@@ -757,8 +738,7 @@ static void on_connection(uv_stream_t *server, int status) {
 static void accept_conn(listener *l) {
     srv *s = l->s;
     uv_stream_t *server = (uv_stream_t *)&l->tcp;
-    conn *c = calloc(1, sizeof(*c));
-    if (!c) abort();
+    conn *c = xcalloc(1, sizeof(*c));
     uv_tcp_init(s->loop, &c->tcp);
     c->tcp.data = c;
     if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0) {
@@ -773,7 +753,6 @@ static void accept_conn(listener *l) {
     s->metrics.conns_opened[l->kind]++;
     if (lsn_tls(l->kind)) {
         c->tls = tls_conn_new(s->tls);
-        if (!c->tls) abort();
     }
     c->opened_ms = c->last_active_ms = clk_mono_ms();
     if (c->tls) c->frame_started_ms = c->opened_ms; /* the handshake is due within request.read.timeout.ms */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "kp_mem.h"
 #include "log.h"
 #include "metrics.h"
 #include "net.h"
@@ -31,8 +32,7 @@ kp_str req_strf(req *r, const char *fmt, ...) {
 }
 
 void req_adopt(req *r, void *p) {
-    void **a = realloc(r->adopted, sizeof(void *) * (size_t)(r->nadopted + 1));
-    if (!a) abort();
+    void **a = xrealloc(r->adopted, sizeof(void *) * (size_t)(r->nadopted + 1));
     r->adopted = a;
     a[r->nadopted++] = p;
 }

@@ -25,6 +25,8 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "kp_mem.h"
+
 #define CA_DAYS 3653           /* ten years */
 #define SERVER_DAYS 825        /* the longest lifetime Apple clients accept */
 #define RENEW_MARGIN_S 86400   /* reissue a certificate that expires within a day */
@@ -70,8 +72,7 @@ static char *str_printf(const char *fmt, ...) {
     va_start(ap, fmt);
     int len = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    char *s = malloc(len > 0 ? (size_t)len + 1 : 1);
-    if (!s) abort();
+    char *s = xmalloc(len > 0 ? (size_t)len + 1 : 1);
     va_start(ap, fmt);
     vsnprintf(s, (size_t)(len > 0 ? len : 0) + 1, fmt, ap);
     va_end(ap);
@@ -142,11 +143,9 @@ static int hosts_add(hostlist *h, const char *name, char *err, size_t n) {
         snprintf(err, n, "tls: host name \"%s\" is neither a DNS name nor an IP address", name);
         return -1;
     }
-    char **v = realloc(h->v, sizeof(*v) * (h->n + 1));
-    if (!v) abort();
+    char **v = xrealloc(h->v, sizeof(*v) * (h->n + 1));
     h->v = v;
-    h->v[h->n] = strdup(name);
-    if (!h->v[h->n]) abort();
+    h->v[h->n] = xstrdup(name);
     h->n++;
     return 0;
 }
@@ -308,8 +307,7 @@ static X509 *make_cert(EVP_PKEY *key, const char *cn, X509 *issuer, EVP_PKEY *is
 
 static char *path_join(const char *dir, const char *name) {
     size_t len = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(len);
-    if (!p) abort();
+    char *p = xmalloc(len);
     snprintf(p, len, "%s/%s", dir, name);
     return p;
 }
@@ -336,8 +334,7 @@ static int read_pem(const char *path, X509 **cert, EVP_PKEY **key, char *err, si
 /* Write a PEM file atomically (temporary file, fsync, rename) with the given mode. */
 static int write_pem(const char *path, mode_t mode, X509 *cert, EVP_PKEY *key, char *err, size_t n) {
     size_t len = strlen(path) + 5;
-    char *tmp = malloc(len);
-    if (!tmp) abort();
+    char *tmp = xmalloc(len);
     snprintf(tmp, len, "%s.tmp", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
     FILE *f = fd >= 0 && fchmod(fd, mode) == 0 ? fdopen(fd, "w") : NULL;
@@ -456,11 +453,10 @@ static int use_given_files(tls_ctx *x, const tls_settings *set, const hostlist *
 
 static char *pem_text(X509 *cert) {
     BIO *b = BIO_new(BIO_s_mem());
-    if (!b || !PEM_write_bio_X509(b, cert)) abort();
+    if (!b || !PEM_write_bio_X509(b, cert)) xoom("writing a certificate as PEM", 0);
     char *data;
     long len = BIO_get_mem_data(b, &data);
-    char *s = malloc((size_t)len + 1);
-    if (!s) abort();
+    char *s = xmalloc((size_t)len + 1);
     memcpy(s, data, (size_t)len);
     s[len] = 0;
     BIO_free(b);
@@ -650,8 +646,7 @@ int tls_ctx_new(tls_ctx **out, const tls_settings *set, char *err, size_t n) {
         hosts_free(&hosts);
         return -1;
     }
-    tls_ctx *x = calloc(1, sizeof(*x));
-    if (!x) abort();
+    tls_ctx *x = xcalloc(1, sizeof(*x));
     ERR_clear_error();
     x->ssl = server_ssl_ctx(err, n);
     int rc = !x->ssl ? -1 : has_cert ? use_given_files(x, set, &hosts, err, n) : use_local_ca(x, set, &hosts, err, n);
@@ -684,18 +679,10 @@ const char *tls_ctx_cert_fingerprint(const tls_ctx *x) { return x->cert_fp; }
 /* ---------- connections ---------- */
 
 tls_conn *tls_conn_new(tls_ctx *x) {
-    tls_conn *t = calloc(1, sizeof(*t));
-    if (!t) return NULL;
+    tls_conn *t = xcalloc(1, sizeof(*t));
     BIO *rbio = BIO_new(BIO_s_mem()), *wbio = BIO_new(BIO_s_mem());
     t->ssl = SSL_new(x->ssl);
-    if (!t->ssl || !rbio || !wbio) {
-        BIO_free(rbio);
-        BIO_free(wbio);
-        SSL_free(t->ssl);
-        free(t);
-        ERR_clear_error();
-        return NULL;
-    }
+    if (!t->ssl || !rbio || !wbio) xoom("SSL_new for a TLS connection", 0); /* all they can lack is memory */
     /* an empty input buffer means "wait for more", not end of stream */
     BIO_set_mem_eof_return(rbio, -1);
     SSL_set_bio(t->ssl, rbio, wbio);
@@ -768,7 +755,7 @@ static int conn_fail(tls_conn *t, int ssl_rc, const char *what) {
 static void on_established(tls_conn *t) {
     t->established = true;
     const char *name = SSL_get_servername(t->ssl, TLSEXT_NAMETYPE_host_name);
-    if (name && !(t->sni = strdup(name))) abort();
+    if (name) t->sni = xstrdup(name);
 }
 
 int tls_conn_feed(tls_conn *t, const uint8_t *cipher, size_t n) {
@@ -877,8 +864,7 @@ uint8_t *tls_conn_take_all(tls_conn *t, size_t *len) {
     *len = 0;
     size_t n = tls_conn_pending_out(t);
     if (!n) return NULL;
-    uint8_t *buf = malloc(n);
-    if (!buf) abort();
+    uint8_t *buf = xmalloc(n);
     if (tls_conn_take_out(t, buf, n, len) < 0 || *len == 0) {
         free(buf);
         *len = 0;

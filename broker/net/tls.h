@@ -91,7 +91,7 @@ const char *tls_ctx_ca_pem(const tls_ctx *x);
 const char *tls_ctx_ca_fingerprint(const tls_ctx *x);
 const char *tls_ctx_cert_fingerprint(const tls_ctx *x);
 
-tls_conn *tls_conn_new(tls_ctx *x); /* NULL when out of memory */
+tls_conn *tls_conn_new(tls_ctx *x); /* never NULL: out of memory aborts (kp_mem.h) */
 void tls_conn_free(tls_conn *t);
 
 /* Ciphertext read from the socket; advances the handshake. */

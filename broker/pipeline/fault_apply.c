@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "kp_mem.h"
 #include "kp_mirror.h"
 #include "log.h"
 #include "net/net.h"
@@ -89,8 +90,7 @@ static void hold(srv *s, req *r, const api_handler *h, const fault_hit *hit) {
     char who[256];
     FIRE_LOG(hit, "%s: held %d ms by fault rule %llu (admin API), then served", peer_line(r, who, sizeof who),
              hit->latency_ms, (unsigned long long)hit->rule_id);
-    delay *d = calloc(1, sizeof *d);
-    if (!d) abort();
+    delay *d = xcalloc(1, sizeof *d);
     d->s = s;
     d->r = r;
     d->fn = h->fn;
