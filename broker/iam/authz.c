@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "ids.h"
 #include "iam_store.h"
+#include "kp_mem.h"
 #include "log.h"
 #include "net/net.h"
 #include "sasl.h"
@@ -84,8 +85,7 @@ int authz_init(srv *s, char *err, size_t n) {
         check_arn_part("iam.region", cfg->iam_region, err, n) ||
         (*cfg->msk_cluster_uuid && check_arn_part("msk.cluster.uuid", cfg->msk_cluster_uuid, err, n)))
         return -1;
-    struct authz *a = calloc(1, sizeof *a);
-    if (!a) abort();
+    struct authz *a = xcalloc(1, sizeof *a);
     s->authz = a;
     char uuid[128];
     if (cluster_uuid(s, uuid, sizeof uuid, err, n)) return -1;
@@ -191,8 +191,7 @@ typedef struct arn_buf {
 static const char *arn_of(const struct authz *a, iam_resource_type t, const char *name, size_t len, arn_buf *b) {
     if (t == IAM_RES_CLUSTER) return a->cluster_arn;
     size_t need = strlen(a->base) + strlen(iam_resource_type_name(t)) + strlen(a->suffix) + len + 3;
-    b->p = need <= sizeof b->inline_buf ? b->inline_buf : malloc(need);
-    if (!b->p) abort();
+    b->p = need <= sizeof b->inline_buf ? b->inline_buf : xmalloc(need);
     snprintf(b->p, need, "%s%s/%s/%.*s", a->base, iam_resource_type_name(t), a->suffix, (int)len, name);
     return b->p;
 }
@@ -238,8 +237,7 @@ static bool cache_hit(const conn *c, uint64_t h, int action, int type, const cha
 static void cache_put(conn *c, uint64_t h, int action, int type, const char *name, size_t len) {
     if (len > CACHE_NAME) return;
     if (!c->authz_cache) {
-        c->authz_cache = malloc(sizeof *c->authz_cache);
-        if (!c->authz_cache) return;
+        c->authz_cache = xmalloc(sizeof *c->authz_cache);
         for (int i = 0; i < CACHE_SLOTS; i++) c->authz_cache->e[i].action = -1;
     }
     cache_entry *e = cache_slot(c, h);

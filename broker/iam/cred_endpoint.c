@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "http/http.h"
 #include "iam_token.h"
+#include "kp_mem.h"
 #include "log.h"
 
 struct cred_endpoint {
@@ -85,11 +86,7 @@ static void route(void *ctx, const http_req *rq, http_resp *rs) {
 int cred_endpoint_start(uv_loop_t *loop, const char *bind_address, int port, iam_store *st, cred_endpoint **out,
                         char *err, size_t n) {
     *out = NULL;
-    cred_endpoint *ep = calloc(1, sizeof *ep);
-    if (!ep) {
-        snprintf(err, n, "credentials endpoint: out of memory");
-        return -1;
-    }
+    cred_endpoint *ep = xcalloc(1, sizeof *ep);
     ep->st = st;
     http_opts opts = {.name = "cred", .port_key = "iam.credentials.port", .max_body = 65536,
                       .max_clients = CRED_MAX_CLIENTS,

@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "iam_token.h"
+#include "kp_mem.h"
 
 #define MAX_PATTERN 2048 /* longer Action or Resource strings are refused */
 #define MAX_STATEMENTS 1000
@@ -162,7 +163,7 @@ struct iam_policy {
     iam_decision any[IAM_ACTION_COUNT];
 };
 
-iam_policy *iam_policy_new(void) { return calloc(1, sizeof(iam_policy)); }
+iam_policy *iam_policy_new(void) { return xcalloc(1, sizeof(iam_policy)); }
 
 static void stmt_free(stmt *s) {
     for (size_t i = 0; i < s->nresources; i++) free(s->resources[i]);
@@ -210,8 +211,7 @@ static int string_list(pctx *c, const json_t *v, const char *key, const char ***
     size_t k = json_is_array(v) ? json_array_size(v) : 1;
     if (!json_is_array(v) && !json_is_string(v)) return fail(c, "%s must be a string or a list of strings", key);
     if (k == 0) return fail(c, "%s is an empty list", key);
-    const char **a = calloc(k, sizeof *a);
-    if (!a) return fail(c, "out of memory");
+    const char **a = xcalloc(k, sizeof *a);
     for (size_t i = 0; i < k; i++) {
         const json_t *e = json_is_array(v) ? json_array_get(v, i) : v;
         if (!json_is_string(e)) {
@@ -358,21 +358,13 @@ static int parse_statement(iam_policy *p, pctx *c, const json_t *st, stmt *out) 
     out->deny = e[0] == 'D';
     out->actions = bits;
     out->not_resource = nres != NULL;
-    out->resources = calloc(k, sizeof *out->resources);
+    out->resources = xcalloc(k, sizeof *out->resources);
     size_t ll = strlen(c->where) + strlen(c->at) + (sid ? strlen(json_string_value(sid)) : 0) + 16;
-    out->label = malloc(ll);
-    if (!out->resources || !out->label) {
-        free(pat);
-        return fail(c, "out of memory");
-    }
+    out->label = xmalloc(ll);
     if (sid && json_string_value(sid)[0]) snprintf(out->label, ll, "%s %s (Sid %s)", c->where, c->at, json_string_value(sid));
     else snprintf(out->label, ll, "%s %s", c->where, c->at);
     for (size_t i = 0; i < k; i++) {
-        out->resources[i] = strdup(pat[i]);
-        if (!out->resources[i]) {
-            free(pat);
-            return fail(c, "out of memory");
-        }
+        out->resources[i] = xstrdup(pat[i]);
         out->nresources++;
     }
     free(pat);
@@ -397,9 +389,7 @@ int iam_policy_add(iam_policy *p, const json_t *doc, const char *where, char *er
     if (p->n + k > MAX_STATEMENTS) return fail(&c, "more than %d statements", MAX_STATEMENTS);
     if (p->n + k > p->cap) {
         size_t cap = p->n + k;
-        stmt *s = realloc(p->s, cap * sizeof *s);
-        if (!s) return fail(&c, "out of memory");
-        p->s = s;
+        p->s = xrealloc(p->s, cap * sizeof *p->s);
         p->cap = cap;
     }
     size_t first = p->n, ignored = p->ignored;
@@ -476,12 +466,10 @@ iam_decision iam_policy_eval_any(const iam_policy *p, iam_action a, const char *
     iam_policy *mp = (iam_policy *)p;
     if (mp->any_prefix[a] && strcmp(mp->any_prefix[a], arn_prefix) == 0) return mp->any[a];
     d = eval_any_uncached(p, a, arn_prefix);
-    char *copy = strdup(arn_prefix);
-    if (copy) {
-        free(mp->any_prefix[a]);
-        mp->any_prefix[a] = copy;
-        mp->any[a] = d;
-    }
+    char *copy = xstrdup(arn_prefix);
+    free(mp->any_prefix[a]);
+    mp->any_prefix[a] = copy;
+    mp->any[a] = d;
     return d;
 }
 

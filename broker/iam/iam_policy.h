@@ -73,7 +73,7 @@ const char *iam_resource_type_name(iam_resource_type t);
 
 typedef struct iam_policy iam_policy;
 
-/* An empty policy set: it allows nothing. NULL when out of memory. */
+/* An empty policy set: it allows nothing. */
 iam_policy *iam_policy_new(void);
 void iam_policy_free(iam_policy *p);
 

@@ -9,6 +9,7 @@
 #include "iam_token.h"
 
 #include "clock.h"
+#include "kp_mem.h"
 
 #include <jansson.h>
 #include <libgen.h>
@@ -85,14 +86,12 @@ static void slots_put(cred_rec **slots, size_t nslots, cred_rec *c) {
     slots[i] = c;
 }
 
-static int rebuild(iam_store *st, size_t nslots) {
-    cred_rec **slots = calloc(nslots, sizeof *slots);
-    if (!slots) return -1;
+static void rebuild(iam_store *st, size_t nslots) {
+    cred_rec **slots = xcalloc(nslots, sizeof *slots);
     for (size_t i = 0; i < st->ncreds; i++) slots_put(slots, nslots, st->creds[i]);
     free(st->slots);
     st->slots = slots;
     st->nslots = nslots;
-    return 0;
 }
 
 static cred_rec *find(const iam_store *st, const char *akid) {
@@ -103,35 +102,23 @@ static cred_rec *find(const iam_store *st, const char *akid) {
     return NULL;
 }
 
-static int add(iam_store *st, cred_rec *c) {
-    if (st->ncreds == st->cap) {
-        size_t cap = st->cap ? st->cap * 2 : 16;
-        cred_rec **a = realloc(st->creds, cap * sizeof *a);
-        if (!a) return -1;
-        st->creds = a;
-        st->cap = cap;
-    }
+static void add(iam_store *st, cred_rec *c) {
+    XGROW(st->creds, st->cap, st->ncreds + 1, 16);
     if ((st->ncreds + 1) * 2 > st->nslots) {
         size_t nslots = st->nslots ? st->nslots : 32;
         while ((st->ncreds + 1) * 2 > nslots) nslots *= 2;
-        if (rebuild(st, nslots) != 0) return -1;
+        rebuild(st, nslots);
     }
     st->creds[st->ncreds++] = c;
     slots_put(st->slots, st->nslots, c);
-    return 0;
 }
 
 /* One allocation holding the record and copies of its strings (NULL stays NULL). */
 static cred_rec *cred_new(const char *akid, const char *secret, const char *token, const char *principal) {
     size_t la = strlen(akid) + 1, ls = strlen(secret) + 1, lt = token ? strlen(token) + 1 : 0,
            lp = strlen(principal) + 1;
-    cred_rec *c = calloc(1, sizeof *c);
-    char *m = malloc(la + ls + lt + lp);
-    if (!c || !m) {
-        free(c);
-        free(m);
-        return NULL;
-    }
+    cred_rec *c = xcalloc(1, sizeof *c);
+    char *m = xmalloc(la + ls + lt + lp);
     c->mem = m;
     c->pub.access_key_id = memcpy(m, akid, la), m += la;
     c->pub.secret_access_key = memcpy(m, secret, ls), m += ls;
@@ -271,7 +258,6 @@ static int parse_policies(parse_ctx *p, json_t *e, iam_policy **out) {
         return fail(p->err, p->n, "%s: %s: policies must be a list of policy documents or file paths", p->file,
                     p->where);
     iam_policy *pol = iam_policy_new();
-    if (!pol) return fail(p->err, p->n, "%s: out of memory", p->file);
     size_t i;
     json_t *doc;
     json_array_foreach(list, i, doc) {
@@ -346,11 +332,7 @@ static int parse_identity(iam_store *st, parse_ctx *p, json_t *e) {
     iam_policy *pol;
     if (parse_policies(p, e, &pol)) return -1;
     cred_rec *c = cred_new(akid, secret, token, principal);
-    if (!c || add(st, c) != 0) {
-        iam_policy_free(pol);
-        cred_free(c);
-        return fail(p->err, p->n, "%s: out of memory", p->file);
-    }
+    add(st, c);
     c->own_policy = pol;
     c->pub.policy = pol;
     c->pub.expiry_ms = expiry;
@@ -389,12 +371,10 @@ static int parse_role(iam_store *st, parse_ctx *p, json_t *e, role_rec *r) {
     rname++;
     if (parse_policies(p, e, &r->policy)) return -1;
     size_t need = strlen("arn::sts:::assumed-role//") + plen + alen + strlen(rname) + 1;
-    r->name = strdup(name);
-    r->arn = strdup(arn);
-    r->session_name = strdup(session);
-    r->sts_prefix = malloc(need);
-    if (!r->name || !r->arn || !r->session_name || !r->sts_prefix)
-        return fail(p->err, p->n, "%s: out of memory", p->file);
+    r->name = xstrdup(name);
+    r->arn = xstrdup(arn);
+    r->session_name = xstrdup(session);
+    r->sts_prefix = xmalloc(need);
     snprintf(r->sts_prefix, need, "arn:%.*s:sts::%.*s:assumed-role/%s/", (int)plen, f[1], (int)alen, f[4], rname);
     return 0;
 }
@@ -431,11 +411,7 @@ static int load_file(iam_store *st, const char *file, int64_t authz_default, cha
         if (parse_identity(st, &p, e)) goto out;
     }
     if (json_array_size(roles)) {
-        st->roles = calloc(json_array_size(roles), sizeof *st->roles);
-        if (!st->roles) {
-            fail(err, n, "%s: out of memory", file);
-            goto out;
-        }
+        st->roles = xcalloc(json_array_size(roles), sizeof *st->roles);
     }
     json_array_foreach(roles, i, e) {
         snprintf(p.where, sizeof p.where, "roles[%zu]", i);
@@ -490,11 +466,7 @@ static cred_rec *issue(iam_store *st, role_rec *r, int64_t now_ms) {
     }
     snprintf(principal, sizeof principal, "%s%s", r->sts_prefix, session);
     cred_rec *c = cred_new(akid, secret, token, principal);
-    if (!c) return NULL;
-    if (add(st, c) != 0) {
-        cred_free(c);
-        return NULL;
-    }
+    add(st, c);
     c->role = r;
     c->pub.role = r->name;
     c->pub.policy = r->policy;
@@ -508,8 +480,7 @@ int iam_store_open(iam_store **out, const iam_store_settings *set, int64_t now_m
     *out = NULL;
     if (set->rotation_interval_ms < 0) return fail(err, n, "iam store: rotation interval must not be negative");
     if (set->lifetime_ms <= 0) return fail(err, n, "iam store: credential lifetime must be positive");
-    iam_store *st = calloc(1, sizeof *st);
-    if (!st) return fail(err, n, "iam store: out of memory");
+    iam_store *st = xcalloc(1, sizeof *st);
     st->interval_ms = set->rotation_interval_ms;
     st->lifetime_ms = set->lifetime_ms;
     st->new_session_name = set->new_session_name;

@@ -118,7 +118,7 @@ const iam_cred *iam_store_current(const iam_store *st, const char *role);
 int iam_store_rotate_due(iam_store *st, int64_t now_ms);
 /*
  * Rotate one role now (the admin API's "rotate now"): new credentials, the old ones superseded
- * at now_ms, the next scheduled rotation an interval from now. -1: no such role, or no memory.
+ * at now_ms, the next scheduled rotation an interval from now. -1: no such role, or no random bytes.
  */
 int iam_store_rotate_role(iam_store *st, const char *role, int64_t now_ms);
 /*

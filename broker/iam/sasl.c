@@ -17,6 +17,7 @@
 #include "iam_store.h"
 #include "iam_token.h"
 #include "ids.h"
+#include "kp_mem.h"
 #include "log.h"
 #include "net/net.h"
 #include "net/tls.h"
@@ -45,10 +46,9 @@ static void add_host(char ***list, size_t *n, const char *h, size_t len) {
     while (len && *h == ' ') h++, len--;
     while (len && h[len - 1] == ' ') len--;
     if (!len) return;
-    char **l = realloc(*list, sizeof(char *) * (*n + 1));
-    if (!l) abort();
+    char **l = xrealloc(*list, sizeof(char *) * (*n + 1));
     *list = l;
-    l[*n] = strndup(h, len);
+    l[*n] = xstrndup(h, len);
     (*n)++;
 }
 
@@ -139,8 +139,7 @@ int sasl_expire_credential(srv *s, const char *access_key_id, bool *rotated) {
 }
 
 int sasl_init(srv *s, char *err, size_t n) {
-    sasl_ctx *x = calloc(1, sizeof *x);
-    if (!x) abort();
+    sasl_ctx *x = xcalloc(1, sizeof *x);
     s->sasl = x;
     const config *cfg = s->cfg;
     for (const char *p = cfg->sasl_enabled_mechanisms; *p;) {
@@ -494,9 +493,9 @@ static void authenticate(srv *s, req *r, const uint8_t *bytes, size_t len, auth_
     }
     metrics_sasl(&s->metrics, c->sasl_mechanism, reauth, MX_SASL_OK);
     free(c->principal);
-    c->principal = strdup(o->principal);
+    c->principal = xstrdup(o->principal);
     free(c->access_key_id);
-    c->access_key_id = strdup(o->access_key_id);
+    c->access_key_id = xstrdup(o->access_key_id);
     authz_forget(c); /* other credentials may carry other policies */
     c->sasl_state = SASL_AUTHENTICATED;
     c->session_expiry_ms = o->lifetime_ms ? clk_now_ms() + o->lifetime_ms : 0;
