@@ -20,6 +20,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "kp_mem.h"
 #include "log.h"
 #include "net/net.h"
 
@@ -182,8 +183,8 @@ void http_json(http_resp *rs, int status, void *j) {
     rs->len = rs->body ? strlen(rs->body) : 0;
     if (!rs->body) {
         rs->status = 500;
-        rs->body = strdup("{\"code\":\"InternalError\",\"message\":\"out of memory\"}");
-        rs->len = rs->body ? strlen(rs->body) : 0;
+        rs->body = xstrdup("{\"code\":\"InternalError\",\"message\":\"out of memory\"}");
+        rs->len = strlen(rs->body);
     }
 }
 
@@ -230,12 +231,7 @@ static void send_resp(client *c, const char *method, const char *path, http_resp
     c->responded = true;
     const char *ctype = rs->content_type ? rs->content_type : "application/json";
     size_t cap = rs->len + 400;
-    c->out = malloc(cap);
-    if (!c->out) {
-        free(rs->body);
-        client_close(c);
-        return;
-    }
+    c->out = xmalloc(cap);
     char allow[80] = "";
     if (rs->allow[0]) snprintf(allow, sizeof allow, "Allow: %s\r\n", rs->allow);
     int hl = snprintf(c->out, cap,
@@ -452,11 +448,7 @@ static void on_connection(uv_stream_t *server, int status) {
         log_warn("%s: accept failed: %s", h->name, uv_strerror(status));
         return;
     }
-    client *c = calloc(1, sizeof *c);
-    if (!c) {
-        log_error("%s: out of memory accepting a connection", h->name);
-        return;
-    }
+    client *c = xcalloc(1, sizeof *c);
     uv_tcp_init(h->loop, &c->tcp);
     c->tcp.data = c;
     c->h = h;
@@ -517,11 +509,7 @@ int http_start(uv_loop_t *loop, const char *bind_address, int port, const http_o
         snprintf(err, n, "%s: '%s' is not an IP address: %s", opts->name, bind_address, uv_strerror(rc));
         return -1;
     }
-    http_server *h = calloc(1, sizeof *h);
-    if (!h) {
-        snprintf(err, n, "%s: out of memory", opts->name);
-        return -1;
-    }
+    http_server *h = xcalloc(1, sizeof *h);
     http_parser_set_max_header_size(HTTP_MAX_HEAD);
     h->loop = loop;
     h->opts = *opts;
