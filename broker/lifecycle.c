@@ -143,10 +143,7 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen) {
     s->loop = loop;
     s->cfg = cfg;
     s->started_us = clk_mono_us();
-    if (metrics_init(&s->metrics) != 0) {
-        snprintf(err, errlen, "out of memory for the metrics");
-        return -1;
-    }
+    metrics_init(&s->metrics);
     s->dispatch = pipeline_dispatch;
     s->conn_closed = authz_forget;
     s->next_producer_id = 1000;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kp_mem.h"
 
 /* ---- histograms ---- */
 
@@ -35,19 +36,14 @@ static void observe(mx_hist *h, const uint32_t *bounds, int n, int64_t us) {
 
 /* ---- requests ---- */
 
-int metrics_init(metrics *m) {
-    mx_requests *t = calloc(1, sizeof *t);
-    if (!t) return -1;
+void metrics_init(metrics *m) {
+    mx_requests *t = xcalloc(1, sizeof *t);
     size_t nrows = 1; /* the unknown API's one row */
     for (int k = 0; k < MX_MAX_KEY; k++) {
         const kp_msg *msg = kp_msg_get((int16_t)k);
         if (msg) nrows += (size_t)msg->vmax + 2;
     }
-    t->rows = calloc(nrows, sizeof(mx_row));
-    if (!t->rows) {
-        free(t);
-        return -1;
-    }
+    t->rows = xcalloc(nrows, sizeof(mx_row));
     mx_row *next = t->rows;
     for (int k = 0; k < MX_MAX_KEY; k++) {
         const kp_msg *msg = kp_msg_get((int16_t)k);
@@ -62,7 +58,6 @@ int metrics_init(metrics *m) {
     }
     t->unknown.rows = next;
     m->requests = t;
-    return 0;
 }
 
 void metrics_free(metrics *m) {

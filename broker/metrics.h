@@ -117,8 +117,8 @@ extern const int metrics_latency_nbounds;
 extern const uint32_t metrics_commit_bounds_us[];
 extern const int metrics_commit_nbounds;
 
-/* The request table (srv_init). -1: out of memory. */
-int metrics_init(metrics *m);
+/* The request table (srv_init). */
+void metrics_init(metrics *m);
 void metrics_free(metrics *m);
 
 /*

@@ -8,6 +8,7 @@
  * code. Lives beside kp_set_errors (kp_mirror.c), which writes error fields the same way.
  */
 #include "kp_mirror.h"
+#include "kp_mem.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,11 +38,7 @@ static bool is_error_field(const char *name) {
 
 /* NULL when nothing below sc is an error field. Nodes go on *all, for kp_error_plan_free. */
 static kp_error_plan *plan_of(const kp_schema *sc, kp_error_plan **all) {
-    kp_error_plan *p = malloc(sizeof *p + sizeof(plan_field) * sc->nfields);
-    if (!p) {
-        fprintf(stderr, "kp_error_plan: out of memory\n");
-        abort();
-    }
+    kp_error_plan *p = xmalloc(sizeof *p + sizeof(plan_field) * sc->nfields);
     p->n = 0;
     for (uint16_t i = 0; i < sc->nfields; i++) {
         const kp_field *f = &sc->fields[i];

@@ -14,6 +14,7 @@
 #include "admin_route.h"
 #include "clock.h"
 #include "fault.h"
+#include "kp_mem.h"
 #include "log.h"
 #include "metrics.h"
 #include "prometheus.h"
@@ -249,11 +250,7 @@ json_t *admin_time(int64_t wall_ms) {
 
 int admin_start(srv *s, char *err, size_t n) {
     if (!s->cfg->admin_port) return 0;
-    admin *a = calloc(1, sizeof *a);
-    if (!a) {
-        snprintf(err, n, "admin: out of memory");
-        return -1;
-    }
+    admin *a = xcalloc(1, sizeof *a);
     a->s = s;
     http_opts opts = {.name = "admin", .port_key = "admin.port", .max_body = ADMIN_MAX_BODY,
                       .max_clients = ADMIN_MAX_CLIENTS,

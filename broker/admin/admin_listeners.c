@@ -19,6 +19,7 @@
 
 #include "admin_route.h"
 #include "iam/sasl.h"
+#include "kp_mem.h"
 #include "log.h"
 
 /* The listener kind named by arg and on, or -1 (404/409 already answered). */
@@ -127,8 +128,7 @@ void admin_put_listener_advertised(admin_call *c) {
     }
     if (host) {
         free(s->adv_host[k]);
-        s->adv_host[k] = strdup(host);
-        if (!s->adv_host[k]) abort();
+        s->adv_host[k] = xstrdup(host);
     }
     for (int i = 0; ports && i < s->nnodes; i++) s->nodes[i].adv_ports[k] = want[i];
     log_change(s, (listener_kind)k, "advertised by the admin API");

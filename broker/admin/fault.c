@@ -21,6 +21,7 @@
 #include "api/api.h"
 #include "clock.h"
 #include "kp_errors.h"
+#include "kp_mem.h"
 #include "kp_mirror.h"
 #include "log.h"
 #include "metrics.h"
@@ -267,8 +268,7 @@ static bool opt_str(admin_call *c, const char *name, char **out) {
         http_error(c->rs, 400, "InvalidField", "field '%s' is empty; leave it out to match any", name);
         return false;
     }
-    *out = v ? strdup(v) : NULL;
-    if (v && !*out) abort();
+    *out = v ? xstrdup(v) : NULL;
     return true;
 }
 
@@ -432,8 +432,7 @@ void fault_post(admin_call *c) {
                    FAULT_MAX_RULES);
         return;
     }
-    fault_rule *f = calloc(1, sizeof *f);
-    if (!f) abort();
+    fault_rule *f = xcalloc(1, sizeof *f);
     f->id = next_id;
     if (!parse_api(c, f) || !parse_versions(c, f) || !parse_filters(c, f) || !parse_action(c, f) ||
         !parse_window(c, f)) {

@@ -20,6 +20,7 @@
 #include "fault.h"
 #include "group/group.h"
 #include "kp_errors.h"
+#include "kp_mem.h"
 #include "net/net.h"
 #include "net/req.h"
 #include "topic/topic.h"
@@ -50,15 +51,7 @@ __attribute__((format(printf, 2, 3))) static void put(out *o, const char *fmt, .
             o->len += (size_t)n;
             return;
         }
-        size_t cap = o->cap * 2;
-        while (cap - o->len <= (size_t)n) cap *= 2;
-        char *p = realloc(o->p, cap);
-        if (!p) {
-            o->oom = true;
-            return;
-        }
-        o->p = p;
-        o->cap = cap;
+        XGROW(o->p, o->cap, o->len + (size_t)n + 1, 16384);
     }
 }
 
@@ -372,11 +365,7 @@ void metrics_get(admin_call *c) {
     srv *s = c->s;
     c->rs->quiet = true; /* scraped every few seconds: debug, as health checks */
     out o = {.cap = 16384};
-    o.p = malloc(o.cap);
-    if (!o.p) {
-        http_error(c->rs, 500, "OutOfMemory", "no memory for the metrics");
-        return;
-    }
+    o.p = xmalloc(o.cap);
     put_process(&o, s);
     if (s->metrics.requests) put_requests(&o, s->metrics.requests);
     put_connections(&o, s);

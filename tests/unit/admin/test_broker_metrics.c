@@ -25,7 +25,7 @@
 static harness *metrics_harness(void) {
     static const char *const overrides[] = {"data.dir", ":memory:", NULL};
     harness *h = h_new(overrides);
-    assert_int_equal(metrics_init(&h->s.metrics), 0); /* srv_init's part; srv_free (h_free) frees it */
+    metrics_init(&h->s.metrics); /* srv_init's part; srv_free (h_free) frees it */
     return h;
 }
 
