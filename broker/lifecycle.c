@@ -201,10 +201,7 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen) {
         snprintf(err, errlen, "storing the topics of topics.create: %s", stor_errmsg(s->st));
         return -1;
     }
-    if (topic_cleaner_start(s) != 0) {
-        snprintf(err, errlen, "out of memory for the log cleaner");
-        return -1;
-    }
+    topic_cleaner_start(s);
     if (net_listen(s, err, errlen) != 0) return -1;
     if (admin_start(s, err, errlen) != 0) return -1;
     uv_prepare_init(loop, &s->commit_handle);

@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "kp_batch.h"
 #include "kp_errors.h"
+#include "kp_mem.h"
 #include "srv.h"
 #include "topic.h"
 
@@ -19,13 +20,7 @@ producer_state *topic_producer(partition *p, int64_t producer_id, bool create) {
     for (int i = 0; i < p->nproducers; i++)
         if (p->producers[i].producer_id == producer_id) return &p->producers[i];
     if (!create) return NULL;
-    if (p->nproducers == p->cap_producers) {
-        int cap = p->cap_producers ? p->cap_producers * 2 : 4;
-        producer_state *n = realloc(p->producers, sizeof(*n) * (size_t)cap);
-        if (!n) abort();
-        p->producers = n;
-        p->cap_producers = cap;
-    }
+    XGROW(p->producers, p->cap_producers, p->nproducers + 1, 4);
     producer_state *ps = &p->producers[p->nproducers++];
     memset(ps, 0, sizeof *ps);
     ps->producer_id = producer_id;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "kp_errors.h"
+#include "kp_mem.h"
 #include "topic.h"
 
 int32_t topic_replicas(const srv *s, const topic *t, int32_t i, int32_t out[TOPIC_MAX_REPLICAS]) {
@@ -64,8 +65,7 @@ int16_t topic_assignment_check(const srv *s, const topic_assignment *a, int32_t 
         return KERR_INVALID_REPLICA_ASSIGNMENT;
     }
     /* in ascending id order, as Kafka checks them, so that a message names the broker Kafka's would */
-    int32_t *sorted = malloc(sizeof *sorted * (size_t)a->n);
-    if (!sorted) abort();
+    int32_t *sorted = xmalloc(sizeof *sorted * (size_t)a->n);
     memcpy(sorted, a->ids, sizeof *sorted * (size_t)a->n);
     qsort(sorted, (size_t)a->n, sizeof *sorted, cmp_i32);
     int16_t code = 0;
@@ -114,8 +114,7 @@ int16_t topic_check_create_assignments(const srv *s, const topic_assignment *a, 
 }
 
 void topic_set_replicas(const srv *s, partition *p, const int32_t *ids, int32_t n) {
-    int32_t *r = realloc(p->replicas, sizeof *r * (size_t)n);
-    if (!r) abort();
+    int32_t *r = xrealloc(p->replicas, sizeof *r * (size_t)n);
     for (int32_t j = 0; j < n; j++) r[j] = node_index(s, ids[j]);
     p->replicas = r;
     p->nreplicas = n;

@@ -28,6 +28,7 @@
 
 #include "clock.h"
 #include "kp.h"
+#include "kp_mem.h"
 #include "kp_records.h"
 #include "log.h"
 #include "srv.h"
@@ -74,8 +75,7 @@ static bool map_put(key_map *m, const uint8_t h[KEY_HASH], int64_t offset) {
     if ((m->n + 1) * 4 > m->cap * 3) {
         size_t cap = m->cap ? m->cap * 2 : 1024;
         if (cap * sizeof(slot) > m->max_bytes) return false;
-        slot *v = malloc(cap * sizeof(slot));
-        if (!v) abort();
+        slot *v = xmalloc(cap * sizeof(slot));
         for (size_t i = 0; i < cap; i++) v[i].offset = -1;
         key_map grown = {v, cap, 0, m->max_bytes};
         for (size_t i = 0; i < m->cap; i++)
@@ -140,12 +140,7 @@ static partition *pass_partition(topic_cleaner *c) {
 static bool aborted_entry(void *ctx, const stor_aborted *a) {
     topic_cleaner *c = ctx;
     if (a->first_offset < c->end) {
-        if (c->naborted == c->cap_aborted) {
-            c->cap_aborted = c->cap_aborted ? c->cap_aborted * 2 : 16;
-            stor_aborted *v = realloc(c->aborted, sizeof(*v) * (size_t)c->cap_aborted);
-            if (!v) abort();
-            c->aborted = v;
-        }
+        XGROW(c->aborted, c->cap_aborted, c->naborted + 1, 16);
         c->aborted[c->naborted++] = *a;
     }
     return a->lso < c->end; /* as topic_aborted_read: later entries cannot reach back below end */
@@ -219,12 +214,7 @@ static bool scan_batch(void *ctx, const stor_batch_meta *m, const void *data, si
 }
 
 static void push(topic_cleaner *c, pending p) {
-    if (c->npend == c->cap_pend) {
-        c->cap_pend = c->cap_pend ? c->cap_pend * 2 : 16;
-        pending *v = realloc(c->pend, sizeof(*v) * (size_t)c->cap_pend);
-        if (!v) abort();
-        c->pend = v;
-    }
+    XGROW(c->pend, c->cap_pend, c->npend + 1, 16);
     c->pend[c->npend++] = p;
 }
 
@@ -235,8 +225,7 @@ static bool rewrite_batch(topic_cleaner *c, const stor_batch_meta *m, const kp_b
     size_t sec_len;
     uint8_t *owned;
     if (kp_batch_records(b, TOPIC_MAX_DECOMPRESSED, &sec, &sec_len, &owned, &c->failed) != 0) return false;
-    kp_record *keep = malloc(sizeof(*keep) * (size_t)(b->records_count > 0 ? b->records_count : 1));
-    if (!keep) abort();
+    kp_record *keep = xmalloc(sizeof(*keep) * (size_t)(b->records_count > 0 ? b->records_count : 1));
     bool has_horizon = (b->attributes & KP_ATTR_DELETE_HORIZON) != 0;
     bool horizon_passed = has_horizon && c->now_ms >= b->base_timestamp;
     int32_t n = 0, seen = 0;
@@ -520,10 +509,9 @@ static void on_timer(uv_timer_t *h) {
         clk_timer_start(&c->timer, on_timer, c->s->cfg->log_cleaner_backoff_ms);
 }
 
-int topic_cleaner_start(srv *s) {
-    if (!s->cfg->log_cleaner_enable) return 0;
-    topic_cleaner *c = calloc(1, sizeof *c);
-    if (!c) return -1;
+void topic_cleaner_start(srv *s) {
+    if (!s->cfg->log_cleaner_enable) return;
+    topic_cleaner *c = xcalloc(1, sizeof *c);
     c->s = s;
     c->ph = IDLE;
     uv_timer_init(s->loop, &c->timer);
@@ -533,7 +521,6 @@ int topic_cleaner_start(srv *s) {
     uv_unref((uv_handle_t *)&c->timer);
     uv_unref((uv_handle_t *)&c->idle);
     s->cleaner = c;
-    return 0;
 }
 
 void topic_cleaner_abort(srv *s, const char *why) {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kp_mem.h"
 #include "log.h"
 #include "topic.h"
 #include "topic_config.h"
@@ -16,8 +17,7 @@
 /* List values (cleanup.policy) for APPEND / SUBTRACT. */
 static char *list_edit(const char *cur, kp_str item, bool add) {
     size_t cap = strlen(cur) + (size_t)item.len + 2;
-    char *out = calloc(1, cap);
-    if (!out) abort();
+    char *out = xcalloc(1, cap);
     bool present = false;
     for (const char *p = cur; *p;) {
         const char *comma = strchr(p, ',');
@@ -46,8 +46,7 @@ int16_t alter_topic_configs(srv *s, req *r, kp_str name, const alter_op *ops, in
         return KERR_UNKNOWN_TOPIC_OR_PARTITION;
     }
     /* the values each op would set, computed and checked before anything changes */
-    char **vals = calloc((size_t)n + 1, sizeof(char *));
-    if (!vals) abort();
+    char **vals = xcalloc((size_t)n + 1, sizeof(char *));
     int16_t code = 0;
     char why[768];
     for (int32_t i = 0; i < n && !code; i++) {
@@ -89,7 +88,7 @@ int16_t alter_topic_configs(srv *s, req *r, kp_str name, const alter_op *ops, in
     if (!code && !validate_only) {
         if (replace_all)
             while (t->noverrides) {
-                char *key = strdup(t->overrides[0].key);
+                char *key = xstrdup(t->overrides[0].key);
                 if (topic_set_config(s, t, key, NULL) != 0) code = KERR_KAFKA_STORAGE_ERROR;
                 free(key);
                 if (code) break;

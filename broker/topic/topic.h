@@ -277,8 +277,8 @@ int16_t topic_delete_records(srv *s, partition *p, int64_t offset, int64_t *low,
 
 /* ---- the log cleaner (compact.c) ---- */
 typedef struct topic_cleaner topic_cleaner;
-/* Start the cleaner's timer (nothing when log.cleaner.enable is false). 0 or -1 (out of memory). */
-int topic_cleaner_start(srv *s);
+/* Start the cleaner's timer (nothing when log.cleaner.enable is false). */
+void topic_cleaner_start(srv *s);
 /* A storage commit failed: a running pass ends (its later rewrites may depend on the lost ones). */
 void topic_cleaner_abort(srv *s, const char *why);
 void topic_cleaner_stop(srv *s);

@@ -6,6 +6,7 @@
 #include "clock.h"
 #include "group/group.h"
 #include "ids.h"
+#include "kp_mem.h"
 #include "log.h"
 #include "srv.h"
 #include "topic.h"
@@ -100,7 +101,7 @@ static void set_override(topic *t, const char *key, const char *value) {
         if (strcmp(t->overrides[i].key, key) != 0) continue;
         free(t->overrides[i].value);
         if (value) {
-            t->overrides[i].value = strdup(value);
+            t->overrides[i].value = xstrdup(value);
         } else {
             free(t->overrides[i].key);
             t->overrides[i] = t->overrides[--t->noverrides];
@@ -108,17 +109,15 @@ static void set_override(topic *t, const char *key, const char *value) {
         return;
     }
     if (!value) return;
-    topic_override *o = realloc(t->overrides, sizeof(*o) * (size_t)(t->noverrides + 1));
-    if (!o) abort();
+    topic_override *o = xrealloc(t->overrides, sizeof(*o) * (size_t)(t->noverrides + 1));
     t->overrides = o;
-    o[t->noverrides].key = strdup(key);
-    o[t->noverrides].value = strdup(value);
+    o[t->noverrides].key = xstrdup(key);
+    o[t->noverrides].value = xstrdup(value);
     t->noverrides++;
 }
 
 static void init_partitions(srv *s, topic *t, int32_t from, int32_t to) {
-    partition *p = realloc(t->parts, sizeof(*p) * (size_t)to);
-    if (!p) abort();
+    partition *p = xrealloc(t->parts, sizeof(*p) * (size_t)to);
     t->parts = p;
     /* reallocating moves partitions: nothing but the dirty list may hold partition pointers */
     for (int32_t i = from; i < to; i++) {
@@ -137,10 +136,9 @@ static void init_partitions(srv *s, topic *t, int32_t from, int32_t to) {
 /* Registers a topic in memory (used by load and create). */
 static topic *add_topic(srv *s, int64_t id, const char *name, const uint8_t uuid[16], int32_t nparts, int64_t created,
                         int16_t rf) {
-    topic *t = calloc(1, sizeof(*t));
-    if (!t) abort();
+    topic *t = xcalloc(1, sizeof(*t));
     t->id = id;
-    t->name = strdup(name);
+    t->name = xstrdup(name);
     memcpy(t->uuid, uuid, 16);
     t->created_ms = created;
     t->replication_factor = rf; /* before the partitions: their default replicas depend on it */

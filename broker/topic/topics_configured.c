@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "kp_errors.h"
+#include "kp_mem.h"
 #include "log.h"
 #include "topic.h"
 
@@ -85,8 +86,7 @@ static int create_entry(srv *s, char *entry, char *why, size_t n) {
 int topic_create_configured(srv *s, char *err, size_t errlen) {
     const char *list = s->cfg->topics_create;
     if (!list || !*list) return 0;
-    char *copy = strdup(list);
-    if (!copy) abort();
+    char *copy = xstrdup(list);
     int rc = 0;
     for (char *e = copy, *comma; e && rc == 0; e = comma ? comma + 1 : NULL) {
         comma = strchr(e, ',');

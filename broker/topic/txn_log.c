@@ -9,6 +9,7 @@
 #include "clock.h"
 #include "kp_batch.h"
 #include "kp_errors.h"
+#include "kp_mem.h"
 #include "log.h"
 #include "srv.h"
 #include "topic.h"
@@ -27,13 +28,7 @@ txn_open_entry *topic_txn_open(partition *p, int64_t producer_id) {
 }
 
 static txn_open_entry *add_entry(partition *p, int64_t producer_id, int64_t first_offset) {
-    if (p->ntxns == p->cap_txns) {
-        int cap = p->cap_txns ? p->cap_txns * 2 : 2;
-        txn_open_entry *n = realloc(p->txns, sizeof(*n) * (size_t)cap);
-        if (!n) abort();
-        p->txns = n;
-        p->cap_txns = cap;
-    }
+    XGROW(p->txns, p->cap_txns, p->ntxns + 1, 2);
     txn_open_entry *e = &p->txns[p->ntxns++];
     *e = (txn_open_entry){producer_id, first_offset, -1};
     return e;

@@ -12,6 +12,7 @@
 
 #include "clock.h"
 #include "kp_errors.h"
+#include "kp_mem.h"
 #include "kp_records.h"
 #include "srv.h"
 #include "topic.h"
@@ -46,12 +47,7 @@ int16_t topic_check_records(srv *s, partition *p, const kp_batch *b, topic_check
     kp_record rec;
     int rc;
     while ((rc = kp_records_next(&it, &rec, why)) == 1) {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            kp_record *grown = realloc(recs, sizeof(*recs) * (size_t)cap);
-            if (!grown) abort();
-            recs = grown;
-        }
+        XGROW(recs, cap, n + 1, 64);
         int32_t index = n;
         recs[n++] = rec;
         if (rec.offset_delta != index) renumber = true; /* Kafka rewrites such batches rather than refusing them */

@@ -27,7 +27,7 @@
 
 static harness *cleaner_harness(const char *const *overrides) {
     harness *h = h_new(overrides);
-    assert_int_equal(topic_cleaner_start(&h->s), 0);
+    topic_cleaner_start(&h->s);
     return h;
 }
 
