@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "kp.h"
+#include "kp_mem.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -354,8 +355,7 @@ static int set_value(config *cfg, const key_def *k, const char *v, char *err, si
         }
         return 0;
     case T_STR: {
-        char *d = strdup(v);
-        if (!d) abort();
+        char *d = xstrdup(v);
         free(*(char **)p);
         *(char **)p = d;
         return 0;

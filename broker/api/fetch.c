@@ -18,6 +18,7 @@
 
 #include "api.h"
 #include "clock.h"
+#include "kp_mem.h"
 #include "log.h"
 #include "topic/topic.h"
 
@@ -297,8 +298,7 @@ void api_fetch(srv *s, req *r) {
     }
     int64_t wait = q->max_wait_ms;
     if (wait > s->cfg->fetch_max_wait_cap_ms) wait = s->cfg->fetch_max_wait_cap_ms;
-    fetch_wait *w = calloc(1, sizeof *w);
-    if (!w) abort();
+    fetch_wait *w = xcalloc(1, sizeof *w);
     w->s = s;
     w->r = r;
     uv_timer_init(s->loop, &w->timer);

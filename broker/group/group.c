@@ -10,6 +10,7 @@
 #include "group_store.h"
 #include "ids.h"
 #include "kp_consumer.h"
+#include "kp_mem.h"
 #include "log.h"
 #include "net/net.h"
 
@@ -41,12 +42,6 @@ bool grp_transition_valid(group_state from, group_state to) {
 }
 
 static char *dup_str(kp_str s) { return kp_str_dup(s); }
-static char *xstrdup(const char *s) {
-    if (!s) return NULL;
-    char *d = strdup(s);
-    if (!d) abort();
-    return d;
-}
 
 int grp_coordinator_for(const srv *s, const char *id, size_t len) {
     /* FNV-1a: stable across restarts, so a group keeps its coordinator */
@@ -89,18 +84,15 @@ static bool group_room(srv *s, req *r, const group *g, kp_str id) {
 group *grp_get_or_create(srv *s, const char *id, size_t len) {
     group *g = grp_find(s, id, len);
     if (g) return g;
-    g = calloc(1, sizeof *g);
-    if (!g) abort();
-    g->id = malloc(len + 1);
-    if (!g->id) abort();
+    g = xcalloc(1, sizeof *g);
+    g->id = xmalloc(len + 1);
     memcpy(g->id, id, len);
     g->id[len] = 0;
     g->state = GS_EMPTY;
     g->state_ms = clk_now_ms();
     g->node = grp_coordinator_for(s, id, len);
     g->srv = s;
-    g->timer = malloc(sizeof *g->timer);
-    if (!g->timer) abort();
+    g->timer = xmalloc(sizeof *g->timer);
     uv_timer_init(s->loop, g->timer);
     g->timer->data = g;
     g->next = s->groups;
@@ -399,7 +391,7 @@ static char *select_protocol(group *g) {
         /* ties go to the earliest in the first member's order: deterministic */
         if (votes > best_votes) best = cand, best_votes = votes;
     }
-    return xstrdup(best);
+    return best ? xstrdup(best) : NULL;
 }
 
 static void complete_join(srv *s, group *g) {
@@ -576,14 +568,12 @@ static void set_protocols(member *m, const kp_join_group_request *q) {
     }
     free(m->protocols);
     m->nprotocols = q->protocols.n;
-    m->protocols = calloc((size_t)q->protocols.n + 1, sizeof *m->protocols);
-    if (!m->protocols) abort();
+    m->protocols = xcalloc((size_t)q->protocols.n + 1, sizeof *m->protocols);
     for (int32_t i = 0; i < q->protocols.n; i++) {
         kp_bytes md = q->protocols.v[i].metadata;
         m->protocols[i].name = dup_str(q->protocols.v[i].name);
         m->protocols[i].len = md.len > 0 ? (size_t)md.len : 0;
-        m->protocols[i].meta = malloc(m->protocols[i].len ? m->protocols[i].len : 1);
-        if (!m->protocols[i].meta) abort();
+        m->protocols[i].meta = xmalloc(m->protocols[i].len ? m->protocols[i].len : 1);
         if (md.len > 0) memcpy(m->protocols[i].meta, md.p, (size_t)md.len);
     }
     m->rebalance_timeout_ms = q->rebalance_timeout_ms;
@@ -604,8 +594,7 @@ static bool same_protocols(const member *m, const kp_join_group_request *q) {
 
 static member *add_member(srv *s, group *g, req *r, const char *id, const kp_join_group_request *q) {
     (void)s;
-    member *m = calloc(1, sizeof *m);
-    if (!m) abort();
+    member *m = xcalloc(1, sizeof *m);
     m->id = xstrdup(id);
     m->instance_id = dup_str(q->group_instance_id);
     m->client_id = xstrdup(conn_client_id(r->c));
@@ -718,7 +707,7 @@ static void replace_static(srv *s, req *r, group *g, member *old, const kp_join_
     new_member_id(id, sizeof id, q->group_instance_id);
     char *old_id = old->id;
     bool was_leader = g->leader && strcmp(g->leader, old_id) == 0;
-    char *old_leader = xstrdup(g->leader);
+    char *old_leader = g->leader ? xstrdup(g->leader) : NULL;
     answer_join(s, g, old, KERR_FENCED_INSTANCE_ID);
     answer_sync(s, g, old, KERR_FENCED_INSTANCE_ID);
     old->id = xstrdup(id);
@@ -867,8 +856,7 @@ static void join_new_member(srv *s, req *r, group *g, const kp_join_group_reques
     new_member_id(id, sizeof id, r->hdr.client_id);
     if (r->hdr.api_version >= 4) {
         /* KIP-394: the client must come back with this id */
-        pending_member *p = calloc(1, sizeof *p);
-        if (!p) abort();
+        pending_member *p = xcalloc(1, sizeof *p);
         p->id = xstrdup(id);
         p->deadline_ms = clk_mono_ms() + q->session_timeout_ms;
         p->next = g->pending;
@@ -1070,8 +1058,7 @@ static void take_assignment(srv *s, group *g, const kp_sync_group_request *q) {
         kp_sync_group_request_assignment *a = &q->assignments.v[i];
         member *x = a->member_id.len > 0 ? find_member(g, a->member_id.p, (size_t)a->member_id.len) : NULL;
         if (!x || a->assignment.len <= 0) continue;
-        x->assignment = malloc((size_t)a->assignment.len);
-        if (!x->assignment) abort();
+        x->assignment = xmalloc((size_t)a->assignment.len);
         memcpy(x->assignment, a->assignment.p, (size_t)a->assignment.len);
         x->assignment_len = (size_t)a->assignment.len;
     }

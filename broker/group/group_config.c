@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "group.h"
+#include "kp_mem.h"
 #include "log.h"
 #include "srv.h"
 
@@ -89,12 +90,6 @@ const char *grp_config_doc(const char *key) {
     return i < 0 ? NULL : defs[i].doc;
 }
 
-static char *xstrdup(const char *s) {
-    char *d = strdup(s);
-    if (!d) abort();
-    return d;
-}
-
 static struct grp_config_set *find_set(const srv *s, const char *id, size_t len) {
     for (struct grp_config_set *g = s->group_configs; g; g = g->next)
         if (strlen(g->group_id) == len && memcmp(g->group_id, id, len) == 0) return g;
@@ -152,8 +147,7 @@ static void set_override(srv *s, const char *group_id, const char *key, const ch
     struct grp_config_set *g = find_set(s, group_id, strlen(group_id));
     if (!g) {
         if (!value) return;
-        g = calloc(1, sizeof *g);
-        if (!g) abort();
+        g = xcalloc(1, sizeof *g);
         g->group_id = xstrdup(group_id);
         g->next = s->group_configs;
         s->group_configs = g;
@@ -170,8 +164,7 @@ static void set_override(srv *s, const char *group_id, const char *key, const ch
         return;
     }
     if (!value) return;
-    gcfg_override *o = realloc(g->ov, sizeof *o * (size_t)(g->n + 1));
-    if (!o) abort();
+    gcfg_override *o = xrealloc(g->ov, sizeof *o * (size_t)(g->n + 1));
     g->ov = o;
     g->ov[g->n++] = (gcfg_override){xstrdup(key), xstrdup(value)};
 }

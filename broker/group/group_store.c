@@ -12,11 +12,11 @@
 #include <string.h>
 
 #include "clock.h"
+#include "kp_mem.h"
 #include "log.h"
 
 void grp_store_save(srv *s, group *g) {
-    stor_member *ms = calloc((size_t)g->nmembers + 1, sizeof *ms);
-    if (!ms) abort();
+    stor_member *ms = xcalloc((size_t)g->nmembers + 1, sizeof *ms);
     int n = 0;
     for (member *m = g->members; m; m = m->next, n++) {
         const member_protocol *p = NULL;
@@ -56,15 +56,9 @@ static committed_offset *put_memory(group *g, const char *topic, int32_t partiti
                                     int32_t leader_epoch, kp_str metadata, int64_t commit_ms, int64_t expire_ms) {
     committed_offset *o = grp_offset_get(g, topic, strlen(topic), partition);
     if (!o) {
-        if (g->noffsets == g->cap_offsets) {
-            int cap = g->cap_offsets ? g->cap_offsets * 2 : 16;
-            committed_offset *n = realloc(g->offsets, sizeof(*n) * (size_t)cap);
-            if (!n) abort();
-            g->offsets = n;
-            g->cap_offsets = cap;
-        }
+        XGROW(g->offsets, g->cap_offsets, g->noffsets + 1, 16);
         o = &g->offsets[g->noffsets++];
-        o->topic = strdup(topic);
+        o->topic = xstrdup(topic);
         o->partition = partition;
         o->metadata = NULL;
     }
@@ -119,10 +113,10 @@ void grp_forget_topic(srv *s, const char *topic) {
 static void load_group(void *ctx, const stor_group *sg) {
     srv *s = ctx;
     group *g = grp_get_or_create(s, sg->group_id, strlen(sg->group_id));
-    g->protocol_type = sg->protocol_type ? strdup(sg->protocol_type) : NULL;
-    g->protocol_name = sg->protocol_name ? strdup(sg->protocol_name) : NULL;
+    g->protocol_type = sg->protocol_type ? xstrdup(sg->protocol_type) : NULL;
+    g->protocol_name = sg->protocol_name ? xstrdup(sg->protocol_name) : NULL;
     g->generation = sg->generation;
-    g->leader = sg->leader ? strdup(sg->leader) : NULL;
+    g->leader = sg->leader ? xstrdup(sg->leader) : NULL;
     /* only Stable and Empty are saved; anything else restarts as Empty */
     g->state = sg->state == GS_STABLE ? GS_STABLE : GS_EMPTY;
     g->state_ms = sg->state_ms;
@@ -132,23 +126,21 @@ static void load_member(void *ctx, const char *group_id, const stor_member *sm) 
     srv *s = ctx;
     group *g = grp_find(s, group_id, strlen(group_id));
     if (!g || g->state != GS_STABLE) return;
-    member *m = calloc(1, sizeof *m);
-    if (!m) abort();
-    m->id = strdup(sm->member_id);
-    m->instance_id = sm->instance_id ? strdup(sm->instance_id) : NULL;
-    m->client_id = strdup(sm->client_id ? sm->client_id : "");
-    m->client_host = strdup(sm->client_host ? sm->client_host : "");
+    member *m = xcalloc(1, sizeof *m);
+    m->id = xstrdup(sm->member_id);
+    m->instance_id = sm->instance_id ? xstrdup(sm->instance_id) : NULL;
+    m->client_id = xstrdup(sm->client_id ? sm->client_id : "");
+    m->client_host = xstrdup(sm->client_host ? sm->client_host : "");
     m->session_timeout_ms = sm->session_timeout_ms;
     m->rebalance_timeout_ms = sm->rebalance_timeout_ms;
     m->nprotocols = 1;
-    m->protocols = calloc(1, sizeof *m->protocols);
-    if (!m->protocols) abort();
-    m->protocols[0].name = strdup(g->protocol_name ? g->protocol_name : "");
+    m->protocols = xcalloc(1, sizeof *m->protocols);
+    m->protocols[0].name = xstrdup(g->protocol_name ? g->protocol_name : "");
     m->protocols[0].len = sm->metadata_len;
-    m->protocols[0].meta = malloc(sm->metadata_len ? sm->metadata_len : 1);
+    m->protocols[0].meta = xmalloc(sm->metadata_len ? sm->metadata_len : 1);
     if (sm->metadata_len) memcpy(m->protocols[0].meta, sm->metadata, sm->metadata_len);
     if (sm->assignment_len) {
-        m->assignment = malloc(sm->assignment_len);
+        m->assignment = xmalloc(sm->assignment_len);
         memcpy(m->assignment, sm->assignment, sm->assignment_len);
         m->assignment_len = sm->assignment_len;
     }

@@ -22,19 +22,14 @@
 
 #include "clock.h"
 #include "group/group.h"
+#include "kp_mem.h"
 #include "log.h"
 #include "metrics.h"
 #include "net/net.h"
 
 void topic_mark_dirty(srv *s, partition *p) {
     if (p->dirty) return;
-    if (s->ndirty == s->cap_dirty) {
-        int cap = s->cap_dirty ? s->cap_dirty * 2 : 64;
-        partition **d = realloc(s->dirty, sizeof(*d) * (size_t)cap);
-        if (!d) abort();
-        s->dirty = d;
-        s->cap_dirty = cap;
-    }
+    XGROW(s->dirty, s->cap_dirty, s->ndirty + 1, 64);
     p->dirty = true;
     s->dirty[s->ndirty++] = p;
 }

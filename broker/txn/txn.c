@@ -10,6 +10,7 @@
 
 #include "clock.h"
 #include "group/group.h"
+#include "kp_mem.h"
 #include "log.h"
 #include "net/net.h"
 #include "srv.h"
@@ -31,10 +32,8 @@ txn *txn_find(srv *s, const char *id, size_t len) {
 }
 
 txn *txn_new(srv *s, const char *id, size_t len) {
-    txn *t = calloc(1, sizeof *t);
-    if (!t) abort();
-    t->id = strndup(id, len);
-    if (!t->id) abort();
+    txn *t = xcalloc(1, sizeof *t);
+    t->id = xstrndup(id, len);
     t->producer_id = t->prev_producer_id = -1;
     t->epoch = t->last_epoch = -1;
     t->start_ms = -1;
@@ -206,8 +205,7 @@ static bool recover_one(void *ctx, txn *t) {
 }
 
 int txn_init(srv *s) {
-    s->txn = calloc(1, sizeof *s->txn);
-    if (!s->txn) abort();
+    s->txn = xcalloc(1, sizeof *s->txn);
     stor_txn_load_cb cb = {s, load_txn, load_partition, load_group, load_offset};
     if (stor_txns_load(s->st, &cb) != 0) return -1;
     txn_coord *c = s->txn;

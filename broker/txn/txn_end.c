@@ -8,6 +8,7 @@
 
 #include "clock.h"
 #include "group/group.h"
+#include "kp_mem.h"
 #include "log.h"
 #include "srv.h"
 #include "topic/topic.h"
@@ -16,23 +17,16 @@
 void txn_part_add(txn *t, int64_t topic_id, int32_t partition) {
     for (int i = 0; i < t->nparts; i++)
         if (t->parts[i].topic_id == topic_id && t->parts[i].partition == partition) return;
-    if (t->nparts == t->cap_parts) {
-        int cap = t->cap_parts ? t->cap_parts * 2 : 4;
-        txn_partition *n = realloc(t->parts, sizeof(*n) * (size_t)cap);
-        if (!n) abort();
-        t->parts = n;
-        t->cap_parts = cap;
-    }
+    XGROW(t->parts, t->cap_parts, t->nparts + 1, 4);
     t->parts[t->nparts++] = (txn_partition){topic_id, partition};
 }
 
 void txn_group_add(txn *t, const char *group_id) {
     for (int i = 0; i < t->ngroups; i++)
         if (strcmp(t->groups[i], group_id) == 0) return;
-    char **n = realloc(t->groups, sizeof(*n) * (size_t)(t->ngroups + 1));
-    if (!n) abort();
+    char **n = xrealloc(t->groups, sizeof(*n) * (size_t)(t->ngroups + 1));
     t->groups = n;
-    t->groups[t->ngroups++] = strdup(group_id);
+    t->groups[t->ngroups++] = xstrdup(group_id);
 }
 
 txn_offset *txn_offset_slot(txn *t, const char *group, const char *topic, int32_t partition) {
@@ -40,17 +34,11 @@ txn_offset *txn_offset_slot(txn *t, const char *group, const char *topic, int32_
         txn_offset *o = &t->offsets[i];
         if (o->partition == partition && strcmp(o->group, group) == 0 && strcmp(o->topic, topic) == 0) return o;
     }
-    if (t->noffsets == t->cap_offsets) {
-        int cap = t->cap_offsets ? t->cap_offsets * 2 : 8;
-        txn_offset *n = realloc(t->offsets, sizeof(*n) * (size_t)cap);
-        if (!n) abort();
-        t->offsets = n;
-        t->cap_offsets = cap;
-    }
+    XGROW(t->offsets, t->cap_offsets, t->noffsets + 1, 8);
     txn_offset *o = &t->offsets[t->noffsets++];
     memset(o, 0, sizeof *o);
-    o->group = strdup(group);
-    o->topic = strdup(topic);
+    o->group = xstrdup(group);
+    o->topic = xstrdup(topic);
     o->partition = partition;
     o->leader_epoch = -1;
     return o;
@@ -143,8 +131,7 @@ static void on_marker_timer(uv_timer_t *h) {
 static void arm_marker_timer(srv *s) {
     txn_coord *c = s->txn;
     if (!c->marker_timer) {
-        c->marker_timer = malloc(sizeof *c->marker_timer);
-        if (!c->marker_timer) abort();
+        c->marker_timer = xmalloc(sizeof *c->marker_timer);
         uv_timer_init(s->loop, c->marker_timer);
         c->marker_timer->data = s;
     }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "kp_mem.h"
 #include "log.h"
 #include "srv.h"
 #include "txn_int.h"
@@ -220,8 +221,7 @@ int16_t txn_add_group(srv *s, req *r, txn *t, kp_str group_id) {
     size_t len = group_id.len > 0 ? (size_t)group_id.len : 0;
     if (t->state == TS_ONGOING && has_group(t, group_id.p, len)) return 0;
     begin(s, t);
-    char *g = strndup(group_id.p ? group_id.p : "", len);
-    if (!g) abort();
+    char *g = xstrndup(group_id.p ? group_id.p : "", len);
     txn_group_add(t, g);
     if (stor_txn_group_add(s->st, t->id, g) != 0) txn_storage_failed(s, "adding a group", t->id);
     free(g);
