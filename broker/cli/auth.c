@@ -13,6 +13,7 @@
 #include "aws_creds.h"
 #include "clock.h"
 #include "iam_sign.h"
+#include "kp_mem.h"
 
 #define CREDS_REFRESH_MS (5 * 60 * 1000) /* the SDKs fetch new credentials this long before expiry */
 
@@ -51,8 +52,7 @@ int cli_auth_setup(cli_opts *o, char *err, size_t n) {
         return -1;
     }
     if (!o->tls && !o->sasl) return 0;
-    struct cli_auth *a = calloc(1, sizeof *a);
-    if (!a) abort();
+    struct cli_auth *a = xcalloc(1, sizeof *a);
     o->auth = a;
     /* credentials first: a missing one is named before any broker is dialed */
     if (o->sasl && (cli_aws_region(o->region, a->region, sizeof a->region, err, n) != 0 ||

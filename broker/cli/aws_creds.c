@@ -17,6 +17,7 @@
 
 #include "clock.h"
 #include "conn.h"
+#include "kp_mem.h"
 
 #define ECS_HOST "169.254.170.2"
 #define MAX_HTTP_ANSWER (64 << 10)
@@ -251,10 +252,9 @@ static json_t *http_get_json(const char *url, const char *authorization, int tim
         return NULL;
     }
     int64_t deadline = clk_mono_ms() + timeout_ms;
-    char *buf = malloc(MAX_HTTP_ANSWER + 1);
+    char *buf = xmalloc(MAX_HTTP_ANSWER + 1);
     size_t got = 0, sent = 0;
     json_t *j = NULL;
-    if (!buf) abort();
     for (;;) {
         bool out = sent < (size_t)len;
         struct pollfd p = {fd, out ? POLLOUT : POLLIN, 0};

@@ -13,6 +13,7 @@
 
 #include "auth.h"
 #include "clock.h"
+#include "kp_mem.h"
 
 #define MAX_FRAME (256 << 20) /* an answer larger than this is not believed */
 #define APIV_FIRST 3          /* Kafka 2.4+; an older broker answers v0 with its range */
@@ -232,8 +233,7 @@ static int conn_start(cli_conn *c, char *err, size_t n) {
 }
 
 cli_conn *cli_conn_open(const cli_opts *o, const char *host, int port, char *err, size_t n) {
-    cli_conn *c = calloc(1, sizeof *c);
-    if (!c) abort();
+    cli_conn *c = xcalloc(1, sizeof *c);
     c->o = o;
     snprintf(c->host, sizeof c->host, "%s", host);
     c->port = port;

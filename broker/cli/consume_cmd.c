@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "format.h"
 #include "kp_batch.h"
+#include "kp_mem.h"
 #include "kp_records.h"
 #include "member.h"
 
@@ -203,13 +204,11 @@ static int start_positions(consumer *k, const char *from);
 static int take_assignment(consumer *k) {
     cli_member *mb = k->mb;
     free(k->parts);
-    k->parts = calloc((size_t)mb->assigned.n + 1, sizeof *k->parts);
-    if (!k->parts) abort();
+    k->parts = xcalloc((size_t)mb->assigned.n + 1, sizeof *k->parts);
     k->nparts = 0;
     if (mb->assigned.n && cli_offset_fetch(mb->coord, mb->group, &mb->assigned, false, k->err, sizeof k->err) != 0)
         return -1;
-    cpart *all = k->parts, *fresh = calloc((size_t)mb->assigned.n + 1, sizeof *fresh);
-    if (!fresh) abort();
+    cpart *all = k->parts, *fresh = xcalloc((size_t)mb->assigned.n + 1, sizeof *fresh);
     int32_t nf = 0;
     for (int i = 0; i < mb->assigned.n; i++) {
         const cli_tp *tp = &mb->assigned.v[i];
@@ -306,8 +305,7 @@ static int setup(consumer *k, long partition, const char *from) {
         goto out;
     }
     k->topic_id = t->topic_id;
-    k->parts = calloc((size_t)t->partitions.n, sizeof *k->parts);
-    if (!k->parts) abort();
+    k->parts = xcalloc((size_t)t->partitions.n, sizeof *k->parts);
     for (int32_t i = 0; i < t->partitions.n; i++) {
         const kp_metadata_response_partition *mp = &t->partitions.v[i];
         if (partition >= 0 && mp->partition_index != partition) continue;

@@ -6,18 +6,15 @@
 #include <string.h>
 #include <time.h>
 
+#include "kp_mem.h"
+
 #define COORDINATOR_TRIES 20 /* 100 ms apart: a coordinator that is still loading answers soon */
 
 void cli_tps_add(cli_tps *s, const char *topic, int32_t len, int32_t partition) {
-    if (s->n == s->cap) {
-        s->cap = s->cap ? 2 * s->cap : 16;
-        s->v = realloc(s->v, sizeof *s->v * (size_t)s->cap);
-        if (!s->v) abort();
-    }
+    XGROW(s->v, s->cap, s->n + 1, 16);
     cli_tp *t = &s->v[s->n++];
     size_t l = len < 0 ? strlen(topic) : (size_t)len;
-    t->topic = malloc(l + 1);
-    if (!t->topic) abort();
+    t->topic = xmalloc(l + 1);
     memcpy(t->topic, topic, l);
     t->topic[l] = 0;
     t->partition = partition;

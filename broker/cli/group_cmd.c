@@ -11,6 +11,7 @@
 
 #include "cli_int.h"
 #include "group.h"
+#include "kp_mem.h"
 
 #define CMD "group"
 
@@ -58,8 +59,7 @@ static int list(cli_cluster *cl) {
                      cli_err_text(resp.error_code, KP_STR_NULL, buf, sizeof buf));
             goto out;
         }
-        v = realloc(v, sizeof *v * (nv + (size_t)resp.groups.n + 1));
-        if (!v) abort();
+        v = xrealloc(v, sizeof *v * (nv + (size_t)resp.groups.n + 1));
         for (int32_t j = 0; j < resp.groups.n; j++) {
             const kp_list_groups_listed_group *g = &resp.groups.v[j];
             /* state from v4 on; the type of the group (classic, consumer) from v5 */

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "iam/sigv4.h"
+#include "kp_mem.h"
 
 #define SERVICE "kafka-cluster"
 #define ACTION "kafka-cluster:Connect"
@@ -78,8 +79,7 @@ static char *oauthbearer(const signed_req *s, const char *region, size_t *len, c
     free(query);
     if (!url) goto fail;
     size_t ul = strlen(url);
-    char *b64 = malloc(4 * (ul / 3 + 1) + 1);
-    if (!b64) abort();
+    char *b64 = xmalloc(4 * (ul / 3 + 1) + 1);
     int bl = EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)url, (int)ul);
     while (bl > 0 && b64[bl - 1] == '=') bl--; /* unpadded base64url */
     for (int i = 0; i < bl; i++) b64[i] = b64[i] == '+' ? '-' : b64[i] == '/' ? '_' : b64[i];

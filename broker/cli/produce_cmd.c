@@ -14,6 +14,7 @@
 #include "format.h"
 #include "kp_batch.h"
 #include "kp_compress.h"
+#include "kp_mem.h"
 #include "kp_records.h"
 
 #define CMD "produce"
@@ -53,10 +54,8 @@ static void add(producer *p, int32_t pi, char *line, const char *key, int32_t ke
                 int32_t value_len) {
     part *t = &p->parts[pi];
     if (t->n == t->cap) {
-        t->cap = t->cap ? 2 * t->cap : 64;
-        t->recs = realloc(t->recs, sizeof *t->recs * (size_t)t->cap);
-        t->lines = realloc(t->lines, sizeof *t->lines * (size_t)t->cap);
-        if (!t->recs || !t->lines) abort();
+        XGROW(t->recs, t->cap, t->n + 1, 64);
+        t->lines = xrealloc(t->lines, sizeof *t->lines * (size_t)t->cap);
     }
     t->lines[t->n] = line;
     t->recs[t->n++] = (kp_record){.key = (const uint8_t *)key, .key_len = key_len, .value = (const uint8_t *)value,
@@ -201,8 +200,7 @@ static int load_topic(producer *p) {
         goto out;
     }
     p->nparts = t->partitions.n;
-    p->parts = calloc((size_t)p->nparts, sizeof *p->parts);
-    if (!p->parts) abort();
+    p->parts = xcalloc((size_t)p->nparts, sizeof *p->parts);
     for (int32_t i = 0; i < p->nparts; i++) p->parts[i].leader = -1, p->parts[i].first = -1;
     for (int32_t i = 0; i < t->partitions.n; i++) {
         const kp_metadata_response_partition *mp = &t->partitions.v[i];
@@ -242,9 +240,8 @@ int cli_produce(int argc, char **argv) {
     cli_opts_default(&o);
     const char *sep = NULL;
     long partition = -1;
-    char **hdrs = calloc((size_t)argc + 1, sizeof *hdrs);
+    char **hdrs = xcalloc((size_t)argc + 1, sizeof *hdrs);
     int nh = 0, rc = 2;
-    if (!hdrs) abort();
     p.acks = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];

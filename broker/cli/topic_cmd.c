@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli_int.h"
+#include "kp_mem.h"
 
 #define CMD "topic"
 
@@ -242,9 +243,8 @@ int cli_topic(int argc, char **argv) {
     cli_opts_default(&o);
     const char *sub = NULL, *name = NULL;
     long partitions = -1, rf = -1;
-    char **configs = calloc((size_t)argc + 1, sizeof *configs);
+    char **configs = xcalloc((size_t)argc + 1, sizeof *configs);
     int nconfigs = 0, rc = 2;
-    if (!configs) abort();
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int k = cli_common_flag(&o, argc, argv, &i);
