@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "hash.h"
 #include "group_store.h"
 #include "ids.h"
 #include "kp_consumer.h"
@@ -44,9 +45,7 @@ bool grp_transition_valid(group_state from, group_state to) {
 static char *dup_str(kp_str s) { return kp_str_dup(s); }
 
 int grp_coordinator_for(const srv *s, const char *id, size_t len) {
-    /* FNV-1a: stable across restarts, so a group keeps its coordinator */
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++) h = (h ^ (uint8_t)id[i]) * 16777619u;
+    uint32_t h = hash_fnv32(id, len); /* stable across restarts, so a group keeps its coordinator */
     int home = (int)(h % (uint32_t)s->nnodes);
     /* a broker taken down (admin API) hands its groups to the next one up, as a coordinator failover */
     for (int k = 0; k < s->nnodes; k++)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "hash.h"
 #include "ids.h"
 #include "iam_store.h"
 #include "kp_mem.h"
@@ -219,9 +220,7 @@ struct authz_cache {
 };
 
 static uint64_t key_hash(int action, int type, const char *name, size_t len) {
-    uint64_t h = 1469598103934665603ull ^ (uint64_t)(action * 8 + type); /* FNV-1a */
-    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)name[i]) * 1099511628211ull;
-    return h;
+    return hash_fnv64_from(HASH_FNV64_OFFSET ^ (uint64_t)(action * 8 + type), name, len);
 }
 
 static cache_entry *cache_slot(const conn *c, uint64_t h) {

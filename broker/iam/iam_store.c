@@ -9,6 +9,7 @@
 #include "iam_token.h"
 
 #include "clock.h"
+#include "hash.h"
 #include "kp_mem.h"
 
 #include <jansson.h>
@@ -74,11 +75,7 @@ __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t n, const
 
 /* ---- hash table ------------------------------------------------------------------------ */
 
-static uint64_t hash(const char *s) {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
+static uint64_t hash(const char *s) { return hash_fnv64(s, strlen(s)); }
 
 static void slots_put(cred_rec **slots, size_t nslots, cred_rec *c) {
     size_t i = (size_t)hash(c->pub.access_key_id) & (nslots - 1);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "hash.h"
 #include "group/group.h"
 #include "kp_mem.h"
 #include "log.h"
@@ -18,15 +19,9 @@
 
 #define PID_BLOCK 1000
 
-static uint32_t hash(const char *id, size_t len) {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++) h = (h ^ (uint8_t)id[i]) * 16777619u;
-    return h;
-}
-
 txn *txn_find(srv *s, const char *id, size_t len) {
     txn_coord *c = s->txn;
-    for (txn *t = c->buckets[hash(id, len) % TXN_BUCKETS]; t; t = t->next)
+    for (txn *t = c->buckets[hash_fnv32(id, len) % TXN_BUCKETS]; t; t = t->next)
         if (strlen(t->id) == len && memcmp(t->id, id, len) == 0) return t;
     return NULL;
 }
@@ -38,7 +33,7 @@ txn *txn_new(srv *s, const char *id, size_t len) {
     t->epoch = t->last_epoch = -1;
     t->start_ms = -1;
     t->update_ms = clk_now_ms();
-    txn **b = &s->txn->buckets[hash(id, len) % TXN_BUCKETS];
+    txn **b = &s->txn->buckets[hash_fnv32(id, len) % TXN_BUCKETS];
     t->next = *b;
     *b = t;
     s->txn->count++;
@@ -68,7 +63,7 @@ static void free_txn(txn *t) {
 }
 
 static void unlink_txn(srv *s, txn *t) {
-    txn **pp = &s->txn->buckets[hash(t->id, strlen(t->id)) % TXN_BUCKETS];
+    txn **pp = &s->txn->buckets[hash_fnv32(t->id, strlen(t->id)) % TXN_BUCKETS];
     for (; *pp; pp = &(*pp)->next)
         if (*pp == t) {
             *pp = t->next;
