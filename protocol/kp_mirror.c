@@ -191,6 +191,7 @@ typedef struct fill {
     int16_t code;
     kp_str message;
     kp_arena *a;
+    bool keep_refusals; /* an error_code already set stays */
 } fill;
 
 static int set_here(const kp_schema *s, void *p, const fill *x) {
@@ -199,6 +200,7 @@ static int set_here(const kp_schema *s, void *p, const fill *x) {
         const kp_field *f = &s->fields[i];
         if (!live(f, x->ver)) continue;
         if (is_error_code(f)) {
+            if (x->keep_refusals && *(const int16_t *)at(p, f)) continue;
             *(int16_t *)at(p, f) = x->code;
             n++;
         } else if (is_error_message(f) && x->message.len >= 0) {
@@ -301,7 +303,7 @@ static void mirror_struct(const kp_schema *qs, const void *q, const kp_schema *r
 
 void kp_mirror_error(const kp_schema *req_s, const kp_schema *resp_s, int ver, const void *req, void *resp,
                      int16_t code, kp_str message, kp_arena *a) {
-    fill x = {ver, code, message, a};
+    fill x = {ver, code, message, a, false};
     kp_defaults(resp_s, ver, resp);
     mirror_struct(req_s, req, resp_s, resp, &x);
 }
@@ -339,7 +341,7 @@ static int set_errors(const kp_schema *s, void *p, const fill *x, const kp_targe
 static unsigned places(const kp_schema *s, int lo, int hi, unsigned level);
 
 int kp_set_errors(const kp_schema *s, int ver, void *resp, int16_t code, kp_str message, const kp_target *t) {
-    fill x = {ver, code, message, NULL};
+    fill x = {ver, code, message, NULL, false};
     /* where the answer has no error field at a topic (log dirs, top level only), the error goes everywhere */
     if (!t || t->topic.len < 0 || !(places(s, ver, ver, KP_ERRS_TOP) & KP_ERRS_TOPIC))
         return set_errors(s, resp, &x, NULL, ABOVE_TOPIC, false);
@@ -351,6 +353,19 @@ int kp_set_errors(const kp_schema *s, int ver, void *resp, int16_t code, kp_str 
         n = set_errors(s, resp, &x, &whole, ABOVE_TOPIC, false);
     }
     /* 0 when the answer does not list the topic (a Metadata for every topic, without it) */
+    return n;
+}
+
+int kp_set_errors_accepted(const kp_schema *s, int ver, void *resp, int16_t code) {
+    fill x = {ver, code, KP_STR_NULL, NULL, true};
+    int n = 0;
+    for (unsigned i = 0; i < s->nfields; i++) { /* below the top level only */
+        const kp_field *f = &s->fields[i];
+        if (!live(f, ver) || !struct_array(f)) continue;
+        const kp_arr *a = at(resp, f);
+        for (int32_t j = 0; j < a->n; j++)
+            n += set_errors(f->sub, (uint8_t *)a->v + f->sub->size * (size_t)j, &x, NULL, ABOVE_TOPIC, false);
+    }
     return n;
 }
 

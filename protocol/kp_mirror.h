@@ -59,6 +59,12 @@ void kp_mirror_error(const kp_schema *req_s, const kp_schema *resp_s, int ver, c
  * set whatever t is. Returns how many were set: 0 when the answer does not list t's topic.
  */
 int kp_set_errors(const kp_schema *s, int ver, void *resp, int16_t code, kp_str message, const kp_target *t);
+/*
+ * Undo what an answer already built accepted: code in every error_code below the top level that
+ * is still 0. Elements refused for a reason of their own keep their code, the top level and
+ * error messages are left as they are. Returns how many were set.
+ */
+int kp_set_errors_accepted(const kp_schema *s, int ver, void *resp, int16_t code);
 
 /* Where a response has error_code fields, in any version of vmin..vmax. */
 enum {

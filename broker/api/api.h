@@ -82,6 +82,14 @@ int16_t api_group(srv *s, req *r, kp_str group_id);
 int16_t api_mutations(srv *s, req *r, const char *topic, int64_t n, bool refusable, int32_t *throttle);
 void api_mutations_done(req *r, bool refusable, int32_t throttle, int32_t *resp_throttle);
 
+/*
+ * OffsetCommit's and OffsetDelete's req.commit_failed: the storage commit holding their offset
+ * changes failed, so each partition that was accepted gets NOT_COORDINATOR, as Kafka answers
+ * when its append to __consumer_offsets fails with a storage error (the client finds the
+ * coordinator again and retries); the partitions refused for their own reasons keep their codes.
+ */
+void api_offsets_commit_failed(srv *s, req *r);
+
 /* Every served API with its range under the active configuration (ApiVersions, and its v0 fallback). */
 void api_fill_versions(srv *s, req *r, kp_api_versions_response *resp);
 

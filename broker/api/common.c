@@ -6,6 +6,7 @@
 #include "api.h"
 
 #include "group/group.h"
+#include "kp_mirror.h"
 #include "log.h"
 #include "net/net.h"
 #include "topic/topic.h"
@@ -102,4 +103,11 @@ int16_t api_mutations(srv *s, req *r, const char *topic, int64_t n, bool refusab
 void api_mutations_done(req *r, bool refusable, int32_t throttle, int32_t *resp_throttle) {
     *resp_throttle = throttle;
     if (!refusable) req_throttle(r, throttle, kp_api_name(r->hdr.api_key), "max.partition.mutations.per.5.minutes");
+}
+
+void api_offsets_commit_failed(srv *s, req *r) {
+    int n = kp_set_errors_accepted(r->msg->resp, r->hdr.api_version, r->resp, KERR_NOT_COORDINATOR);
+    if (n)
+        req_log_refusal(r, KERR_NOT_COORDINATOR, "%d partition(s): the storage commit that held their offsets failed "
+                        "(%s)", n, stor_errmsg(s->st));
 }

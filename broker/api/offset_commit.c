@@ -16,25 +16,6 @@
 #include "txn/txn.h"
 #include "topic/topic.h"
 
-/*
- * The storage commit holding these offset changes failed: NOT_COORDINATOR for each partition
- * that was accepted, as Kafka answers when its append to __consumer_offsets fails with a
- * storage error (the client finds the coordinator again and retries).
- */
-static void offsets_commit_failed(srv *s, req *r) {
-    kp_offset_commit_response *resp = r->resp;
-    int n = 0;
-    for (int32_t i = 0; i < resp->topics.n; i++)
-        for (int32_t j = 0; j < resp->topics.v[i].partitions.n; j++)
-            if (!resp->topics.v[i].partitions.v[j].error_code) {
-                resp->topics.v[i].partitions.v[j].error_code = KERR_NOT_COORDINATOR;
-                n++;
-            }
-    if (n)
-        req_log_refusal(r, KERR_NOT_COORDINATOR, "%d partition(s): the storage commit that held their offsets failed "
-                        "(%s)", n, stor_errmsg(s->st));
-}
-
 void api_offset_commit(srv *s, req *r) {
     kp_offset_commit_request *q = r->body;
     kp_offset_commit_response *resp = req_resp(r);
@@ -75,6 +56,6 @@ void api_offset_commit(srv *s, req *r) {
             txn_offsets_supersede(s, g->id, t->name, qp->partition_index); /* the later commit wins */
         }
     }
-    r->commit_failed = offsets_commit_failed;
+    r->commit_failed = api_offsets_commit_failed;
     req_respond_after_commit(s, r, resp);
 }

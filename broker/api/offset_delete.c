@@ -13,7 +13,6 @@
 #include "topic/topic.h"
 #include "txn/txn.h"
 
-
 static bool subscribed(req *r, group *g, kp_str topic) {
     for (member *m = g->members; m; m = m->next)
         for (int i = 0; i < m->nprotocols; i++) {
@@ -29,25 +28,6 @@ static bool subscribed(req *r, group *g, kp_str topic) {
                     return true;
         }
     return false;
-}
-
-/*
- * The storage commit holding these offset changes failed: NOT_COORDINATOR for each partition
- * that was accepted, as Kafka answers when its append to __consumer_offsets fails with a
- * storage error (the client finds the coordinator again and retries).
- */
-static void offsets_delete_failed(srv *s, req *r) {
-    kp_offset_delete_response *resp = r->resp;
-    int n = 0;
-    for (int32_t i = 0; i < resp->topics.n; i++)
-        for (int32_t j = 0; j < resp->topics.v[i].partitions.n; j++)
-            if (!resp->topics.v[i].partitions.v[j].error_code) {
-                resp->topics.v[i].partitions.v[j].error_code = KERR_NOT_COORDINATOR;
-                n++;
-            }
-    if (n)
-        req_log_refusal(r, KERR_NOT_COORDINATOR, "%d partition(s): the storage commit that held their offsets failed "
-                        "(%s)", n, stor_errmsg(s->st));
 }
 
 void api_offset_delete(srv *s, req *r) {
@@ -103,6 +83,6 @@ void api_offset_delete(srv *s, req *r) {
             }
         }
     }
-    r->commit_failed = offsets_delete_failed;
+    r->commit_failed = api_offsets_commit_failed;
     req_respond_after_commit(s, r, resp);
 }

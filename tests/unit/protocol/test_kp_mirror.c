@@ -534,6 +534,25 @@ static void test_set_errors_top_level(void **state) {
     assert_int_equal(r.error_code, 7);
 }
 
+/* After a failed commit: only what was accepted, below the top level, takes the code. */
+static void test_set_errors_accepted(void **state) {
+    (void)state;
+    kp_offset_delete_response_partition parts[3] = {{0, 0}, {1, 3}, {0, 0}};
+    kp_offset_delete_response_topic topics[2] = {{.name = S("a")}, {.name = S("b")}};
+    topics[0].partitions.n = 2;
+    topics[0].partitions.v = parts;
+    topics[1].partitions.n = 1;
+    topics[1].partitions.v = parts + 2;
+    kp_offset_delete_response r = {0};
+    r.topics.n = 2;
+    r.topics.v = topics;
+    assert_int_equal(kp_set_errors_accepted(&kp_offset_delete_response_schema, 0, &r, 16), 2);
+    assert_int_equal(parts[0].error_code, 16);
+    assert_int_equal(parts[1].error_code, 3);
+    assert_int_equal(parts[2].error_code, 16);
+    assert_int_equal(r.error_code, 0);
+}
+
 static void test_error_places(void **state) {
     (void)state;
     assert_int_equal(kp_error_places(&kp_produce_response_schema, 0, 11), KP_ERRS_TOPIC);
@@ -683,6 +702,7 @@ int main(void) {
         cmocka_unit_test(test_names_topic),
         cmocka_unit_test(test_set_errors_metadata),
         cmocka_unit_test(test_set_errors_top_level),
+        cmocka_unit_test(test_set_errors_accepted),
         cmocka_unit_test(test_error_places),
         cmocka_unit_test(test_every_message),
         cmocka_unit_test(test_filled_requests_name),
