@@ -70,6 +70,16 @@ int16_t api_authz_config(srv *s, req *r, int8_t resource_type, kp_str name);
 /* Why a config resource type is not served, for the refusal line ("" when nothing more is known). */
 const char *api_config_type_note(const srv *s, int8_t resource_type);
 
+/*
+ * One resource of AlterConfigs (replace_all: the legacy full replace, every op ALTER_SET) or
+ * IncrementalAlterConfigs: authorized (api_authz_config), then altered by the owner of its type
+ * (topic/config_alter.h, group/group.h), or INVALID_REQUEST for a type not served, logged.
+ * Returns 0 or the error code; *msg is the error message, null unless refused.
+ */
+struct alter_op;
+int16_t api_alter_config_resource(srv *s, req *r, int8_t resource_type, kp_str name, const struct alter_op *ops,
+                                  int32_t n, bool replace_all, bool validate_only, kp_str *msg);
+
 /* A group the request names: GROUP_AUTHORIZATION_FAILED, else NOT_COORDINATOR if another node leads it, else 0. */
 int16_t api_group(srv *s, req *r, kp_str group_id);
 

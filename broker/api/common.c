@@ -9,6 +9,7 @@
 #include "kp_mirror.h"
 #include "log.h"
 #include "net/net.h"
+#include "topic/config_alter.h"
 #include "topic/topic.h"
 
 int16_t api_partition_check(srv *s, req *r, topic *t, int32_t index, partition **out) {
@@ -89,6 +90,32 @@ const char *api_config_type_note(const srv *s, int8_t resource_type) {
     return s->cfg->profile == PROFILE_SERVERLESS ? " (GROUP: group.configs.enable=false, as MSK Serverless, whose API set "
                                                    "predates group configs)"
                                                  : " (GROUP: group.configs.enable=false)";
+}
+
+int16_t api_alter_config_resource(srv *s, req *r, int8_t resource_type, kp_str name, const alter_op *ops, int32_t n,
+                                  bool replace_all, bool validate_only, kp_str *msg) {
+    *msg = KP_STR_NULL;
+    int16_t code = api_authz_config(s, r, resource_type, name);
+    if (code) return code;
+    if (resource_type == 2) {
+        code = alter_topic_configs(s, r, name, ops, n, replace_all, validate_only, msg);
+    } else if (resource_type == 4) {
+        code = alter_broker_configs(s, r, name, msg);
+    } else if (resource_type == 32 && s->cfg->group_configs_enable) {
+        _Static_assert((int)ALTER_SET == (int)GRP_CONFIG_SET && (int)ALTER_DELETE == (int)GRP_CONFIG_DELETE &&
+                           (int)ALTER_APPEND == (int)GRP_CONFIG_APPEND && (int)ALTER_SUBTRACT == (int)GRP_CONFIG_SUBTRACT,
+                       "both are IncrementalAlterConfigs' config_operation");
+        grp_config_op *gops = req_alloc(r, sizeof(*gops) * (size_t)(n + 1));
+        for (int32_t k = 0; k < n; k++) gops[k] = (grp_config_op){ops[k].key, ops[k].value, ops[k].op};
+        code = grp_config_alter(s, r, name, gops, n, replace_all, validate_only, msg);
+    } else {
+        code = KERR_INVALID_REQUEST;
+        *msg = req_strf(r, "Unsupported resource type %d", resource_type);
+        req_log_refusal(r, KERR_INVALID_REQUEST, "resource type %d is not served%s", resource_type,
+                        api_config_type_note(s, resource_type));
+    }
+    if (!code) *msg = KP_STR_NULL;
+    return code;
 }
 
 int16_t api_mutations(srv *s, req *r, const char *topic, int64_t n, bool refusable, int32_t *throttle) {

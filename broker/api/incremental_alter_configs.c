@@ -12,7 +12,6 @@
  * taken to be one).
  */
 #include "api.h"
-#include "group/group.h"
 #include "topic/config_alter.h"
 
 void api_incremental_alter_configs(srv *s, req *r) {
@@ -24,30 +23,11 @@ void api_incremental_alter_configs(srv *s, req *r) {
         kp_incremental_alter_configs_alter_configs_resource_response *out = &resp->responses.v[i];
         out->resource_type = res->resource_type;
         out->resource_name = res->resource_name;
-        out->error_message = KP_STR_NULL;
-        if ((out->error_code = api_authz_config(s, r, res->resource_type, res->resource_name))) continue;
-        if (res->resource_type == 2) {
-            alter_op *ops = req_alloc(r, sizeof(*ops) * (size_t)(res->configs.n + 1));
-            for (int32_t k = 0; k < res->configs.n; k++)
-                ops[k] = (alter_op){res->configs.v[k].name, res->configs.v[k].value, res->configs.v[k].config_operation};
-            out->error_code = alter_topic_configs(s, r, res->resource_name, ops, res->configs.n, false, q->validate_only,
-                                                  &out->error_message);
-        } else if (res->resource_type == 4) {
-            out->error_code = alter_broker_configs(s, r, res->resource_name, &out->error_message);
-        } else if (res->resource_type == 32 && s->cfg->group_configs_enable) {
-            grp_config_op *ops = req_alloc(r, sizeof(*ops) * (size_t)(res->configs.n + 1));
-            for (int32_t k = 0; k < res->configs.n; k++)
-                ops[k] = (grp_config_op){res->configs.v[k].name, res->configs.v[k].value,
-                                         res->configs.v[k].config_operation};
-            out->error_code = grp_config_alter(s, r, res->resource_name, ops, res->configs.n, false, q->validate_only,
-                                               &out->error_message);
-        } else {
-            out->error_code = KERR_INVALID_REQUEST;
-            out->error_message = req_strf(r, "Unsupported resource type %d", res->resource_type);
-            req_log_refusal(r, KERR_INVALID_REQUEST, "resource type %d is not served%s", res->resource_type,
-                            api_config_type_note(s, res->resource_type));
-        }
-        if (!out->error_code) out->error_message = KP_STR_NULL;
+        alter_op *ops = req_alloc(r, sizeof(*ops) * (size_t)(res->configs.n + 1));
+        for (int32_t k = 0; k < res->configs.n; k++)
+            ops[k] = (alter_op){res->configs.v[k].name, res->configs.v[k].value, res->configs.v[k].config_operation};
+        out->error_code = api_alter_config_resource(s, r, res->resource_type, res->resource_name, ops, res->configs.n,
+                                                    false, q->validate_only, &out->error_message);
     }
     req_respond(r, resp);
 }
