@@ -401,96 +401,117 @@ static mx_sasl_reason verify_refusal(iam_check check, bool superseded) {
     return MX_SASL_INTERNAL;
 }
 
-static void authenticate(srv *s, req *r, const uint8_t *bytes, size_t len, auth_outcome *o) {
-    conn *c = r->c;
-    sasl_ctx *x = s->sasl;
-    memset(o, 0, sizeof *o);
-    ids_uuid4_str(o->request_id);
-    bool reauth = c->sasl_state == SASL_AUTHENTICATED;
+/*
+ * Why an attempt is refused: MSK's words to the client, the reason logged, the metrics' label.
+ * The steps of authenticate() below fill it, in the order MSK's and Kafka's
+ * SaslServerAuthenticator take them: rate, token, session lifetime, authorization.
+ */
+typedef struct refusal {
+    const char *msk;
+    mx_sasl_reason why;
     char reason[IAM_REASON_MAX];
-    const char *msk = NULL;
-    mx_sasl_reason why = MX_SASL_OK;
-    iam_token tok;
-    memset(&tok, 0, sizeof tok);
-    if (!reauth && !take_connect_token(s)) {
-        msk = "Too many connects";
-        why = MX_SASL_TOO_MANY_CONNECTS;
-        snprintf(reason, sizeof reason, "more than iam.max.connects.per.second=%lld new authentications per second",
-                 (long long)s->cfg->iam_max_connects_per_second);
-    } else {
-        iam_result res = c->sasl_mechanism == MECH_OAUTHBEARER
-                             ? iam_parse_oauthbearer(bytes, len, &tok, reason, sizeof reason)
-                             : iam_parse_aws_msk_iam(bytes, len, &tok, reason, sizeof reason);
-        iam_verified v;
-        lookup_ctx lc = {s, false, NULL};
-        if (res != IAM_OK) why = res == IAM_INVALID_PAYLOAD ? MX_SASL_INVALID_PAYLOAD : MX_SASL_INTERNAL;
-        if (res == IAM_OK) {
-            iam_verifier ver = {s->cfg->iam_region,
-                                (const char *const *)(c->sasl_mechanism == MECH_OAUTHBEARER ? x->oauth_hosts
-                                                                                            : x->broker_hosts),
-                                c->sasl_mechanism == MECH_OAUTHBEARER ? x->n_oauth_hosts : x->n_broker_hosts,
-                                s->cfg->iam_clock_skew_ms, lookup, &lc};
-            res = iam_verify(&tok, &ver, clk_now_ms(), &v, reason, sizeof reason);
-            if (res != IAM_OK)
-                why = verify_refusal(v.refused_by,
-                                     lc.superseded && s->cfg->iam_token_invalidation == IAM_INVALIDATE_ROTATION);
-            if (res != IAM_OK && lc.superseded && s->cfg->iam_token_invalidation == IAM_INVALIDATE_ROTATION) {
-                size_t l = strlen(reason);
-                snprintf(reason + l, sizeof reason - l, " (credentials superseded by rotation; iam.token.invalidation=rotation)");
-            }
-        }
-        if (res != IAM_OK) {
-            msk = iam_result_message(res);
-        } else {
-            int64_t now = clk_now_ms();
-            int64_t end = INT64_MAX;
-            if (v.credential_expiry_ms >= 0) end = v.credential_expiry_ms;
-            if (s->cfg->iam_session_cap_by_token && v.token_expiry_ms < end) end = v.token_expiry_ms;
-            if (s->cfg->connections_max_reauth_ms > 0 && now + s->cfg->connections_max_reauth_ms < end)
-                end = now + s->cfg->connections_max_reauth_ms;
-            int64_t life = end == INT64_MAX ? 0 : end - now;
-            snprintf(o->principal, sizeof o->principal, "IAM.%s", v.principal_arn);
-            snprintf(o->access_key_id, sizeof o->access_key_id, "%s", tok.access_key_id);
-            if (end != INT64_MAX && life <= 0) {
-                msk = "Access denied";
-                why = MX_SASL_SESSION_EXPIRED;
-                snprintf(reason, sizeof reason, "the session would already be over (credentials or token expired)");
-            } else if (end != INT64_MAX && life < s->cfg->iam_session_min_ms) {
-                msk = "Session too short";
-                why = MX_SASL_SESSION_TOO_SHORT;
-                snprintf(reason, sizeof reason, "session lifetime %lld ms is below iam.session.min.ms=%lld",
-                         (long long)life, (long long)s->cfg->iam_session_min_ms);
-            } else if (!authz_connect(s, lc.policy, reason, sizeof reason)) {
-                msk = "Access denied"; /* MSK's answer when the policy lacks kafka-cluster:Connect */
-                why = MX_SASL_NOT_AUTHORIZED;
-            } else if (reauth && c->principal && strcmp(c->principal, o->principal) != 0) {
-                /* Apache Kafka's own message, without MSK's request-id prefix */
-                snprintf(o->message, sizeof o->message, "Cannot change principals during re-authentication from %s: %s",
-                         c->principal, o->principal);
-                log_warn("conn=%llu client=%s principal=%s api=SaslAuthenticate mechanism=%s refused "
-                         "error=SASL_AUTHENTICATION_FAILED(58): %s",
-                         (unsigned long long)c->id, conn_client_id(c), c->principal, mech_names[c->sasl_mechanism],
-                         o->message);
-                metrics_sasl(&s->metrics, c->sasl_mechanism, reauth, MX_SASL_PRINCIPAL_CHANGED);
-                iam_token_free(&tok);
-                return;
-            } else {
-                o->ok = true;
-                o->lifetime_ms = life;
-            }
-        }
+} refusal;
+
+/* iam.max.connects.per.second: new authentications only, re-authentications do not count. */
+static bool within_connect_rate(srv *s, bool reauth, refusal *f) {
+    if (reauth || take_connect_token(s)) return true;
+    f->msk = "Too many connects";
+    f->why = MX_SASL_TOO_MANY_CONNECTS;
+    snprintf(f->reason, sizeof f->reason, "more than iam.max.connects.per.second=%lld new authentications per second",
+             (long long)s->cfg->iam_max_connects_per_second);
+    return false;
+}
+
+/* The token parsed, then its signature, host, region, credentials and dates (iam_token.h). */
+static bool verify(srv *s, const conn *c, const uint8_t *bytes, size_t len, iam_token *tok, lookup_ctx *lc,
+                   iam_verified *v, refusal *f) {
+    sasl_ctx *x = s->sasl;
+    bool oauth = c->sasl_mechanism == MECH_OAUTHBEARER;
+    iam_result res = oauth ? iam_parse_oauthbearer(bytes, len, tok, f->reason, sizeof f->reason)
+                           : iam_parse_aws_msk_iam(bytes, len, tok, f->reason, sizeof f->reason);
+    if (res != IAM_OK) {
+        f->msk = iam_result_message(res);
+        f->why = res == IAM_INVALID_PAYLOAD ? MX_SASL_INVALID_PAYLOAD : MX_SASL_INTERNAL;
+        return false;
     }
-    iam_token_free(&tok);
-    if (!o->ok) {
-        snprintf(o->message, sizeof o->message, "[%s]: %s", o->request_id, msk);
-        log_warn("conn=%llu client=%s principal=%s api=SaslAuthenticate mechanism=%s refused "
-                 "error=SASL_AUTHENTICATION_FAILED(58) request-id=%s: %s: %s",
-                 (unsigned long long)c->id, conn_client_id(c),
-                 o->principal[0] ? o->principal : c->principal ? c->principal : "ANONYMOUS", /* verified, then refused */
-                 mech_names[c->sasl_mechanism], o->request_id, msk, reason);
-        metrics_sasl(&s->metrics, c->sasl_mechanism, reauth, why);
-        return;
+    iam_verifier ver = {s->cfg->iam_region, (const char *const *)(oauth ? x->oauth_hosts : x->broker_hosts),
+                        oauth ? x->n_oauth_hosts : x->n_broker_hosts, s->cfg->iam_clock_skew_ms, lookup, lc};
+    res = iam_verify(tok, &ver, clk_now_ms(), v, f->reason, sizeof f->reason);
+    if (res == IAM_OK) return true;
+    bool superseded = lc->superseded && s->cfg->iam_token_invalidation == IAM_INVALIDATE_ROTATION;
+    f->msk = iam_result_message(res);
+    f->why = verify_refusal(v->refused_by, superseded);
+    if (superseded) {
+        size_t l = strlen(f->reason);
+        snprintf(f->reason + l, sizeof f->reason - l, " (credentials superseded by rotation; iam.token.invalidation=rotation)");
     }
+    return false;
+}
+
+/*
+ * KIP-368's session lifetime: until the credentials expire (the token too, with
+ * iam.session.cap.by.token), at most connections.max.reauth.ms; *life_ms 0 for no end. A
+ * session already over, or shorter than iam.session.min.ms, is refused.
+ */
+static bool session_lifetime(srv *s, const iam_verified *v, int64_t *life_ms, refusal *f) {
+    int64_t now = clk_now_ms();
+    int64_t end = INT64_MAX;
+    if (v->credential_expiry_ms >= 0) end = v->credential_expiry_ms;
+    if (s->cfg->iam_session_cap_by_token && v->token_expiry_ms < end) end = v->token_expiry_ms;
+    if (s->cfg->connections_max_reauth_ms > 0 && now + s->cfg->connections_max_reauth_ms < end)
+        end = now + s->cfg->connections_max_reauth_ms;
+    int64_t life = *life_ms = end == INT64_MAX ? 0 : end - now;
+    if (end != INT64_MAX && life <= 0) {
+        f->msk = "Access denied";
+        f->why = MX_SASL_SESSION_EXPIRED;
+        snprintf(f->reason, sizeof f->reason, "the session would already be over (credentials or token expired)");
+        return false;
+    }
+    if (end != INT64_MAX && life < s->cfg->iam_session_min_ms) {
+        f->msk = "Session too short";
+        f->why = MX_SASL_SESSION_TOO_SHORT;
+        snprintf(f->reason, sizeof f->reason, "session lifetime %lld ms is below iam.session.min.ms=%lld",
+                 (long long)life, (long long)s->cfg->iam_session_min_ms);
+        return false;
+    }
+    return true;
+}
+
+/* The policy of the credentials must allow kafka-cluster:Connect (authz.h). */
+static bool authorize(srv *s, const iam_policy *policy, refusal *f) {
+    if (authz_connect(s, policy, f->reason, sizeof f->reason)) return true;
+    f->msk = "Access denied"; /* MSK's answer when the policy lacks kafka-cluster:Connect */
+    f->why = MX_SASL_NOT_AUTHORIZED;
+    return false;
+}
+
+/*
+ * A re-authentication keeps its principal (Kafka's SaslServerAuthenticator.ReauthInfo); refused
+ * with Apache Kafka's own message, without MSK's request-id prefix, logged here.
+ */
+static bool same_principal(srv *s, conn *c, bool reauth, auth_outcome *o) {
+    if (!reauth || !c->principal || strcmp(c->principal, o->principal) == 0) return true;
+    snprintf(o->message, sizeof o->message, "Cannot change principals during re-authentication from %s: %s",
+             c->principal, o->principal);
+    log_warn("conn=%llu client=%s principal=%s api=SaslAuthenticate mechanism=%s refused "
+             "error=SASL_AUTHENTICATION_FAILED(58): %s",
+             (unsigned long long)c->id, conn_client_id(c), c->principal, mech_names[c->sasl_mechanism], o->message);
+    metrics_sasl(&s->metrics, c->sasl_mechanism, reauth, MX_SASL_PRINCIPAL_CHANGED);
+    return false;
+}
+
+static void refuse(srv *s, conn *c, bool reauth, auth_outcome *o, const refusal *f) {
+    snprintf(o->message, sizeof o->message, "[%s]: %s", o->request_id, f->msk);
+    log_warn("conn=%llu client=%s principal=%s api=SaslAuthenticate mechanism=%s refused "
+             "error=SASL_AUTHENTICATION_FAILED(58) request-id=%s: %s: %s",
+             (unsigned long long)c->id, conn_client_id(c),
+             o->principal[0] ? o->principal : c->principal ? c->principal : "ANONYMOUS", /* verified, then refused */
+             mech_names[c->sasl_mechanism], o->request_id, f->msk, f->reason);
+    metrics_sasl(&s->metrics, c->sasl_mechanism, reauth, f->why);
+}
+
+/* The connection's new session: its principal, credentials and end. */
+static void start_session(srv *s, conn *c, bool reauth, const auth_outcome *o) {
     metrics_sasl(&s->metrics, c->sasl_mechanism, reauth, MX_SASL_OK);
     free(c->principal);
     c->principal = xstrdup(o->principal);
@@ -502,6 +523,35 @@ static void authenticate(srv *s, req *r, const uint8_t *bytes, size_t len, auth_
     log_info("conn=%llu client=%s %s as %s via %s, session %lld ms, request-id=%s", (unsigned long long)c->id,
              conn_client_id(c), reauth ? "re-authenticated" : "authenticated", c->principal,
              mech_names[c->sasl_mechanism], (long long)o->lifetime_ms, o->request_id);
+}
+
+static void authenticate(srv *s, req *r, const uint8_t *bytes, size_t len, auth_outcome *o) {
+    conn *c = r->c;
+    memset(o, 0, sizeof *o);
+    ids_uuid4_str(o->request_id);
+    bool reauth = c->sasl_state == SASL_AUTHENTICATED;
+    refusal f = {NULL, MX_SASL_OK, ""};
+    iam_token tok;
+    memset(&tok, 0, sizeof tok);
+    iam_verified v;
+    lookup_ctx lc = {s, false, NULL};
+    int64_t life = 0;
+    bool ok = within_connect_rate(s, reauth, &f) && verify(s, c, bytes, len, &tok, &lc, &v, &f);
+    if (ok) {
+        snprintf(o->principal, sizeof o->principal, "IAM.%s", v.principal_arn);
+        snprintf(o->access_key_id, sizeof o->access_key_id, "%s", tok.access_key_id);
+        ok = session_lifetime(s, &v, &life, &f) && authorize(s, lc.policy, &f);
+    }
+    bool changed = ok && !same_principal(s, c, reauth, o);
+    iam_token_free(&tok);
+    if (changed) return;
+    if (!ok) {
+        refuse(s, c, reauth, o, &f);
+        return;
+    }
+    o->ok = true;
+    o->lifetime_ms = life;
+    start_session(s, c, reauth, o);
 }
 
 static kp_bytes success_bytes(req *r, const auth_outcome *o, int mech) {
