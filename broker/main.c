@@ -121,17 +121,18 @@ static int run_salvage(const char *from, const char *data_dir) {
     return 0;
 }
 
-int main(int argc, char **argv) {
-    int64_t t0 = clk_mono_us();
-    /* the client commands run instead of the broker: no broker flag applies to them */
-    if (argc > 1 && cli_is_command(argv[1])) return cli_main(argc, argv);
-    tune_malloc();
-    const char *config_file = NULL, *data_dir = NULL, *profile = NULL, *level = NULL, *salvage = NULL;
-    const char *ports = NULL, *ready_file = NULL, *port_base = NULL, *wait_ready = NULL, *wait_pid = NULL, *wait_log = NULL,
-               *wait_timeout = NULL;
+/* What the command line asked for; the values point into argv. */
+typedef struct flags {
+    const char *config_file, *data_dir, *profile, *level, *salvage, *ports, *ready_file, *port_base;
+    const char *wait_ready, *wait_pid, *wait_log, *wait_timeout;
     const char *sets[64];
-    int nsets = 0;
-    bool probe = false;
+    int nsets;
+    bool probe;
+} flags;
+
+/* The command line into *f. Returns -1 to go on, else the exit code (--help, --version, --man, a bad flag). */
+static int parse_flags(int argc, char **argv, flags *f) {
+    *f = (flags){0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char **target = NULL;
@@ -148,24 +149,24 @@ int main(int argc, char **argv) {
             return 0;
         }
         if (!strcmp(a, "--probe")) {
-            probe = true;
+            f->probe = true;
             continue;
         }
-        if (!strcmp(a, "--config")) target = &config_file;
-        else if (!strcmp(a, "--data-dir")) target = &data_dir;
-        else if (!strcmp(a, "--profile")) target = &profile;
-        else if (!strcmp(a, "--log-level")) target = &level;
-        else if (!strcmp(a, "--salvage")) target = &salvage;
-        else if (!strcmp(a, "--ports")) target = &ports;
-        else if (!strcmp(a, "--ready-file")) target = &ready_file;
-        else if (!strcmp(a, "--port-base")) target = &port_base;
-        else if (!strcmp(a, "--wait-ready")) target = &wait_ready;
-        else if (!strcmp(a, "--pid")) target = &wait_pid;
-        else if (!strcmp(a, "--log")) target = &wait_log;
-        else if (!strcmp(a, "--timeout")) target = &wait_timeout;
+        if (!strcmp(a, "--config")) target = &f->config_file;
+        else if (!strcmp(a, "--data-dir")) target = &f->data_dir;
+        else if (!strcmp(a, "--profile")) target = &f->profile;
+        else if (!strcmp(a, "--log-level")) target = &f->level;
+        else if (!strcmp(a, "--salvage")) target = &f->salvage;
+        else if (!strcmp(a, "--ports")) target = &f->ports;
+        else if (!strcmp(a, "--ready-file")) target = &f->ready_file;
+        else if (!strcmp(a, "--port-base")) target = &f->port_base;
+        else if (!strcmp(a, "--wait-ready")) target = &f->wait_ready;
+        else if (!strcmp(a, "--pid")) target = &f->wait_pid;
+        else if (!strcmp(a, "--log")) target = &f->wait_log;
+        else if (!strcmp(a, "--timeout")) target = &f->wait_timeout;
         else if (!strcmp(a, "--set")) {
-            if (i + 1 >= argc || nsets == 64) return fail("--set needs KEY=VALUE", "");
-            sets[nsets++] = argv[++i];
+            if (i + 1 >= argc || f->nsets == 64) return fail("--set needs KEY=VALUE", "");
+            f->sets[f->nsets++] = argv[++i];
             continue;
         } else {
             usage(stderr);
@@ -174,62 +175,71 @@ int main(int argc, char **argv) {
         if (i + 1 >= argc) return fail("missing value after ", a);
         *target = argv[++i];
     }
+    return -1;
+}
 
-    if (wait_pid || wait_log || wait_timeout) {
-        if (!wait_ready) return fail("--pid, --log and --timeout go with --wait-ready FILE", "");
-    }
-    if (wait_ready) {
-        char *end;
-        long pid = wait_pid ? strtol(wait_pid, &end, 10) : 0;
-        if (wait_pid && (*end || pid <= 0)) return fail("--pid needs a process id, got ", wait_pid);
-        double secs = wait_timeout ? strtod(wait_timeout, &end) : 30;
-        if (wait_timeout && (*end || !(secs > 0) || secs > 86400)) return fail("--timeout needs seconds, got ", wait_timeout);
-        return ready_wait(wait_ready, pid, wait_log, (int)(secs * 1000));
-    }
+/* --wait-ready FILE [--pid PID] [--log LOG] [--timeout S]: the exit code. */
+static int run_wait_ready(const flags *f) {
+    char *end;
+    long pid = f->wait_pid ? strtol(f->wait_pid, &end, 10) : 0;
+    if (f->wait_pid && (*end || pid <= 0)) return fail("--pid needs a process id, got ", f->wait_pid);
+    double secs = f->wait_timeout ? strtod(f->wait_timeout, &end) : 30;
+    if (f->wait_timeout && (*end || !(secs > 0) || secs > 86400)) return fail("--timeout needs seconds, got ", f->wait_timeout);
+    return ready_wait(f->wait_ready, pid, f->wait_log, (int)(secs * 1000));
+}
 
-    static config cfg;
+/*
+ * The configuration: file, environment, then the flags (config.h), and the log settings it
+ * holds. Returns -1 when loaded, else the exit code.
+ */
+static int load_config(const flags *f, config *cfg) {
     char err[1024];
     /* --data-dir and --log-level come last: they win over --set of the same key */
     cfg_arg args[64 + 6];
     int nargs = 0;
     char kvs[64][1024];
-    if (profile) args[nargs++] = (cfg_arg){"--profile", "profile", profile};
-    for (int i = 0; i < nsets; i++) {
-        snprintf(kvs[i], sizeof kvs[i], "%s", sets[i]);
+    if (f->profile) args[nargs++] = (cfg_arg){"--profile", "profile", f->profile};
+    for (int i = 0; i < f->nsets; i++) {
+        snprintf(kvs[i], sizeof kvs[i], "%s", f->sets[i]);
         char *eq = strchr(kvs[i], '=');
-        if (!eq) return fail("--set needs KEY=VALUE, got ", sets[i]);
+        if (!eq) return fail("--set needs KEY=VALUE, got ", f->sets[i]);
         *eq = 0;
         args[nargs++] = (cfg_arg){"--set", kvs[i], eq + 1};
     }
-    if (ports) {
-        if (strcmp(ports, "auto") != 0) return fail("--ports takes auto (set each listener's port with --set), got ", ports);
+    if (f->ports) {
+        if (strcmp(f->ports, "auto") != 0) return fail("--ports takes auto (set each listener's port with --set), got ", f->ports);
         args[nargs++] = (cfg_arg){"--ports", "ports.auto", "true"};
     }
-    if (ready_file) args[nargs++] = (cfg_arg){"--ready-file", "ready.file", ready_file};
-    if (port_base) args[nargs++] = (cfg_arg){"--port-base", "port.base", port_base};
-    if (data_dir) args[nargs++] = (cfg_arg){"--data-dir", "data.dir", data_dir};
-    if (level) args[nargs++] = (cfg_arg){"--log-level", "log.level", level};
-    if (cfg_load(&cfg, config_file, args, nargs, err, sizeof err) != 0) return fail("", err);
-    if (log_level_parse(cfg.log_level, &log_threshold) != 0)
-        return fail("log.level: expected error, warn, info, debug or trace, got ", cfg.log_level);
-    log_fmt = cfg.log_format == 1 ? LOG_JSON : LOG_TEXT;
-    if (cfg_finish(&cfg, err, sizeof err) != 0) return fail("", err);
-    if (salvage) return run_salvage(salvage, cfg.data_dir);
-    if (probe) return ready_probe(&cfg, 2000);
+    if (f->ready_file) args[nargs++] = (cfg_arg){"--ready-file", "ready.file", f->ready_file};
+    if (f->port_base) args[nargs++] = (cfg_arg){"--port-base", "port.base", f->port_base};
+    if (f->data_dir) args[nargs++] = (cfg_arg){"--data-dir", "data.dir", f->data_dir};
+    if (f->level) args[nargs++] = (cfg_arg){"--log-level", "log.level", f->level};
+    if (cfg_load(cfg, f->config_file, args, nargs, err, sizeof err) != 0) return fail("", err);
+    if (log_level_parse(cfg->log_level, &log_threshold) != 0)
+        return fail("log.level: expected error, warn, info, debug or trace, got ", cfg->log_level);
+    log_fmt = cfg->log_format == 1 ? LOG_JSON : LOG_TEXT;
+    if (cfg_finish(cfg, err, sizeof err) != 0) return fail("", err);
+    return -1;
+}
 
+/*
+ * The process-wide settings, the loop, the broker's state (srv.h; s->loop) and the signals it
+ * answers. Returns -1 when started, else the exit code.
+ */
+static int start(srv *s, config *cfg) {
+    char err[1024];
     signal(SIGPIPE, SIG_IGN);
     raise_fd_limit();
     uv_loop_t *loop = uv_default_loop();
-    static srv s;
-    ready_remove(&cfg); /* a file left by a killed broker must not say this one is ready */
-    if (srv_init(&s, loop, &cfg, err, sizeof err) != 0) {
+    ready_remove(cfg); /* a file left by a killed broker must not say this one is ready */
+    if (srv_init(s, loop, cfg, err, sizeof err) != 0) {
         int rc = fail("", err);
-        return s.fatal_exit ? s.fatal_exit : rc; /* a storage failure srv_fail_stop found fatal: exit 3 */
+        return s->fatal_exit ? s->fatal_exit : rc; /* a storage failure srv_fail_stop found fatal: exit 3 */
     }
     uv_signal_init(loop, &sigterm);
     uv_signal_init(loop, &sigint);
     uv_signal_init(loop, &sighup);
-    sigterm.data = sigint.data = sighup.data = &s;
+    sigterm.data = sigint.data = sighup.data = s;
     uv_signal_start(&sigterm, on_signal, SIGTERM);
     uv_signal_start(&sigint, on_signal, SIGINT);
     uv_signal_start(&sighup, on_sighup, SIGHUP);
@@ -237,36 +247,72 @@ int main(int argc, char **argv) {
         uv_signal_init(loop, &sigchld);
         uv_signal_start(&sigchld, on_sigchld, SIGCHLD);
     }
+    return -1;
+}
 
-    char nodes[1024] = "";
+/* "1@localhost plaintext:9092 iam:9098, 2@...": each broker and its listeners, for the ready line. */
+static void describe_nodes(const srv *s, const config *cfg, char *nodes, size_t n) {
     size_t off = 0;
-    for (int i = 0; i < s.nnodes && off < sizeof nodes; i++) {
-        off += (size_t)snprintf(nodes + off, sizeof nodes - off, "%s%d@%s", i ? ", " : "", s.nodes[i].id,
-                                cfg.advertised_host);
-        for (int k = 0; k < LSN_COUNT && off < sizeof nodes; k++)
-            if (s.nodes[i].ports[k])
-                off += (size_t)snprintf(nodes + off, sizeof nodes - off, " %s:%d", lsn_name((listener_kind)k),
-                                        s.nodes[i].ports[k]);
+    nodes[0] = 0;
+    for (int i = 0; i < s->nnodes && off < n; i++) {
+        off += (size_t)snprintf(nodes + off, n - off, "%s%d@%s", i ? ", " : "", s->nodes[i].id, cfg->advertised_host);
+        for (int k = 0; k < LSN_COUNT && off < n; k++)
+            if (s->nodes[i].ports[k])
+                off += (size_t)snprintf(nodes + off, n - off, " %s:%d", lsn_name((listener_kind)k), s->nodes[i].ports[k]);
     }
-    if (ready_write(&s, err, sizeof err) != 0) {
+}
+
+/* The ready file and line, then the loop until a signal stops it (on_signal). Returns the exit code. */
+static int run(srv *s, const config *cfg, int64_t t0) {
+    char nodes[1024], err[1024];
+    describe_nodes(s, cfg, nodes, sizeof nodes);
+    if (ready_write(s, err, sizeof err) != 0) {
         log_error("%s", err);
-        srv_close(&s);
-        uv_run(loop, UV_RUN_DEFAULT);
-        srv_free(&s);
+        srv_close(s);
+        uv_run(s->loop, UV_RUN_DEFAULT);
+        srv_free(s);
         return 2;
     }
-    ready_announce(&s);
+    ready_announce(s);
     log_info("mskmock %s (%s) ready in %.1f ms: profile=%s data.dir=%s topics=%d brokers %s", MSKMOCK_VERSION,
-             MSKMOCK_REVISION, (double)(clk_mono_us() - t0) / 1000.0, cfg_profile_name((cfg_profile)cfg.profile), cfg.data_dir,
-             s.ntopics, nodes);
+             MSKMOCK_REVISION, (double)(clk_mono_us() - t0) / 1000.0, cfg_profile_name((cfg_profile)cfg->profile),
+             cfg->data_dir, s->ntopics, nodes);
+    uv_run(s->loop, UV_RUN_DEFAULT);
+    return 0;
+}
 
-    uv_run(loop, UV_RUN_DEFAULT);
-    ready_remove(&cfg);
+/* After the loop ran dry: what start() and load_config() set up, released. Returns the exit code. */
+static int shut_down(srv *s, config *cfg) {
+    uv_loop_t *loop = s->loop;
+    ready_remove(cfg);
     /* srv_fail_stop: memory is past storage; no orderly shutdown, which would store and answer */
-    if (s.fatal_exit) return s.fatal_exit;
-    srv_free(&s);
+    if (s->fatal_exit) return s->fatal_exit;
+    srv_free(s);
     uv_loop_close(loop);
-    cfg_free(&cfg);
+    cfg_free(cfg);
     log_info("stopped");
     return 0;
+}
+
+int main(int argc, char **argv) {
+    int64_t t0 = clk_mono_us();
+    /* the client commands run instead of the broker: no broker flag applies to them */
+    if (argc > 1 && cli_is_command(argv[1])) return cli_main(argc, argv);
+    tune_malloc();
+    flags f;
+    int rc = parse_flags(argc, argv, &f);
+    if (rc >= 0) return rc;
+    if ((f.wait_pid || f.wait_log || f.wait_timeout) && !f.wait_ready)
+        return fail("--pid, --log and --timeout go with --wait-ready FILE", "");
+    if (f.wait_ready) return run_wait_ready(&f);
+
+    static config cfg;
+    if ((rc = load_config(&f, &cfg)) >= 0) return rc;
+    if (f.salvage) return run_salvage(f.salvage, cfg.data_dir);
+    if (f.probe) return ready_probe(&cfg, 2000);
+
+    static srv s;
+    if ((rc = start(&s, &cfg)) >= 0) return rc;
+    if ((rc = run(&s, &cfg, t0)) != 0) return rc;
+    return shut_down(&s, &cfg);
 }
