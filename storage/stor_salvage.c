@@ -213,13 +213,6 @@ static int in_old_schema(sqlite3 *old, const char *t) {
     return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
 }
 
-/*
- * A batch row SQLite reads without complaint can still hold garbage: damage to the last
- * overflow page of its data is never noticed, as SQLite does not follow that page's link.
- * Served, such bytes stall a consumer at that offset for good (librdkafka retries the same
- * fetch), so every copied batch must parse as one record batch whose offsets match its
- * row and whose CRC holds; the rest are dropped and counted.
- */
 /* Where the old database's segment files are (stor_segments.c), or "" when it has none. */
 static void segment_dir(sqlite3 *db, const char *db_path, char *out, size_t n) {
     out[0] = 0;
@@ -254,6 +247,13 @@ static uint8_t *segment_bytes(const char *dir, int64_t topic_id, int partition, 
     return buf;
 }
 
+/*
+ * A batch row SQLite reads without complaint can still hold garbage: damage to the last
+ * overflow page of its data is never noticed, as SQLite does not follow that page's link.
+ * Served, such bytes stall a consumer at that offset for good (librdkafka retries the same
+ * fetch), so every copied batch must parse as one record batch whose offsets match its
+ * row and whose CRC holds; the rest are dropped and counted.
+ */
 static long long drop_bad_batches(sqlite3 *fresh, const char *seg_dir, char *first, size_t nfirst) {
     sqlite3_stmt *rd = NULL, *del = NULL;
     long long dropped = 0;
@@ -336,166 +336,213 @@ static const char *const repairs[] = {
     "DELETE FROM partition_replicas WHERE " PARTITION_GONE,
 };
 
-int stor_salvage(const char *from, const char *to, stor_salvage_report fn, void *ctx, char *err, size_t errlen) {
+/* One salvage: the two databases and what the report sums up. */
+typedef struct salvage {
+    const char *from, *to;
+    sqlite3 *old, *fresh;
+    int version;        /* the old database's schema version */
+    char seg_dir[600];  /* its segment files, or "" */
+    stor_salvage_report fn;
+    void *ctx;
+    long long lost_tables, damaged_tables;
+    bool batches_damaged;
+} salvage;
+
+/* The damaged database, opened read-only, if it can be salvaged here at all. */
+static int open_damaged(salvage *sv, char *err, size_t errlen) {
     struct stat stt;
-    if (stat(to, &stt) == 0) {
-        stor_errf(err, errlen, "%s exists: salvage writes a new database and never overwrites one (move it aside)", to);
+    if (stat(sv->to, &stt) == 0) {
+        stor_errf(err, errlen, "%s exists: salvage writes a new database and never overwrites one (move it aside)", sv->to);
         return -1;
     }
-    if (stat(from, &stt) != 0) {
-        stor_errf(err, errlen, "%s: no such file", from);
+    if (stat(sv->from, &stt) != 0) {
+        stor_errf(err, errlen, "%s: no such file", sv->from);
         return -1;
     }
-    sqlite3 *old = NULL, *fresh = NULL;
-    if (sqlite3_open_v2(from, &old, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        stor_errf(err, errlen, "open %s: %s", from, old ? sqlite3_errmsg(old) : "out of memory");
-        sqlite3_close(old);
+    if (sqlite3_open_v2(sv->from, &sv->old, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        stor_errf(err, errlen, "open %s: %s", sv->from, sv->old ? sqlite3_errmsg(sv->old) : "out of memory");
         return -1;
     }
-    int version = -1;
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(old, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        version = sqlite3_column_int(st, 0);
+    if (sqlite3_prepare_v2(sv->old, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        sv->version = sqlite3_column_int(st, 0);
     sqlite3_finalize(st);
-    if (version < 0) {
-        stor_errf(err, errlen, "%s: the header cannot be read (%s); nothing can be salvaged from it", from,
-                  sqlite3_errmsg(old));
-        sqlite3_close(old);
+    if (sv->version < 0) {
+        stor_errf(err, errlen, "%s: the header cannot be read (%s); nothing can be salvaged from it", sv->from,
+                  sqlite3_errmsg(sv->old));
         return -1;
     }
-    if (version > stor_schema_latest()) {
-        stor_errf(err, errlen, "%s has schema version %d, newer than this mskmock (%d)", from, version,
+    if (sv->version > stor_schema_latest()) {
+        stor_errf(err, errlen, "%s has schema version %d, newer than this mskmock (%d)", sv->from, sv->version,
                   stor_schema_latest());
-        sqlite3_close(old);
         return -1;
     }
     /* segment files stay where they are: the new database must be next to the old one to find them */
-    char seg_dir[600], seg_dir_to[600];
-    segment_dir(old, from, seg_dir, sizeof seg_dir);
-    if (seg_dir[0]) {
-        char a[512], b[512];
-        snprintf(a, sizeof a, "%s", from);
-        snprintf(b, sizeof b, "%s", to);
+    segment_dir(sv->old, sv->from, sv->seg_dir, sizeof sv->seg_dir);
+    if (sv->seg_dir[0]) {
+        char a[512], b[512], seg_dir_to[600];
+        snprintf(a, sizeof a, "%s", sv->from);
+        snprintf(b, sizeof b, "%s", sv->to);
         snprintf(seg_dir_to, sizeof seg_dir_to, "%s", dirname(b));
         if (strcmp(dirname(a), seg_dir_to) != 0) {
-            stor_errf(err, errlen, "%s keeps its records in %s: salvage into the same directory (%s is not)", from,
-                      seg_dir, seg_dir_to);
-            sqlite3_close(old);
+            stor_errf(err, errlen, "%s keeps its records in %s: salvage into the same directory (%s is not)", sv->from,
+                      sv->seg_dir, seg_dir_to);
             return -1;
         }
     }
-    report(fn, ctx, "salvage: %s (schema version %d) into %s", from, version, to);
+    return 0;
+}
 
+/* The new database, made by stor_open (this binary's schema) and opened for the copy. */
+static int create_fresh(salvage *sv, char *err, size_t errlen) {
     stor *made = NULL;
     char why[512];
-    if (stor_open(&made, to, STOR_SYNC_OFF, why, sizeof why) != 0) {
-        stor_errf(err, errlen, "creating %s: %s", to, why);
-        sqlite3_close(old);
+    if (stor_open(&made, sv->to, STOR_SYNC_OFF, why, sizeof why) != 0) {
+        stor_errf(err, errlen, "creating %s: %s", sv->to, why);
         return -1;
     }
     stor_close(made);
-    if (sqlite3_open_v2(to, &fresh, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-        stor_errf(err, errlen, "open %s: %s", to, fresh ? sqlite3_errmsg(fresh) : "out of memory");
-        sqlite3_close(old);
-        sqlite3_close(fresh);
+    if (sqlite3_open_v2(sv->to, &sv->fresh, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+        stor_errf(err, errlen, "open %s: %s", sv->to, sv->fresh ? sqlite3_errmsg(sv->fresh) : "out of memory");
         return -1;
     }
-    int rc = stor_sql_exec(fresh, "PRAGMA foreign_keys = OFF; PRAGMA secure_delete = OFF; BEGIN", err, errlen);
-    /* every table of the new schema, in the order they were created */
-    if (rc == 0 && sqlite3_prepare_v2(fresh, "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE "
-                                             "'sqlite_%' ORDER BY rowid", -1, &st, NULL) != SQLITE_OK)
-        rc = -1;
-    long long lost_tables = 0, damaged_tables = 0;
-    bool batches_damaged = false;
-    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
-        char t[64];
-        snprintf(t, sizeof t, "%s", (const char *)sqlite3_column_text(st, 0));
-        char cols[1024] = "", order[256] = "", desc[300] = "";
-        int ncols = columns(old, fresh, t, cols, sizeof cols, order, sizeof order, desc, sizeof desc);
-        if (ncols <= 0 && version < stor_schema_latest() && in_old_schema(old, t) == 0) {
-            /* an older schema: a later migration added the table, so there is nothing to lose */
-            report(fn, ctx, "salvage: table %s: added after schema version %d; starts empty", t, version);
-            continue;
-        }
-        if (ncols <= 0) {
-            report(fn, ctx, "salvage: table %s: not in %s, or unreadable; nothing copied", t, from);
-            lost_tables++;
-            continue;
-        }
-        long long rows;
-        char reason[160] = "";
-        bool failed;
-        if (has_rowid(old, t)) {
-            long long unreadable;
-            bool tree;
-            rows = copy_by_rowid(old, fresh, t, cols, ncols, &unreadable, &tree, reason, sizeof reason);
-            if (tree || unreadable) {
-                damaged_tables++;
-                if (!strcmp(t, "batches")) batches_damaged = true;
-                report(fn, ctx, "salvage: table %s: %lld rows copied, %lld unreadable%s (%s)", t, rows, unreadable,
-                       tree ? ", and rows under damaged tree pages not even listed" : "", reason);
-            } else {
-                report(fn, ctx, "salvage: table %s: %lld rows copied", t, rows);
-            }
-            continue;
-        }
-        rows = copy_rows(old, fresh, t, cols, ncols, order, false, &failed, reason, sizeof reason);
-        if (failed) {
-            /* past the damage from the other end */
-            char why2[160];
-            bool failed2;
-            long long back = copy_rows(old, fresh, t, cols, ncols, desc, true, &failed2, why2, sizeof why2);
-            rows += back;
-            damaged_tables++;
-            report(fn, ctx, "salvage: table %s: %lld rows copied; reading stopped at damage (%s), %lld more read "
-                            "from the end", t, rows, reason, back);
+    return 0;
+}
+
+/* What is readable of table t, copied by rowid or in key order from both ends; reported. */
+static void copy_table(salvage *sv, const char *t) {
+    stor_salvage_report fn = sv->fn;
+    void *ctx = sv->ctx;
+    char cols[1024] = "", order[256] = "", desc[300] = "";
+    int ncols = columns(sv->old, sv->fresh, t, cols, sizeof cols, order, sizeof order, desc, sizeof desc);
+    if (ncols <= 0 && sv->version < stor_schema_latest() && in_old_schema(sv->old, t) == 0) {
+        /* an older schema: a later migration added the table, so there is nothing to lose */
+        report(fn, ctx, "salvage: table %s: added after schema version %d; starts empty", t, sv->version);
+        return;
+    }
+    if (ncols <= 0) {
+        report(fn, ctx, "salvage: table %s: not in %s, or unreadable; nothing copied", t, sv->from);
+        sv->lost_tables++;
+        return;
+    }
+    long long rows;
+    char reason[160] = "";
+    bool failed;
+    if (has_rowid(sv->old, t)) {
+        long long unreadable;
+        bool tree;
+        rows = copy_by_rowid(sv->old, sv->fresh, t, cols, ncols, &unreadable, &tree, reason, sizeof reason);
+        if (tree || unreadable) {
+            sv->damaged_tables++;
+            if (!strcmp(t, "batches")) sv->batches_damaged = true;
+            report(fn, ctx, "salvage: table %s: %lld rows copied, %lld unreadable%s (%s)", t, rows, unreadable,
+                   tree ? ", and rows under damaged tree pages not even listed" : "", reason);
         } else {
             report(fn, ctx, "salvage: table %s: %lld rows copied", t, rows);
         }
+        return;
+    }
+    rows = copy_rows(sv->old, sv->fresh, t, cols, ncols, order, false, &failed, reason, sizeof reason);
+    if (failed) {
+        /* past the damage from the other end */
+        char why2[160];
+        bool failed2;
+        long long back = copy_rows(sv->old, sv->fresh, t, cols, ncols, desc, true, &failed2, why2, sizeof why2);
+        rows += back;
+        sv->damaged_tables++;
+        report(fn, ctx, "salvage: table %s: %lld rows copied; reading stopped at damage (%s), %lld more read "
+                        "from the end", t, rows, reason, back);
+    } else {
+        report(fn, ctx, "salvage: table %s: %lld rows copied", t, rows);
+    }
+}
+
+/* Every table of the new schema, in the order they were created, in one transaction left open. */
+static int copy_tables(salvage *sv, char *err, size_t errlen) {
+    sqlite3_stmt *st = NULL;
+    int rc = stor_sql_exec(sv->fresh, "PRAGMA foreign_keys = OFF; PRAGMA secure_delete = OFF; BEGIN", err, errlen);
+    if (rc == 0 && sqlite3_prepare_v2(sv->fresh, "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE "
+                                                 "'sqlite_%' ORDER BY rowid", -1, &st, NULL) != SQLITE_OK)
+        rc = -1;
+    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+        char t[64];
+        snprintf(t, sizeof t, "%s", (const char *)sqlite3_column_text(st, 0));
+        copy_table(sv, t);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* The copied batches whose bytes are not the batch they were, dropped (drop_bad_batches); reported. */
+static int keep_sound_batches(salvage *sv, char *err, size_t errlen) {
+    char first[160] = "";
+    long long bad = drop_bad_batches(sv->fresh, sv->seg_dir, first, sizeof first);
+    if (bad < 0) {
+        stor_errf(err, errlen, "checking the copied batches: %s", sqlite3_errmsg(sv->fresh));
+        return -1;
+    }
+    if (bad) {
+        if (!sv->batches_damaged) sv->damaged_tables++;
+        report(sv->fn, sv->ctx, "salvage: table batches: %lld rows dropped: read without error, their bytes are not the "
+                                "batch they were (first at %s)", bad, first);
+    }
+    return 0;
+}
+
+/* What the lost rows leave inconsistent, repaired (repairs[] above); each repair that changed rows reported. */
+static int repair(salvage *sv, char *err, size_t errlen) {
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < sizeof repairs / sizeof *repairs; i++) {
+        rc = stor_sql_exec(sv->fresh, repairs[i], err, errlen);
+        int n = sqlite3_changes(sv->fresh);
+        if (rc == 0 && n && repairs[i] != recount_bytes && repairs[i] != recount_segments)
+            report(sv->fn, sv->ctx, "salvage: repaired %d rows: %.120s", n, repairs[i]);
+    }
+    return rc;
+}
+
+/* The result must be sound: foreign keys hold and the structure checks. */
+static int check_sound(sqlite3 *fresh, char *err, size_t errlen) {
+    int rc = 0;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(fresh, "PRAGMA foreign_key_check", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+        stor_errf(err, errlen, "the salvaged database still breaks a foreign key (table %s)",
+                  (const char *)sqlite3_column_text(st, 0));
+        rc = -1;
     }
     sqlite3_finalize(st);
     st = NULL;
-    if (rc == 0) {
-        char first[160] = "";
-        long long bad = drop_bad_batches(fresh, seg_dir, first, sizeof first);
-        if (bad < 0) {
-            stor_errf(err, errlen, "checking the copied batches: %s", sqlite3_errmsg(fresh));
-            rc = -1;
-        } else if (bad) {
-            if (!batches_damaged) damaged_tables++;
-            report(fn, ctx, "salvage: table batches: %lld rows dropped: read without error, their bytes are not the "
-                            "batch they were (first at %s)", bad, first);
-        }
-    }
-    for (size_t i = 0; rc == 0 && i < sizeof repairs / sizeof *repairs; i++) {
-        rc = stor_sql_exec(fresh, repairs[i], err, errlen);
-        int n = sqlite3_changes(fresh);
-        if (rc == 0 && n && repairs[i] != recount_bytes && repairs[i] != recount_segments)
-            report(fn, ctx, "salvage: repaired %d rows: %.120s", n, repairs[i]);
-    }
-    if (rc == 0) rc = stor_sql_exec(fresh, "COMMIT", err, errlen);
-    if (rc == 0) {
-        /* the result must be sound: foreign keys hold and the structure checks */
-        if (sqlite3_prepare_v2(fresh, "PRAGMA foreign_key_check", -1, &st, NULL) == SQLITE_OK &&
-            sqlite3_step(st) == SQLITE_ROW) {
-            stor_errf(err, errlen, "the salvaged database still breaks a foreign key (table %s)",
-                      (const char *)sqlite3_column_text(st, 0));
-            rc = -1;
-        }
-        sqlite3_finalize(st);
-        st = NULL;
-    }
     if (rc == 0 && sqlite3_prepare_v2(fresh, "PRAGMA integrity_check", -1, &st, NULL) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(st, 0), "ok") != 0) {
         stor_errf(err, errlen, "the salvaged database fails integrity_check: %s", sqlite3_column_text(st, 0));
         rc = -1;
     }
     sqlite3_finalize(st);
-    sqlite3_close(old);
-    sqlite3_close(fresh);
+    return rc;
+}
+
+int stor_salvage(const char *from, const char *to, stor_salvage_report fn, void *ctx, char *err, size_t errlen) {
+    salvage sv = {.from = from, .to = to, .version = -1, .fn = fn, .ctx = ctx};
+    if (open_damaged(&sv, err, errlen) != 0) {
+        sqlite3_close(sv.old);
+        return -1;
+    }
+    report(fn, ctx, "salvage: %s (schema version %d) into %s", from, sv.version, to);
+    if (create_fresh(&sv, err, errlen) != 0) {
+        sqlite3_close(sv.old);
+        sqlite3_close(sv.fresh);
+        return -1;
+    }
+    int rc = copy_tables(&sv, err, errlen);
+    if (rc == 0) rc = keep_sound_batches(&sv, err, errlen);
+    if (rc == 0) rc = repair(&sv, err, errlen);
+    if (rc == 0) rc = stor_sql_exec(sv.fresh, "COMMIT", err, errlen);
+    if (rc == 0) rc = check_sound(sv.fresh, err, errlen);
+    sqlite3_close(sv.old);
+    sqlite3_close(sv.fresh);
     if (rc == 0)
         report(fn, ctx, "salvage: done: %lld tables damaged, %lld not readable; start mskmock on %s",
-               damaged_tables, lost_tables, to);
+               sv.damaged_tables, sv.lost_tables, to);
     else
         remove(to);
     return rc;
