@@ -1,36 +1,20 @@
 /*
- * tls: server context (given certificate or a local CA kept in <data>/tls/)
- * and a per-connection TLS engine on memory BIOs. See tls.h for the contract.
+ * tls: TLS on memory BIOs (see tls.h for the contract): the server's protocol settings
+ * (versions, ciphers, groups) and the per-connection engine. The certificate the server
+ * context serves, given or from the local CA, is tls_ca.c's.
  */
 #include "tls.h"
+#include "tls_int.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
-#include <openssl/bn.h>
 #include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/rand.h>
 #include <openssl/ssl.h>
-#include <openssl/x509.h>
-#include <openssl/x509v3.h>
 
 #include "kp_mem.h"
-
-#define CA_DAYS 3653           /* ten years */
-#define SERVER_DAYS 825        /* the longest lifetime Apple clients accept */
-#define RENEW_MARGIN_S 86400   /* reissue a certificate that expires within a day */
-#define BACKDATE_S 3600        /* tolerate client clocks an hour behind */
 
 /* Mozilla "intermediate" minus DHE: every TLS 1.2 suite has forward secrecy and an AEAD. */
 #define TLS12_CIPHERS                                                                        \
@@ -39,15 +23,6 @@
     "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
 #define TLS13_SUITES "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
 #define GROUPS "X25519:P-256:P-384"
-
-struct tls_ctx {
-    SSL_CTX *ssl;
-    char *ca_file; /* NULL with given cert files or ":memory:" */
-    char *ca_pem;  /* NULL with given cert files */
-    char ca_fp[65], cert_fp[65];
-    char *summary;
-    char warning[512];
-};
 
 struct tls_conn {
     SSL *ssl;
@@ -59,28 +34,9 @@ struct tls_conn {
     char err[512];
 };
 
-typedef struct hostlist {
-    char **v;
-    size_t n;
-} hostlist;
+/* ---------- errors ---------- */
 
-/* ---------- strings and errors ---------- */
-
-static char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *str_printf(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int len = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *s = xmalloc(len > 0 ? (size_t)len + 1 : 1);
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)(len > 0 ? len : 0) + 1, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
-/* Render (and empty) OpenSSL's error queue: reasons joined by "; ", with any detail text. */
-static void render_errors(char *buf, size_t n) {
+void tls_render_errors(char *buf, size_t n) {
     size_t len = 0;
     buf[0] = 0;
     const char *data;
@@ -101,282 +57,19 @@ static void render_errors(char *buf, size_t n) {
     if (!len) snprintf(buf, n, "unknown OpenSSL error");
 }
 
-static int fail_ssl(char *err, size_t n, const char *what) {
+int tls_fail_ssl(char *err, size_t n, const char *what) {
     char q[512];
-    render_errors(q, sizeof q);
+    tls_render_errors(q, sizeof q);
     snprintf(err, n, "%s: %s", what, q);
     return -1;
 }
 
-/* ---------- host names ---------- */
+/* ---------- server settings ---------- */
 
-static bool is_ip(const char *h) {
-    ASN1_OCTET_STRING *ip = a2i_IPADDRESS(h);
-    ASN1_OCTET_STRING_free(ip);
-    return ip != NULL;
-}
-
-static bool valid_dns_name(const char *h) {
-    size_t len = strlen(h);
-    if (len == 0 || len > 253) return false;
-    for (const char *p = h; *p; p++) {
-        char c = *p;
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
-              c == '*'))
-            return false;
-    }
-    return true;
-}
-
-static void hosts_free(hostlist *h) {
-    for (size_t i = 0; i < h->n; i++) free(h->v[i]);
-    free(h->v);
-    h->v = NULL;
-    h->n = 0;
-}
-
-static int hosts_add(hostlist *h, const char *name, char *err, size_t n) {
-    if (!name || !*name) return 0;
-    for (size_t i = 0; i < h->n; i++)
-        if (strcasecmp(h->v[i], name) == 0) return 0;
-    if (!is_ip(name) && !valid_dns_name(name)) {
-        snprintf(err, n, "tls: host name \"%s\" is neither a DNS name nor an IP address", name);
-        return -1;
-    }
-    char **v = xrealloc(h->v, sizeof(*v) * (h->n + 1));
-    h->v = v;
-    h->v[h->n] = xstrdup(name);
-    h->n++;
-    return 0;
-}
-
-static int hosts_build(hostlist *h, const tls_settings *set, char *err, size_t n) {
-    for (size_t i = 0; i < set->nhosts; i++)
-        if (hosts_add(h, set->hosts[i], err, n) < 0) return -1;
-    if (hosts_add(h, "localhost", err, n) < 0 || hosts_add(h, "127.0.0.1", err, n) < 0 || hosts_add(h, "::1", err, n) < 0)
-        return -1;
-    return 0;
-}
-
-static void hosts_join(const hostlist *h, char *buf, size_t n) {
-    size_t len = 0;
-    buf[0] = 0;
-    for (size_t i = 0; i < h->n && len + 1 < n; i++) {
-        int w = snprintf(buf + len, n - len, "%s%s", i ? ", " : "", h->v[i]);
-        if (w < 0) break;
-        len += (size_t)w;
-    }
-}
-
-/* The first host the certificate's SANs do not list exactly, or NULL when it lists them all. */
-static const char *sans_missing(X509 *x, const hostlist *h) {
-    GENERAL_NAMES *gens = X509_get_ext_d2i(x, NID_subject_alt_name, NULL, NULL);
-    const char *missing = NULL;
-    for (size_t i = 0; i < h->n && !missing; i++) {
-        ASN1_OCTET_STRING *ip = a2i_IPADDRESS(h->v[i]);
-        bool found = false;
-        for (int j = 0; gens && j < sk_GENERAL_NAME_num(gens) && !found; j++) {
-            GENERAL_NAME *g = sk_GENERAL_NAME_value(gens, j);
-            if (ip && g->type == GEN_IPADD)
-                found = ASN1_OCTET_STRING_cmp(ip, g->d.iPAddress) == 0;
-            else if (!ip && g->type == GEN_DNS) {
-                const ASN1_IA5STRING *s = g->d.dNSName;
-                size_t len = (size_t)ASN1_STRING_length(s);
-                found = len == strlen(h->v[i]) && strncasecmp((const char *)ASN1_STRING_get0_data(s), h->v[i], len) == 0;
-            }
-        }
-        ASN1_OCTET_STRING_free(ip);
-        if (!found) missing = h->v[i];
-    }
-    GENERAL_NAMES_free(gens);
-    ERR_clear_error();
-    return missing;
-}
-
-/* ---------- certificates ---------- */
-
-static void fingerprint(X509 *x, char out[65]) {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int len = 0;
-    out[0] = 0;
-    if (!X509_digest(x, EVP_sha256(), md, &len)) return;
-    for (unsigned i = 0; i < len && i < 32; i++) snprintf(out + 2 * i, 3, "%02x", md[i]);
-}
-
-static void expiry_date(X509 *x, char *buf, size_t n) {
-    struct tm tm;
-    if (ASN1_TIME_to_tm(X509_get0_notAfter(x), &tm))
-        strftime(buf, n, "%Y-%m-%d", &tm);
-    else
-        snprintf(buf, n, "?");
-}
-
-/* Valid now and for at least RENEW_MARGIN_S more seconds. */
-static bool time_ok(X509 *x) {
-    time_t now = time(NULL), later = now + RENEW_MARGIN_S;
-    return X509_cmp_time(X509_get0_notBefore(x), &now) < 0 && X509_cmp_time(X509_get0_notAfter(x), &later) > 0;
-}
-
-static int add_ext(X509 *x, X509V3_CTX *v, int nid, const char *value) {
-    X509_EXTENSION *e = X509V3_EXT_conf_nid(NULL, v, nid, value);
-    if (!e) return -1;
-    int ok = X509_add_ext(x, e, -1);
-    X509_EXTENSION_free(e);
-    return ok ? 0 : -1;
-}
-
-static int add_sans(X509 *x, const hostlist *h) {
-    GENERAL_NAMES *gens = sk_GENERAL_NAME_new_null();
-    if (!gens) return -1;
-    int rc = 0;
-    for (size_t i = 0; i < h->n && rc == 0; i++) {
-        GENERAL_NAME *g = GENERAL_NAME_new();
-        ASN1_OCTET_STRING *ip = a2i_IPADDRESS(h->v[i]);
-        if (!g) {
-            ASN1_OCTET_STRING_free(ip);
-            rc = -1;
-            break;
-        }
-        if (ip) {
-            GENERAL_NAME_set0_value(g, GEN_IPADD, ip);
-        } else {
-            ASN1_IA5STRING *s = ASN1_IA5STRING_new();
-            if (!s || !ASN1_STRING_set(s, h->v[i], -1)) {
-                ASN1_IA5STRING_free(s);
-                GENERAL_NAME_free(g);
-                rc = -1;
-                break;
-            }
-            GENERAL_NAME_set0_value(g, GEN_DNS, s);
-        }
-        if (!sk_GENERAL_NAME_push(gens, g)) {
-            GENERAL_NAME_free(g);
-            rc = -1;
-        }
-    }
-    if (rc == 0 && !X509_add1_ext_i2d(x, NID_subject_alt_name, gens, 0, X509V3_ADD_DEFAULT)) rc = -1;
-    GENERAL_NAMES_free(gens);
-    return rc;
-}
-
-/*
- * A v3 certificate for key. issuer NULL: a self-signed CA named cn.
- * Otherwise a server certificate signed by issuer/issuer_key covering sans.
- */
-static X509 *make_cert(EVP_PKEY *key, const char *cn, X509 *issuer, EVP_PKEY *issuer_key, long days, const hostlist *sans) {
-    X509 *x = X509_new();
-    BIGNUM *bn = NULL;
-    unsigned char serial[16];
-    bool ok = x && X509_set_version(x, X509_VERSION_3) && RAND_bytes(serial, sizeof serial) == 1;
-    if (ok) {
-        serial[0] = (serial[0] & 0x7f) | 0x40; /* positive, full 16 bytes */
-        bn = BN_bin2bn(serial, sizeof serial, NULL);
-        ok = bn && BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(x));
-    }
-    BN_free(bn);
-    ok = ok && X509_gmtime_adj(X509_getm_notBefore(x), -BACKDATE_S) && X509_time_adj_ex(X509_getm_notAfter(x), (int)days, 0, NULL) &&
-         X509_set_pubkey(x, key);
-    X509_NAME *name = x ? X509_get_subject_name(x) : NULL;
-    ok = ok && X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, (const unsigned char *)"mskmock", -1, -1, 0) &&
-         /* CN is at most 64 characters; clients match host names against the SANs anyway */
-         X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, (const unsigned char *)(strlen(cn) <= 64 ? cn : "mskmock broker"), -1, -1,
-                                    0) &&
-         X509_set_issuer_name(x, issuer ? X509_get_subject_name(issuer) : name);
-    if (ok) {
-        X509V3_CTX v;
-        X509V3_set_ctx(&v, issuer ? issuer : x, x, NULL, NULL, 0);
-        if (!issuer)
-            ok = add_ext(x, &v, NID_basic_constraints, "critical,CA:TRUE,pathlen:0") == 0 &&
-                 add_ext(x, &v, NID_key_usage, "critical,keyCertSign,cRLSign") == 0 &&
-                 add_ext(x, &v, NID_subject_key_identifier, "hash") == 0;
-        else
-            ok = add_ext(x, &v, NID_basic_constraints, "critical,CA:FALSE") == 0 &&
-                 add_ext(x, &v, NID_key_usage, "critical,digitalSignature") == 0 &&
-                 add_ext(x, &v, NID_ext_key_usage, "serverAuth") == 0 && add_ext(x, &v, NID_subject_key_identifier, "hash") == 0 &&
-                 add_ext(x, &v, NID_authority_key_identifier, "keyid:always") == 0 && add_sans(x, sans) == 0;
-    }
-    ok = ok && X509_sign(x, issuer ? issuer_key : key, EVP_sha256()) > 0;
-    if (!ok) {
-        X509_free(x);
-        return NULL;
-    }
-    return x;
-}
-
-/* ---------- files ---------- */
-
-static char *path_join(const char *dir, const char *name) {
-    size_t len = strlen(dir) + strlen(name) + 2;
-    char *p = xmalloc(len);
-    snprintf(p, len, "%s/%s", dir, name);
-    return p;
-}
-
-/* 0: loaded; 1: file absent; -1: present but unusable (err says why). */
-static int read_pem(const char *path, X509 **cert, EVP_PKEY **key, char *err, size_t n) {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        if (errno == ENOENT) return 1;
-        snprintf(err, n, "tls: cannot open %s: %s", path, strerror(errno));
-        return -1;
-    }
-    ERR_clear_error();
-    bool ok = cert ? (*cert = PEM_read_X509(f, NULL, NULL, NULL)) != NULL : (*key = PEM_read_PrivateKey(f, NULL, NULL, NULL)) != NULL;
-    fclose(f);
-    if (!ok) {
-        char what[512];
-        snprintf(what, sizeof what, "tls: cannot read the %s in %s", cert ? "certificate" : "private key", path);
-        return fail_ssl(err, n, what);
-    }
-    return 0;
-}
-
-/* Write a PEM file atomically (temporary file, fsync, rename) with the given mode. */
-static int write_pem(const char *path, mode_t mode, X509 *cert, EVP_PKEY *key, char *err, size_t n) {
-    size_t len = strlen(path) + 5;
-    char *tmp = xmalloc(len);
-    snprintf(tmp, len, "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-    FILE *f = fd >= 0 && fchmod(fd, mode) == 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        snprintf(err, n, "tls: cannot write %s: %s", tmp, strerror(errno));
-        if (fd >= 0) close(fd);
-        free(tmp);
-        return -1;
-    }
-    ERR_clear_error();
-    bool ok = cert ? PEM_write_X509(f, cert) : PEM_write_PrivateKey(f, key, NULL, NULL, 0, NULL, NULL);
-    ok = ok && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    int saved = errno;
-    if (fclose(f) != 0) ok = false;
-    if (ok && rename(tmp, path) != 0) {
-        saved = errno;
-        ok = false;
-    }
-    if (!ok) {
-        snprintf(err, n, "tls: cannot write %s: %s", path, strerror(saved));
-        unlink(tmp);
-    }
-    free(tmp);
-    return ok ? 0 : -1;
-}
-
-/*
- * World-readable: clients running as another user (an app container sharing the broker's volume)
- * must read ca.pem. The keys in it are written 0600.
- */
-static int make_dir(const char *path, char *err, size_t n) {
-    if (mkdir(path, 0755) == 0 || errno == EEXIST) return 0;
-    snprintf(err, n, "tls: cannot create directory %s: %s", path, strerror(errno));
-    return -1;
-}
-
-/* ---------- context ---------- */
-
-static SSL_CTX *server_ssl_ctx(char *err, size_t n) {
+SSL_CTX *tls_server_ssl_ctx(char *err, size_t n) {
     SSL_CTX *c = SSL_CTX_new(TLS_server_method());
     if (!c) {
-        fail_ssl(err, n, "tls: SSL_CTX_new");
+        tls_fail_ssl(err, n, "tls: SSL_CTX_new");
         return NULL;
     }
     static const unsigned char sid_ctx[] = "mskmock";
@@ -384,7 +77,7 @@ static SSL_CTX *server_ssl_ctx(char *err, size_t n) {
               SSL_CTX_set_cipher_list(c, TLS12_CIPHERS) && SSL_CTX_set_ciphersuites(c, TLS13_SUITES) &&
               SSL_CTX_set1_groups_list(c, GROUPS) && SSL_CTX_set_session_id_context(c, sid_ctx, sizeof sid_ctx - 1);
     if (!ok) {
-        fail_ssl(err, n, "tls: configuring the server context");
+        tls_fail_ssl(err, n, "tls: configuring the server context");
         SSL_CTX_free(c);
         return NULL;
     }
@@ -396,292 +89,12 @@ static SSL_CTX *server_ssl_ctx(char *err, size_t n) {
     return c;
 }
 
-static int use_given_files(tls_ctx *x, const tls_settings *set, const hostlist *hosts, char *err, size_t n) {
-    for (int i = 0; i < 2; i++) {
-        const char *p = i ? set->key_file : set->cert_file;
-        if (access(p, R_OK) != 0) {
-            snprintf(err, n, "tls: cannot read %s %s: %s", i ? "key file" : "certificate file", p, strerror(errno));
-            return -1;
-        }
-    }
-    ERR_clear_error();
-    char what[512];
-    if (SSL_CTX_use_certificate_chain_file(x->ssl, set->cert_file) != 1) {
-        snprintf(what, sizeof what, "tls: cannot load the certificate chain in %s", set->cert_file);
-        return fail_ssl(err, n, what);
-    }
-    /* OpenSSL refuses a key that does not match the certificate already at load time */
-    int loaded = SSL_CTX_use_PrivateKey_file(x->ssl, set->key_file, SSL_FILETYPE_PEM);
-    unsigned long e = loaded == 1 ? 0 : ERR_peek_last_error();
-    bool mismatch = loaded != 1 && ERR_GET_LIB(e) == ERR_LIB_X509 && ERR_GET_REASON(e) == X509_R_KEY_VALUES_MISMATCH;
-    if (loaded != 1 && !mismatch) {
-        snprintf(what, sizeof what, "tls: cannot load the private key in %s", set->key_file);
-        return fail_ssl(err, n, what);
-    }
-    if (mismatch || SSL_CTX_check_private_key(x->ssl) != 1) {
-        snprintf(what, sizeof what, "tls: the key in %s does not belong to the certificate in %s", set->key_file, set->cert_file);
-        return fail_ssl(err, n, what);
-    }
-    X509 *leaf = SSL_CTX_get0_certificate(x->ssl);
-    fingerprint(leaf, x->cert_fp);
-    char until[32];
-    expiry_date(leaf, until, sizeof until);
-    x->summary = str_printf("tls: serving certificate %s (key %s), expires %s, sha256 %s", set->cert_file, set->key_file, until,
-                            x->cert_fp);
-    /* a user's certificate may use wildcards: match as clients will */
-    char uncovered[256];
-    size_t len = 0;
-    uncovered[0] = 0;
-    for (size_t i = 0; i < hosts->n; i++) {
-        const char *h = hosts->v[i];
-        int ok = is_ip(h) ? X509_check_ip_asc(leaf, h, 0) : X509_check_host(leaf, h, 0, 0, NULL);
-        if (ok != 1 && len + 1 < sizeof uncovered) {
-            int w = snprintf(uncovered + len, sizeof uncovered - len, "%s%s", len ? ", " : "", h);
-            if (w > 0) len += (size_t)w;
-        }
-    }
-    ERR_clear_error();
-    if (len)
-        snprintf(x->warning, sizeof x->warning,
-                 "tls: certificate %s does not cover %s; clients that verify host names will refuse those names", set->cert_file,
-                 uncovered);
-    else if (!time_ok(leaf))
-        snprintf(x->warning, sizeof x->warning, "tls: certificate %s is not valid now or expires within a day (not after %s)",
-                 set->cert_file, until);
-    return 0;
-}
-
-static char *pem_text(X509 *cert) {
-    BIO *b = BIO_new(BIO_s_mem());
-    if (!b || !PEM_write_bio_X509(b, cert)) xoom("writing a certificate as PEM", 0);
-    char *data;
-    long len = BIO_get_mem_data(b, &data);
-    char *s = xmalloc((size_t)len + 1);
-    memcpy(s, data, (size_t)len);
-    s[len] = 0;
-    BIO_free(b);
-    return s;
-}
-
-/*
- * The local CA: load ca.pem/ca.key or create them. *note says what happened.
- * dir NULL: in memory only.
- */
-static int local_ca(const char *dir, X509 **ca, EVP_PKEY **ca_key, char *note, size_t note_n, char *err, size_t n) {
-    char *cert_path = dir ? path_join(dir, "ca.pem") : NULL, *key_path = dir ? path_join(dir, "ca.key") : NULL;
-    int rc = -1;
-    int st = dir ? read_pem(cert_path, ca, NULL, err, n) : 1;
-    if (st < 0) goto out;
-    if (st == 0) {
-        /* clients may trust this CA: never replace it silently because its key is gone */
-        int kst = read_pem(key_path, NULL, ca_key, err, n);
-        if (kst < 0) goto out;
-        if (kst == 1) {
-            snprintf(err, n, "tls: %s exists but %s does not; restore the key, or delete %s to create a new CA", cert_path, key_path,
-                     cert_path);
-            goto out;
-        }
-        if (X509_check_private_key(*ca, *ca_key) != 1) {
-            ERR_clear_error();
-            snprintf(err, n, "tls: %s does not hold the key of %s; restore it, or delete both to create a new CA", key_path, cert_path);
-            goto out;
-        }
-        if (time_ok(*ca)) {
-            snprintf(note, note_n, "reusing local CA %s", cert_path);
-            rc = 0;
-            goto out;
-        }
-        char until[32];
-        expiry_date(*ca, until, sizeof until);
-        snprintf(note, note_n, "local CA %s expired or expires within a day (%s): created a new one, clients must trust it again",
-                 cert_path, until);
-        X509_free(*ca);
-        EVP_PKEY_free(*ca_key);
-        *ca = NULL;
-        *ca_key = NULL;
-    } else {
-        if (dir)
-            snprintf(note, note_n, "created local CA %s", cert_path);
-        else
-            snprintf(note, note_n, "created an in-memory local CA (lost at exit)");
-    }
-    ERR_clear_error();
-    *ca_key = EVP_EC_gen("P-256");
-    if (!*ca_key) {
-        fail_ssl(err, n, "tls: generating the CA key");
-        goto out;
-    }
-    char cn[64];
-    unsigned char rnd[4];
-    if (RAND_bytes(rnd, sizeof rnd) != 1) {
-        fail_ssl(err, n, "tls: RAND_bytes");
-        goto out;
-    }
-    /* a distinct name per CA, so trust stores holding several can tell them apart */
-    snprintf(cn, sizeof cn, "mskmock local CA %02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3]);
-    *ca = make_cert(*ca_key, cn, NULL, NULL, CA_DAYS, NULL);
-    if (!*ca) {
-        fail_ssl(err, n, "tls: creating the CA certificate");
-        goto out;
-    }
-    /* key first: a ca.pem without its key is refused at the next start */
-    if (dir && (write_pem(key_path, 0600, NULL, *ca_key, err, n) < 0 || write_pem(cert_path, 0644, *ca, NULL, err, n) < 0)) goto out;
-    rc = 0;
-out:
-    free(cert_path);
-    free(key_path);
-    return rc;
-}
-
-/* Why the stored server certificate cannot be served again, or NULL when it can. */
-static const char *server_cert_problem(X509 *cert, EVP_PKEY *key, X509 *ca, const hostlist *hosts, char *buf, size_t n) {
-    const char *why = NULL;
-    EVP_PKEY *ca_pub = X509_get0_pubkey(ca);
-    if (X509_check_private_key(cert, key) != 1)
-        why = "server.key does not match it";
-    else if (X509_check_issued(ca, cert) != X509_V_OK || !ca_pub || X509_verify(cert, ca_pub) != 1)
-        why = "the stored one was not signed by ca.pem";
-    else if (!time_ok(cert))
-        why = "the stored one is not valid now or expires within a day";
-    else {
-        const char *miss = sans_missing(cert, hosts);
-        if (miss) {
-            snprintf(buf, n, "the stored one does not cover %s", miss);
-            why = buf;
-        }
-    }
-    ERR_clear_error();
-    return why;
-}
-
-static int use_local_ca(tls_ctx *x, const tls_settings *set, const hostlist *hosts, char *err, size_t n) {
-    bool mem = strcmp(set->data_dir, ":memory:") == 0;
-    char *dir = NULL, *cert_path = NULL, *key_path = NULL;
-    X509 *ca = NULL, *cert = NULL;
-    EVP_PKEY *ca_key = NULL, *key = NULL;
-    int rc = -1;
-    if (!mem) {
-        dir = path_join(set->data_dir, "tls");
-        if (make_dir(set->data_dir, err, n) < 0 || make_dir(dir, err, n) < 0) goto out;
-        cert_path = path_join(dir, "server.pem");
-        key_path = path_join(dir, "server.key");
-    }
-    char ca_note[600];
-    if (local_ca(dir, &ca, &ca_key, ca_note, sizeof ca_note, err, n) < 0) goto out;
-
-    const char *why = ""; /* "" = nothing stored yet, NULL = the stored one is fine */
-    char why_buf[300];
-    if (!mem) {
-        int cst = read_pem(cert_path, &cert, NULL, err, n);
-        int kst = cst == 0 ? read_pem(key_path, NULL, &key, err, n) : cst;
-        if (cst == 0 && kst == 0)
-            why = server_cert_problem(cert, key, ca, hosts, why_buf, sizeof why_buf);
-        else if (cst < 0 || kst < 0) {
-            snprintf(why_buf, sizeof why_buf, "the stored one is unusable (%s)", err);
-            why = why_buf;
-        } else if (kst == 1 && cst == 0)
-            why = "server.key is missing";
-        ERR_clear_error();
-    }
-    char names[512], until[32];
-    hosts_join(hosts, names, sizeof names);
-    if (!mem) x->ca_file = path_join(dir, "ca.pem");
-    if (why) {
-        X509_free(cert);
-        EVP_PKEY_free(key);
-        cert = NULL;
-        key = NULL;
-        if (!(key = EVP_EC_gen("P-256"))) {
-            fail_ssl(err, n, "tls: generating the server key");
-            goto out;
-        }
-        if (!(cert = make_cert(key, hosts->v[0], ca, ca_key, SERVER_DAYS, hosts))) {
-            fail_ssl(err, n, "tls: creating the server certificate");
-            goto out;
-        }
-        /* key first: a server.pem that does not match server.key is reissued at the next start */
-        if (!mem && (write_pem(key_path, 0600, NULL, key, err, n) < 0 || write_pem(cert_path, 0644, cert, NULL, err, n) < 0)) goto out;
-        expiry_date(cert, until, sizeof until);
-        x->summary = str_printf("tls: %s; issued %sserver certificate %s%s%s%s covering %s, expires %s; clients must trust %s",
-                                ca_note, *why ? "a new " : "", mem ? "(in memory)" : cert_path, *why ? " (" : "", why,
-                                *why ? ")" : "", names, until, mem ? "the in-memory CA (tls_ctx_ca_pem)" : x->ca_file);
-    } else {
-        expiry_date(cert, until, sizeof until);
-        x->summary = str_printf("tls: %s and server certificate %s covering %s, expires %s", ca_note, cert_path, names, until);
-    }
-    ERR_clear_error();
-    if (SSL_CTX_use_certificate(x->ssl, cert) != 1 || SSL_CTX_use_PrivateKey(x->ssl, key) != 1) {
-        fail_ssl(err, n, "tls: installing the server certificate");
-        goto out;
-    }
-    x->ca_pem = pem_text(ca);
-    fingerprint(ca, x->ca_fp);
-    fingerprint(cert, x->cert_fp);
-    rc = 0;
-out:
-    X509_free(ca);
-    X509_free(cert);
-    EVP_PKEY_free(ca_key);
-    EVP_PKEY_free(key);
-    free(dir);
-    free(cert_path);
-    free(key_path);
-    return rc;
-}
-
-int tls_ctx_new(tls_ctx **out, const tls_settings *set, char *err, size_t n) {
-    *out = NULL;
-    bool has_cert = set->cert_file && *set->cert_file, has_key = set->key_file && *set->key_file;
-    if (has_cert != has_key) {
-        snprintf(err, n, "tls: a certificate file needs a key file and a key file a certificate file (got only the %s)",
-                 has_cert ? "certificate" : "key");
-        return -1;
-    }
-    if (!has_cert && (!set->data_dir || !*set->data_dir)) {
-        snprintf(err, n, "tls: no certificate files and no data directory to keep a local CA in");
-        return -1;
-    }
-    hostlist hosts = {0};
-    if (hosts_build(&hosts, set, err, n) < 0) {
-        hosts_free(&hosts);
-        return -1;
-    }
-    tls_ctx *x = xcalloc(1, sizeof(*x));
-    ERR_clear_error();
-    x->ssl = server_ssl_ctx(err, n);
-    int rc = !x->ssl ? -1 : has_cert ? use_given_files(x, set, &hosts, err, n) : use_local_ca(x, set, &hosts, err, n);
-    hosts_free(&hosts);
-    ERR_clear_error();
-    if (rc < 0) {
-        tls_ctx_free(x);
-        return -1;
-    }
-    *out = x;
-    return 0;
-}
-
-void tls_ctx_free(tls_ctx *x) {
-    if (!x) return;
-    SSL_CTX_free(x->ssl); /* reference counted: live connections keep it */
-    free(x->ca_file);
-    free(x->ca_pem);
-    free(x->summary);
-    free(x);
-}
-
-const char *tls_ctx_summary(const tls_ctx *x) { return x->summary ? x->summary : ""; }
-const char *tls_ctx_warning(const tls_ctx *x) { return x->warning[0] ? x->warning : NULL; }
-const char *tls_ctx_ca_file(const tls_ctx *x) { return x->ca_file; }
-const char *tls_ctx_ca_pem(const tls_ctx *x) { return x->ca_pem; }
-const char *tls_ctx_ca_fingerprint(const tls_ctx *x) { return x->ca_fp; }
-const char *tls_ctx_cert_fingerprint(const tls_ctx *x) { return x->cert_fp; }
-
 /* ---------- connections ---------- */
 
 tls_conn *tls_conn_new(tls_ctx *x) {
     tls_conn *t = xcalloc(1, sizeof(*t));
     BIO *rbio = BIO_new(BIO_s_mem()), *wbio = BIO_new(BIO_s_mem());
-    t->ssl = SSL_new(x->ssl);
+    t->ssl = SSL_new(tls_ctx_ssl(x));
     if (!t->ssl || !rbio || !wbio) xoom("SSL_new for a TLS connection", 0); /* all they can lack is memory */
     /* an empty input buffer means "wait for more", not end of stream */
     BIO_set_mem_eof_return(rbio, -1);
@@ -737,7 +150,7 @@ static int conn_fail(tls_conn *t, int ssl_rc, const char *what) {
     char reasons[256], hint_buf[192];
     int e = SSL_get_error(t->ssl, ssl_rc);
     if (e == SSL_ERROR_SSL)
-        render_errors(reasons, sizeof reasons);
+        tls_render_errors(reasons, sizeof reasons);
     else {
         snprintf(reasons, sizeof reasons, "%s failed (SSL_get_error %d)", what, e);
         ERR_clear_error();
