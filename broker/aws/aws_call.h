@@ -1,0 +1,45 @@
+/*
+ * aws_call: one verified request to the AWS APIs mskmock serves on aws.port (aws.c): the
+ * `kafka` control plane (rest-json, kafka_api.c) and STS (the query protocol, sts.c). aws.c owns
+ * the HTTP listener, finds which service a request is for from its SigV4 credential scope,
+ * verifies the signature against the identities file, and hands the call to the service's
+ * route with the caller known. Internal to aws/.
+ */
+#ifndef AWS_CALL_H
+#define AWS_CALL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "http/http.h"
+#include "srv.h"
+
+struct iam_cred;
+
+typedef struct aws_call {
+    srv *s;
+    const http_req *rq;
+    http_resp *rs;
+    const struct iam_cred *cred; /* the verified caller's credentials (iam/iam_store.h) */
+    const char *principal;       /* the caller's ARN (an assumed role's session ARN for STS credentials) */
+    const char *account;         /* the caller's account id */
+    const char *region;          /* from the credential scope */
+    const char *request_id;      /* x-amzn-RequestId, also in the log line */
+} aws_call;
+
+/*
+ * A refusal as botocore reads a rest-json error: status, the x-amzn-errortype header (type),
+ * and the body {"message": ..., "invalidParameter": ...} (invalid_parameter NULL: none). The
+ * message goes to the log line too.
+ */
+void aws_rest_error(aws_call *c, int status, const char *type, const char *invalid_parameter, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* A refusal as botocore reads a query-protocol (STS) error: <ErrorResponse><Error><Type>Sender... */
+void aws_query_error(aws_call *c, int status, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* The services' routes (one per service; each answers every request it is given). */
+void kafka_api_route(aws_call *c);
+void sts_route(aws_call *c);
+
+#endif
