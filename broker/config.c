@@ -125,9 +125,10 @@ static const key_def keys[] = {
       "credential-expiry|rotation|token-expiry",
       "what rotation does to tokens signed with superseded credentials: credential-expiry (MSK: valid until those "
       "credentials expire), rotation (refused from the rotation on), token-expiry (only the token's expiry counts)"),
-    K("iam.authorization.default", T_ENUM, iam_authorization_default, "allow", NULL, NULL, 0, 0, "allow|deny",
-      "what an identity without \"policies\" may do: allow (everything, convenient in tests) or deny (nothing, "
-      "as on MSK)"),
+    K("iam.authorization.default", T_ENUM, iam_authorization_default, "auto", NULL, NULL, 0, 0, "allow|deny|auto",
+      "what an identity without \"policies\" may do: allow (everything), deny (nothing, as on MSK: it cannot even "
+      "log in), or auto (deny as soon as the identities file gives any identity or role policies, allow when it "
+      "gives none: IAM authentication without authorization)"),
     K("iam.authorization.idempotent.relaxed", T_BOOL, iam_authorization_idempotent_relaxed, "false", NULL, "true", 0,
       0, NULL,
       "InitProducerId without a transactional id passes with WriteData on any topic (Apache Kafka's KIP-679); "

@@ -79,6 +79,19 @@ static int resolve_plaintext(srv *s, char *err, size_t n) {
     return 0;
 }
 
+/* iam.authorization.default as it is in force, for the start-up line (auto says which way it went). */
+static const char *default_mode(srv *s) {
+    const iam_store *st = sasl_identities(s);
+    bool deny = st ? iam_store_authz_default(st) == IAM_AUTHZ_DEFAULT_DENY
+                   : s->cfg->iam_authorization_default == IAM_AUTHZ_DEFAULT_DENY;
+    if (s->cfg->iam_authorization_default != IAM_AUTHZ_DEFAULT_AUTO)
+        return deny ? "denied everything (iam.authorization.default=deny)"
+                    : "allowed everything (iam.authorization.default=allow)";
+    return deny ? "denied everything, as on MSK (iam.authorization.default=auto, and the identities file gives policies)"
+                : "allowed everything (iam.authorization.default=auto, and no identity or role in the identities file "
+                  "has policies: authentication without authorization)";
+}
+
 int authz_init(srv *s, char *err, size_t n) {
     const config *cfg = s->cfg;
     if (check_arn_part("msk.account.id", cfg->msk_account_id, err, n) ||
@@ -99,8 +112,7 @@ int authz_init(srv *s, char *err, size_t n) {
     uv_unref((uv_handle_t *)&a->apply);
     log_info("iam: resource ARNs: cluster %s, topics %stopic/%s/<topic>, groups %sgroup/%s/<group>; identities "
              "without policies are %s; plaintext listener: %s",
-             a->cluster_arn, a->base, a->suffix, a->base, a->suffix,
-             cfg->iam_authorization_default == IAM_AUTHZ_DEFAULT_DENY ? "denied everything" : "allowed everything",
+             a->cluster_arn, a->base, a->suffix, a->base, a->suffix, default_mode(s),
              a->plaintext_restricted ? a->plaintext_name : "allowed everything");
     return 0;
 }

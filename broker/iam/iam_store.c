@@ -59,6 +59,8 @@ struct iam_store {
     size_t nroles;
     int64_t interval_ms, lifetime_ms;
     bool new_session_name;
+    int authz_default;  /* IAM_AUTHZ_DEFAULT_ALLOW or _DENY: iam.authorization.default, AUTO resolved */
+    bool has_policies;  /* some entry of the file has "policies" */
 };
 
 /* ---- errors ---------------------------------------------------------------------------- */
@@ -376,6 +378,15 @@ static int parse_role(iam_store *st, parse_ctx *p, json_t *e, role_rec *r) {
     return 0;
 }
 
+/* Whether any entry of a list (identities or roles) has "policies", whatever they hold. */
+static bool any_policies(json_t *list) {
+    size_t i;
+    json_t *e;
+    if (!json_is_array(list)) return false;
+    json_array_foreach(list, i, e) if (json_is_object(e) && json_object_get(e, "policies")) return true;
+    return false;
+}
+
 static int load_file(iam_store *st, const char *file, int64_t authz_default, char *err, size_t n) {
     json_error_t je;
     json_t *root = json_load_file(file, JSON_REJECT_DUPLICATES, &je);
@@ -393,6 +404,10 @@ static int load_file(iam_store *st, const char *file, int64_t authz_default, cha
     }
     if (refuse_unknown(&p, root, known)) goto out;
     json_t *ids = json_object_get(root, "identities"), *roles = json_object_get(root, "roles");
+    st->has_policies = any_policies(ids) || any_policies(roles);
+    if (authz_default == IAM_AUTHZ_DEFAULT_AUTO)
+        p.authz_default = st->has_policies ? IAM_AUTHZ_DEFAULT_DENY : IAM_AUTHZ_DEFAULT_ALLOW;
+    st->authz_default = (int)p.authz_default;
     if (ids && !json_is_array(ids)) {
         fail(err, n, "%s: identities must be an array", file);
         goto out;
@@ -478,6 +493,7 @@ int iam_store_open(iam_store **out, const iam_store_settings *set, int64_t now_m
     if (set->rotation_interval_ms < 0) return fail(err, n, "iam store: rotation interval must not be negative");
     if (set->lifetime_ms <= 0) return fail(err, n, "iam store: credential lifetime must be positive");
     iam_store *st = xcalloc(1, sizeof *st);
+    st->authz_default = set->authz_default == IAM_AUTHZ_DEFAULT_DENY ? IAM_AUTHZ_DEFAULT_DENY : IAM_AUTHZ_DEFAULT_ALLOW;
     st->interval_ms = set->rotation_interval_ms;
     st->lifetime_ms = set->lifetime_ms;
     st->new_session_name = set->new_session_name;
@@ -651,8 +667,14 @@ static void swap_policy(iam_policy **mine, iam_policy **theirs) {
     *theirs = NULL;
 }
 
+int iam_store_authz_default(const iam_store *st) { return st->authz_default; }
+bool iam_store_has_policies(const iam_store *st) { return st->has_policies; }
+
 int iam_store_take_policies(iam_store *st, iam_store *from, char *note, size_t n) {
     int changed = 0;
+    /* under AUTO the reloaded file may decide the other way: its entries were parsed that way */
+    st->authz_default = from->authz_default;
+    st->has_policies = from->has_policies;
     size_t l = 0;
     note[0] = '\0';
     for (size_t i = 0; i < st->ncreds; i++) { /* long-term keys, by access key id */

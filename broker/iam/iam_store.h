@@ -66,14 +66,21 @@ typedef enum iam_invalidation {
     IAM_INVALIDATE_TOKEN_EXPIRY,
 } iam_invalidation;
 
-enum { IAM_AUTHZ_DEFAULT_ALLOW, IAM_AUTHZ_DEFAULT_DENY }; /* iam.authorization.default */
+/*
+ * iam.authorization.default: what an identity without "policies" may do. AUTO is MSK's rule
+ * where it can be told apart from a test setup: nothing, as on MSK (an IAM identity with no
+ * policy granting kafka-cluster:Connect cannot even log in), as soon as the identities file
+ * gives any identity or role policies; everything when no entry has any (IAM authentication
+ * without authorization, convenient in tests).
+ */
+enum { IAM_AUTHZ_DEFAULT_ALLOW, IAM_AUTHZ_DEFAULT_DENY, IAM_AUTHZ_DEFAULT_AUTO };
 
 typedef struct iam_store_settings {
     const char *file;              /* NULL or "": no identities (every token is refused) */
     int64_t rotation_interval_ms;  /* 0: never rotate */
     int64_t lifetime_ms;           /* validity of issued role credentials */
     bool new_session_name;         /* new role-session name at each rotation */
-    int64_t authz_default;         /* IAM_AUTHZ_DEFAULT_DENY: no "policies" means an empty set */
+    int64_t authz_default;         /* IAM_AUTHZ_DEFAULT_*: DENY: no "policies" means an empty set */
 } iam_store_settings;
 
 /*
@@ -146,6 +153,10 @@ const char *iam_store_role_arn(const iam_store *st, const char *role);
  * only one of them has are listed in note (they take effect at the next start). Returns how
  * many identities and roles got from's policies; from is left without them.
  */
+/* What an entry without "policies" may do in this store: ALLOW or DENY (AUTO resolved at load). */
+int iam_store_authz_default(const iam_store *st);
+/* Whether the file gave any identity or role "policies" (what AUTO decides by). */
+bool iam_store_has_policies(const iam_store *st);
 int iam_store_take_policies(iam_store *st, iam_store *from, char *note, size_t n);
 
 /*

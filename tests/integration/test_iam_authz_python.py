@@ -184,3 +184,32 @@ def test_sighup_reloads_policies_after_the_propagation_delay(tmp_path):
         b.stop(check=True)
     finally:
         b.cleanup()
+
+
+# An identity with no "policies" at all, beside ones that have them.
+BARE = Identity("AKIAMSKMOCKAUTHZ0006", "s3cret/bare+key/0123456789abcdefghijklmnop",
+                "arn:aws:iam::%s:user/bare" % iam.ACCOUNT)
+
+
+def test_default_auto_refuses_an_identity_without_policies_once_the_file_has_any(tmp_path):
+    """iam.authorization.default=auto, the default (issue 34): as on MSK, an identity whose
+    policies grant nothing cannot log in ("Access denied") as soon as the identities file gives
+    any identity policies; a file with no policies anywhere keeps allowing everything, and the
+    start-up line says which way it went."""
+    ids = tmp_path / "identities.json"
+    iam.write_identities(ids, identities=(WRITER, BARE), roles=())
+    b = IamBroker(ids, broker_count=1, credentials_endpoint=False, config=dict(CONFIG, **{"default.replication.factor": 1}))
+    with running(b):
+        assert "identities without policies are denied everything, as on MSK (iam.authorization.default=auto" \
+            in b.log_text(), b.log_tail()
+        r = create_topic(b, BARE, "orders-bare", check=False)
+        assert r.rc != 0, r.describe()
+        assert re.search(r"SASL authentication error: \[[0-9a-f-]{36}\]: Access denied", r.stderr), r.describe()
+        create_topic(b, WRITER, "orders-written")  # the identity with policies is served as before
+
+    iam.write_identities(ids, identities=(BARE,), roles=())
+    b = IamBroker(ids, broker_count=1, credentials_endpoint=False, config=dict(CONFIG, **{"default.replication.factor": 1}))
+    with running(b):
+        assert "identities without policies are allowed everything (iam.authorization.default=auto, and no " \
+            "identity or role" in b.log_text(), b.log_tail()
+        create_topic(b, BARE, "anything-goes")
