@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include <openssl/crypto.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,18 +54,18 @@ struct client {
     client *prev, *next;
     http_parser parser;
     int64_t deadline_ms; /* clk_mono_ms */
-    bool responded, shut, peer_eof, closing, complete, in_auth;
+    bool responded, shut, peer_eof, closing, complete;
     size_t received;
     char peer[64];
     char target[MAX_TARGET + 1];
     size_t target_len;
     bool target_long;
-    char field[32]; /* the header name being read, lower case, cut at 31 */
-    size_t field_len;
-    bool field_done; /* the value of `field` is being read */
-    char auth[MAX_AUTH + 1];
-    size_t auth_len;
-    bool auth_long;
+    /* header fields as NUL-terminated names (lower case) and values, back to back in hbuf */
+    char hbuf[HTTP_MAX_HEAD + 2 * HTTP_MAX_HEADERS + 2];
+    size_t hlen;
+    uint16_t hname[HTTP_MAX_HEADERS], hvalue[HTTP_MAX_HEADERS];
+    int nheaders;
+    bool in_value; /* the value of the last header is being read */
     char *body;
     size_t body_len, body_cap;
     int refuse;          /* a limit hit while parsing: the status to answer */
@@ -231,14 +232,16 @@ static void send_resp(client *c, const char *method, const char *path, http_resp
     c->responded = true;
     const char *ctype = rs->content_type ? rs->content_type : "application/json";
     size_t cap = rs->len + 400;
+    size_t extra = strlen(rs->headers);
+    cap += extra;
     c->out = xmalloc(cap);
     char allow[80] = "";
     if (rs->allow[0]) snprintf(allow, sizeof allow, "Allow: %s\r\n", rs->allow);
     int hl = snprintf(c->out, cap,
                       "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n"
-                      "%s%sConnection: close\r\n\r\n",
+                      "%s%s%sConnection: close\r\n\r\n",
                       rs->status, reason_phrase(rs->status), ctype, rs->len, allow,
-                      rs->status == 401 ? "WWW-Authenticate: Bearer\r\n" : "");
+                      rs->status == 401 ? "WWW-Authenticate: Bearer\r\n" : "", rs->headers);
     if (rs->len) memcpy(c->out + hl, rs->body, rs->len);
     free(rs->body);
     rs->body = NULL;
@@ -251,6 +254,20 @@ static void send_resp(client *c, const char *method, const char *path, http_resp
     if (uv_write(&c->wr, (uv_stream_t *)&c->tcp, &b, 1, on_write) != 0 ||
         uv_shutdown(&c->sd, (uv_stream_t *)&c->tcp, on_shutdown) != 0)
         client_close(c);
+}
+
+const char *http_header_get(const http_req *rq, const char *name) {
+    for (size_t i = 0; i < rq->n_headers; i++)
+        if (!strcmp(rq->headers[i].name, name)) return rq->headers[i].value;
+    return NULL;
+}
+
+bool http_resp_header(http_resp *rs, const char *name, const char *value) {
+    if (strpbrk(name, "\r\n:") || strpbrk(value, "\r\n")) return false;
+    size_t used = strlen(rs->headers), need = strlen(name) + 2 + strlen(value) + 2;
+    if (used + need >= sizeof rs->headers) return false;
+    snprintf(rs->headers + used, sizeof rs->headers - used, "%s: %s\r\n", name, value);
+    return true;
 }
 
 static void refuse(client *c, int status, const char *code, const char *msg) {
@@ -279,13 +296,27 @@ static void dispatch(client *c) {
         memcpy(query, c->target + u.field_data[UF_QUERY].off, u.field_data[UF_QUERY].len);
         query[u.field_data[UF_QUERY].len] = '\0';
     }
+    char raw_path[MAX_TARGET + 1];
+    memcpy(raw_path, raw, u.field_data[UF_PATH].len);
+    raw_path[u.field_data[UF_PATH].len] = '\0';
+    http_header headers[HTTP_MAX_HEADERS];
+    const char *authorization = NULL;
+    for (int i = 0; i < c->nheaders; i++) {
+        headers[i] = (http_header){c->hbuf + c->hname[i], c->hbuf + c->hvalue[i]};
+        /* as before the headers were kept: a longer Authorization is none (no route takes one) */
+        if (!authorization && !strcmp(headers[i].name, "authorization") && strlen(headers[i].value) <= MAX_AUTH)
+            authorization = headers[i].value;
+    }
     http_req rq = {
         .method = method,
         .path = path,
+        .raw_path = raw_path,
         .query = has_query ? query : NULL,
         .body = c->body ? c->body : "",
         .body_len = c->body_len,
-        .authorization = c->auth_len && !c->auth_long ? c->auth : NULL,
+        .authorization = authorization && *authorization ? authorization : NULL,
+        .headers = headers,
+        .n_headers = (size_t)c->nheaders,
         .peer = c->peer,
     };
     http_resp rs = {.status = 200};
@@ -307,31 +338,57 @@ static int on_url(http_parser *p, const char *at, size_t len) {
     return 0;
 }
 
+/* Appends to hbuf, NUL-terminated; false when full (the parser's head limit keeps it from happening). */
+static bool hbuf_put(client *c, const char *at, size_t len, bool lower) {
+    if (c->hlen + len + 1 >= sizeof c->hbuf) return false;
+    for (size_t i = 0; i < len; i++)
+        c->hbuf[c->hlen + i] = (char)(lower && at[i] >= 'A' && at[i] <= 'Z' ? at[i] + 32 : at[i]);
+    c->hlen += len;
+    c->hbuf[c->hlen] = '\0';
+    return true;
+}
+
+/* The parser may hand a name or a value over in pieces (split across reads): a field starts after a value. */
 static int on_header_field(http_parser *p, const char *at, size_t len) {
     client *c = p->data;
-    if (c->field_done) c->field_len = 0, c->field_done = false;
-    for (size_t i = 0; i < len && c->field_len < sizeof c->field - 1; i++)
-        c->field[c->field_len++] = (char)(at[i] >= 'A' && at[i] <= 'Z' ? at[i] + 32 : at[i]);
-    c->field[c->field_len] = '\0';
+    if (c->in_value || c->nheaders == 0) {
+        if (c->nheaders == HTTP_MAX_HEADERS) {
+            c->refuse = 431;
+            return -1;
+        }
+        if (c->nheaders) c->hlen++; /* past the previous value's NUL */
+        c->hname[c->nheaders++] = (uint16_t)c->hlen;
+        c->in_value = false;
+    }
+    if (!hbuf_put(c, at, len, true)) {
+        c->refuse = 431;
+        return -1;
+    }
     return 0;
 }
 
 static int on_header_value(http_parser *p, const char *at, size_t len) {
     client *c = p->data;
-    c->field_done = true;
-    if (strcmp(c->field, "authorization") != 0) return 0;
-    if (c->auth_len + len > MAX_AUTH) {
-        c->auth_long = true;
-        return 0;
+    if (!c->in_value) {
+        c->hlen++; /* past the name's NUL */
+        c->hvalue[c->nheaders - 1] = (uint16_t)c->hlen;
+        c->hbuf[c->hlen] = '\0';
+        c->in_value = true;
     }
-    memcpy(c->auth + c->auth_len, at, len);
-    c->auth_len += len;
-    c->auth[c->auth_len] = '\0';
+    if (!hbuf_put(c, at, len, false)) {
+        c->refuse = 431;
+        return -1;
+    }
     return 0;
 }
 
 static int on_headers_complete(http_parser *p) {
     client *c = p->data;
+    if (c->nheaders && !c->in_value) { /* a last name without a value (the parser does not allow it, but) */
+        c->hlen++;
+        c->hvalue[c->nheaders - 1] = (uint16_t)c->hlen;
+        c->hbuf[c->hlen] = '\0';
+    }
     if (c->target_long) {
         c->refuse = 414;
         return -1;
@@ -429,6 +486,10 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b) {
         refuse(c, 400, "BadRequest", "not HTTP/1.0 or HTTP/1.1");
     } else if (c->refuse) {
         refuse(c, 500, "InternalError", "out of memory");
+    } else if (c->refuse == 431) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "more than %d header fields", HTTP_MAX_HEADERS);
+        refuse(c, 431, "RequestHeaderFieldsTooLarge", msg);
     } else if (e == HPE_HEADER_OVERFLOW) {
         char msg[96];
         snprintf(msg, sizeof msg, "request head larger than %d bytes", HTTP_MAX_HEAD);

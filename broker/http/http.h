@@ -6,10 +6,13 @@
  * line, headers, Content-Length and chunked bodies. This module owns the sockets, the limits
  * and the response framing; a route handler gets a whole request and fills one response,
  * synchronously, on the loop: it may read and change any broker state, as a Kafka handler does.
+ * A handler sees every header field (the AWS APIs verify SigV4 over them) and may add its own
+ * response header lines (x-amzn-RequestId, x-amzn-ErrorType).
  *
  * Every response carries Connection: close; after writing it the server shuts its side down and
  * reads (discarding) until the client's EOF before closing, so the response is never cut by a
- * reset. Limits: HTTP_MAX_HEAD bytes of request line and headers (431), opts.max_body bytes of
+ * reset. Limits: HTTP_MAX_HEAD bytes of request line and headers, HTTP_MAX_HEADERS header fields
+ * (431 either way), opts.max_body bytes of
  * body (413), opts.max_clients connections (more are closed at once), opts.timeout_ms for a
  * connection's whole life (a slow or idle client is closed; 408 when it had started a request).
  * One log line per request: peer, method, path (without the query, which may be private),
@@ -23,16 +26,26 @@
 #include <uv.h>
 
 #define HTTP_MAX_HEAD 8192
+#define HTTP_MAX_HEADERS 64 /* more header fields in one request: 431 */
 
 typedef struct http_server http_server;
+
+/* One request header field: the name lower-cased, the value as sent (leading blanks dropped by the parser). */
+typedef struct http_header {
+    const char *name;
+    const char *value;
+} http_header;
 
 typedef struct http_req {
     const char *method;        /* "GET", "POST", ... */
     const char *path;          /* percent-decoded path, without query; never NULL */
+    const char *raw_path;      /* the path as sent, still percent-encoded (what SigV4 signs) */
     const char *query;         /* raw query string after '?', or NULL */
     const char *body;          /* NUL-terminated (the body may hold NULs: use body_len) */
     size_t body_len;
     const char *authorization; /* the Authorization header, or NULL */
+    const http_header *headers; /* every header field, in the order sent (repeated names repeat) */
+    size_t n_headers;
     const char *peer;          /* "host:port" */
 } http_req;
 
@@ -42,6 +55,7 @@ typedef struct http_resp {
     char *body;                /* malloc'd; the server frees it */
     size_t len;
     char allow[64];            /* Allow header of a 405 ("GET, POST") */
+    char headers[512];         /* extra header lines, "Name: value\r\n" each (http_resp_header) */
     bool quiet;                /* log the request at debug, not info (health checks, scrapes) */
     char detail[256];          /* appended to the request's log line */
 } http_resp;
@@ -71,6 +85,10 @@ void http_close(http_server *h);
 void http_json(http_resp *rs, int status, void *j /* json_t* */);
 /* A JSON error {"code": code, "message": message} with status; the message goes to the log too. */
 void http_error(http_resp *rs, int status, const char *code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* The first value of a request header (name in lower case), or NULL. */
+const char *http_header_get(const http_req *rq, const char *name);
+/* Adds "name: value" to the response's headers; false (nothing added) when it would not fit or holds CR/LF. */
+bool http_resp_header(http_resp *rs, const char *name, const char *value);
 /* The value of name in a query string (percent-decoded, '+' as space) into out; false if absent. */
 bool http_query_get(const char *query, const char *name, char *out, size_t cap);
 
