@@ -37,6 +37,7 @@ typedef struct cred_rec {
     role_rec *role;    /* NULL for long-term keys */
     char *mem;
     iam_policy *own_policy; /* a long-term key's policies (pub.policy points here); roles own theirs */
+    bool assumed;      /* issued by AssumeRole (iam_store_assume): lives until it expires, then is forgotten */
 } cred_rec;
 
 struct role_rec {
@@ -48,6 +49,7 @@ struct role_rec {
     iam_policy *policy;  /* NULL: the role has no "policies" */
     int64_t next_rotation_ms; /* -1: never */
     uint64_t rotations;
+    int64_t max_session_s; /* AssumeRole's bound on DurationSeconds (IAM's MaxSessionDuration) */
 };
 
 struct iam_store {
@@ -339,7 +341,7 @@ static int parse_identity(iam_store *st, parse_ctx *p, json_t *e) {
 }
 
 static int parse_role(iam_store *st, parse_ctx *p, json_t *e, role_rec *r) {
-    static const char *const known[] = {"name", "arn", "session_name", "policies", NULL};
+    static const char *const known[] = {"name", "arn", "session_name", "policies", "max_session_duration", NULL};
     if (!json_is_object(e)) return fail(p->err, p->n, "%s: %s: not a JSON object", p->file, p->where);
     if (refuse_unknown(p, e, known)) return -1;
     const char *name, *arn, *session;
@@ -368,6 +370,16 @@ static int parse_role(iam_store *st, parse_ctx *p, json_t *e, role_rec *r) {
         return fail(p->err, p->n, "%s: %s: arn '%s' is not an IAM role ARN (arn:aws:iam::<account>:role/<name>)",
                     p->file, p->where, iam_quote(arn).s);
     rname++;
+    /* IAM's MaxSessionDuration: 1 to 12 hours, 1 hour unless set
+     * (https://docs.aws.amazon.com/IAM/latest/UserGuide/id_roles_update-role-settings.html) */
+    json_t *max = json_object_get(e, "max_session_duration");
+    r->max_session_s = IAM_ROLE_MAX_SESSION_DEFAULT_S;
+    if (max && !json_is_null(max)) {
+        if (!json_is_integer(max) || json_integer_value(max) < 3600 || json_integer_value(max) > 43200)
+            return fail(p->err, p->n, "%s: %s: max_session_duration must be seconds, 3600 to 43200", p->file,
+                        p->where);
+        r->max_session_s = json_integer_value(max);
+    }
     if (parse_policies(p, e, &r->policy)) return -1;
     size_t need = strlen("arn::sts:::assumed-role//") + plen + alen + strlen(rname) + 1;
     r->name = xstrdup(name);
@@ -459,7 +471,8 @@ static int random_base64(char *out, size_t nbytes) {
     return 0;
 }
 
-static cred_rec *issue(iam_store *st, role_rec *r, int64_t now_ms) {
+/* New credentials of role r for the given session name, valid lifetime_ms from now_ms. */
+static cred_rec *issue_session(iam_store *st, role_rec *r, const char *session, int64_t lifetime_ms, int64_t now_ms) {
     char akid[21], secret[41], token[201], principal[MAX_ARN + MAX_SESSION_NAME + 64];
     memcpy(akid, "ASIA", 4);
     for (int tries = 0;; tries++) {
@@ -467,6 +480,17 @@ static cred_rec *issue(iam_store *st, role_rec *r, int64_t now_ms) {
         if (!find(st, akid)) break;
     }
     if (random_base64(secret, 30) != 0 || random_base64(token, 150) != 0) return NULL;
+    snprintf(principal, sizeof principal, "%s%s", r->sts_prefix, session);
+    cred_rec *c = cred_new(akid, secret, token, principal);
+    add(st, c);
+    c->role = r;
+    c->pub.role = r->name;
+    c->pub.policy = r->policy;
+    c->pub.expiry_ms = (now_ms + lifetime_ms) / 1000 * 1000;
+    return c;
+}
+
+static cred_rec *issue(iam_store *st, role_rec *r, int64_t now_ms) {
     char session[MAX_SESSION_NAME + 1];
     if (st->new_session_name && r->rotations) {
         char suffix[24];
@@ -476,14 +500,7 @@ static cred_rec *issue(iam_store *st, role_rec *r, int64_t now_ms) {
     } else {
         snprintf(session, sizeof session, "%s", r->session_name);
     }
-    snprintf(principal, sizeof principal, "%s%s", r->sts_prefix, session);
-    cred_rec *c = cred_new(akid, secret, token, principal);
-    add(st, c);
-    c->role = r;
-    c->pub.role = r->name;
-    c->pub.policy = r->policy;
-    c->pub.expiry_ms = (now_ms + st->lifetime_ms) / 1000 * 1000;
-    return c;
+    return issue_session(st, r, session, st->lifetime_ms, now_ms);
 }
 
 /* ---- API ------------------------------------------------------------------------------- */
@@ -563,7 +580,7 @@ static void forget_expired(iam_store *st, int64_t now_ms) {
     size_t kept = 0;
     for (size_t i = 0; i < st->ncreds; i++) {
         cred_rec *c = st->creds[i];
-        bool forget = c->role && c->pub.superseded_ms >= 0 && c->pub.expiry_ms >= 0 &&
+        bool forget = c->role && (c->pub.superseded_ms >= 0 || c->assumed) && c->pub.expiry_ms >= 0 &&
                       now_ms - c->pub.expiry_ms > IAM_FORGET_AFTER_MS;
         if (forget)
             cred_free(c);
@@ -624,6 +641,24 @@ const iam_cred *iam_store_expire(iam_store *st, const char *access_key_id, int64
     /* a role's current credentials that expired are replaced, as STS would issue new ones */
     if (c->role && c->role->current == c && iam_store_rotate_role(st, c->role->name, now_ms) == 0) *rotated = true;
     return &c->pub;
+}
+
+const iam_cred *iam_store_assume(iam_store *st, const char *role_arn, const char *session_name, int64_t duration_ms,
+                                 int64_t now_ms) {
+    role_rec *r = NULL;
+    for (size_t i = 0; st && i < st->nroles && !r; i++)
+        if (!strcmp(st->roles[i].arn, role_arn)) r = &st->roles[i];
+    size_t sl = strlen(session_name);
+    if (!r || sl < 2 || sl > MAX_SESSION_NAME || !all_chars(session_name, "+=,.@_-") || duration_ms <= 0) return NULL;
+    cred_rec *c = issue_session(st, r, session_name, duration_ms, now_ms);
+    if (c) c->assumed = true;
+    return c ? &c->pub : NULL;
+}
+
+int64_t iam_store_role_max_session_s(const iam_store *st, const char *role_arn) {
+    for (size_t i = 0; st && i < st->nroles; i++)
+        if (!strcmp(st->roles[i].arn, role_arn)) return st->roles[i].max_session_s;
+    return -1;
 }
 
 const iam_cred *iam_store_at(const iam_store *st, size_t i) { return st && i < st->ncreds ? &st->creds[i]->pub : NULL; }

@@ -28,7 +28,7 @@
  *     ],
  *     "roles": [
  *       {"name": "app", "arn": "arn:aws:iam::123456789012:role/app",
- *        "session_name": "app-session",
+ *        "session_name": "app-session", "max_session_duration": 3600,
  *        "policies": [{"Version": "2012-10-17", "Statement": [...]}, "app-policy.json"]}
  *     ]
  *   }
@@ -38,6 +38,8 @@
  * A role's principal is arn:aws:sts::<account>:assumed-role/<role name>/<session
  * name>; with iam.credentials.new.session.name=true each rotation uses a new
  * session name (reproduces "Cannot change principals").
+ * "max_session_duration" (optional, seconds, 3600-43200, default 3600): IAM's
+ * MaxSessionDuration, the longest DurationSeconds STS AssumeRole (aws/sts.c) grants.
  */
 /* Named iam_cred, not iam_credential: iam_token.h uses that name for its lookup result. */
 #ifndef IAM_STORE_H
@@ -134,6 +136,20 @@ int iam_store_rotate_role(iam_store *st, const char *role, int64_t now_ms);
  * NULL when the key is unknown.
  */
 const iam_cred *iam_store_expire(iam_store *st, const char *access_key_id, int64_t now_ms, bool *rotated);
+/*
+ * STS AssumeRole: new temporary credentials ("ASIA..." as rotation issues them) of the role whose
+ * ARN is role_arn, for the principal arn:<partition>:sts::<account>:assumed-role/<role>/<session_name>,
+ * with the role's policies, expiring duration_ms from now_ms (down to a whole second). They are
+ * never rotated nor superseded; like superseded credentials they are forgotten
+ * IAM_FORGET_AFTER_MS after they expire. The caller checks duration_ms against
+ * iam_store_role_max_session_s. NULL: no such role, a session name outside
+ * [A-Za-z0-9+=,.@_-]{2,64}, or no random bytes.
+ */
+const iam_cred *iam_store_assume(iam_store *st, const char *role_arn, const char *session_name, int64_t duration_ms,
+                                 int64_t now_ms);
+/* A role's max_session_duration in seconds (IAM's MaxSessionDuration), by its ARN; -1: no such role. */
+#define IAM_ROLE_MAX_SESSION_DEFAULT_S 3600
+int64_t iam_store_role_max_session_s(const iam_store *st, const char *role_arn);
 /* The i-th known credential (i < iam_store_count), for listings. */
 const iam_cred *iam_store_at(const iam_store *st, size_t i);
 /* When the next rotation is due (ms, wall clock), or -1. */

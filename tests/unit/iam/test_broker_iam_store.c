@@ -170,6 +170,43 @@ static void test_expiry_whole_seconds(void **state) {
     iam_store_free(st);
 }
 
+/* STS AssumeRole's credentials: the role's policies, the session's principal, their own expiry,
+ * untouched by rotation, forgotten an hour after they expire. */
+static void test_assume(void **state) {
+    (void)state;
+    iam_store *st = open_text("{\"roles\": [{\"name\": \"app\", \"arn\": \"arn:aws:iam::123456789012:role/app\", "
+                              "\"max_session_duration\": 7200}, {\"name\": \"b\", \"arn\": \"arn:aws:iam::1:role/b\"}]}",
+                              HOUR, 6 * HOUR, false);
+    assert_int_equal(iam_store_role_max_session_s(st, "arn:aws:iam::123456789012:role/app"), 7200);
+    assert_int_equal(iam_store_role_max_session_s(st, "arn:aws:iam::1:role/b"), IAM_ROLE_MAX_SESSION_DEFAULT_S);
+    assert_int_equal(iam_store_role_max_session_s(st, "arn:aws:iam::1:role/none"), -1);
+    assert_null(iam_store_assume(st, "arn:aws:iam::1:role/none", "s1", 900000, T0));
+    assert_null(iam_store_assume(st, "arn:aws:iam::1:role/b", "s", 900000, T0));     /* session name too short */
+    assert_null(iam_store_assume(st, "arn:aws:iam::1:role/b", "a b", 900000, T0));   /* not in the alphabet */
+    const iam_cred *cr = iam_store_assume(st, "arn:aws:iam::123456789012:role/app", "build-7", 900000, T0 + 500);
+    assert_non_null(cr);
+    assert_memory_equal(cr->access_key_id, "ASIA", 4);
+    assert_int_equal(strlen(cr->access_key_id), 20);
+    assert_non_null(cr->session_token);
+    assert_string_equal(cr->principal, "arn:aws:sts::123456789012:assumed-role/app/build-7");
+    assert_string_equal(cr->role, "app");
+    assert_int_equal(cr->expiry_ms, T0 + 900000);
+    assert_int_equal(cr->superseded_ms, -1);
+    char akid[32];
+    snprintf(akid, sizeof akid, "%s", cr->access_key_id);
+    assert_ptr_equal(iam_store_lookup(st, akid), cr);
+    assert_ptr_not_equal(iam_store_current(st, "app"), cr);
+    /* rotation leaves them alone; an hour past their expiry they are forgotten */
+    assert_int_equal(iam_store_rotate_role(st, "app", T0 + 1000), 0);
+    assert_ptr_equal(iam_store_lookup(st, akid), cr);
+    assert_int_equal(cr->superseded_ms, -1);
+    iam_store_rotate_due(st, T0 + 900000 + IAM_FORGET_AFTER_MS - 1);
+    assert_non_null(iam_store_lookup(st, akid));
+    iam_store_rotate_due(st, T0 + 900000 + IAM_FORGET_AFTER_MS + 1);
+    assert_null(iam_store_lookup(st, akid));
+    iam_store_free(st);
+}
+
 static void test_no_file(void **state) {
     (void)state;
     const char *files[] = {NULL, ""};
@@ -274,7 +311,10 @@ static void test_file_errors(void **state) {
                  "roles[0]: arn 'iam::1:role/app' does not start with \"arn:aws\"");
     expect_error("{\"roles\": [" ROLE_OK ", " ROLE_OK "]}", "roles[1]: name 'app' is already used by roles[0]");
     expect_error("{\"roles\": [{\"name\": \"app\", \"arn\": \"arn:aws:iam::1:role/app\", \"sesion_name\": \"x\"}]}",
-                 "roles[0]: unknown key 'sesion_name' (known: name, arn, session_name, policies)");
+                 "roles[0]: unknown key 'sesion_name' (known: name, arn, session_name, policies, "
+                 "max_session_duration)");
+    expect_error("{\"roles\": [{\"name\": \"app\", \"arn\": \"arn:aws:iam::1:role/app\", \"max_session_duration\": 900}]}",
+                 "roles[0]: max_session_duration must be seconds, 3600 to 43200");
     expect_error("{\"roles\": [{\"name\": \"app\", \"arn\": \"arn:aws:iam::1:role/app\", \"session_name\": \"x\"}]}",
                  "roles[0]: session_name 'x' is not 2-64 of A-Z a-z 0-9 +=,.@_-");
     expect_error("{\"roles\": [{\"name\": \"a/b\", \"arn\": \"arn:aws:iam::1:role/app\"}]}",
@@ -950,6 +990,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_good_file, teardown_files),
         cmocka_unit_test_teardown(test_expiry_whole_seconds, teardown_files),
         cmocka_unit_test_teardown(test_no_file, teardown_files),
+        cmocka_unit_test_teardown(test_assume, teardown_files),
         cmocka_unit_test_teardown(test_file_errors, teardown_files),
         cmocka_unit_test_teardown(test_rotation, teardown_files),
         cmocka_unit_test_teardown(test_rotation_expiry_before_rotation, teardown_files),
