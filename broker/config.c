@@ -69,6 +69,10 @@ static const key_def keys[] = {
       "HTTP admin API and Prometheus metrics (/v1/..., /metrics; docs/admin-api.md), bound on bind.address; 0: off"),
     K("admin.token", T_STR, admin_token, "", NULL, NULL, 0, 0, NULL,
       "when set, the admin API wants 'Authorization: Bearer <token>' on everything but /v1/health and /v1/ready"),
+    K("aws.port", T_INT, aws_port, "0", NULL, NULL, 0, 65535, NULL,
+      "HTTP endpoint of the AWS APIs around the cluster: the kafka control plane (DescribeClusterV2, "
+      "GetBootstrapBrokers, ...) and STS (GetCallerIdentity), SigV4-verified against iam.identities.file "
+      "(docs/control-plane.md); bound on bind.address; 9081 is its place in the port.base layout; 0: off"),
     K("external.advertised.host", T_STR, external_advertised_host, "localhost", NULL, NULL, 0, 0, NULL,
       "host name put in Metadata for connections to the external listeners (the generated certificate covers it)"),
     K("ready.file", T_STR, ready_file, "", NULL, NULL, 0, 0, NULL,
@@ -631,6 +635,7 @@ static int apply_port_base(config *cfg, char *err, size_t errlen) {
     } keys[] = {{"plaintext.port", &cfg->plaintext_port},       {"iam.port", &cfg->iam_port},
                 {"sasl.plaintext.port", &cfg->sasl_plaintext_port}, {"external.port", &cfg->external_port},
                 {"external.iam.port", &cfg->external_iam_port},   {"admin.port", &cfg->admin_port},
+                {"aws.port", &cfg->aws_port},
                 {"iam.credentials.port", &cfg->iam_credentials_port}};
     int64_t shift = cfg->port_base - CFG_PORT_BASE;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {

@@ -43,6 +43,7 @@ typedef struct config {
     int64_t port_base;       /* every port key is moved by port_base - CFG_PORT_BASE (cfg_finish) */
     bool port_base_applied;
     int64_t admin_port;
+    int64_t aws_port;        /* the AWS APIs' HTTP listener (broker/aws/); 0: off */
     char *admin_token;
     char *external_advertised_host;
     char *ready_file;

@@ -15,6 +15,7 @@
 
 #include "admin/admin.h"
 #include "admin/fault.h"
+#include "aws/aws.h"
 #include "clock.h"
 #include "log.h"
 #include "group/group.h"
@@ -204,6 +205,7 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, char *err, size_t errlen) {
     topic_cleaner_start(s);
     if (net_listen(s, err, errlen) != 0) return -1;
     if (admin_start(s, err, errlen) != 0) return -1;
+    if (aws_start(s, err, errlen) != 0) return -1;
     uv_prepare_init(loop, &s->commit_handle);
     s->commit_handle.data = s;
     uv_prepare_start(&s->commit_handle, on_prepare);
@@ -231,6 +233,7 @@ void srv_close(srv *s) {
     sasl_close(s);
     authz_close(s);
     admin_close(s);
+    aws_close(s);
     if (!uv_is_closing((uv_handle_t *)&s->commit_handle)) uv_close((uv_handle_t *)&s->commit_handle, NULL);
     if (!uv_is_closing((uv_handle_t *)&s->housekeeping)) uv_close((uv_handle_t *)&s->housekeeping, NULL);
 }

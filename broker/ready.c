@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "admin/admin.h"
+#include "aws/aws.h"
 #include "clock.h"
 #include "iam/authz.h"
 #include "iam/sasl.h"
@@ -60,6 +61,15 @@ static json_t *ready_doc(const srv *s) {
         snprintf(url, sizeof url, "http://%s%s%s:%d", strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "",
                  admin_port(s));
         json_object_set_new(doc, "admin_url", json_string(url));
+    }
+    json_object_set_new(doc, "aws_port", json_integer(aws_port(s)));
+    if (aws_port(s)) {
+        const char *b = cfg->bind_address;
+        const char *host = !strcmp(b, "0.0.0.0") ? "127.0.0.1" : !strcmp(b, "::") ? "::1" : b;
+        char url[128];
+        snprintf(url, sizeof url, "http://%s%s%s:%d", strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "",
+                 aws_port(s));
+        json_object_set_new(doc, "aws_url", json_string(url));
     }
     return doc;
 }

@@ -83,6 +83,7 @@ struct srv {
     struct sasl_ctx *sasl;   /* identities, rate limit, credentials endpoint (broker/iam/sasl.c) */
     struct authz *authz;     /* resource ARNs, plaintext.principal (broker/iam/authz.c) */
     struct admin *admin;     /* the HTTP admin API (broker/admin/admin.c); NULL: admin.port 0 */
+    struct aws_api *aws;     /* the AWS APIs' listener (broker/aws/aws.c); NULL: aws.port 0 */
     struct fault_rule *faults; /* the admin API's fault rules (broker/admin/fault.c); NULL: none */
     metrics metrics;         /* the counters GET /metrics exposes (broker/metrics.h) */
     partition **dirty;       /* partitions appended to since the last commit */
