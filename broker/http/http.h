@@ -57,7 +57,7 @@ typedef struct http_resp {
     char allow[64];            /* Allow header of a 405 ("GET, POST") */
     char headers[512];         /* extra header lines, "Name: value\r\n" each (http_resp_header) */
     bool quiet;                /* log the request at debug, not info (health checks, scrapes) */
-    char detail[256];          /* appended to the request's log line */
+    char detail[512];          /* appended to the request's log line */
 } http_resp;
 
 typedef void (*http_handler)(void *ctx, const http_req *rq, http_resp *rs);
