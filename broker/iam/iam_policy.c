@@ -154,9 +154,23 @@ typedef struct stmt {
     char *label;        /* "<where> Statement[i] (Sid x)" */
 } stmt;
 
+/*
+ * Every statement without a Condition once more, its patterns as written, for the actions of the
+ * AWS APIs around a cluster (kafka:DescribeClusterV2, sts:AssumeRole), which are named, not
+ * numbered, and whose resources are not Kafka's (a role's ARN, "*" for listings).
+ */
+typedef struct named_stmt {
+    bool deny, not_action, not_resource;
+    char **actions, **resources;
+    size_t nactions, nresources;
+    char *label;
+} named_stmt;
+
 struct iam_policy {
     stmt *s;
     size_t n, cap;
+    named_stmt *named;
+    size_t nnamed, capnamed;
     size_t ignored;
     /* eval_any answers, per action, for the prefix last asked (the loop asks few prefixes) */
     char *any_prefix[IAM_ACTION_COUNT];
@@ -171,9 +185,19 @@ static void stmt_free(stmt *s) {
     free(s->label);
 }
 
+static void named_free(named_stmt *s) {
+    for (size_t i = 0; i < s->nactions; i++) free(s->actions[i]);
+    for (size_t i = 0; i < s->nresources; i++) free(s->resources[i]);
+    free(s->actions);
+    free(s->resources);
+    free(s->label);
+}
+
 void iam_policy_free(iam_policy *p) {
     if (!p) return;
     for (size_t i = 0; i < p->n; i++) stmt_free(&p->s[i]);
+    for (size_t i = 0; i < p->nnamed; i++) named_free(&p->named[i]);
+    free(p->named);
     for (int a = 0; a < IAM_ACTION_COUNT; a++) free(p->any_prefix[a]);
     free(p->s);
     free(p);
@@ -303,6 +327,25 @@ static void describe_condition(json_t *cond, char *out, size_t n) {
     }
 }
 
+static char *stmt_label(const pctx *c, const json_t *sid) {
+    size_t ll = strlen(c->where) + strlen(c->at) + (sid ? strlen(json_string_value(sid)) : 0) + 16;
+    char *label = xmalloc(ll);
+    if (sid && json_string_value(sid)[0]) snprintf(label, ll, "%s %s (Sid %s)", c->where, c->at, json_string_value(sid));
+    else snprintf(label, ll, "%s %s", c->where, c->at);
+    return label;
+}
+
+static void push_named(iam_policy *p, const pctx *c, const json_t *sid, bool deny, bool not_action, const char **apat,
+                       size_t ak, bool not_resource, const char **rpat, size_t rk) {
+    XGROW(p->named, p->capnamed, p->nnamed + 1, 8);
+    named_stmt *s = &p->named[p->nnamed++];
+    *s = (named_stmt){.deny = deny, .not_action = not_action, .not_resource = not_resource,
+                      .actions = xcalloc(ak, sizeof(char *)), .resources = xcalloc(rk, sizeof(char *)),
+                      .nactions = ak, .nresources = rk, .label = stmt_label(c, sid)};
+    for (size_t i = 0; i < ak; i++) s->actions[i] = xstrdup(apat[i]);
+    for (size_t i = 0; i < rk; i++) s->resources[i] = xstrdup(rpat[i]);
+}
+
 static int parse_statement(iam_policy *p, pctx *c, const json_t *st, stmt *out) {
     static const char *const known[] = {"Sid", "Effect", "Action", "NotAction", "Resource", "NotResource",
                                         "Condition", "Principal", "NotPrincipal", NULL};
@@ -319,50 +362,62 @@ static int parse_statement(iam_policy *p, pctx *c, const json_t *st, stmt *out) 
 
     const json_t *act = json_object_get(st, "Action"), *nact = json_object_get(st, "NotAction");
     if (!!act == !!nact) return fail(c, "a statement needs exactly one of Action and NotAction");
-    const char **pat;
-    size_t k;
+    const char **pat, **apat;
+    size_t k, ak;
     const char *akey = act ? "Action" : "NotAction";
-    if (string_list(c, act ? act : nact, akey, &pat, &k)) return -1;
+    if (string_list(c, act ? act : nact, akey, &apat, &ak)) return -1;
     uint32_t bits;
     bool other;
-    int rc = resolve_actions(c, akey, pat, k, &bits, &other);
-    free(pat);
-    if (rc) return -1;
+    int rc = resolve_actions(c, akey, apat, ak, &bits, &other);
+    if (rc) {
+        free(apat);
+        return -1;
+    }
     if (nact) bits = ALL_ACTIONS & ~bits;
 
     const json_t *res = json_object_get(st, "Resource"), *nres = json_object_get(st, "NotResource");
-    if (!!res == !!nres) return fail(c, "a statement needs exactly one of Resource and NotResource");
+    if (!!res == !!nres) {
+        free(apat);
+        return fail(c, "a statement needs exactly one of Resource and NotResource");
+    }
     const char *rkey = res ? "Resource" : "NotResource";
-    if (string_list(c, res ? res : nres, rkey, &pat, &k)) return -1;
+    if (string_list(c, res ? res : nres, rkey, &pat, &k)) {
+        free(apat);
+        return -1;
+    }
+    const json_t *cond = json_object_get(st, "Condition");
 
     if (!bits) { /* only other services' actions: it cannot decide a Kafka request */
+        /* the AWS APIs' actions may be among them; with a Condition, mskmock cannot evaluate it */
+        if (!cond) push_named(p, c, sid, e[0] == 'D', nact != NULL, apat, ak, nres != NULL, pat, k);
+        free(apat);
         free(pat);
         p->ignored++;
         return 1;
     }
-    const json_t *cond = json_object_get(st, "Condition");
     if (cond) {
         char what[160];
         if (!json_is_object(cond)) snprintf(what, sizeof what, "(not an object)");
         else describe_condition((json_t *)cond, what, sizeof what);
+        free(apat);
         free(pat);
         return fail(c, "Condition %s is not evaluated by mskmock; remove it or keep it out of the policies given to "
                     "mskmock", what);
     }
     for (size_t i = 0; i < k; i++)
         if (check_resource(c, rkey, pat[i])) {
+            free(apat);
             free(pat);
             return -1;
         }
+    push_named(p, c, sid, e[0] == 'D', nact != NULL, apat, ak, nres != NULL, pat, k);
+    free(apat);
 
     out->deny = e[0] == 'D';
     out->actions = bits;
     out->not_resource = nres != NULL;
     out->resources = xcalloc(k, sizeof *out->resources);
-    size_t ll = strlen(c->where) + strlen(c->at) + (sid ? strlen(json_string_value(sid)) : 0) + 16;
-    out->label = xmalloc(ll);
-    if (sid && json_string_value(sid)[0]) snprintf(out->label, ll, "%s %s (Sid %s)", c->where, c->at, json_string_value(sid));
-    else snprintf(out->label, ll, "%s %s", c->where, c->at);
+    out->label = stmt_label(c, sid);
     for (size_t i = 0; i < k; i++) {
         out->resources[i] = xstrdup(pat[i]);
         out->nresources++;
@@ -392,7 +447,7 @@ int iam_policy_add(iam_policy *p, const json_t *doc, const char *where, char *er
         p->s = xrealloc(p->s, cap * sizeof *p->s);
         p->cap = cap;
     }
-    size_t first = p->n, ignored = p->ignored;
+    size_t first = p->n, ignored = p->ignored, first_named = p->nnamed;
     for (size_t i = 0; i < k; i++) {
         if (json_is_array(sts)) snprintf(c.at, sizeof c.at, "Statement[%zu]", i);
         else snprintf(c.at, sizeof c.at, "Statement");
@@ -403,6 +458,7 @@ int iam_policy_add(iam_policy *p, const json_t *doc, const char *where, char *er
             stmt_free(s);
             while (p->n > first) stmt_free(&p->s[--p->n]); /* nothing of a refused document stays */
             p->ignored = ignored;
+            while (p->nnamed > first_named) named_free(&p->named[--p->nnamed]);
             return -1;
         }
         if (rc == 0) p->n++;
@@ -424,6 +480,21 @@ iam_decision iam_policy_eval(const iam_policy *p, iam_action a, const char *reso
     for (size_t i = 0; i < p->n; i++) {
         const stmt *s = &p->s[i];
         if (!(s->actions & BIT(a)) || !stmt_matches(s, resource)) continue;
+        if (s->deny) return (iam_decision){IAM_EXPLICIT_DENY, s->label};
+        if (d.effect == IAM_IMPLICIT_DENY) d = (iam_decision){IAM_ALLOW, s->label};
+    }
+    return d;
+}
+
+iam_decision iam_policy_eval_named(const iam_policy *p, const char *action, const char *resource) {
+    iam_decision d = {IAM_IMPLICIT_DENY, NULL};
+    for (size_t i = 0; p && i < p->nnamed; i++) {
+        const named_stmt *s = &p->named[i];
+        bool act = false, hit = false;
+        for (size_t j = 0; j < s->nactions && !act; j++) act = iam_glob(s->actions[j], action, true);
+        for (size_t j = 0; j < s->nresources && !hit; j++)
+            hit = !strcmp(s->resources[j], "*") || iam_arn_glob(s->resources[j], resource);
+        if (act == s->not_action || hit == s->not_resource) continue;
         if (s->deny) return (iam_decision){IAM_EXPLICIT_DENY, s->label};
         if (d.effect == IAM_IMPLICIT_DENY) d = (iam_decision){IAM_ALLOW, s->label};
     }

@@ -19,6 +19,10 @@
  * belong to other services (kafka:GetBootstrapBrokers, s3:GetObject, ...) cannot affect a
  * Kafka request; it is kept out of evaluation and counted, so a team's policy file can be
  * used unchanged.
+ *
+ * The AWS APIs around a cluster (broker/aws/: kafka:DescribeClusterV2, sts:AssumeRole, ...)
+ * are decided by iam_policy_eval_named, over every statement without a Condition (those of
+ * other services only may carry one: they are left out of it), with the same precedence.
  */
 #ifndef IAM_POLICY_H
 #define IAM_POLICY_H
@@ -111,6 +115,12 @@ iam_decision iam_policy_eval(const iam_policy *p, iam_action a, const char *reso
 iam_decision iam_policy_eval_any(const iam_policy *p, iam_action a, const char *arn_prefix);
 
 /* Glob of IAM: '*' any run, '?' one character; case-insensitive when nocase (actions). */
+/*
+ * An action named "<service>:<Action>" (kafka:DescribeClusterV2, sts:AssumeRole) on a resource ARN,
+ * or "*" for actions without resource-level permissions (kafka:ListClustersV2: only a statement
+ * whose Resource is "*" covers it), as IAM decides it: explicit Deny, then Allow, else implicit deny.
+ */
+iam_decision iam_policy_eval_named(const iam_policy *p, const char *action, const char *resource);
 bool iam_glob(const char *pattern, const char *text, bool nocase);
 /* ARN glob: as iam_glob, but wildcards stay inside a colon-separated segment unless a '*' ends it. */
 bool iam_arn_glob(const char *pattern, const char *arn);

@@ -205,6 +205,55 @@ static void test_other_services_are_ignored(void **state) {
     iam_policy_free(p);
 }
 
+/* The AWS APIs' actions, by name: the statements of other services decide them, with IAM's precedence. */
+static void test_named_actions(void **state) {
+    (void)state;
+    iam_policy *p = load("{\"Statement\": ["
+                         " {\"Effect\": \"Allow\", \"Action\": [\"kafka:GetBootstrapBrokers\", "
+                         "\"kafka:Describe*\"], \"Resource\": \"" CLUSTER "\"},"
+                         " {\"Sid\": \"List\", \"Effect\": \"Allow\", \"Action\": \"kafka:List*\", \"Resource\": \"*\"},"
+                         " {\"Effect\": \"Deny\", \"Action\": \"kafka:DescribeClusterV2\", \"Resource\": \"" ARN "cluster/other/*\"},"
+                         " {\"Effect\": \"Allow\", \"Action\": \"s3:GetObject\", \"Resource\": \"arn:aws:s3:::b/*\","
+                         "  \"Condition\": {\"Bool\": {\"aws:SecureTransport\": \"true\"}}},"
+                         " {\"Effect\": \"Allow\", \"Action\": \"sts:AssumeRole\", \"Resource\": \"arn:aws:iam::123456789012:role/app\"},"
+                         " {\"Effect\": \"Allow\", \"NotAction\": [\"kafka:*\", \"kafka-cluster:*\", \"s3:*\"], \"NotResource\": \"arn:aws:iam::*:role/admin\"},"
+                         " {\"Effect\": \"Allow\", \"Action\": \"kafka-cluster:Connect\", \"Resource\": \"*\"}]}");
+    struct {
+        const char *action, *resource;
+        iam_effect effect;
+        const char *by;
+    } c[] = {
+        {"kafka:DescribeClusterV2", CLUSTER, IAM_ALLOW, "Statement[0]"},
+        {"KAFKA:getbootstrapbrokers", CLUSTER, IAM_ALLOW, "Statement[0]"}, /* action names ignore case */
+        {"kafka:DeleteCluster", CLUSTER, IAM_IMPLICIT_DENY, NULL},
+        {"kafka:ListClustersV2", "*", IAM_ALLOW, "(Sid List)"},
+        {"kafka:DescribeClusterV2", "*", IAM_IMPLICIT_DENY, NULL}, /* a cluster ARN does not cover "*" */
+        {"kafka:DescribeClusterV2", ARN "cluster/other/x-s1", IAM_EXPLICIT_DENY, "Statement[2]"},
+        {"s3:GetObject", "arn:aws:s3:::b/k", IAM_IMPLICIT_DENY, NULL}, /* with a Condition: left out */
+        {"sts:AssumeRole", "arn:aws:iam::123456789012:role/app", IAM_ALLOW, "Statement[4]"},
+        {"sts:AssumeRole", "arn:aws:iam::123456789012:role/admin", IAM_IMPLICIT_DENY, NULL},
+        {"sts:AssumeRole", "arn:aws:iam::123456789012:role/other", IAM_ALLOW, "Statement[5]"}, /* NotAction, NotResource */
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        iam_decision d = iam_policy_eval_named(p, c[i].action, c[i].resource);
+        if (d.effect != c[i].effect || (c[i].by ? !d.by || !strstr(d.by, c[i].by) : d.by != NULL))
+            fail_msg("case %zu: %s on %s: effect %d by %s", i, c[i].action, c[i].resource, d.effect,
+                     d.by ? d.by : "(none)");
+    }
+    assert_int_equal(iam_policy_eval_named(NULL, "sts:AssumeRole", "*").effect, IAM_IMPLICIT_DENY);
+    iam_policy_free(p);
+    /* a refused document leaves none of its statements behind */
+    p = load("{\"Statement\": {\"Effect\": \"Allow\", \"Action\": \"kafka:List*\", \"Resource\": \"*\"}}");
+    json_t *bad = json_loads("{\"Statement\": [{\"Effect\": \"Allow\", \"Action\": \"sts:AssumeRole\", \"Resource\": \"*\"},"
+                             " {\"Effect\": \"Maybe\", \"Action\": \"sts:*\", \"Resource\": \"*\"}]}", 0, NULL);
+    char err[256];
+    assert_int_equal(iam_policy_add(p, bad, "bad.json", err, sizeof err), -1);
+    json_decref(bad);
+    assert_int_equal(iam_policy_eval_named(p, "sts:AssumeRole", "*").effect, IAM_IMPLICIT_DENY);
+    assert_int_equal(iam_policy_eval_named(p, "kafka:ListClustersV2", "*").effect, IAM_ALLOW);
+    iam_policy_free(p);
+}
+
 static void test_empty_policy_denies(void **state) {
     (void)state;
     iam_policy *p = iam_policy_new();
@@ -345,6 +394,7 @@ int main(void) {
         cmocka_unit_test(test_not_action_and_not_resource),
         cmocka_unit_test(test_several_documents_and_single_statement),
         cmocka_unit_test(test_other_services_are_ignored),
+        cmocka_unit_test(test_named_actions),
         cmocka_unit_test(test_empty_policy_denies),
         cmocka_unit_test(test_some_resource),
         cmocka_unit_test(test_action_table),
