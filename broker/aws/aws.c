@@ -37,7 +37,9 @@
 #define AWS_SKEW_MS (5 * 60 * 1000)
 
 struct aws_api {
+    srv *s;
     http_server *http;
+    int64_t started_ms; /* taken once: every answer gives the same creation time */
 };
 
 /* ---- errors ---------------------------------------------------------------------------- */
@@ -272,11 +274,12 @@ out:
 }
 
 static void serve(void *ctx, const http_req *rq, http_resp *rs) {
-    srv *s = ctx;
+    struct aws_api *a = ctx;
+    srv *s = a->s;
     char request_id[37], account[32] = "", region[64] = "";
     ids_uuid4_str(request_id);
     http_resp_header(rs, "x-amzn-RequestId", request_id);
-    aws_call c = {.s = s, .rq = rq, .rs = rs, .request_id = request_id};
+    aws_call c = {.s = s, .rq = rq, .rs = rs, .request_id = request_id, .started_ms = a->started_ms};
     /* the query protocol posts to / (or GETs it with the parameters in the query); kafka's paths are REST */
     service guess = !strcmp(rq->path, "/") ? SVC_STS : SVC_KAFKA;
     int svc = verify(&c, guess, account, sizeof account, region, sizeof region);
@@ -301,9 +304,12 @@ static void serve(void *ctx, const http_req *rq, http_resp *rs) {
 int aws_start(srv *s, char *err, size_t n) {
     if (!s->cfg->aws_port) return 0;
     struct aws_api *a = xcalloc(1, sizeof *a);
+    a->s = s;
+    /* started_us is monotonic: the wall-clock moment it stands for */
+    a->started_ms = clk_now_ms() - (clk_mono_us() - s->started_us) / 1000;
     http_opts opts = {.name = "aws", .port_key = "aws.port", .max_body = AWS_MAX_BODY, .max_clients = AWS_MAX_CLIENTS,
                       .timeout_ms = AWS_TIMEOUT_MS};
-    if (http_start(s->loop, s->cfg->bind_address, s->cfg->ports_auto ? 0 : (int)s->cfg->aws_port, &opts, serve, s,
+    if (http_start(s->loop, s->cfg->bind_address, s->cfg->ports_auto ? 0 : (int)s->cfg->aws_port, &opts, serve, a,
                    &a->http, err, n) != 0) {
         free(a);
         return -1;

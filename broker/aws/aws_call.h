@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "http/http.h"
 #include "srv.h"
@@ -25,6 +26,7 @@ typedef struct aws_call {
     const char *account;         /* the caller's account id */
     const char *region;          /* from the credential scope */
     const char *request_id;      /* x-amzn-RequestId, also in the log line */
+    int64_t started_ms;          /* wall clock when the broker started: the configured cluster's creation time */
 } aws_call;
 
 /*

@@ -12,7 +12,6 @@
 #include <time.h>
 
 #include "aws_call.h"
-#include "clock.h"
 #include "config.h"
 #include "iam/authz.h"
 #include "kp_mem.h"
@@ -43,10 +42,10 @@ static void bootstrap(const srv *s, listener_kind k, char *out, size_t cap) {
 static bool listener_on(const srv *s, listener_kind k) { return s->nnodes && s->nodes[0].ports[k]; }
 
 /* The Cluster shape (DescribeClusterV2, ListClustersV2) of the configured cluster. */
-static json_t *cluster_v2(const srv *s) {
+static json_t *cluster_v2(const aws_call *call) {
+    const srv *s = call->s;
     char created[48];
-    /* when this broker started: the configured cluster exists from start (started_us is monotonic) */
-    iso_time(clk_now_ms() * 1000 - (clk_mono_us() - s->started_us), created);
+    iso_time(call->started_ms * 1000, created); /* the configured cluster exists from start */
     json_t *c = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:{}}", "clusterArn", authz_cluster_arn(s), "clusterName",
                           s->cfg->msk_cluster_name, "clusterType", serverless(s) ? "SERVERLESS" : "PROVISIONED",
                           "creationTime", created, "currentVersion", CLUSTER_VERSION, "state", "ACTIVE", "tags");
@@ -85,7 +84,7 @@ static bool known_cluster(aws_call *c, const char *arn) {
 
 static void describe_cluster_v2(aws_call *c, const char *arn) {
     if (!known_cluster(c, arn)) return;
-    http_json(c->rs, 200, json_pack("{s:o}", "clusterInfo", cluster_v2(c->s)));
+    http_json(c->rs, 200, json_pack("{s:o}", "clusterInfo", cluster_v2(c)));
     snprintf(c->rs->detail, sizeof c->rs->detail, "DescribeClusterV2");
 }
 
@@ -117,7 +116,7 @@ static void list_clusters_v2(aws_call *c) {
     /* MSK's name filter matches clusters whose names start with it */
     bool match = !strncmp(s->cfg->msk_cluster_name, name, strlen(name)) &&
                  (!*type || !strcmp(type, serverless(s) ? "SERVERLESS" : "PROVISIONED"));
-    if (match) json_array_append_new(list, cluster_v2(s));
+    if (match) json_array_append_new(list, cluster_v2(c));
     http_json(c->rs, 200, json_pack("{s:o}", "clusterInfoList", list));
     snprintf(c->rs->detail, sizeof c->rs->detail, "ListClustersV2 clusters=%d", match ? 1 : 0);
 }
