@@ -4,6 +4,11 @@
  * configured cluster: DescribeClusterV2, ListClustersV2, GetBootstrapBrokers and ListNodes's
  * refusal on Serverless. Any other path answers as an unknown operation does, with a log line
  * naming the operation when it is one MSK has: never a success mskmock did not earn.
+ *
+ * Authorization: kafka:<Operation> on the cluster's ARN ("*" for listings, which have no
+ * resource-level permissions: https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonmanagedstreamingforapachekafka.html)
+ * by the caller's IAM policies, before the cluster is looked up, as IAM decides before the
+ * service; a caller without policies is allowed, as on the Kafka listeners.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -14,6 +19,8 @@
 #include "aws_call.h"
 #include "config.h"
 #include "iam/authz.h"
+#include "iam/iam_policy.h"
+#include "iam/iam_store.h"
 #include "kp_mem.h"
 
 /* MSK's cluster version is an opaque revision string; mskmock's cluster is never updated. */
@@ -74,6 +81,25 @@ static bool path_arn(const char *path, const char *prefix, const char *suffix, c
     return true;
 }
 
+/* May the caller do kafka:<op> on resource? An AccessDeniedException (403) when not. */
+static bool authorized(aws_call *c, const char *op, const char *resource) {
+    const iam_policy *pol = c->cred->policy;
+    if (!pol) return true;
+    char action[80];
+    snprintf(action, sizeof action, "kafka:%s", op);
+    iam_decision d = iam_policy_eval_named(pol, action, resource);
+    if (d.effect == IAM_ALLOW) return true;
+    bool explicit_deny = d.effect == IAM_EXPLICIT_DENY;
+    aws_rest_error(c, 403, "AccessDeniedException", NULL, "User: %s is not authorized to perform: %s on resource: %s%s",
+                   c->principal, action, resource, explicit_deny ? " with an explicit deny in an identity-based policy" : "");
+    char why[640];
+    snprintf(why, sizeof why, "AccessDeniedException: %s %s%.200s on %.200s", action,
+             explicit_deny ? "denied by " : "allowed by no statement of the caller's policies",
+             explicit_deny ? d.by : "", resource);
+    snprintf(c->rs->detail, sizeof c->rs->detail, "%.*s", (int)sizeof c->rs->detail - 1, why);
+    return false;
+}
+
 /* Whether arn is the configured cluster's; a NotFoundException otherwise. */
 static bool known_cluster(aws_call *c, const char *arn) {
     if (!strcmp(arn, authz_cluster_arn(c->s))) return true;
@@ -83,12 +109,13 @@ static bool known_cluster(aws_call *c, const char *arn) {
 }
 
 static void describe_cluster_v2(aws_call *c, const char *arn) {
-    if (!known_cluster(c, arn)) return;
+    if (!authorized(c, "DescribeClusterV2", arn) || !known_cluster(c, arn)) return;
     http_json(c->rs, 200, json_pack("{s:o}", "clusterInfo", cluster_v2(c)));
     snprintf(c->rs->detail, sizeof c->rs->detail, "DescribeClusterV2");
 }
 
 static void list_clusters_v2(aws_call *c) {
+    if (!authorized(c, "ListClustersV2", "*")) return;
     const char *q = c->rq->query;
     char name[256] = "", type[32] = "", max[16] = "", token[256] = "";
     http_query_get(q, "clusterNameFilter", name, sizeof name);
@@ -122,7 +149,7 @@ static void list_clusters_v2(aws_call *c) {
 }
 
 static void get_bootstrap_brokers(aws_call *c, const char *arn) {
-    if (!known_cluster(c, arn)) return;
+    if (!authorized(c, "GetBootstrapBrokers", arn) || !known_cluster(c, arn)) return;
     const srv *s = c->s;
     char iam[2048], plain[2048];
     bootstrap(s, LSN_IAM, iam, sizeof iam);
@@ -188,7 +215,7 @@ void kafka_api_route(aws_call *c) {
     else if (get && path_arn(path, "/v1/clusters/", "/bootstrap-brokers", arn, sizeof arn))
         get_bootstrap_brokers(c, arn);
     else if (get && serverless(c->s) && path_arn(path, "/v1/clusters/", "/nodes", arn, sizeof arn)) {
-        if (known_cluster(c, arn))
+        if (authorized(c, "ListNodes", arn) && known_cluster(c, arn))
             aws_rest_error(c, 400, "BadRequestException", NULL, "This operation cannot be performed on serverless clusters.");
     } else
         unknown_operation(c);

@@ -4,7 +4,8 @@
  * body of a POST to / (or in the query string), the answer XML. Served: GetCallerIdentity
  * (`aws sts get-caller-identity`, Terraform's provider at start) and AssumeRole of the roles in
  * the identities file, whose credentials the IAM listeners and this endpoint then accept (they
- * are added to the same store). Other actions are refused as unknown ones are, with a log line
+ * are added to the same store); sts:AssumeRole on the role's ARN is decided by the caller's
+ * policies when it has some. Other actions are refused as unknown ones are, with a log line
  * naming those STS has.
  */
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "aws_call.h"
 #include "hash.h"
 #include "clock.h"
+#include "iam/iam_policy.h"
 #include "iam/iam_store.h"
 #include "iam/sasl.h"
 #include "kp_mem.h"
@@ -122,13 +124,18 @@ static void assume_role(aws_call *c) {
     }
     iam_store *st = sasl_identities(c->s);
     int64_t max = iam_store_role_max_session_s(st, role_arn);
+    /* the caller's policies decide, when it has some (as on the Kafka listeners, none: allowed) */
+    iam_decision d = {IAM_ALLOW, NULL};
+    if (c->cred->policy) d = iam_policy_eval_named(c->cred->policy, "sts:AssumeRole", role_arn);
     /* AWS names the caller and the role whatever the reason: whether the role exists is not told */
-    if (max < 0 || c->cred->policy) {
+    if (max < 0 || d.effect != IAM_ALLOW) {
         aws_query_error(c, 403, "AccessDenied", "User: %s is not authorized to perform: sts:AssumeRole on resource: %s",
                         c->principal, role_arn);
-        snprintf(c->rs->detail, sizeof c->rs->detail, "AccessDenied: sts:AssumeRole on %.100s: %s", role_arn,
-                 max < 0 ? "no such role in iam.identities.file"
-                         : "the caller has policies, and mskmock's policy engine does not decide sts: actions yet");
+        snprintf(c->rs->detail, sizeof c->rs->detail, "AccessDenied: sts:AssumeRole %s%.200s on %.200s",
+                 d.effect == IAM_EXPLICIT_DENY ? "denied by "
+                 : d.effect == IAM_IMPLICIT_DENY ? "allowed by no statement of the caller's policies"
+                                                 : "of a role not in iam.identities.file",
+                 d.effect == IAM_EXPLICIT_DENY ? d.by : "", role_arn);
         return;
     }
     if (secs > max) {

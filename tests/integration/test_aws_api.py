@@ -10,8 +10,9 @@ boto3 from PyPI, and confluent-kafka with the official MSK IAM signer on the Kaf
   3. refusals as AWS gives them, each with a log line saying why: unsigned, wrong secret,
      unknown key, a clock 10 minutes off either way, expired assumed credentials (the admin
      API's expire: AssumeRole's 900 s floor is too long to wait for), a missing session token,
-     AssumeRole by a caller with policies (the policy engine does not decide sts: yet), of an
-     unknown role, or outside 900 s .. the role's max_session_duration.
+     AssumeRole by a caller whose policies do not allow it, of an unknown role, or outside
+     900 s .. the role's max_session_duration; kafka:* and sts:AssumeRole decided by the
+     caller's policies (allowed, implicitly and explicitly denied).
 
 One broker for the module (3 synthetic brokers, Serverless profile).
 """
@@ -37,12 +38,23 @@ from iam import ACCOUNT, ALICE, REGION, ROLE, IamBroker, Identity, aws_env, run_
 
 pytestmark = pytest.mark.timeout(300)
 
-# an identity whose policies grant Kafka access only: AssumeRole is refused to it
+# an identity whose policies grant the Kafka data plane only: the control plane and AssumeRole
+# are refused to it
 CAROL = Identity("AKIAMSKMOCKCAROL0003", "c4r0l/SeCrEt+kEy/abcdefghij0123456789KLMN",
                  "arn:aws:iam::%s:user/carol" % ACCOUNT,
                  policies=({"Version": "2012-10-17",
                             "Statement": [{"Effect": "Allow", "Action": "kafka-cluster:*",
                                            "Resource": "*"}]},))
+# one whose policies name control-plane actions: some allowed, one denied
+DAVE = Identity("AKIAMSKMOCKDAVE00004", "d4v3/SeCrEt+kEy/abcdefghij0123456789KLMNO",
+                "arn:aws:iam::%s:user/dave" % ACCOUNT,
+                policies=({"Version": "2012-10-17", "Statement": [
+                    {"Effect": "Allow", "Action": "sts:AssumeRole", "Resource": ROLE.arn},
+                    {"Effect": "Allow", "Action": "kafka:ListClustersV2", "Resource": "*"},
+                    {"Effect": "Allow", "Action": ["kafka:Describe*", "kafka:GetBootstrapBrokers"],
+                     "Resource": "arn:aws:kafka:%s:%s:cluster/mskmock/*" % (REGION, ACCOUNT)},
+                    {"Sid": "NoBootstrap", "Effect": "Deny", "Action": "kafka:GetBootstrapBrokers",
+                     "Resource": "*"}]},))
 UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 
 
@@ -67,7 +79,7 @@ class AwsBroker(IamBroker):
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory):
     ids = iam.write_identities(tmp_path_factory.mktemp("aws") / "identities.json",
-                               identities=(ALICE, CAROL), roles=(ROLE,))
+                               identities=(ALICE, CAROL, DAVE), roles=(ROLE,))
     b = AwsBroker(ids, broker_count=3)
     b.start()
     try:
@@ -351,7 +363,8 @@ def test_assume_role_refusals(broker):
         RoleArn=ROLE.arn, RoleSessionName="carol"))
     assert (code, status) == ("AccessDenied", 403), msg
     assert msg == "User: %s is not authorized to perform: sts:AssumeRole on resource: %s" % (CAROL.principal, ROLE.arn)
-    assert broker.wait_for_log(r"does not decide sts: actions yet", since=since)
+    assert broker.wait_for_log(r"AccessDenied: sts:AssumeRole allowed by no statement of the caller's policies "
+                               r"on %s" % re.escape(ROLE.arn), since=since)
     unknown = "arn:aws:iam::%s:role/nope" % ACCOUNT
     code, msg, status, _ = client_error(lambda: sts.assume_role(RoleArn=unknown, RoleSessionName="s1"))
     assert (code, status) == ("AccessDenied", 403) and unknown in msg, msg
@@ -364,3 +377,31 @@ def test_assume_role_refusals(broker):
     assert p.returncode != 0 and ("greater than or equal to 900" in p.stderr or "899" in p.stderr), p.stderr
     code, _, status, _ = client_error(lambda: boto(broker, "sts").get_session_token())
     assert (code, status) == ("InvalidAction", 400)
+
+
+def test_policies_decide_the_control_plane(broker):
+    since = broker.log_size()
+    # carol's policies name only kafka-cluster: actions
+    code, msg, status, headers = client_error(lambda: boto(broker, "kafka", CAROL).list_clusters_v2())
+    assert (code, status) == ("AccessDeniedException", 403), msg
+    assert msg == "User: %s is not authorized to perform: kafka:ListClustersV2 on resource: *" % CAROL.principal
+    assert headers["x-amzn-errortype"] == "AccessDeniedException"
+    # dave's allow listing, describing and AssumeRole, and deny GetBootstrapBrokers
+    kafka = boto(broker, "kafka", DAVE)
+    arn = kafka.list_clusters_v2()["ClusterInfoList"][0]["ClusterArn"]
+    assert kafka.describe_cluster_v2(ClusterArn=arn)["ClusterInfo"]["State"] == "ACTIVE"
+    code, msg, status, _ = client_error(lambda: kafka.get_bootstrap_brokers(ClusterArn=arn))
+    assert (code, status) == ("AccessDeniedException", 403), msg
+    assert msg == ("User: %s is not authorized to perform: kafka:GetBootstrapBrokers on resource: %s with an "
+                   "explicit deny in an identity-based policy" % (DAVE.principal, arn)), msg
+    # decided before the cluster is looked up, as IAM decides before the service
+    other = "arn:aws:kafka:%s:%s:cluster/other/%s-s1" % (REGION, ACCOUNT, uuid.uuid4())
+    code, _, status, _ = client_error(lambda: kafka.describe_cluster_v2(ClusterArn=other))
+    assert (code, status) == ("AccessDeniedException", 403)
+    r = boto(broker, "sts", DAVE).assume_role(RoleArn=ROLE.arn, RoleSessionName="dave")
+    assert r["AssumedRoleUser"]["Arn"].endswith(":assumed-role/app/dave"), r
+    text = broker.log_since(since)
+    assert "AccessDeniedException: kafka:ListClustersV2 allowed by no statement of the caller's policies on *" in text
+    assert re.search(r"AccessDeniedException: kafka:GetBootstrapBrokers denied by \S+identities\.json: "
+                     r"identities\[2\]\.policies\[0\] Statement\[3\] \(Sid NoBootstrap\) on %s request_id="
+                     % re.escape(arn), text), text
