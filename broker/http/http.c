@@ -484,12 +484,12 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b) {
         refuse(c, 414, "URITooLong", "request target longer than 2048 bytes");
     } else if (c->refuse == 505) {
         refuse(c, 400, "BadRequest", "not HTTP/1.0 or HTTP/1.1");
-    } else if (c->refuse) {
-        refuse(c, 500, "InternalError", "out of memory");
     } else if (c->refuse == 431) {
         char msg[96];
         snprintf(msg, sizeof msg, "more than %d header fields", HTTP_MAX_HEADERS);
         refuse(c, 431, "RequestHeaderFieldsTooLarge", msg);
+    } else if (c->refuse) {
+        refuse(c, 500, "InternalError", "out of memory");
     } else if (e == HPE_HEADER_OVERFLOW) {
         char msg[96];
         snprintf(msg, sizeof msg, "request head larger than %d bytes", HTTP_MAX_HEAD);
