@@ -8,7 +8,8 @@
  * Authorization: kafka:<Operation> on the cluster's ARN ("*" for listings, which have no
  * resource-level permissions: https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonmanagedstreamingforapachekafka.html)
  * by the caller's IAM policies, before the cluster is looked up, as IAM decides before the
- * service; a caller without policies is allowed, as on the Kafka listeners.
+ * service. Credentials without policies are allowed everything, as on the Kafka listeners (the
+ * identities file gives such entries an empty set instead when iam.authorization.default says so).
  */
 #include <jansson.h>
 #include <stdio.h>

@@ -124,7 +124,8 @@ static void assume_role(aws_call *c) {
     }
     iam_store *st = sasl_identities(c->s);
     int64_t max = iam_store_role_max_session_s(st, role_arn);
-    /* the caller's policies decide, when it has some (as on the Kafka listeners, none: allowed) */
+    /* the caller's policies decide; credentials without any are allowed, as on the Kafka listeners
+     * (iam.authorization.default gives them an empty set when it says so) */
     iam_decision d = {IAM_ALLOW, NULL};
     if (c->cred->policy) d = iam_policy_eval_named(c->cred->policy, "sts:AssumeRole", role_arn);
     /* AWS names the caller and the role whatever the reason: whether the role exists is not told */

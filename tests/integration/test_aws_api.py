@@ -34,10 +34,15 @@ import pytest
 
 import iam
 from harness import find_free_port_range
-from iam import ACCOUNT, ALICE, REGION, ROLE, IamBroker, Identity, aws_env, run_client_env
+from iam import ACCOUNT, REGION, IamBroker, Identity, Role, aws_env, run_client_env
 
 pytestmark = pytest.mark.timeout(300)
 
+# The file gives policies (carol's, dave's), so under iam.authorization.default=auto an entry
+# without any is allowed nothing, as on MSK: alice and the role are given everything.
+EVERYTHING = ({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]},)
+ALICE = Identity(iam.ALICE.access_key_id, iam.ALICE.secret_access_key, iam.ALICE.principal, policies=EVERYTHING)
+ROLE = Role(iam.ROLE.name, iam.ROLE.arn, iam.ROLE.session_name, policies=EVERYTHING)
 # an identity whose policies grant the Kafka data plane only: the control plane and AssumeRole
 # are refused to it
 CAROL = Identity("AKIAMSKMOCKCAROL0003", "c4r0l/SeCrEt+kEy/abcdefghij0123456789KLMN",
@@ -405,3 +410,22 @@ def test_policies_decide_the_control_plane(broker):
     assert re.search(r"AccessDeniedException: kafka:GetBootstrapBrokers denied by \S+identities\.json: "
                      r"identities\[2\]\.policies\[0\] Statement\[3\] \(Sid NoBootstrap\) on %s request_id="
                      % re.escape(arn), text), text
+
+
+def test_no_policies_nothing_allowed_once_the_file_has_some(broker, tmp_path):
+    """iam.authorization.default=auto (the default): an identity without policies in a file where
+    others have some is allowed nothing, here as on the Kafka listeners."""
+    bob = iam.BOB  # in the file without policies
+    ids = iam.write_identities(tmp_path / "identities.json", identities=(ALICE, bob), roles=())
+    b = AwsBroker(ids, broker_count=1)
+    b.start()
+    try:
+        code, msg, status, _ = client_error(lambda: boto(b, "kafka", bob).list_clusters_v2())
+        assert (code, status) == ("AccessDeniedException", 403), msg
+        assert boto(b, "kafka", ALICE).list_clusters_v2()["ClusterInfoList"]
+        # GetCallerIdentity needs no permission, as on AWS
+        assert boto(b, "sts", bob).get_caller_identity()["Arn"] == bob.principal
+        b.assert_alive()
+        b.stop(check=True)
+    finally:
+        b.cleanup()
