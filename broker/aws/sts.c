@@ -77,6 +77,12 @@ static void get_caller_identity(aws_call *c) {
 /* AssumeRole's DurationSeconds floor, and its default (https://docs.aws.amazon.com/STS/latest/APIReference/API_AssumeRole.html) */
 #define STS_MIN_DURATION_S 900
 #define STS_DEFAULT_DURATION_S 3600
+/*
+ * AssumeRole credentials held at once (they are kept until an hour after they expire, up to 13 h):
+ * a client calling AssumeRole in a loop is throttled, as STS throttles, rather than growing the
+ * broker without bound. STS's own answer: 400 Throttling "Rate exceeded".
+ */
+#define STS_MAX_ASSUMED 10000
 
 static bool session_name_ok(const char *s) {
     size_t n = strlen(s);
@@ -142,6 +148,13 @@ static void assume_role(aws_call *c) {
     if (secs > max) {
         aws_query_error(c, 400, "ValidationError",
                         "The requested DurationSeconds exceeds the MaxSessionDuration set for this role.");
+        return;
+    }
+    if (iam_store_assumed_count(st) >= STS_MAX_ASSUMED) {
+        aws_query_error(c, 400, "Throttling", "Rate exceeded");
+        snprintf(c->rs->detail, sizeof c->rs->detail,
+                 "Throttling: %d AssumeRole credentials are held already (each until an hour after it expires)",
+                 STS_MAX_ASSUMED);
         return;
     }
     int64_t now = clk_now_ms();

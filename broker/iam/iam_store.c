@@ -655,6 +655,12 @@ const iam_cred *iam_store_assume(iam_store *st, const char *role_arn, const char
     return c ? &c->pub : NULL;
 }
 
+size_t iam_store_assumed_count(const iam_store *st) {
+    size_t n = 0;
+    for (size_t i = 0; st && i < st->ncreds; i++) n += st->creds[i]->assumed;
+    return n;
+}
+
 int64_t iam_store_role_max_session_s(const iam_store *st, const char *role_arn) {
     for (size_t i = 0; st && i < st->nroles; i++)
         if (!strcmp(st->roles[i].arn, role_arn)) return st->roles[i].max_session_s;

@@ -147,6 +147,8 @@ const iam_cred *iam_store_expire(iam_store *st, const char *access_key_id, int64
  */
 const iam_cred *iam_store_assume(iam_store *st, const char *role_arn, const char *session_name, int64_t duration_ms,
                                  int64_t now_ms);
+/* AssumeRole credentials held (not yet forgotten): the caller bounds them (aws/sts.c). */
+size_t iam_store_assumed_count(const iam_store *st);
 /* A role's max_session_duration in seconds (IAM's MaxSessionDuration), by its ARN; -1: no such role. */
 #define IAM_ROLE_MAX_SESSION_DEFAULT_S 3600
 int64_t iam_store_role_max_session_s(const iam_store *st, const char *role_arn);

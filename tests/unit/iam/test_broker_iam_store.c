@@ -185,6 +185,7 @@ static void test_assume(void **state) {
     assert_null(iam_store_assume(st, "arn:aws:iam::1:role/b", "a b", 900000, T0));   /* not in the alphabet */
     const iam_cred *cr = iam_store_assume(st, "arn:aws:iam::123456789012:role/app", "build-7", 900000, T0 + 500);
     assert_non_null(cr);
+    assert_int_equal(iam_store_assumed_count(st), 1);
     assert_memory_equal(cr->access_key_id, "ASIA", 4);
     assert_int_equal(strlen(cr->access_key_id), 20);
     assert_non_null(cr->session_token);
@@ -204,6 +205,7 @@ static void test_assume(void **state) {
     assert_non_null(iam_store_lookup(st, akid));
     iam_store_rotate_due(st, T0 + 900000 + IAM_FORGET_AFTER_MS + 1);
     assert_null(iam_store_lookup(st, akid));
+    assert_int_equal(iam_store_assumed_count(st), 0);
     iam_store_free(st);
 }
 
