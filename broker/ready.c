@@ -32,6 +32,19 @@ static json_t *bootstrap(const srv *s, listener_kind k) {
     return json_string(list);
 }
 
+/* The URL of one of the HTTP listeners: a wildcard bind is reached on the loopback address. */
+typedef struct url_buf {
+    char s[128];
+} url_buf;
+
+static url_buf listener_url(const config *cfg, int port) {
+    const char *b = cfg->bind_address;
+    const char *host = !strcmp(b, "0.0.0.0") ? "127.0.0.1" : !strcmp(b, "::") ? "::1" : b;
+    url_buf u;
+    snprintf(u.s, sizeof u.s, "http://%s%s%s:%d", strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", port);
+    return u;
+}
+
 /* What a test needs to connect: every bound port, a bootstrap list per listener kind, the CA. */
 static json_t *ready_doc(const srv *s) {
     const config *cfg = s->cfg;
@@ -53,24 +66,9 @@ static json_t *ready_doc(const srv *s) {
     const char *ca = s->tls ? tls_ctx_ca_file(s->tls) : NULL;
     json_object_set_new(doc, "ca_file", ca ? json_string(ca) : json_null());
     json_object_set_new(doc, "admin_port", json_integer(admin_port(s)));
-    if (admin_port(s)) {
-        /* a wildcard bind is reached on the loopback address */
-        const char *b = cfg->bind_address;
-        const char *host = !strcmp(b, "0.0.0.0") ? "127.0.0.1" : !strcmp(b, "::") ? "::1" : b;
-        char url[128];
-        snprintf(url, sizeof url, "http://%s%s%s:%d", strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "",
-                 admin_port(s));
-        json_object_set_new(doc, "admin_url", json_string(url));
-    }
+    if (admin_port(s)) json_object_set_new(doc, "admin_url", json_string(listener_url(cfg, admin_port(s)).s));
     json_object_set_new(doc, "aws_port", json_integer(aws_port(s)));
-    if (aws_port(s)) {
-        const char *b = cfg->bind_address;
-        const char *host = !strcmp(b, "0.0.0.0") ? "127.0.0.1" : !strcmp(b, "::") ? "::1" : b;
-        char url[128];
-        snprintf(url, sizeof url, "http://%s%s%s:%d", strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "",
-                 aws_port(s));
-        json_object_set_new(doc, "aws_url", json_string(url));
-    }
+    if (aws_port(s)) json_object_set_new(doc, "aws_url", json_string(listener_url(cfg, aws_port(s)).s));
     return doc;
 }
 
