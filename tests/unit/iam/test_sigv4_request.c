@@ -549,7 +549,9 @@ static void test_payload_choice(void **state) {
 static void expect_uri(const char *raw, bool s3, const char *want) {
     char *got = sigv4_canonical_uri(raw, s3);
     assert_non_null(got);
-    if (strcmp(got, want) != 0) fail_msg("canonical URI of \"%s\": \"%s\", expected \"%s\"", raw, got, want);
+    /* raw may be NULL (the path was absent): name it so, %s of NULL is undefined */
+    if (strcmp(got, want) != 0)
+        fail_msg("canonical URI of \"%s\": \"%s\", expected \"%s\"", raw ? raw : "(null)", got, want);
     free(got);
 }
 
