@@ -358,6 +358,16 @@ int stor_group_configs_clear(stor *s);
 typedef void (*stor_group_config_fn)(void *ctx, const char *group_id, const char *key, const char *value);
 int stor_group_configs_load(stor *s, stor_group_config_fn fn, void *ctx);
 
+/*
+ * Cluster tags (the `kafka` control plane's TagResource), keyed by the cluster's ARN. Set
+ * (value NULL: remove the key; removing one that is absent is no error), remove all of a
+ * cluster's, and read a cluster's in key order (uncommitted writes included).
+ */
+int stor_cluster_tag_set(stor *s, const char *arn, const char *key, const char *value);
+int stor_cluster_tags_delete(stor *s, const char *arn);
+typedef void (*stor_cluster_tag_fn)(void *ctx, const char *key, const char *value);
+int stor_cluster_tags_load(stor *s, const char *arn, stor_cluster_tag_fn fn, void *ctx);
+
 /* ---- transactions (the coordinator's state and each partition's transaction index) ---- */
 
 /*

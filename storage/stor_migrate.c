@@ -335,6 +335,16 @@ static const char *const stor_migrations[] = {
     "  value TEXT NOT NULL,"
     "  PRIMARY KEY (group_id, key)"
     ") WITHOUT ROWID;",
+    /*
+     * 10: the tags of a cluster (the `kafka` control plane's TagResource). Keyed by the cluster's
+     * ARN, which is how MSK addresses tagged resources; AWS's tag rules are the caller's to check.
+     */
+    "CREATE TABLE IF NOT EXISTS cluster_tags ("
+    "  arn TEXT NOT NULL,"
+    "  key TEXT NOT NULL,"
+    "  value TEXT NOT NULL,"
+    "  PRIMARY KEY (arn, key)"
+    ") WITHOUT ROWID;",
 };
 
 #define STOR_MIGRATIONS_N ((int)(sizeof stor_migrations / sizeof stor_migrations[0]))

@@ -202,4 +202,10 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
     [STOR_GROUP_CONFIG_DELETE] = "DELETE FROM group_configs WHERE group_id = ?1 AND key = ?2",
     [STOR_GROUP_CONFIGS_CLEAR] = "DELETE FROM group_configs",
     [STOR_LOAD_GROUP_CONFIGS] = "SELECT group_id, key, value FROM group_configs ORDER BY group_id, key",
+
+    [STOR_CLUSTER_TAG_UPSERT] = "INSERT INTO cluster_tags (arn, key, value) VALUES (?1, ?2, ?3)"
+                                " ON CONFLICT (arn, key) DO UPDATE SET value = excluded.value",
+    [STOR_CLUSTER_TAG_DELETE] = "DELETE FROM cluster_tags WHERE arn = ?1 AND key = ?2",
+    [STOR_CLUSTER_TAGS_DELETE] = "DELETE FROM cluster_tags WHERE arn = ?1",
+    [STOR_LOAD_CLUSTER_TAGS] = "SELECT key, value FROM cluster_tags WHERE arn = ?1 ORDER BY key",
 };
