@@ -364,6 +364,8 @@ int stor_group_configs_load(stor *s, stor_group_config_fn fn, void *ctx);
  * cluster's, and read a cluster's in key order (uncommitted writes included).
  */
 int stor_cluster_tag_set(stor *s, const char *arn, const char *key, const char *value);
+/* keys[i] = values[i] (values NULL: remove the keys), all or none */
+int stor_cluster_tags_put(stor *s, const char *arn, const char *const *keys, const char *const *values, size_t n);
 int stor_cluster_tags_delete(stor *s, const char *arn);
 typedef void (*stor_cluster_tag_fn)(void *ctx, const char *key, const char *value);
 int stor_cluster_tags_load(stor *s, const char *arn, stor_cluster_tag_fn fn, void *ctx);

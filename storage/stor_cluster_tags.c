@@ -15,6 +15,14 @@ int stor_cluster_tag_set(stor *s, const char *arn, const char *key, const char *
     return stor_step_done(s, st, value ? "set cluster tag" : "delete cluster tag");
 }
 
+int stor_cluster_tags_put(stor *s, const char *arn, const char *const *keys, const char *const *values, size_t n) {
+    /* one operation: a failed key undoes the ones before it, so a request is stored whole or not at all */
+    if (stor_op_begin(s)) return -1;
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) rc = stor_cluster_tag_set(s, arn, keys[i], values ? values[i] : NULL);
+    return stor_op_end(s, rc);
+}
+
 int stor_cluster_tags_delete(stor *s, const char *arn) {
     if (!arn) return stor_failf(s, "delete cluster tags: no ARN");
     if (stor_write_begin(s)) return -1;

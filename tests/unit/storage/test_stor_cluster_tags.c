@@ -72,6 +72,26 @@ static void test_cluster_tags_round_trip(void **state) {
     assert_int_equal(load(f->s, B).n, 1);
 }
 
+/* A request's tags are stored together: a failing key undoes the ones before it. */
+static void test_put_is_all_or_nothing(void **state) {
+    fx *f = *state;
+    const char *keys[] = {"a", "b", "c"}, *values[] = {"1", "2", "3"};
+    assert_int_equal(stor_cluster_tags_put(f->s, A, keys, values, 3), 0);
+    const char *bad[] = {"d", NULL};
+    assert_int_equal(stor_cluster_tags_put(f->s, A, bad, values, 2), -1);
+    assert_int_equal(stor_commit(f->s), 0);
+    tags t = load(f->s, A);
+    assert_int_equal(t.n, 3);
+    assert_string_equal(t.rows[2], "c=3");
+    const char *gone[] = {"a", "c", "z"};
+    assert_int_equal(stor_cluster_tags_put(f->s, A, gone, NULL, 3), 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    fx_reopen(f);
+    t = load(f->s, A);
+    assert_int_equal(t.n, 1);
+    assert_string_equal(t.rows[0], "b=2");
+}
+
 /* Reads see the open transaction; closing without a commit loses it, as for every write. */
 static void test_uncommitted_tags_are_read_then_lost(void **state) {
     fx *f = *state;
@@ -86,6 +106,7 @@ static void test_uncommitted_tags_are_read_then_lost(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         T(test_cluster_tags_round_trip),
+        T(test_put_is_all_or_nothing),
         T(test_uncommitted_tags_are_read_then_lost),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
