@@ -44,4 +44,14 @@ void aws_query_error(aws_call *c, int status, const char *code, const char *fmt,
 void kafka_api_route(aws_call *c);
 void sts_route(aws_call *c);
 
+/* kafka_api.c: may the caller do kafka:<op> on resource (a 403 answered when not); is arn a cluster (a 404 when not). */
+bool kafka_authorized(aws_call *c, const char *op, const char *resource);
+bool kafka_known_cluster(aws_call *c, const char *arn);
+/* kafka_tags.c: the tag operations on a cluster's ARN, and its tags as the Cluster shape's "tags" (a new object). */
+void kafka_tag_resource(aws_call *c, const char *arn);
+void kafka_untag_resource(aws_call *c, const char *arn);
+void kafka_list_tags_for_resource(aws_call *c, const char *arn);
+struct json_t;
+struct json_t *kafka_tags_json(srv *s, const char *arn);
+
 #endif

@@ -2,7 +2,7 @@
  * kafka_api: the `kafka` control plane (rest-json; operations, paths and shapes from botocore's
  * kafka/2018-11-14/service-2.json, https://docs.aws.amazon.com/msk/1.0/apireference/), for the
  * configured cluster: DescribeClusterV2, ListClustersV2, GetBootstrapBrokers and ListNodes's
- * refusal on Serverless. Any other path answers as an unknown operation does, with a log line
+ * refusal on Serverless; the tag operations are kafka_tags.c's. Any other path answers as an unknown operation does, with a log line
  * naming the operation when it is one MSK has: never a success mskmock did not earn.
  *
  * Authorization: kafka:<Operation> on the cluster's ARN ("*" for listings, which have no
@@ -54,9 +54,10 @@ static json_t *cluster_v2(const aws_call *call) {
     const srv *s = call->s;
     char created[48];
     iso_time(call->started_ms * 1000, created); /* the configured cluster exists from start */
-    json_t *c = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:{}}", "clusterArn", authz_cluster_arn(s), "clusterName",
+    json_t *c = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o}", "clusterArn", authz_cluster_arn(s), "clusterName",
                           s->cfg->msk_cluster_name, "clusterType", serverless(s) ? "SERVERLESS" : "PROVISIONED",
-                          "creationTime", created, "currentVersion", CLUSTER_VERSION, "state", "ACTIVE", "tags");
+                          "creationTime", created, "currentVersion", CLUSTER_VERSION, "state", "ACTIVE", "tags",
+                          kafka_tags_json(call->s, authz_cluster_arn(s)));
     if (serverless(s)) {
         json_object_set_new(c, "serverless",
                             json_pack("{s:[{s:[], s:[]}], s:{s:{s:{s:b}}}}", "vpcConfigs", "subnetIds",
@@ -179,9 +180,6 @@ static const struct {
     {"GET", "/v1/clusters", "", "ListClusters"},
     {"POST", "/v1/clusters", "", "CreateCluster"},
     {"GET", "/v1/kafka-versions", "", "ListKafkaVersions"},
-    {"GET", "/v1/tags/", "", "ListTagsForResource"},
-    {"POST", "/v1/tags/", "", "TagResource"},
-    {"DELETE", "/v1/tags/", "", "UntagResource"},
     {"GET", "/v1/configurations", "", "ListConfigurations"},
     {"POST", "/v1/configurations", "", "CreateConfiguration"},
 };
@@ -218,6 +216,15 @@ void kafka_api_route(aws_call *c) {
     else if (get && serverless(c->s) && path_arn(path, "/v1/clusters/", "/nodes", arn, sizeof arn)) {
         if (authorized(c, "ListNodes", arn) && known_cluster(c, arn))
             aws_rest_error(c, 400, "BadRequestException", NULL, "This operation cannot be performed on serverless clusters.");
-    } else
+    } else if (path_arn(path, "/v1/tags/", "", arn, sizeof arn) && get)
+        kafka_list_tags_for_resource(c, arn);
+    else if (path_arn(path, "/v1/tags/", "", arn, sizeof arn) && !strcmp(m, "POST"))
+        kafka_tag_resource(c, arn);
+    else if (path_arn(path, "/v1/tags/", "", arn, sizeof arn) && !strcmp(m, "DELETE"))
+        kafka_untag_resource(c, arn);
+    else
         unknown_operation(c);
 }
+
+bool kafka_authorized(aws_call *c, const char *op, const char *resource) { return authorized(c, op, resource); }
+bool kafka_known_cluster(aws_call *c, const char *arn) { return known_cluster(c, arn); }

@@ -6,7 +6,9 @@ boto3 from PyPI, and confluent-kafka with the official MSK IAM signer on the Kaf
      the Kafka IAM listener with the assumed credentials;
   2. the kafka control plane: list-clusters-v2, describe-cluster-v2 and get-bootstrap-brokers
      give the addresses a Kafka client then uses; list-nodes refused on Serverless; an unknown
-     cluster ARN; an operation MSK has and mskmock does not serve yet;
+     cluster ARN; an operation MSK has and mskmock does not serve yet; tags on the cluster
+     (aws-cli and boto3: tag, list, untag, AWS's tag rules, another ARN, kafka:*Tag* refused by
+     the caller's policies, kept across a restart and a kill -9);
   3. refusals as AWS gives them, each with a log line saying why: unsigned, wrong secret,
      unknown key, a clock 10 minutes off either way, expired assumed credentials (the admin
      API's expire: AssumeRole's 900 s floor is too long to wait for), a missing session token,
@@ -28,6 +30,7 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
 from pathlib import Path
@@ -240,6 +243,140 @@ def test_operation_not_served_yet(broker):
     assert (code, status) == ("UnknownOperationException", 404)
     assert broker.wait_for_log(r"kafka:ListKafkaVersions is not served by mskmock yet", since=since), \
         broker.log_tail()
+
+
+def cluster_arn(b):
+    return boto(b, "kafka").list_clusters_v2()["ClusterInfoList"][0]["ClusterArn"]
+
+
+def test_tags_boto3(broker):
+    kafka = boto(broker, "kafka")
+    arn = cluster_arn(broker)
+    since = broker.log_size()
+    kafka.tag_resource(ResourceArn=arn, Tags={"team": "payments", "env": "dev", "empty": ""})
+    kafka.tag_resource(ResourceArn=arn, Tags={"env": "prod"})  # the last value wins
+    tags = {"team": "payments", "env": "prod", "empty": ""}
+    assert kafka.list_tags_for_resource(ResourceArn=arn)["Tags"] == tags
+    assert kafka.describe_cluster_v2(ClusterArn=arn)["ClusterInfo"]["Tags"] == tags
+    assert kafka.list_clusters_v2()["ClusterInfoList"][0]["Tags"] == tags
+    # untagging a key that is not there is no error, as on AWS
+    r = kafka.untag_resource(ResourceArn=arn, TagKeys=["team", "empty", "absent"])
+    assert r["ResponseMetadata"]["HTTPStatusCode"] == 204
+    assert kafka.list_tags_for_resource(ResourceArn=arn)["Tags"] == {"env": "prod"}
+    kafka.untag_resource(ResourceArn=arn, TagKeys=["env"])
+    assert kafka.list_tags_for_resource(ResourceArn=arn)["Tags"] == {}
+    text = broker.log_since(since)
+    assert "TagResource 3 tag(s), 3 now" in text and "UntagResource 3 key(s)" in text, text
+
+
+def test_tags_awscli(broker):
+    arn = cluster_arn(broker)
+    assert aws(broker, "kafka", "tag-resource", "--resource-arn", arn, "--tags", "owner=ops,tier=gold") is None
+    assert aws(broker, "kafka", "list-tags-for-resource", "--resource-arn", arn) == {
+        "Tags": {"owner": "ops", "tier": "gold"}}
+    assert aws(broker, "kafka", "describe-cluster-v2", "--cluster-arn", arn)["ClusterInfo"]["Tags"] == {
+        "owner": "ops", "tier": "gold"}
+    aws(broker, "kafka", "untag-resource", "--resource-arn", arn, "--tag-keys", "owner", "tier")
+    assert aws(broker, "kafka", "list-tags-for-resource", "--resource-arn", arn) == {"Tags": {}}
+
+
+@pytest.mark.parametrize("tags, field, words", [
+    ({"k%02d" % i: "v" for i in range(51)}, "tags", "at most 50 tags"),
+    ({"k" * 129: "v"}, "tags", "1 to 128 characters"),
+    ({"": "v"}, "tags", "1 to 128 characters"),
+    ({"k": "v" * 257}, "tags", "0 to 256 characters"),
+    ({"aws:owner": "me"}, "tags", "reserved for AWS"),
+])
+def test_bad_tags(broker, tags, field, words):
+    kafka = boto(broker, "kafka")
+    arn = cluster_arn(broker)
+    kafka.tag_resource(ResourceArn=arn, Tags={"keep": "me"})
+    from botocore.exceptions import ClientError
+    with pytest.raises(ClientError) as e:
+        kafka.tag_resource(ResourceArn=arn, Tags=tags)
+    r = e.value.response
+    assert (r["Error"]["Code"], r["ResponseMetadata"]["HTTPStatusCode"]) == ("BadRequestException", 400), r
+    assert words in r["Error"]["Message"] and r.get("InvalidParameter") == field, r
+    # refused whole: nothing of it stored
+    assert kafka.list_tags_for_resource(ResourceArn=arn)["Tags"] == {"keep": "me"}
+    kafka.untag_resource(ResourceArn=arn, TagKeys=["keep"])
+
+
+def test_bad_tag_requests(broker):
+    kafka = boto(broker, "kafka")
+    arn = cluster_arn(broker)
+    # the 50 are counted with the tags the cluster has
+    kafka.tag_resource(ResourceArn=arn, Tags={"k%02d" % i: "v" for i in range(50)})
+    code, msg, status, _ = client_error(lambda: kafka.tag_resource(ResourceArn=arn, Tags={"one": "more"}))
+    assert (code, status) == ("BadRequestException", 400) and "at most 50 tags" in msg, msg
+    kafka.tag_resource(ResourceArn=arn, Tags={"k00": "again"})  # an existing key is no new tag
+    kafka.untag_resource(ResourceArn=arn, TagKeys=["k%02d" % i for i in range(50)])
+    for keys, words in ((["aws:x"], "reserved for AWS"), (["k" * 129], "1 to 128 characters")):
+        code, msg, status, _ = client_error(lambda: kafka.untag_resource(ResourceArn=arn, TagKeys=keys))
+        assert (code, status) == ("BadRequestException", 400) and words in msg, msg
+    # a body that is not the TagResource shape, and UntagResource without keys, signed by hand
+    path = "/v1/tags/" + urllib.parse.quote(arn, safe="")
+    canonical = "/".join(urllib.parse.quote(seg, safe="-_.~") for seg in path.split("/"))  # encoded twice
+
+    def signed(method, body):
+        when = datetime.datetime.now(datetime.timezone.utc)
+        return http_call(broker, method, path, body.encode(),
+                         sigv4_headers(broker, ALICE, "kafka", method, canonical, body, when))
+
+    for body, field in (('{"tags": {"a": 1}}', "tags"), ('{"tags": {}}', "tags"), ('{"tags": []}', "tags"),
+                        ('{"tags": {"a": "b"}, "extra": 1}', "extra"), ('not json', None)):
+        status, headers, text = signed("POST", body)
+        assert status == 400 and headers["x-amzn-errortype"] == "BadRequestException", (body, text)
+        assert json.loads(text).get("invalidParameter") == field, (body, text)
+    status, headers, text = signed("DELETE", "")
+    assert status == 400 and json.loads(text)["invalidParameter"] == "tagKeys", text
+    assert kafka.list_tags_for_resource(ResourceArn=arn)["Tags"] == {}
+
+
+def test_tags_of_another_arn_not_found(broker):
+    kafka = boto(broker, "kafka")
+    other = "arn:aws:kafka:%s:%s:cluster/other/%s-s1" % (REGION, ACCOUNT, uuid.uuid4())
+    for call in (lambda: kafka.tag_resource(ResourceArn=other, Tags={"a": "b"}),
+                 lambda: kafka.untag_resource(ResourceArn=other, TagKeys=["a"]),
+                 lambda: kafka.list_tags_for_resource(ResourceArn=other)):
+        code, msg, status, _ = client_error(call)
+        assert (code, status) == ("NotFoundException", 404) and other in msg, msg
+
+
+def test_tags_unauthorized(broker):
+    arn = cluster_arn(broker)
+    since = broker.log_size()
+    for who in (CAROL, DAVE):  # carol: kafka-cluster:* only; dave: no kafka:*Tag* action
+        kafka = boto(broker, "kafka", who)
+        for op, call in (("TagResource", lambda: kafka.tag_resource(ResourceArn=arn, Tags={"a": "b"})),
+                         ("UntagResource", lambda: kafka.untag_resource(ResourceArn=arn, TagKeys=["a"])),
+                         ("ListTagsForResource", lambda: kafka.list_tags_for_resource(ResourceArn=arn))):
+            code, msg, status, _ = client_error(call)
+            assert (code, status) == ("AccessDeniedException", 403), msg
+            assert msg == "User: %s is not authorized to perform: kafka:%s on resource: %s" % (
+                who.principal, op, arn), msg
+    assert boto(broker, "kafka").list_tags_for_resource(ResourceArn=arn)["Tags"] == {}
+    assert "AccessDeniedException: kafka:TagResource allowed by no statement" in broker.log_since(since)
+
+
+def test_tags_survive_a_restart(tmp_path):
+    ids = iam.write_identities(tmp_path / "identities.json", identities=(ALICE,), roles=())
+    b = AwsBroker(ids, broker_count=1)
+    b.start()
+    try:
+        arn = cluster_arn(b)
+        boto(b, "kafka").tag_resource(ResourceArn=arn, Tags={"env": "dev", "team": "payments"})
+        boto(b, "kafka").untag_resource(ResourceArn=arn, TagKeys=["team"])
+        b.restart()
+        assert cluster_arn(b) == arn
+        assert boto(b, "kafka").list_tags_for_resource(ResourceArn=arn)["Tags"] == {"env": "dev"}
+        assert boto(b, "kafka").describe_cluster_v2(ClusterArn=arn)["ClusterInfo"]["Tags"] == {"env": "dev"}
+        b.kill9()  # committed before answered: kill -9 loses nothing
+        assert boto(b, "kafka").list_tags_for_resource(ResourceArn=arn)["Tags"] == {"env": "dev"}
+        b.assert_alive()
+        b.stop(check=True)
+    finally:
+        b.cleanup()
 
 
 # -- 3. refusals ----------------------------------------------------------------------------
