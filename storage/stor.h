@@ -370,6 +370,15 @@ int stor_cluster_tags_delete(stor *s, const char *arn);
 typedef void (*stor_cluster_tag_fn)(void *ctx, const char *key, const char *value);
 int stor_cluster_tags_load(stor *s, const char *arn, stor_cluster_tag_fn fn, void *ctx);
 
+/*
+ * Cluster policies (PutClusterPolicy): one document and its version per cluster ARN. Put
+ * replaces; get gives 1 with *policy and *version malloc'd (the caller frees them), 0 when the
+ * cluster has none, -1 on error; delete of none is no error.
+ */
+int stor_cluster_policy_put(stor *s, const char *arn, const char *policy, const char *version);
+int stor_cluster_policy_get(stor *s, const char *arn, char **policy, char **version);
+int stor_cluster_policy_delete(stor *s, const char *arn);
+
 /* ---- transactions (the coordinator's state and each partition's transaction index) ---- */
 
 /*

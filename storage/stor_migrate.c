@@ -336,14 +336,20 @@ static const char *const stor_migrations[] = {
     "  PRIMARY KEY (group_id, key)"
     ") WITHOUT ROWID;",
     /*
-     * 10: the tags of a cluster (the `kafka` control plane's TagResource). Keyed by the cluster's
-     * ARN, which is how MSK addresses tagged resources; AWS's tag rules are the caller's to check.
+     * 10: what the `kafka` control plane keeps on a cluster, keyed by the cluster's ARN, which is
+     * how MSK addresses them. cluster_tags: TagResource's (AWS's tag rules are the caller's to
+     * check). cluster_policies: PutClusterPolicy's document, as sent, and its version.
      */
     "CREATE TABLE IF NOT EXISTS cluster_tags ("
     "  arn TEXT NOT NULL,"
     "  key TEXT NOT NULL,"
     "  value TEXT NOT NULL,"
     "  PRIMARY KEY (arn, key)"
+    ") WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS cluster_policies ("
+    "  arn TEXT NOT NULL PRIMARY KEY,"
+    "  policy TEXT NOT NULL,"
+    "  version TEXT NOT NULL"
     ") WITHOUT ROWID;",
 };
 

@@ -208,4 +208,8 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
     [STOR_CLUSTER_TAG_DELETE] = "DELETE FROM cluster_tags WHERE arn = ?1 AND key = ?2",
     [STOR_CLUSTER_TAGS_DELETE] = "DELETE FROM cluster_tags WHERE arn = ?1",
     [STOR_LOAD_CLUSTER_TAGS] = "SELECT key, value FROM cluster_tags WHERE arn = ?1 ORDER BY key",
+    [STOR_CLUSTER_POLICY_PUT] = "INSERT INTO cluster_policies (arn, policy, version) VALUES (?1, ?2, ?3)"
+                                " ON CONFLICT (arn) DO UPDATE SET policy = excluded.policy, version = excluded.version",
+    [STOR_CLUSTER_POLICY_GET] = "SELECT policy, version FROM cluster_policies WHERE arn = ?1",
+    [STOR_CLUSTER_POLICY_DELETE] = "DELETE FROM cluster_policies WHERE arn = ?1",
 };

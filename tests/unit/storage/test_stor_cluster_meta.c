@@ -1,7 +1,8 @@
 /*
- * stor: cluster tags (migration 10). Tags survive a reopen, the last write wins, a removed key
- * is gone, each cluster's are its own, an uncommitted write is read back and lost without a
- * commit, and stor_cluster_tags_delete takes a cluster's tags only.
+ * stor: cluster tags and policies (migration 10). Tags survive a reopen, the last write wins, a
+ * removed key is gone, each cluster's are its own, an uncommitted write is read back and lost
+ * without a commit, and stor_cluster_tags_delete takes a cluster's tags only. A cluster policy
+ * is one document and version per cluster, replaced by the next put, gone once deleted.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -101,12 +102,38 @@ static void test_uncommitted_tags_are_read_then_lost(void **state) {
     assert_int_equal(load(f->s, A).n, 0);
 }
 
+static void test_cluster_policy_round_trip(void **state) {
+    fx *f = *state;
+    char *p, *v;
+    assert_int_equal(stor_cluster_policy_get(f->s, A, &p, &v), 0);
+    assert_null(p);
+    assert_int_equal(stor_cluster_policy_put(f->s, A, "{\"Version\":\"2012-10-17\"}", "K1"), 0);
+    assert_int_equal(stor_cluster_policy_put(f->s, A, "{\"Statement\":[]}", "K2"), 0); /* replaced */
+    assert_int_equal(stor_cluster_policy_put(f->s, B, "{}", "K9"), 0);
+    assert_int_equal(stor_cluster_policy_put(f->s, A, NULL, "K3"), -1);
+    assert_int_equal(stor_commit(f->s), 0);
+    fx_reopen(f);
+    assert_int_equal(stor_cluster_policy_get(f->s, A, &p, &v), 1);
+    assert_string_equal(p, "{\"Statement\":[]}");
+    assert_string_equal(v, "K2");
+    free(p), free(v);
+    assert_int_equal(stor_cluster_policy_delete(f->s, A), 0);
+    assert_int_equal(stor_cluster_policy_delete(f->s, A), 0); /* none: no error */
+    assert_int_equal(stor_commit(f->s), 0);
+    fx_reopen(f);
+    assert_int_equal(stor_cluster_policy_get(f->s, A, &p, &v), 0);
+    assert_int_equal(stor_cluster_policy_get(f->s, B, &p, &v), 1);
+    assert_string_equal(v, "K9");
+    free(p), free(v);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         T(test_cluster_tags_round_trip),
         T(test_put_is_all_or_nothing),
+        T(test_cluster_policy_round_trip),
         T(test_uncommitted_tags_are_read_then_lost),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
