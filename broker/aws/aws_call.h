@@ -51,6 +51,10 @@ bool kafka_known_cluster(aws_call *c, const char *arn);
 void kafka_tag_resource(aws_call *c, const char *arn);
 void kafka_untag_resource(aws_call *c, const char *arn);
 void kafka_list_tags_for_resource(aws_call *c, const char *arn);
+/* kafka_policy.c: the cluster policy operations on a cluster's ARN. */
+void kafka_put_cluster_policy(aws_call *c, const char *arn);
+void kafka_get_cluster_policy(aws_call *c, const char *arn);
+void kafka_delete_cluster_policy(aws_call *c, const char *arn);
 struct json_t;
 struct json_t *kafka_tags_json(srv *s, const char *arn);
 

@@ -2,7 +2,8 @@
  * kafka_api: the `kafka` control plane (rest-json; operations, paths and shapes from botocore's
  * kafka/2018-11-14/service-2.json, https://docs.aws.amazon.com/msk/1.0/apireference/), for the
  * configured cluster: DescribeClusterV2, ListClustersV2, GetBootstrapBrokers and ListNodes's
- * refusal on Serverless; the tag operations are kafka_tags.c's. Any other path answers as an unknown operation does, with a log line
+ * refusal on Serverless; the tag operations are kafka_tags.c's, the cluster policy ones
+ * kafka_policy.c's. Any other path answers as an unknown operation does, with a log line
  * naming the operation when it is one MSK has: never a success mskmock did not earn.
  *
  * Authorization: kafka:<Operation> on the cluster's ARN ("*" for listings, which have no
@@ -172,9 +173,6 @@ static const struct {
     {"POST", "/api/v2/clusters", "", "CreateClusterV2"},
     {"DELETE", "/v1/clusters/", "", "DeleteCluster"},
     {"GET", "/v1/clusters/", "/nodes", "ListNodes"},
-    {"GET", "/v1/clusters/", "/policy", "GetClusterPolicy"},
-    {"PUT", "/v1/clusters/", "/policy", "PutClusterPolicy"},
-    {"DELETE", "/v1/clusters/", "/policy", "DeleteClusterPolicy"},
     {"GET", "/v1/clusters/", "/operations", "ListClusterOperations"},
     {"GET", "/v1/clusters/", "", "DescribeCluster"},
     {"GET", "/v1/clusters", "", "ListClusters"},
@@ -216,7 +214,13 @@ void kafka_api_route(aws_call *c) {
     else if (get && serverless(c->s) && path_arn(path, "/v1/clusters/", "/nodes", arn, sizeof arn)) {
         if (authorized(c, "ListNodes", arn) && known_cluster(c, arn))
             aws_rest_error(c, 400, "BadRequestException", NULL, "This operation cannot be performed on serverless clusters.");
-    } else if (path_arn(path, "/v1/tags/", "", arn, sizeof arn) && get)
+    } else if (path_arn(path, "/v1/clusters/", "/policy", arn, sizeof arn) && get)
+        kafka_get_cluster_policy(c, arn);
+    else if (path_arn(path, "/v1/clusters/", "/policy", arn, sizeof arn) && !strcmp(m, "PUT"))
+        kafka_put_cluster_policy(c, arn);
+    else if (path_arn(path, "/v1/clusters/", "/policy", arn, sizeof arn) && !strcmp(m, "DELETE"))
+        kafka_delete_cluster_policy(c, arn);
+    else if (path_arn(path, "/v1/tags/", "", arn, sizeof arn) && get)
         kafka_list_tags_for_resource(c, arn);
     else if (path_arn(path, "/v1/tags/", "", arn, sizeof arn) && !strcmp(m, "POST"))
         kafka_tag_resource(c, arn);
