@@ -18,6 +18,8 @@
 //	                                                      -> GroupTransactSession (see txn.go)
 //	group-config --bootstrap B --group G [--set K=V]... [--delete K]...
 //	                                                      -> a group's configs (see groupconfig.go)
+//	aws-calls --endpoint URL --region R [--wrong-secret S]
+//	                                 -> STS and kafka control-plane calls (see awsapi.go)
 //
 // Record i goes to partition i % P, key "key-<i>", value "value-<i>-" + "x" * (i % 50),
 // headers [("idx", "<i>"), ("codec", C)].
@@ -411,7 +413,7 @@ func fmtHeaders(hs []kgo.RecordHeader) string {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: client (create-topic|produce|consume|list-topics|group-consume|admin-calls|kafka-go|txn-transform|group-config) --bootstrap B --topic T ...")
+		fmt.Fprintln(os.Stderr, "usage: client (create-topic|produce|consume|list-topics|group-consume|admin-calls|kafka-go|txn-transform|group-config|aws-calls) --bootstrap B --topic T ...")
 		os.Exit(2)
 	}
 	cmd := os.Args[1]
@@ -422,10 +424,12 @@ func main() {
 	if cmd == "txn-transform" {
 		os.Exit(runTxnTransform(os.Args[2:])) // bounded by its own --timeout
 	}
-	if cmd == "admin-calls" || cmd == "kafka-go" || cmd == "group-config" {
+	if cmd == "admin-calls" || cmd == "kafka-go" || cmd == "group-config" || cmd == "aws-calls" {
 		var res any
 		var err error
-		if cmd == "kafka-go" {
+		if cmd == "aws-calls" {
+			res, err = runAwsCalls(os.Args[2:]) // bounded by its own --timeout
+		} else if cmd == "kafka-go" {
 			res, err = runKafkaGo(os.Args[2:]) // each step bounded by its own --timeout
 		} else if cmd == "group-config" {
 			res, err = runGroupConfig(os.Args[2:]) // bounded by its own deadline
@@ -450,7 +454,7 @@ func main() {
 	}
 	run, ok := commands[cmd]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "unknown command %q; usage: client (create-topic|produce|consume|list-topics|group-consume|admin-calls|kafka-go|txn-transform|group-config) ...\n", cmd)
+		fmt.Fprintf(os.Stderr, "unknown command %q; usage: client (create-topic|produce|consume|list-topics|group-consume|admin-calls|kafka-go|txn-transform|group-config|aws-calls) ...\n", cmd)
 		os.Exit(2)
 	}
 	o, err := parse(cmd, os.Args[2:])
