@@ -20,6 +20,8 @@
 //   txn-transform --bootstrap B --group G --input T --output O --transactional-id ID [--batch N]
 //                 [--abort-every K] [--init-timeout S] [--timeout S]
 //                                                   -> transactional consume-transform-produce (txn.js)
+//   aws-calls --endpoint URL --region R [--wrong-secret S]
+//                                                   -> STS and kafka control-plane calls (aws-calls.js)
 //
 // Record i goes to partition i % P, key "key-<i>", value "value-<i>-" + "x" * (i % 50),
 // headers [("idx", "<i>"), ("codec", C)].
@@ -669,10 +671,11 @@ async function main() {
     'delete-records': deleteRecords,
     'list-reassignments': listReassignments,
     'txn-transform': o => require('./txn').txnTransform(o, { makeKafka, need, needInt, Partitioners }),
+    'aws-calls': o => require('./aws-calls').awsCalls(o, { need }),
   }
   const run = commands[opts.command]
   if (!run) {
-    throw new Error('usage: client (create-topic|produce|consume|group-consume|delete-records|list-reassignments|txn-transform)' +
+    throw new Error('usage: client (create-topic|produce|consume|group-consume|delete-records|list-reassignments|txn-transform|aws-calls)' +
       ' --bootstrap B --topic T ...')
   }
   const result = await run(opts)

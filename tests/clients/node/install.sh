@@ -22,5 +22,5 @@ if ! npm ci --no-audit --no-fund --loglevel=error >"$log" 2>&1; then
   exit 1
 fi
 rm -f "$log"
-node -e "require('kafkajs'); require('kafkajs-2.2.1'); require('kafkajs-snappy'); require('kafkajs-lz4'); require('@kafkajs/zstd'); require('aws-msk-iam-sasl-signer-js'); require('@jm18457/kafkajs-msk-iam-authentication-mechanism')"
+node -e "require('kafkajs'); require('kafkajs-2.2.1'); require('kafkajs-snappy'); require('kafkajs-lz4'); require('@kafkajs/zstd'); require('aws-msk-iam-sasl-signer-js'); require('@jm18457/kafkajs-msk-iam-authentication-mechanism'); require('@aws-sdk/client-kafka'); require('@aws-sdk/client-sts')"
 echo "$want" >"$stamp"
