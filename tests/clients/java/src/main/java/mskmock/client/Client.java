@@ -54,6 +54,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *   produce-at | describe-configs | compacted-read ... -> topic configs at work, see {@link TopicSemantics}
  *   streams-wordcount ...                           -> Kafka Streams (exactly_once_v2), JSON event
  *                                                      lines, see {@link StreamsWordCount}
+ *   aws-calls --endpoint URL --region R [--wrong-secret S]
+ *                                                   -> STS GetCallerIdentity, see {@link AwsCalls}
  * </pre>
  *
  * <p>Security options (every command), as for MSK's IAM listener:
@@ -129,6 +131,9 @@ public final class Client {
         }
         if (args.length > 0 && OffsetMetadata.COMMANDS.contains(args[0])) {
             System.exit(OffsetMetadata.run(args));
+        }
+        if (args.length > 0 && args[0].equals(AwsCalls.COMMAND)) {
+            System.exit(AwsCalls.run(args));
         }
         if (args.length > 0 && args[0].equals(StreamsWordCount.COMMAND)) {
             System.exit(StreamsWordCount.run(args));
