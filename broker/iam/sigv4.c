@@ -169,24 +169,35 @@ int sigv4_presign_signature(const sigv4_presign *p, const char *secret,
         return -1;
     if (strlen(p->amz_date) < 8) return -1;
     int rc = -1;
-    char *query = NULL, *creq = NULL, *sts = NULL;
-    char hash[SIGV4_HEX_LEN + 1], date8[9];
-    uint8_t key[SIGV4_KEY_LEN], sig[SIGV4_KEY_LEN];
+    char *query = NULL, *creq = NULL;
     if (!(query = sigv4_canonical_query(p->params, p->n_params))) goto done;
     if (!(creq = sigv4_canonical_request(query, p->host))) goto done;
+    rc = sigv4_sign_canonical(creq, p->amz_date, p->region, p->service, secret, creq_sha256_hex, signature_hex);
+done:
+    free(query);
+    free(creq);
+    return rc;
+}
+
+int sigv4_sign_canonical(const char *creq, const char *amz_date, const char *region, const char *service,
+                         const char *secret, char creq_sha256_hex[SIGV4_HEX_LEN + 1],
+                         char signature_hex[SIGV4_HEX_LEN + 1]) {
+    if (strlen(amz_date) < 8) return -1;
+    int rc = -1;
+    char *sts = NULL;
+    char hash[SIGV4_HEX_LEN + 1], date8[9];
+    uint8_t key[SIGV4_KEY_LEN], sig[SIGV4_KEY_LEN];
     if (sigv4_sha256_hex(creq, strlen(creq), hash)) goto done;
-    if (!(sts = sigv4_string_to_sign(p->amz_date, p->region, p->service, hash))) goto done;
-    memcpy(date8, p->amz_date, 8);
+    if (!(sts = sigv4_string_to_sign(amz_date, region, service, hash))) goto done;
+    memcpy(date8, amz_date, 8);
     date8[8] = '\0';
-    if (sigv4_signing_key(secret, date8, p->region, p->service, key)) goto done;
+    if (sigv4_signing_key(secret, date8, region, service, key)) goto done;
     if (sigv4_hmac_sha256(key, sizeof key, sts, strlen(sts), sig)) goto done;
     sigv4_hex(sig, sizeof sig, signature_hex);
     if (creq_sha256_hex) memcpy(creq_sha256_hex, hash, sizeof hash);
     rc = 0;
 done:
     OPENSSL_cleanse(key, sizeof key);
-    free(query);
-    free(creq);
     free(sts);
     return rc;
 }

@@ -75,6 +75,13 @@ int sigv4_signing_key(const char *secret, const char *date8, const char *region,
 int sigv4_presign_signature(const sigv4_presign *p, const char *secret,
                             char creq_sha256_hex[SIGV4_HEX_LEN + 1], char signature_hex[SIGV4_HEX_LEN + 1]);
 
+/* From a canonical request on: its hash (copied to creq_sha256_hex if not NULL), the string to
+ * sign, the signing key of amz_date's day, the hex signature. Both signature computations above
+ * end here. Returns 0, or -1 (amz_date shorter than 8 characters, OpenSSL failure). */
+int sigv4_sign_canonical(const char *creq, const char *amz_date, const char *region, const char *service,
+                         const char *secret, char creq_sha256_hex[SIGV4_HEX_LEN + 1],
+                         char signature_hex[SIGV4_HEX_LEN + 1]);
+
 /* Whether given equals expected (a computed 64-character hex signature). The contents are
  * compared in constant time (CRYPTO_memcmp); only the length of given may leak. */
 bool sigv4_hex_equal(const char *expected, const char *given);

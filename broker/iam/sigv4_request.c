@@ -679,21 +679,9 @@ int sigv4_request_signature(const sigv4_request *rq, const sigv4_auth *auth, con
     if (!secret || !signature_hex) return -1;
     char *creq = sigv4_request_canonical(rq, auth);
     if (!creq) return -1;
-    int rc = -1;
-    char hash[SIGV4_HEX_LEN + 1];
-    uint8_t key[SIGV4_KEY_LEN], sig[SIGV4_KEY_LEN];
-    char *sts = NULL;
-    if (sigv4_sha256_hex(creq, strlen(creq), hash)) goto done;
-    if (!(sts = sigv4_string_to_sign(auth->amz_date, auth->region, auth->service, hash)))
-        xoom("sigv4 string to sign", 0);
-    if (sigv4_signing_key(secret, auth->date8, auth->region, auth->service, key)) goto done;
-    if (sigv4_hmac_sha256(key, sizeof key, sts, strlen(sts), sig)) goto done;
-    sigv4_hex(sig, sizeof sig, signature_hex);
-    if (creq_sha256_hex) memcpy(creq_sha256_hex, hash, sizeof hash);
-    rc = 0;
-done:
-    OPENSSL_cleanse(key, sizeof key);
+    /* the scope's date is auth->date8, which sigv4_request_auth checked against amz_date */
+    int rc = sigv4_sign_canonical(creq, auth->amz_date, auth->region, auth->service, secret, creq_sha256_hex,
+                                  signature_hex);
     free(creq);
-    free(sts);
     return rc;
 }
