@@ -382,6 +382,24 @@ class SaslConn:
         return resp
 
 
+class AwsBroker(IamBroker):
+    """An IamBroker with the AWS APIs (aws.port) on the port after its others."""
+
+    @property
+    def aws_port(self):
+        return self.port + 3 * self.broker_count + 2
+
+    @property
+    def aws_url(self):
+        return "http://127.0.0.1:%d" % self.aws_port
+
+    def start(self):
+        if self.port is None:
+            self.port = find_free_port_range(3 * self.broker_count + 3)
+        self.config["aws.port"] = self.aws_port
+        return super().start()
+
+
 def metadata(correlation_id, client_id, topics=None):
     """Metadata v6 (kw.METADATA_V, the serverless floor); all topics by default."""
     return kw.metadata_request(kw.METADATA_V, correlation_id, client_id, topics)

@@ -39,8 +39,8 @@ from pathlib import Path
 import pytest
 
 import iam
-from harness import find_free_port_range
-from iam import ACCOUNT, REGION, IamBroker, Identity, Role, aws_env, run_client_env
+from harness import running
+from iam import ACCOUNT, REGION, AwsBroker, Identity, Role, aws_env, run_client_env
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -69,36 +69,12 @@ DAVE = Identity("AKIAMSKMOCKDAVE00004", "d4v3/SeCrEt+kEy/abcdefghij0123456789KLM
 UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 
 
-class AwsBroker(IamBroker):
-    """An IamBroker with the AWS APIs on the port after its others."""
-
-    @property
-    def aws_port(self):
-        return self.port + 3 * self.broker_count + 2
-
-    @property
-    def aws_url(self):
-        return "http://127.0.0.1:%d" % self.aws_port
-
-    def start(self):
-        if self.port is None:
-            self.port = find_free_port_range(3 * self.broker_count + 3)
-        self.config["aws.port"] = self.aws_port
-        return super().start()
-
-
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory):
     ids = iam.write_identities(tmp_path_factory.mktemp("aws") / "identities.json",
                                identities=(ALICE, CAROL, DAVE), roles=(ROLE,))
-    b = AwsBroker(ids, broker_count=3)
-    b.start()
-    try:
+    with running(AwsBroker(ids, broker_count=3)) as b:
         yield b
-        b.assert_alive()
-        b.stop(check=True)
-    finally:
-        b.cleanup()
 
 
 def boto(b, service, identity=ALICE, secret=None, token=None):

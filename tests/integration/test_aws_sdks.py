@@ -22,8 +22,8 @@ import json
 import pytest
 
 import iam
-from harness import find_free_port_range
-from iam import ACCOUNT, REGION, IamBroker, Identity, aws_env, run_client_env
+from harness import running
+from iam import ACCOUNT, REGION, AwsBroker, Identity, aws_env, run_client_env
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -34,38 +34,13 @@ ALICE = Identity(iam.ALICE.access_key_id, iam.ALICE.secret_access_key, iam.ALICE
 WRONG_SECRET = "not/the+right/secret0123456789abcdefghij"
 
 
-class AwsBroker(IamBroker):
-    """An IamBroker with the AWS APIs on the port after its others (as test_aws_api.py's) and a
-    ready file."""
-
-    @property
-    def aws_port(self):
-        return self.port + 3 * self.broker_count + 2
-
-    @property
-    def aws_url(self):
-        return "http://127.0.0.1:%d" % self.aws_port
-
-    def start(self):
-        if self.port is None:
-            self.port = find_free_port_range(3 * self.broker_count + 3)
-        self.config["aws.port"] = self.aws_port
-        return super().start()
-
-
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory):
     d = tmp_path_factory.mktemp("aws-sdks")
     ids = iam.write_identities(d / "identities.json", identities=(ALICE,), roles=())
-    b = AwsBroker(ids, broker_count=3, config={"ready.file": str(d / "ready.json")})
-    b.start()
-    b.ready = json.loads((d / "ready.json").read_text())
-    try:
+    with running(AwsBroker(ids, broker_count=3, config={"ready.file": str(d / "ready.json")})) as b:
+        b.ready = json.loads((d / "ready.json").read_text())
         yield b
-        b.assert_alive()
-        b.stop(check=True)
-    finally:
-        b.cleanup()
 
 
 def aws_calls(b, lang):
