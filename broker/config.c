@@ -73,6 +73,12 @@ static const key_def keys[] = {
       "HTTP endpoint of the AWS APIs around the cluster: the kafka control plane (DescribeClusterV2, "
       "GetBootstrapBrokers, ...) and STS (GetCallerIdentity), SigV4-verified against iam.identities.file "
       "(docs/control-plane.md); bound on bind.address; 9081 is its place in the port.base layout; 0: off"),
+    K("aws.cluster.transition.ms", T_INT, aws_cluster_transition_ms, "1000", NULL, NULL, 0, 3600000, NULL,
+      "how long a cluster CreateClusterV2 made stays CREATING, and one DeleteCluster removed stays DELETING, before "
+      "ACTIVE or gone: short, so that pollers (Terraform, waiters) are exercised; 0: at once"),
+    K("aws.max.clusters", T_INT, aws_max_clusters, "10", NULL, NULL, 0, 1000, NULL,
+      "clusters CreateClusterV2 may create beside the configured one (each has its own brokers, listeners and "
+      "storage); one more is refused with BadRequestException"),
     K("external.advertised.host", T_STR, external_advertised_host, "localhost", NULL, NULL, 0, 0, NULL,
       "host name put in Metadata for connections to the external listeners (the generated certificate covers it)"),
     K("ready.file", T_STR, ready_file, "", NULL, NULL, 0, 0, NULL,
@@ -548,6 +554,34 @@ int cfg_load(config *cfg, const char *file, const cfg_arg *args, int nargs, char
     if (each_entry(file, args, nargs, find_profile, &prof, err, errlen) != 0) return -1;
     cfg_defaults(cfg, prof);
     return each_entry(file, args, nargs, apply_entry, cfg, err, errlen);
+}
+
+void cfg_source_keep(cfg_source *src, const char *file, const cfg_arg *args, int nargs) {
+    src->file = file ? xstrdup(file) : NULL;
+    src->args = xcalloc((size_t)nargs + 1, sizeof *src->args);
+    src->nargs = nargs;
+    for (int i = 0; i < nargs; i++)
+        src->args[i] = (cfg_arg){xstrdup(args[i].flag), xstrdup(args[i].key), xstrdup(args[i].value)};
+}
+
+int cfg_load_over(config *cfg, const cfg_source *src, const cfg_arg *over, int nover, char *err, size_t errlen) {
+    cfg_arg *all = xcalloc((size_t)(src->nargs + nover) + 1, sizeof *all);
+    memcpy(all, src->args, (size_t)src->nargs * sizeof *all);
+    memcpy(all + src->nargs, over, (size_t)nover * sizeof *all);
+    int rc = cfg_load(cfg, src->file, all, src->nargs + nover, err, errlen);
+    free(all);
+    return rc ? rc : cfg_finish(cfg, err, errlen);
+}
+
+void cfg_source_free(cfg_source *src) {
+    for (int i = 0; i < src->nargs; i++) {
+        free((char *)src->args[i].flag);
+        free((char *)src->args[i].key);
+        free((char *)src->args[i].value);
+    }
+    free(src->args);
+    free(src->file);
+    *src = (cfg_source){0};
 }
 
 int cfg_load_file(config *cfg, const char *path, char *err, size_t errlen) {

@@ -44,6 +44,8 @@ typedef struct config {
     bool port_base_applied;
     int64_t admin_port;
     int64_t aws_port;        /* the AWS APIs' HTTP listener (broker/aws/); 0: off */
+    int64_t aws_cluster_transition_ms; /* CREATING and DELETING last this long */
+    int64_t aws_max_clusters;          /* clusters CreateClusterV2 may add */
     char *admin_token;
     char *external_advertised_host;
     char *ready_file;
@@ -165,6 +167,21 @@ int cfg_load(config *cfg, const char *file, const cfg_arg *args, int nargs, char
 /* Check cross-key rules and compute derived values. */
 int cfg_finish(config *cfg, char *err, size_t errlen);
 void cfg_free(config *cfg);
+
+/*
+ * Where a configuration came from (the file and the command line's keys), kept so that a cluster
+ * the control plane creates is configured as the configured one was, with its own keys over it
+ * (its profile, name, ports): a profile is a set of defaults, and the user's keys still win.
+ */
+typedef struct cfg_source {
+    char *file;
+    cfg_arg *args;
+    int nargs;
+} cfg_source;
+void cfg_source_keep(cfg_source *src, const char *file, const cfg_arg *args, int nargs);
+/* cfg_load and cfg_finish of src with over[] after its keys. */
+int cfg_load_over(config *cfg, const cfg_source *src, const cfg_arg *over, int nover, char *err, size_t errlen);
+void cfg_source_free(cfg_source *src);
 
 /* For documentation checks and --help: the key table. */
 typedef struct cfg_key_info {

@@ -192,7 +192,7 @@ static int run_wait_ready(const flags *f) {
  * The configuration: file, environment, then the flags (config.h), and the log settings it
  * holds. Returns -1 when loaded, else the exit code.
  */
-static int load_config(const flags *f, config *cfg) {
+static int load_config(const flags *f, config *cfg, cfg_source *src) {
     char err[1024];
     /* --data-dir and --log-level come last: they win over --set of the same key */
     cfg_arg args[64 + 6];
@@ -215,6 +215,7 @@ static int load_config(const flags *f, config *cfg) {
     if (f->data_dir) args[nargs++] = (cfg_arg){"--data-dir", "data.dir", f->data_dir};
     if (f->level) args[nargs++] = (cfg_arg){"--log-level", "log.level", f->level};
     if (cfg_load(cfg, f->config_file, args, nargs, err, sizeof err) != 0) return fail("", err);
+    cfg_source_keep(src, f->config_file, args, nargs); /* a created cluster is configured from the same sources */
     if (log_level_parse(cfg->log_level, &log_threshold) != 0)
         return fail("log.level: expected error, warn, info, debug or trace, got ", cfg->log_level);
     log_fmt = cfg->log_format == 1 ? LOG_JSON : LOG_TEXT;
@@ -226,13 +227,13 @@ static int load_config(const flags *f, config *cfg) {
  * The process-wide settings, the loop, the broker's state (srv.h; s->loop) and the signals it
  * answers. Returns -1 when started, else the exit code.
  */
-static int start(srv *s, config *cfg) {
+static int start(srv *s, config *cfg, fleet *fl) {
     char err[1024];
     signal(SIGPIPE, SIG_IGN);
     raise_fd_limit();
     uv_loop_t *loop = uv_default_loop();
     ready_remove(cfg); /* a file left by a killed broker must not say this one is ready */
-    if (srv_init(s, loop, cfg, err, sizeof err) != 0) {
+    if (srv_init(s, loop, cfg, fl, err, sizeof err) != 0) {
         int rc = fail("", err);
         return s->fatal_exit ? s->fatal_exit : rc; /* a storage failure srv_fail_stop found fatal: exit 3 */
     }
@@ -307,12 +308,13 @@ int main(int argc, char **argv) {
     if (f.wait_ready) return run_wait_ready(&f);
 
     static config cfg;
-    if ((rc = load_config(&f, &cfg)) >= 0) return rc;
+    static fleet fl;
+    if ((rc = load_config(&f, &cfg, &fl.src)) >= 0) return rc;
     if (f.salvage) return run_salvage(f.salvage, cfg.data_dir);
     if (f.probe) return ready_probe(&cfg, 2000);
 
     static srv s;
-    if ((rc = start(&s, &cfg)) >= 0) return rc;
+    if ((rc = start(&s, &cfg, &fl)) >= 0) return rc;
     if ((rc = run(&s, &cfg, t0)) != 0) return rc;
     return shut_down(&s, &cfg);
 }

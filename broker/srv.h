@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "fleet.h"
 #include "metrics.h"
 #include "rate.h"
 #include "config.h"
@@ -59,11 +60,27 @@ static inline const char *lsn_cfg_host(const config *cfg, listener_kind k) {
 typedef struct topic topic;
 typedef struct partition partition;
 
+/* Connection admission (net/net.c): max.connection.creation.rate's tokens and the listeners holding one back. */
+typedef struct net_admission {
+    double tokens;
+    int64_t refill_ms;
+    uv_timer_t timer;
+    bool timer_ready;
+    int held;          /* listeners holding a connection */
+    bool logged;       /* this episode of holding was logged */
+} net_admission;
+
 
 struct srv {
     uv_loop_t *loop;
     config *cfg;
     stor *st;
+    struct fleet *fleet;     /* every cluster of the process (fleet.h); this srv is one of them */
+    /*
+     * The configured cluster: it owns what every cluster shares (the identities and the credentials
+     * endpoint, TLS, the admin and AWS listeners); a created cluster borrows those pointers.
+     */
+    bool primary;
     int nnodes;
     node nodes[CFG_MAX_BROKERS];
     char *adv_host[LSN_COUNT]; /* set by the admin API (admin_listeners.c); NULL: lsn_cfg_host */
@@ -73,6 +90,9 @@ struct srv {
     uint64_t next_conn_id;
     conn *conns;             /* every open connection */
     int nconns;
+    conn *commit_list;       /* connections with answers held for the next commit (net/net.c) */
+    conn *pump_list;         /* connections to resume before the loop waits (net/net.c) */
+    net_admission adm;
     struct topic_waiter *waiters; /* parked fetches (topic/commit.c's topic_wait) */
     struct group *groups;    /* consumer groups (broker/group/group.c) */
     struct grp_config_set *group_configs; /* group config overrides by group id (broker/group/group_config.c) */
@@ -95,14 +115,12 @@ struct srv {
      */
     bool (*dispatch)(srv *s, req *r);
     void (*conn_closed)(conn *c);
-    uv_prepare_t commit_handle;
-    uv_timer_t housekeeping;
     int64_t next_retention_ms;
     int64_t next_offsets_expiry_ms;
     int64_t started_us;
     uint64_t requests;       /* every request started, on every connection */
-    uint64_t requests_at_tick; /* srv.requests at the previous housekeeping tick */
-    uint64_t requests_at_trim; /* srv.requests when the heap was last trimmed */
+    uint64_t requests_at_tick; /* the primary's: every cluster's requests at the previous housekeeping tick */
+    uint64_t requests_at_trim; /* ... and when the heap was last trimmed */
     uint64_t ckpt_failures_logged;
     int64_t storage_check_ms;     /* the start-up check took this long */
     bool storage_check_partial;   /* ... and ran out of storage.startup.check.ms */
@@ -139,6 +157,8 @@ static inline int srv_controller(const srv *s) {
  */
 static inline void srv_fail_stop(srv *s, int code) {
     s->fatal_exit = code;
+    /* main reads the primary's: a created cluster's failure stops the process the same way */
+    if (s->fleet && s->fleet->n && s->fleet->list[0]->s) s->fleet->list[0]->s->fatal_exit = code;
     uv_stop(s->loop);
 }
 

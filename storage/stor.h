@@ -379,6 +379,16 @@ int stor_cluster_policy_put(stor *s, const char *arn, const char *policy, const 
 int stor_cluster_policy_get(stor *s, const char *arn, char **policy, char **version);
 int stor_cluster_policy_delete(stor *s, const char *arn);
 
+/*
+ * The clusters the control plane created (kept in the configured cluster's database): add one
+ * (a taken ARN or name fails), remove one with its tags and policy, and read them all, oldest
+ * first. Strings are valid only during the call.
+ */
+int stor_cluster_add(stor *s, const char *arn, const char *name, const char *spec, int64_t created_ms);
+int stor_cluster_remove(stor *s, const char *arn);
+typedef void (*stor_cluster_fn)(void *ctx, const char *arn, const char *name, const char *spec, int64_t created_ms);
+int stor_clusters_load(stor *s, stor_cluster_fn fn, void *ctx);
+
 /* ---- transactions (the coordinator's state and each partition's transaction index) ---- */
 
 /*

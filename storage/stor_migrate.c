@@ -351,6 +351,17 @@ static const char *const stor_migrations[] = {
     "  policy TEXT NOT NULL,"
     "  version TEXT NOT NULL"
     ") WITHOUT ROWID;",
+    /*
+     * 11: the clusters the `kafka` control plane created (CreateClusterV2) beside the configured
+     * one, kept in the configured cluster's database so they come back at restart: the ARN, the
+     * name (unique, as MSK's are per account and region), and their description as JSON.
+     */
+    "CREATE TABLE IF NOT EXISTS clusters ("
+    "  arn TEXT NOT NULL PRIMARY KEY,"
+    "  name TEXT NOT NULL UNIQUE,"
+    "  spec TEXT NOT NULL,"
+    "  created_ms INTEGER NOT NULL"
+    ") WITHOUT ROWID;",
 };
 
 #define STOR_MIGRATIONS_N ((int)(sizeof stor_migrations / sizeof stor_migrations[0]))

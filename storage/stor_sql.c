@@ -212,4 +212,7 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
                                 " ON CONFLICT (arn) DO UPDATE SET policy = excluded.policy, version = excluded.version",
     [STOR_CLUSTER_POLICY_GET] = "SELECT policy, version FROM cluster_policies WHERE arn = ?1",
     [STOR_CLUSTER_POLICY_DELETE] = "DELETE FROM cluster_policies WHERE arn = ?1",
+    [STOR_CLUSTER_PUT] = "INSERT INTO clusters (arn, name, spec, created_ms) VALUES (?1, ?2, ?3, ?4)",
+    [STOR_CLUSTER_DELETE] = "DELETE FROM clusters WHERE arn = ?1",
+    [STOR_LOAD_CLUSTERS] = "SELECT arn, name, spec, created_ms FROM clusters ORDER BY created_ms, name",
 };

@@ -12,10 +12,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fleet.h"
 #include "http/http.h"
 #include "srv.h"
 
 struct iam_cred;
+
+/* MSK's cluster version is an opaque revision string; mskmock's clusters are never updated. */
+#define KAFKA_CLUSTER_VERSION "K3AEGXETSR30VB"
 
 typedef struct aws_call {
     srv *s;
@@ -44,9 +48,20 @@ void aws_query_error(aws_call *c, int status, const char *code, const char *fmt,
 void kafka_api_route(aws_call *c);
 void sts_route(aws_call *c);
 
-/* kafka_api.c: may the caller do kafka:<op> on resource (a 403 answered when not); is arn a cluster (a 404 when not). */
+/*
+ * kafka_api.c: may the caller do kafka:<op> on resource (a 403 answered when not); the cluster arn
+ * names (a 404 answered, and NULL, when none does; kafka_known_cluster: whether one does).
+ */
 bool kafka_authorized(aws_call *c, const char *op, const char *resource);
+cluster *kafka_cluster(aws_call *c, const char *arn);
 bool kafka_known_cluster(aws_call *c, const char *arn);
+/* A list operation's maxResults and nextToken (a 400 answered, and false, when invalid), and its page of clusters. */
+bool kafka_page(aws_call *c, int *max, uint64_t *from);
+int kafka_page_clusters(aws_call *c, int max, uint64_t from, bool (*keep)(const cluster *, void *), void *ctx,
+                        cluster **out, char next[32]);
+/* kafka_clusters.c: CreateClusterV2 and DeleteCluster. */
+void kafka_create_cluster_v2(aws_call *c);
+void kafka_delete_cluster(aws_call *c, const char *arn);
 /* kafka_tags.c: the tag operations on a cluster's ARN, and its tags as the Cluster shape's "tags" (a new object). */
 void kafka_tag_resource(aws_call *c, const char *arn);
 void kafka_untag_resource(aws_call *c, const char *arn);
@@ -57,5 +72,12 @@ void kafka_get_cluster_policy(aws_call *c, const char *arn);
 void kafka_delete_cluster_policy(aws_call *c, const char *arn);
 struct json_t;
 struct json_t *kafka_tags_json(srv *s, const char *arn);
+/*
+ * AWS's tag rules over tags (an object), merged into merged (the resource's tags so far): true with
+ * keys[i] = values[i] (at most KAFKA_MAX_TAGS, pointing into tags), or false with the refusal answered.
+ */
+#define KAFKA_MAX_TAGS 50
+bool kafka_tags_check(aws_call *c, struct json_t *tags, struct json_t *merged, const char **keys, const char **values,
+                      size_t *n);
 
 #endif

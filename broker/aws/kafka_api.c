@@ -25,17 +25,12 @@
 #include "iam/iam_store.h"
 #include "kp_mem.h"
 
-/* MSK's cluster version is an opaque revision string; mskmock's cluster is never updated. */
-#define CLUSTER_VERSION "K3AEGXETSR30VB"
-
-static bool serverless(const srv *s) { return s->cfg->profile == PROFILE_SERVERLESS; }
-
-static void iso_time(int64_t us, char out[48]) {
-    time_t t = (time_t)(us / 1000000);
+static void iso_time(int64_t ms, char out[48]) {
+    time_t t = (time_t)(ms / 1000);
     struct tm tm;
     gmtime_r(&t, &tm);
     snprintf(out, 48, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-             tm.tm_min, tm.tm_sec, (int)((us / 1000) % 1000));
+             tm.tm_min, tm.tm_sec, (int)(ms % 1000));
 }
 
 /* The comma-separated host:port of listener k on every synthetic broker that is up; "" when it is off. */
@@ -48,28 +43,31 @@ static void bootstrap(const srv *s, listener_kind k, char *out, size_t cap) {
     }
 }
 
-static bool listener_on(const srv *s, listener_kind k) { return s->nnodes && s->nodes[0].ports[k]; }
+/*
+ * The Cluster shape's "serverless" or "provisioned" object: as created (CreateClusterV2 kept it),
+ * or, for the configured cluster, what its configuration says.
+ */
+static json_t *cluster_detail(const cluster *cl) {
+    json_error_t je;
+    json_t *info = cl->info ? json_loads(cl->info, 0, &je) : NULL;
+    if (info) return info;
+    if (cl->serverless)
+        return json_pack("{s:[{s:[], s:[]}], s:{s:{s:{s:b}}}}", "vpcConfigs", "subnetIds", "securityGroupIds",
+                         "clientAuthentication", "sasl", "iam", "enabled", 1);
+    return json_pack("{s:i, s:{s:{s:{s:b}}, s:{s:b}}}", "numberOfBrokerNodes", cl->brokers, "clientAuthentication",
+                     "sasl", "iam", "enabled", cl->iam, "unauthenticated", "enabled", cl->unauthenticated);
+}
 
-/* The Cluster shape (DescribeClusterV2, ListClustersV2) of the configured cluster. */
-static json_t *cluster_v2(const aws_call *call) {
-    const srv *s = call->s;
+/* The Cluster shape (DescribeClusterV2, ListClustersV2). */
+static json_t *cluster_v2(const aws_call *call, const cluster *cl) {
     char created[48];
-    iso_time(call->started_ms * 1000, created); /* the configured cluster exists from start */
-    json_t *c = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o}", "clusterArn", authz_cluster_arn(s), "clusterName",
-                          s->cfg->msk_cluster_name, "clusterType", serverless(s) ? "SERVERLESS" : "PROVISIONED",
-                          "creationTime", created, "currentVersion", CLUSTER_VERSION, "state", "ACTIVE", "tags",
-                          kafka_tags_json(call->s, authz_cluster_arn(s)));
-    if (serverless(s)) {
-        json_object_set_new(c, "serverless",
-                            json_pack("{s:[{s:[], s:[]}], s:{s:{s:{s:b}}}}", "vpcConfigs", "subnetIds",
-                                      "securityGroupIds", "clientAuthentication", "sasl", "iam", "enabled", 1));
-    } else {
-        bool iam = listener_on(s, LSN_IAM), plain = listener_on(s, LSN_PLAINTEXT);
-        json_object_set_new(c, "provisioned",
-                            json_pack("{s:i, s:{s:{s:{s:b}}, s:{s:b}}}", "numberOfBrokerNodes", s->nnodes,
-                                      "clientAuthentication", "sasl", "iam", "enabled", iam, "unauthenticated",
-                                      "enabled", plain));
-    }
+    /* the configured cluster exists from start */
+    iso_time(cl->primary ? call->started_ms : cl->created_ms, created);
+    json_t *c = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o}", "clusterArn", cl->arn, "clusterName", cl->name,
+                          "clusterType", cl->serverless ? "SERVERLESS" : "PROVISIONED", "creationTime", created,
+                          "currentVersion", KAFKA_CLUSTER_VERSION, "state", cluster_state_name(cluster_state_now(cl)), "tags",
+                          kafka_tags_json(call->s, cl->arn));
+    json_object_set_new(c, cl->serverless ? "serverless" : "provisioned", cluster_detail(cl));
     return c;
 }
 
@@ -103,75 +101,138 @@ static bool authorized(aws_call *c, const char *op, const char *resource) {
     return false;
 }
 
-/* Whether arn is the configured cluster's; a NotFoundException otherwise. */
-static bool known_cluster(aws_call *c, const char *arn) {
-    if (!strcmp(arn, authz_cluster_arn(c->s))) return true;
+/* The cluster arn names; a NotFoundException (and NULL) when none does. */
+static cluster *find_cluster(aws_call *c, const char *arn) {
+    fleet_sweep(c->s->fleet);
+    cluster *cl = fleet_find_arn(c->s->fleet, arn);
+    if (cl) return cl;
     aws_rest_error(c, 404, "NotFoundException", "clusterArn", "The specified cluster was not found. clusterArn: %s",
                    arn);
-    return false;
+    return NULL;
 }
 
 static void describe_cluster_v2(aws_call *c, const char *arn) {
-    if (!authorized(c, "DescribeClusterV2", arn) || !known_cluster(c, arn)) return;
-    http_json(c->rs, 200, json_pack("{s:o}", "clusterInfo", cluster_v2(c)));
-    snprintf(c->rs->detail, sizeof c->rs->detail, "DescribeClusterV2");
+    cluster *cl;
+    if (!authorized(c, "DescribeClusterV2", arn) || !(cl = find_cluster(c, arn))) return;
+    http_json(c->rs, 200, json_pack("{s:o}", "clusterInfo", cluster_v2(c, cl)));
+    snprintf(c->rs->detail, sizeof c->rs->detail, "DescribeClusterV2 %s", cluster_state_name(cluster_state_now(cl)));
+}
+
+/*
+ * maxResults and nextToken of a list operation: the page size (MSK's 1..100, default 100) and the
+ * creation order to start from. A token is "p" and the seq of the first cluster of the next page:
+ * any other is one this broker never handed out. A BadRequestException (and false) when invalid.
+ */
+bool kafka_page(aws_call *c, int *max, uint64_t *from) {
+    const char *q = c->rq->query;
+    char m[16] = "", token[256] = "";
+    *max = 100;
+    *from = 0;
+    if (http_query_get(q, "maxResults", m, sizeof m)) {
+        char *end;
+        long v = strtol(m, &end, 10);
+        if (!*m || *end || v < 1 || v > 100) {
+            aws_rest_error(c, 400, "BadRequestException", "maxResults", "maxResults must be between 1 and 100.");
+            return false;
+        }
+        *max = (int)v;
+    }
+    if (http_query_get(q, "nextToken", token, sizeof token) && *token) {
+        char *end;
+        unsigned long long v = token[0] == 'p' ? strtoull(token + 1, &end, 10) : 0;
+        if (!v || *end || v > c->s->fleet->next_seq) {
+            aws_rest_error(c, 400, "BadRequestException", "nextToken", "The nextToken is not valid.");
+            return false;
+        }
+        *from = v;
+    }
+    return true;
+}
+
+/*
+ * The clusters of a list operation's page, in creation order: those from `from` that keep(c)
+ * accepts, at most max; *next the token of the next page ("" when this is the last).
+ */
+int kafka_page_clusters(aws_call *c, int max, uint64_t from, bool (*keep)(const cluster *, void *), void *ctx,
+                        cluster **out, char next[32]) {
+    fleet *f = c->s->fleet;
+    int n = 0;
+    next[0] = '\0';
+    fleet_sweep(f);
+    for (int i = 0; i < f->n; i++) {
+        cluster *cl = f->list[i];
+        if (cl->seq < from || !keep(cl, ctx)) continue;
+        if (n == max) {
+            snprintf(next, 32, "p%llu", (unsigned long long)cl->seq);
+            break;
+        }
+        out[n++] = cl;
+    }
+    return n;
+}
+
+typedef struct v2_filter {
+    char name[256], type[32];
+} v2_filter;
+
+/* MSK's name filter matches clusters whose names start with it */
+static bool v2_keep(const cluster *cl, void *ctx) {
+    const v2_filter *fl = ctx;
+    return !strncmp(cl->name, fl->name, strlen(fl->name)) &&
+           (!*fl->type || !strcmp(fl->type, cl->serverless ? "SERVERLESS" : "PROVISIONED"));
 }
 
 static void list_clusters_v2(aws_call *c) {
     if (!authorized(c, "ListClustersV2", "*")) return;
-    const char *q = c->rq->query;
-    char name[256] = "", type[32] = "", max[16] = "", token[256] = "";
-    http_query_get(q, "clusterNameFilter", name, sizeof name);
-    http_query_get(q, "clusterTypeFilter", type, sizeof type);
-    if (http_query_get(q, "maxResults", max, sizeof max)) {
-        char *end;
-        long m = strtol(max, &end, 10);
-        if (!*max || *end || m < 1 || m > 100) {
-            aws_rest_error(c, 400, "BadRequestException", "maxResults", "maxResults must be between 1 and 100.");
-            return;
-        }
-    }
-    /* this slice serves one cluster: every answer fits one page, so no token was ever handed out */
-    if (http_query_get(q, "nextToken", token, sizeof token) && *token) {
-        aws_rest_error(c, 400, "BadRequestException", "nextToken", "The nextToken is not valid.");
-        return;
-    }
-    if (*type && strcmp(type, "PROVISIONED") && strcmp(type, "SERVERLESS")) {
+    v2_filter fl = {"", ""};
+    http_query_get(c->rq->query, "clusterNameFilter", fl.name, sizeof fl.name);
+    http_query_get(c->rq->query, "clusterTypeFilter", fl.type, sizeof fl.type);
+    int max;
+    uint64_t from;
+    if (!kafka_page(c, &max, &from)) return;
+    if (*fl.type && strcmp(fl.type, "PROVISIONED") && strcmp(fl.type, "SERVERLESS")) {
         aws_rest_error(c, 400, "BadRequestException", "clusterTypeFilter",
                        "clusterTypeFilter must be PROVISIONED or SERVERLESS.");
         return;
     }
-    const srv *s = c->s;
+    cluster *page[100];
+    char next[32];
+    int n = kafka_page_clusters(c, max, from, v2_keep, &fl, page, next);
     json_t *list = json_array();
-    /* MSK's name filter matches clusters whose names start with it */
-    bool match = !strncmp(s->cfg->msk_cluster_name, name, strlen(name)) &&
-                 (!*type || !strcmp(type, serverless(s) ? "SERVERLESS" : "PROVISIONED"));
-    if (match) json_array_append_new(list, cluster_v2(c));
-    http_json(c->rs, 200, json_pack("{s:o}", "clusterInfoList", list));
-    snprintf(c->rs->detail, sizeof c->rs->detail, "ListClustersV2 clusters=%d", match ? 1 : 0);
+    for (int i = 0; i < n; i++) json_array_append_new(list, cluster_v2(c, page[i]));
+    json_t *j = json_pack("{s:o}", "clusterInfoList", list);
+    if (*next) json_object_set_new(j, "nextToken", json_string(next));
+    http_json(c->rs, 200, j);
+    snprintf(c->rs->detail, sizeof c->rs->detail, "ListClustersV2 clusters=%d%s", n, *next ? " (more)" : "");
 }
 
 static void get_bootstrap_brokers(aws_call *c, const char *arn) {
-    if (!authorized(c, "GetBootstrapBrokers", arn) || !known_cluster(c, arn)) return;
-    const srv *s = c->s;
+    cluster *cl;
+    if (!authorized(c, "GetBootstrapBrokers", arn) || !(cl = find_cluster(c, arn))) return;
+    cluster_state st = cluster_state_now(cl);
+    if (st != CLUSTER_ACTIVE || !cl->s) {
+        aws_rest_error(c, 400, "BadRequestException", NULL,
+                       "The cluster is in the %s state; bootstrap brokers are available once it is ACTIVE.",
+                       cluster_state_name(st));
+        return;
+    }
+    const srv *s = cl->s;
     char iam[2048], plain[2048];
     bootstrap(s, LSN_IAM, iam, sizeof iam);
     bootstrap(s, LSN_PLAINTEXT, plain, sizeof plain);
     json_t *j = json_object();
     /* MSK Serverless serves IAM only; a provisioned cluster the strings of its client authentications */
     if (*iam) json_object_set_new(j, "bootstrapBrokerStringSaslIam", json_string(iam));
-    if (!serverless(s) && *plain) json_object_set_new(j, "bootstrapBrokerString", json_string(plain));
+    if (!cl->serverless && *plain) json_object_set_new(j, "bootstrapBrokerString", json_string(plain));
     http_json(c->rs, 200, j);
-    snprintf(c->rs->detail, sizeof c->rs->detail, "GetBootstrapBrokers sasl_iam=%.100s%s%.100s", *iam ? iam : "-",
-             !serverless(s) ? " plaintext=" : "", !serverless(s) ? (*plain ? plain : "-") : "");
+    snprintf(c->rs->detail, sizeof c->rs->detail, "GetBootstrapBrokers %.60s sasl_iam=%.100s%s%.100s", cl->name,
+             *iam ? iam : "-", !cl->serverless ? " plaintext=" : "", !cl->serverless ? (*plain ? plain : "-") : "");
 }
 
 /* MSK's operations this slice does not serve: named in the log line of their refusal. */
 static const struct {
     const char *method, *prefix, *suffix, *op;
 } not_served[] = {
-    {"POST", "/api/v2/clusters", "", "CreateClusterV2"},
-    {"DELETE", "/v1/clusters/", "", "DeleteCluster"},
     {"GET", "/v1/clusters/", "/nodes", "ListNodes"},
     {"GET", "/v1/clusters/", "/operations", "ListClusterOperations"},
     {"GET", "/v1/clusters/", "", "DescribeCluster"},
@@ -201,6 +262,17 @@ static void unknown_operation(aws_call *c) {
     }
 }
 
+
+/* ListNodes: MSK's refusal on a serverless cluster; a provisioned one's nodes are not served yet. */
+static void list_nodes(aws_call *c, const char *arn) {
+    cluster *cl;
+    if (!authorized(c, "ListNodes", arn) || !(cl = find_cluster(c, arn))) return;
+    if (cl->serverless)
+        aws_rest_error(c, 400, "BadRequestException", NULL, "This operation cannot be performed on serverless clusters.");
+    else
+        unknown_operation(c);
+}
+
 void kafka_api_route(aws_call *c) {
     const char *m = c->rq->method, *path = c->rq->path;
     char arn[512];
@@ -211,15 +283,18 @@ void kafka_api_route(aws_call *c) {
         describe_cluster_v2(c, arn);
     else if (get && path_arn(path, "/v1/clusters/", "/bootstrap-brokers", arn, sizeof arn))
         get_bootstrap_brokers(c, arn);
-    else if (get && serverless(c->s) && path_arn(path, "/v1/clusters/", "/nodes", arn, sizeof arn)) {
-        if (authorized(c, "ListNodes", arn) && known_cluster(c, arn))
-            aws_rest_error(c, 400, "BadRequestException", NULL, "This operation cannot be performed on serverless clusters.");
-    } else if (path_arn(path, "/v1/clusters/", "/policy", arn, sizeof arn) && get)
+    else if (!strcmp(m, "POST") && !strcmp(path, "/api/v2/clusters"))
+        kafka_create_cluster_v2(c);
+    else if (get && path_arn(path, "/v1/clusters/", "/nodes", arn, sizeof arn))
+        list_nodes(c, arn);
+    else if (path_arn(path, "/v1/clusters/", "/policy", arn, sizeof arn) && get)
         kafka_get_cluster_policy(c, arn);
     else if (path_arn(path, "/v1/clusters/", "/policy", arn, sizeof arn) && !strcmp(m, "PUT"))
         kafka_put_cluster_policy(c, arn);
     else if (path_arn(path, "/v1/clusters/", "/policy", arn, sizeof arn) && !strcmp(m, "DELETE"))
         kafka_delete_cluster_policy(c, arn);
+    else if (!strcmp(m, "DELETE") && path_arn(path, "/v1/clusters/", "", arn, sizeof arn))
+        kafka_delete_cluster(c, arn);
     else if (path_arn(path, "/v1/tags/", "", arn, sizeof arn) && get)
         kafka_list_tags_for_resource(c, arn);
     else if (path_arn(path, "/v1/tags/", "", arn, sizeof arn) && !strcmp(m, "POST"))
@@ -231,4 +306,5 @@ void kafka_api_route(aws_call *c) {
 }
 
 bool kafka_authorized(aws_call *c, const char *op, const char *resource) { return authorized(c, op, resource); }
-bool kafka_known_cluster(aws_call *c, const char *arn) { return known_cluster(c, arn); }
+cluster *kafka_cluster(aws_call *c, const char *arn) { return find_cluster(c, arn); }
+bool kafka_known_cluster(aws_call *c, const char *arn) { return find_cluster(c, arn) != NULL; }

@@ -21,7 +21,7 @@
 #include "stor.h"
 #include "topic/topic.h"
 
-#define MAX_TAGS 50
+#define MAX_TAGS KAFKA_MAX_TAGS
 #define MAX_KEY_CHARS 128
 #define MAX_VALUE_CHARS 256
 
@@ -69,6 +69,29 @@ static bool store(aws_call *c, const char *arn, const char *const *keys, const c
     return true;
 }
 
+bool kafka_tags_check(aws_call *c, json_t *tags, json_t *merged, const char **keys, const char **values, size_t *n) {
+    const char *field;
+    json_t *v;
+    *n = 0;
+    json_object_foreach(tags, field, v) {
+        if (!key_ok(c, "tags", field)) return false;
+        if (!json_is_string(v) || chars(json_string_value(v)) > MAX_VALUE_CHARS) {
+            aws_rest_error(c, 400, "BadRequestException", "tags",
+                           "Tag values must be strings of 0 to %d characters; the value of %.128s is not.",
+                           MAX_VALUE_CHARS, field);
+            return false;
+        }
+        json_object_set(merged, field, v);
+        if (json_object_size(merged) > MAX_TAGS || *n >= MAX_TAGS) {
+            aws_rest_error(c, 400, "BadRequestException", "tags",
+                           "A resource can have at most %d tags; this request would give it more.", MAX_TAGS);
+            return false;
+        }
+        keys[*n] = field, values[*n] = json_string_value(v), (*n)++;
+    }
+    return true;
+}
+
 void kafka_tag_resource(aws_call *c, const char *arn) {
     if (!kafka_authorized(c, "TagResource", arn) || !kafka_known_cluster(c, arn)) return;
     json_error_t je;
@@ -91,30 +114,9 @@ void kafka_tag_resource(aws_call *c, const char *arn) {
         goto out;
     }
     json_t *merged = kafka_tags_json(c->s, arn);
-    size_t n = 0;
     const char *keys[MAX_TAGS], *values[MAX_TAGS];
-    bool ok = true;
-    json_object_foreach(tags, field, v) {
-        if (!key_ok(c, "tags", field)) {
-            ok = false;
-            break;
-        }
-        if (!json_is_string(v) || chars(json_string_value(v)) > MAX_VALUE_CHARS) {
-            aws_rest_error(c, 400, "BadRequestException", "tags",
-                           "Tag values must be strings of 0 to %d characters; the value of %.128s is not.",
-                           MAX_VALUE_CHARS, field);
-            ok = false;
-            break;
-        }
-        json_object_set(merged, field, v);
-        if (json_object_size(merged) > MAX_TAGS || n >= MAX_TAGS) {
-            aws_rest_error(c, 400, "BadRequestException", "tags",
-                           "A resource can have at most %d tags; this request would give it more.", MAX_TAGS);
-            ok = false;
-            break;
-        }
-        keys[n] = field, values[n] = json_string_value(v), n++;
-    }
+    size_t n = 0;
+    bool ok = kafka_tags_check(c, tags, merged, keys, values, &n);
     if (ok && store(c, arn, keys, values, n)) {
         c->rs->status = 204;
         snprintf(c->rs->detail, sizeof c->rs->detail, "TagResource %zu tag(s), %zu now", n, json_object_size(merged));

@@ -139,11 +139,16 @@ static void apply_pending(uv_timer_t *t) {
     int n = iam_store_take_policies(sasl_identities(s), a->pending, note, sizeof note);
     iam_store_free(a->pending);
     a->pending = NULL;
-    for (conn *c = s->conns; c; c = c->next) authz_forget(c); /* decide afresh */
-    if (resolve_plaintext(s, err, sizeof err) != 0) {
-        /* the identity it names is gone from the file: nothing for the plaintext listener */
-        a->plaintext_policy = NULL;
-        log_warn("iam: %s; the plaintext listener keeps its previous principal's policies until restart", err);
+    /* every cluster's connections decide afresh: the identities are the process's, shared by its clusters */
+    for (int i = 0; i < s->fleet->n; i++) {
+        srv *cs = s->fleet->list[i]->s;
+        if (!cs || !cs->authz) continue;
+        for (conn *c = cs->conns; c; c = c->next) authz_forget(c);
+        if (resolve_plaintext(cs, err, sizeof err) != 0) {
+            /* the identity it names is gone from the file: nothing for the plaintext listener */
+            cs->authz->plaintext_policy = NULL;
+            log_warn("iam: %s; the plaintext listener keeps its previous principal's policies until restart", err);
+        }
     }
     log_info("iam: reloaded policies applied to %d identities and roles%s%s", n, note[0] ? "; at the next start: " : "",
              note);

@@ -47,8 +47,6 @@ static void count_closed(const req *r, int64_t now_us) {
 #define FILL_MIN 65536
 #define FILL_FIRST_CAP (1u << 20)
 
-static conn *commit_list; /* conns with answers held for the next commit */
-static conn *pump_list;   /* conns to resume before the loop waits */
 
 static void admission_after_close(srv *s); /* admission: below, beside on_connection */
 static void free_timer(uv_handle_t *h) { free(h); }
@@ -142,14 +140,14 @@ void net_close(conn *c, const char *why) {
         count_closed(r, now_us); /* started and never answered */
     }
     if (c->in_commit_list) {
-        for (conn **pp = &commit_list; *pp; pp = &(*pp)->commit_next)
+        for (conn **pp = &s->commit_list; *pp; pp = &(*pp)->commit_next)
             if (*pp == c) {
                 *pp = c->commit_next;
                 break;
             }
     }
     if (c->in_pump_list) {
-        for (conn **pp = &pump_list; *pp; pp = &(*pp)->pump_next)
+        for (conn **pp = &s->pump_list; *pp; pp = &(*pp)->pump_next)
             if (*pp == c) {
                 *pp = c->pump_next;
                 break;
@@ -422,8 +420,8 @@ static bool take_frames(conn *c) {
 void net_hold_for_commit(conn *c) {
     if (c->in_commit_list) return;
     c->in_commit_list = true;
-    c->commit_next = commit_list;
-    commit_list = c;
+    c->commit_next = c->s->commit_list;
+    c->s->commit_list = c;
 }
 
 static void on_shutdown(uv_shutdown_t *sh, int status) {
@@ -576,17 +574,16 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
 void net_pump_later(conn *c) {
     if (c->in_pump_list || c->closing) return;
     c->in_pump_list = true;
-    c->pump_next = pump_list;
-    pump_list = c;
+    c->pump_next = c->s->pump_list;
+    c->s->pump_list = c;
 }
 
-bool net_pumps_pending(void) { return pump_list != NULL; }
+bool net_pumps_pending(const srv *s) { return s->pump_list != NULL; }
 
 void net_run_pumps(srv *s) {
-    (void)s;
-    while (pump_list) {
-        conn *c = pump_list;
-        pump_list = c->pump_next;
+    while (s->pump_list) {
+        conn *c = s->pump_list;
+        s->pump_list = c->pump_next;
         c->in_pump_list = false;
         net_pump(c);
     }
@@ -594,10 +591,10 @@ void net_run_pumps(srv *s) {
 
 int net_fail_commit(srv *s, int *closed) {
     int answered = 0, n = 0;
-    for (conn *c = commit_list; c; c = c->commit_next) n++;
+    for (conn *c = s->commit_list; c; c = c->commit_next) n++;
     conn **doomed = xcalloc((size_t)n + 1, sizeof *doomed);
     int ndoomed = 0;
-    for (conn *c = commit_list; c; c = c->commit_next) {
+    for (conn *c = s->commit_list; c; c = c->commit_next) {
         for (req *r = c->head; r && r != c->next_start; r = r->next) {
             if (r->state != REQ_WAIT_COMMIT) continue;
             if (!r->commit_failed) {
@@ -617,9 +614,8 @@ int net_fail_commit(srv *s, int *closed) {
 }
 
 void net_after_commit(srv *s) {
-    (void)s;
-    conn *list = commit_list;
-    commit_list = NULL;
+    conn *list = s->commit_list;
+    s->commit_list = NULL;
     while (list) {
         conn *c = list;
         list = c->commit_next;
@@ -640,14 +636,6 @@ const char *lsn_name(listener_kind k) {
  * stops watching that listener until it is. Served clients go on meanwhile; the held ones are
  * taken when a connection closes or the rate allows.
  */
-static struct {
-    double tokens;
-    int64_t refill_ms;
-    uv_timer_t timer;
-    bool timer_ready;
-    int held;          /* listeners holding a connection */
-    bool logged;       /* this episode of holding was logged */
-} adm;
 
 static void accept_conn(listener *l);
 
@@ -658,38 +646,38 @@ static int64_t admit_wait(srv *s) {
     double rate = (double)cfg->max_connection_creation_rate;
     if (rate <= 0) return 0;
     int64_t now = clk_mono_ms();
-    adm.tokens = adm.refill_ms ? fmin(rate, adm.tokens + (double)(now - adm.refill_ms) * rate / 1000.0) : rate;
-    adm.refill_ms = now;
-    if (adm.tokens >= 1) {
-        adm.tokens -= 1;
+    s->adm.tokens = s->adm.refill_ms ? fmin(rate, s->adm.tokens + (double)(now - s->adm.refill_ms) * rate / 1000.0) : rate;
+    s->adm.refill_ms = now;
+    if (s->adm.tokens >= 1) {
+        s->adm.tokens -= 1;
         return 0;
     }
-    return (int64_t)ceil((1 - adm.tokens) * 1000.0 / rate);
+    return (int64_t)ceil((1 - s->adm.tokens) * 1000.0 / rate);
 }
 
 static void on_admission_timer(uv_timer_t *t);
 
 static void admission_arm(srv *s, int64_t ms) {
-    if (!adm.timer_ready) {
-        uv_timer_init(s->loop, &adm.timer);
-        adm.timer.data = s;
-        adm.timer_ready = true;
+    if (!s->adm.timer_ready) {
+        uv_timer_init(s->loop, &s->adm.timer);
+        s->adm.timer.data = s;
+        s->adm.timer_ready = true;
     }
-    clk_timer_start(&adm.timer, on_admission_timer, ms);
+    clk_timer_start(&s->adm.timer, on_admission_timer, ms);
 }
 
 /* A connection closed: a held one may be taken now (from the timer, not from inside net_close). */
 static void admission_after_close(srv *s) {
-    if (adm.held) admission_arm(s, 0);
+    if (s->adm.held) admission_arm(s, 0);
 }
 
 static void hold(srv *s, listener *l, int64_t wait) {
     if (!l->held) {
         l->held = true;
-        adm.held++;
+        s->adm.held++;
     }
-    if (!adm.logged) {
-        adm.logged = true;
+    if (!s->adm.logged) {
+        s->adm.logged = true;
         if (wait < 0)
             log_warn("conn: max.connections=%lld reached (%d open): new connections wait in the listen backlog until "
                      "one closes", (long long)s->cfg->max_connections, s->nconns);
@@ -704,8 +692,8 @@ static void hold(srv *s, listener *l, int64_t wait) {
 static void on_admission_timer(uv_timer_t *t) {
     srv *s = t->data;
     if (s->stopping) return;
-    for (int i = 0; i < s->nnodes && adm.held; i++)
-        for (int k = 0; k < LSN_COUNT && adm.held; k++) {
+    for (int i = 0; i < s->nnodes && s->adm.held; i++)
+        for (int k = 0; k < LSN_COUNT && s->adm.held; k++) {
             listener *l = &s->nodes[i].lsn[k];
             if (!l->held) continue;
             int64_t wait = admit_wait(s);
@@ -714,10 +702,10 @@ static void on_admission_timer(uv_timer_t *t) {
                 return;
             }
             l->held = false;
-            adm.held--;
+            s->adm.held--;
             accept_conn(l);
         }
-    if (!adm.held) adm.logged = false;
+    if (!s->adm.held) s->adm.logged = false;
 }
 
 static void on_connection(uv_stream_t *server, int status) {
@@ -828,7 +816,7 @@ int net_node_down(srv *s, int i) {
         if (!n->ports[k]) continue;
         if (l->held) {
             l->held = false;
-            adm.held--;
+            s->adm.held--;
         }
         l->closing = true;
         uv_close((uv_handle_t *)&l->tcp, on_listener_closed);
@@ -863,7 +851,7 @@ int net_node_up(srv *s, int i, char *err, size_t errlen) {
 
 void net_close_all(srv *s) {
     while (s->conns) net_close(s->conns, "shutdown");
-    if (adm.timer_ready && !uv_is_closing((uv_handle_t *)&adm.timer)) uv_close((uv_handle_t *)&adm.timer, NULL);
+    if (s->adm.timer_ready && !uv_is_closing((uv_handle_t *)&s->adm.timer)) uv_close((uv_handle_t *)&s->adm.timer, NULL);
     for (int i = 0; i < s->nnodes; i++)
         for (int k = 0; k < LSN_COUNT; k++) {
             uv_handle_t *h = (uv_handle_t *)&s->nodes[i].lsn[k].tcp;

@@ -89,7 +89,7 @@ void net_sweep_idle(srv *s);
 void net_pump_later(conn *c);
 /* Resume every connection queued by net_pump_later. */
 void net_run_pumps(srv *s);
-bool net_pumps_pending(void);
+bool net_pumps_pending(const srv *s);
 /* The connection holds an answer until the next commit. */
 void net_hold_for_commit(conn *c);
 /*
