@@ -6,6 +6,12 @@
  * followed by uv_shutdown; the connection then reads and discards until the client's EOF, because
  * closing a socket with unread input sends a reset that can destroy the response in flight. A
  * sweep timer closes whoever overstays opts.timeout_ms.
+ *
+ * Over HTTPS (opts.tls) the same steps run on the plaintext net/tls.c's engine yields: what
+ * arrives is fed to it, what it decrypts goes to http-parser, and the response is encrypted and
+ * followed by close_notify before the shutdown. Everything the engine produces (handshake
+ * records, session tickets, alerts, the response) leaves through one queue, in order, each
+ * buffer in a write request of its own.
  */
 #include "http.h"
 
@@ -24,6 +30,7 @@
 #include "kp_mem.h"
 #include "log.h"
 #include "net/net.h"
+#include "net/tls.h"
 
 #define SWEEP_MS 250
 #define MAX_TARGET 2048
@@ -70,8 +77,18 @@ struct client {
     size_t body_len, body_cap;
     int refuse;          /* a limit hit while parsing: the status to answer */
     char *out;
+    tls_conn *tls;       /* HTTPS: the connection's engine; NULL on plain HTTP */
+    uint8_t first[4];    /* HTTPS: the connection's first bytes, to answer a plaintext request in plaintext */
+    size_t nfirst;
     char rbuf[4096];
 };
+
+/* One buffer of ciphertext on its way out (HTTPS); freed by its callback. */
+typedef struct tls_write {
+    uv_write_t w;
+    client *c;
+    uint8_t *buf;
+} tls_write;
 
 /* ---- lifetime -------------------------------------------------------------------------- */
 
@@ -94,6 +111,7 @@ static void on_client_close(uv_handle_t *hd) {
     if (!h->nclients && !h->closed) uv_timer_stop(&h->sweep);
     free(c->out);
     free(c->body);
+    tls_conn_free(c->tls);
     free(c);
     handle_closed(h);
 }
@@ -210,6 +228,33 @@ static void on_write(uv_write_t *wr, int status) {
     if (status < 0) client_close(c);
 }
 
+/* a write cancelled by the close (UV_ECANCELED) comes back before the client's close callback: c is still there */
+static void on_tls_write(uv_write_t *w, int status) {
+    tls_write *tw = (tls_write *)w;
+    client *c = tw->c;
+    free(tw->buf);
+    free(tw);
+    if (status < 0) client_close(c);
+}
+
+/* Sends what the TLS engine has produced; false when the connection was closed. */
+static bool send_tls_output(client *c) {
+    size_t len = 0;
+    uint8_t *out = tls_conn_take_all(c->tls, &len);
+    if (!out) return true;
+    tls_write *tw = xmalloc(sizeof *tw);
+    tw->c = c;
+    tw->buf = out;
+    uv_buf_t b = uv_buf_init((char *)out, (unsigned)len);
+    if (uv_write(&tw->w, (uv_stream_t *)&c->tcp, &b, 1, on_tls_write) != 0) {
+        free(out);
+        free(tw);
+        client_close(c);
+        return false;
+    }
+    return true;
+}
+
 static void maybe_finish(client *c) {
     if (c->responded && c->shut && c->peer_eof) client_close(c);
 }
@@ -249,8 +294,20 @@ static void send_resp(client *c, const char *method, const char *path, http_resp
     if (log_threshold >= (log_level)level)
         log_write(level, "%s: peer=%s %s %s %d%s%s", c->h->name, c->peer, method ? q(method).s : "-",
                      path ? q(path).s : "-", rs->status, rs->detail[0] ? " " : "", rs->detail);
-    uv_buf_t b = uv_buf_init(c->out, (unsigned)((size_t)hl + rs->len));
     c->wr.data = c->sd.data = c;
+    if (c->tls) {
+        /* close_notify before the FIN: the end of the response is the end of the TLS stream too */
+        if (tls_conn_write(c->tls, (const uint8_t *)c->out, (size_t)hl + rs->len) != 0 || tls_conn_shutdown(c->tls) != 0) {
+            log_warn("%s: peer=%s TLS failed while writing the response: %s", c->h->name, c->peer, tls_conn_error(c->tls));
+            client_close(c);
+            return;
+        }
+        free(c->out);
+        c->out = NULL;
+        if (send_tls_output(c) && uv_shutdown(&c->sd, (uv_stream_t *)&c->tcp, on_shutdown) != 0) client_close(c);
+        return;
+    }
+    uv_buf_t b = uv_buf_init(c->out, (unsigned)((size_t)hl + rs->len));
     if (uv_write(&c->wr, (uv_stream_t *)&c->tcp, &b, 1, on_write) != 0 ||
         uv_shutdown(&c->sd, (uv_stream_t *)&c->tcp, on_shutdown) != 0)
         client_close(c);
@@ -318,6 +375,7 @@ static void dispatch(client *c) {
         .headers = headers,
         .n_headers = (size_t)c->nheaders,
         .peer = c->peer,
+        .secure = c->tls != NULL,
     };
     http_resp rs = {.status = 200};
     c->h->fn(c->h->ctx, &rq, &rs);
@@ -451,25 +509,10 @@ static void on_alloc(uv_handle_t *hd, size_t suggested, uv_buf_t *b) {
     *b = uv_buf_init(c->rbuf, sizeof c->rbuf);
 }
 
-static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b) {
-    client *c = s->data;
-    if (c->closing) return;
-    if (nread < 0) {
-        if (nread != UV_EOF || !c->responded) {
-            if (nread == UV_EOF && c->received)
-                log_info("%s: peer=%s closed after %zu bytes of an unfinished request", c->h->name, c->peer,
-                         c->received);
-            client_close(c);
-            return;
-        }
-        c->peer_eof = true;
-        uv_read_stop(s);
-        maybe_finish(c);
-        return;
-    }
-    if (c->responded || nread == 0) return;
-    c->received += (size_t)nread;
-    size_t used = http_parser_execute(&c->parser, &settings, b->base, (size_t)nread);
+/* Plaintext of the request (as read, or as the TLS engine decrypted it) to the parser; answers once it is whole. */
+static void consume(client *c, const char *data, size_t n) {
+    c->received += n;
+    size_t used = http_parser_execute(&c->parser, &settings, data, n);
     (void)used;
     enum http_errno e = HTTP_PARSER_ERRNO(&c->parser);
     if (c->complete) {
@@ -501,6 +544,82 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b) {
     }
 }
 
+/* The first bytes of an HTTP/1 request line (the methods a client sends by mistake to an HTTPS port). */
+static bool looks_like_http(const client *c) {
+    static const char *const methods[] = {"GET ", "POST", "PUT ", "HEAD", "DELE", "OPTI", "PATC"};
+    for (size_t i = 0; c->nfirst == sizeof c->first && i < sizeof methods / sizeof *methods; i++)
+        if (!memcmp(c->first, methods[i], 4)) return true;
+    return false;
+}
+
+/*
+ * HTTPS: ciphertext just read (in rbuf: the engine copies it all before rbuf is reused for the
+ * plaintext) through the engine, the plaintext to the parser.
+ */
+static void tls_in(client *c, const char *data, size_t n) {
+    for (size_t i = 0; i < n && c->nfirst < sizeof c->first; i++) c->first[c->nfirst++] = (uint8_t)data[i];
+    bool was_established = tls_conn_established(c->tls);
+    int rc = tls_conn_feed(c->tls, (const uint8_t *)data, n);
+    if (rc == 0 && !was_established && tls_conn_established(c->tls)) {
+        const char *sni = tls_conn_sni(c->tls);
+        log_debug("%s: peer=%s TLS established: %s %s sni=%s", c->h->name, c->peer, tls_conn_version(c->tls),
+                  tls_conn_cipher(c->tls), sni ? sni : "-");
+    }
+    while (rc == 0 && !c->responded && !c->closing) {
+        size_t got = 0;
+        rc = tls_conn_read(c->tls, (uint8_t *)c->rbuf, sizeof c->rbuf, &got);
+        if (got && rc >= 0) consume(c, c->rbuf, got);
+        if (got < sizeof c->rbuf) break;
+    }
+    if (c->closing || c->responded) return; /* the response took the engine's output with it */
+    if (rc < 0) {
+        log_warn("%s: peer=%s TLS %s failed: %s", c->h->name, c->peer, was_established ? "connection" : "handshake",
+                 tls_conn_error(c->tls));
+        if (!was_established && looks_like_http(c)) {
+            /* the client speaks plaintext: it reads an answer in plaintext, not a TLS alert */
+            tls_conn_free(c->tls);
+            c->tls = NULL;
+            refuse(c, 400, "BadRequest", "The plain HTTP request was sent to the HTTPS port: use an https:// URL");
+            return;
+        }
+        if (send_tls_output(c)) client_close(c); /* the alert, if the engine made one */
+        return;
+    }
+    if (rc == TLS_CLOSED) {
+        if (c->received)
+            log_info("%s: peer=%s closed (TLS close_notify) after %zu bytes of an unfinished request", c->h->name,
+                     c->peer, c->received);
+        client_close(c);
+        return;
+    }
+    send_tls_output(c);
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b) {
+    client *c = s->data;
+    if (c->closing) return;
+    if (nread < 0) {
+        if (nread != UV_EOF || !c->responded) {
+            if (c->tls && !tls_conn_established(c->tls) && c->nfirst)
+                log_info("%s: peer=%s closed during the TLS handshake", c->h->name, c->peer);
+            else if (nread == UV_EOF && c->received)
+                log_info("%s: peer=%s closed after %zu bytes of an unfinished request", c->h->name, c->peer,
+                         c->received);
+            client_close(c);
+            return;
+        }
+        c->peer_eof = true;
+        uv_read_stop(s);
+        maybe_finish(c);
+        return;
+    }
+    if (c->responded || nread == 0) return;
+    if (c->tls)
+        tls_in(c, b->base, (size_t)nread);
+    else
+        consume(c, b->base, (size_t)nread);
+}
+
 static void on_sweep(uv_timer_t *t);
 
 static void on_connection(uv_stream_t *server, int status) {
@@ -528,6 +647,7 @@ static void on_connection(uv_stream_t *server, int status) {
         client_close(c);
         return;
     }
+    if (h->opts.tls) c->tls = tls_conn_new(h->opts.tls);
     http_parser_init(&c->parser, HTTP_REQUEST);
     c->parser.data = c;
     c->deadline_ms = clk_mono_ms() + h->opts.timeout_ms;
@@ -540,6 +660,12 @@ static void on_sweep(uv_timer_t *t) {
     int64_t now = clk_mono_ms();
     for (client *c = h->clients; c; c = c->next) {
         if (c->closing || now < c->deadline_ms) continue;
+        if (!c->responded && c->tls && !tls_conn_established(c->tls) && c->nfirst) {
+            log_warn("%s: peer=%s closed: the TLS handshake did not complete within %d ms", h->name, c->peer,
+                     h->opts.timeout_ms);
+            client_close(c);
+            continue;
+        }
         if (!c->responded && c->received) {
             char msg[96];
             snprintf(msg, sizeof msg, "no complete request within %d ms (%zu bytes received)", h->opts.timeout_ms,

@@ -17,6 +17,14 @@
  * connection's whole life (a slow or idle client is closed; 408 when it had started a request).
  * One log line per request: peer, method, path (without the query, which may be private),
  * status and the handler's detail.
+ *
+ * HTTPS: with opts.tls set, every connection is TLS (net/tls.h's engine on memory buffers, this
+ * module doing the socket I/O, as net/ does for the IAM listeners) with the certificate of that
+ * context. The handshake counts in opts.timeout_ms and a connection in opts.max_clients; a failed
+ * handshake is closed with a log line saying why (the client distrusting the CA, no shared
+ * version or cipher), and a plaintext HTTP request is answered 400 in plaintext, as nginx does
+ * ("The plain HTTP request was sent to HTTPS port"), so curl or a mistyped endpoint URL shows the
+ * reason rather than an empty reply. The response ends with TLS close_notify, then the TCP FIN.
  */
 #ifndef HTTP_H
 #define HTTP_H
@@ -29,6 +37,7 @@
 #define HTTP_MAX_HEADERS 64 /* more header fields in one request: 431 */
 
 typedef struct http_server http_server;
+struct tls_ctx; /* net/tls.h */
 
 /* One request header field: the name lower-cased, the value as sent (leading blanks dropped by the parser). */
 typedef struct http_header {
@@ -47,6 +56,7 @@ typedef struct http_req {
     const http_header *headers; /* every header field, in the order sent (repeated names repeat) */
     size_t n_headers;
     const char *peer;          /* "host:port" */
+    bool secure;               /* arrived over TLS (opts.tls): what IAM's aws:SecureTransport tells */
 } http_req;
 
 typedef struct http_resp {
@@ -68,6 +78,8 @@ typedef struct http_opts {
     size_t max_body;           /* 0: a request with a body is refused (413) */
     int max_clients;
     int timeout_ms;
+    struct tls_ctx *tls;       /* HTTPS with this context's certificate; NULL: plain HTTP. Kept until http_close
+                                * (each new connection takes its SSL from it; a live one keeps what it needs) */
 } http_opts;
 
 /*
