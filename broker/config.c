@@ -79,6 +79,9 @@ static const key_def keys[] = {
     K("aws.max.clusters", T_INT, aws_max_clusters, "10", NULL, NULL, 0, 1000, NULL,
       "clusters CreateClusterV2 may create beside the configured one (each has its own brokers, listeners and "
       "storage); one more is refused with BadRequestException"),
+    K("aws.tls", T_BOOL, aws_tls, "false", NULL, NULL, 0, 0, NULL,
+      "aws.port serves HTTPS instead of HTTP, with the certificate of the IAM listener (tls.cert.file, or the local "
+      "CA's in <data.dir>/tls: clients trust the ready file's ca_file); the ready file's aws_url says https"),
     K("external.advertised.host", T_STR, external_advertised_host, "localhost", NULL, NULL, 0, 0, NULL,
       "host name put in Metadata for connections to the external listeners (the generated certificate covers it)"),
     K("ready.file", T_STR, ready_file, "", NULL, NULL, 0, 0, NULL,

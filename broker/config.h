@@ -46,6 +46,7 @@ typedef struct config {
     int64_t aws_port;        /* the AWS APIs' HTTP listener (broker/aws/); 0: off */
     int64_t aws_cluster_transition_ms; /* CREATING and DELETING last this long */
     int64_t aws_max_clusters;          /* clusters CreateClusterV2 may add */
+    bool aws_tls;            /* aws.port serves HTTPS with the IAM listener's certificate */
     char *admin_token;
     char *external_advertised_host;
     char *ready_file;

@@ -37,11 +37,12 @@ typedef struct url_buf {
     char s[128];
 } url_buf;
 
-static url_buf listener_url(const config *cfg, int port) {
+static url_buf listener_url(const config *cfg, const char *scheme, int port) {
     const char *b = cfg->bind_address;
     const char *host = !strcmp(b, "0.0.0.0") ? "127.0.0.1" : !strcmp(b, "::") ? "::1" : b;
     url_buf u;
-    snprintf(u.s, sizeof u.s, "http://%s%s%s:%d", strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", port);
+    snprintf(u.s, sizeof u.s, "%s://%s%s%s:%d", scheme, strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "",
+             port);
     return u;
 }
 
@@ -66,9 +67,10 @@ static json_t *ready_doc(const srv *s) {
     const char *ca = s->tls ? tls_ctx_ca_file(s->tls) : NULL;
     json_object_set_new(doc, "ca_file", ca ? json_string(ca) : json_null());
     json_object_set_new(doc, "admin_port", json_integer(admin_port(s)));
-    if (admin_port(s)) json_object_set_new(doc, "admin_url", json_string(listener_url(cfg, admin_port(s)).s));
+    if (admin_port(s)) json_object_set_new(doc, "admin_url", json_string(listener_url(cfg, "http", admin_port(s)).s));
     json_object_set_new(doc, "aws_port", json_integer(aws_port(s)));
-    if (aws_port(s)) json_object_set_new(doc, "aws_url", json_string(listener_url(cfg, aws_port(s)).s));
+    if (aws_port(s))
+        json_object_set_new(doc, "aws_url", json_string(listener_url(cfg, cfg->aws_tls ? "https" : "http", aws_port(s)).s));
     return doc;
 }
 

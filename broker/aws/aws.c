@@ -279,7 +279,8 @@ static void serve(void *ctx, const http_req *rq, http_resp *rs) {
     char request_id[37], account[32] = "", region[64] = "";
     ids_uuid4_str(request_id);
     http_resp_header(rs, "x-amzn-RequestId", request_id);
-    aws_call c = {.s = s, .rq = rq, .rs = rs, .request_id = request_id, .started_ms = a->started_ms};
+    aws_call c = {.s = s, .rq = rq, .rs = rs, .request_id = request_id, .started_ms = a->started_ms,
+                  .secure = rq->secure};
     /* the query protocol posts to / (or GETs it with the parameters in the query); kafka's paths are REST */
     service guess = !strcmp(rq->path, "/") ? SVC_STS : SVC_KAFKA;
     int svc = verify(&c, guess, account, sizeof account, region, sizeof region);
@@ -303,12 +304,17 @@ static void serve(void *ctx, const http_req *rq, http_resp *rs) {
 
 int aws_start(srv *s, char *err, size_t n) {
     if (!s->cfg->aws_port) return 0;
+    /* aws.tls: the IAM listener's certificate, which sasl_init made for this listener too when no IAM port is on */
+    if (s->cfg->aws_tls && !s->tls) {
+        snprintf(err, n, "aws.tls: no TLS certificate was set up");
+        return -1;
+    }
     struct aws_api *a = xcalloc(1, sizeof *a);
     a->s = s;
     /* started_us is monotonic: the wall-clock moment it stands for */
     a->started_ms = clk_now_ms() - (clk_mono_us() - s->started_us) / 1000;
     http_opts opts = {.name = "aws", .port_key = "aws.port", .max_body = AWS_MAX_BODY, .max_clients = AWS_MAX_CLIENTS,
-                      .timeout_ms = AWS_TIMEOUT_MS};
+                      .timeout_ms = AWS_TIMEOUT_MS, .tls = s->cfg->aws_tls ? s->tls : NULL};
     if (http_start(s->loop, s->cfg->bind_address, s->cfg->ports_auto ? 0 : (int)s->cfg->aws_port, &opts, serve, a,
                    &a->http, err, n) != 0) {
         free(a);
@@ -317,8 +323,8 @@ int aws_start(srv *s, char *err, size_t n) {
     s->aws = a;
     const char *b = s->cfg->bind_address;
     bool v6 = strchr(b, ':') != NULL;
-    log_info("aws: the kafka control plane and STS on http://%s%s%s:%d (SigV4, region %s, %s)", v6 ? "[" : "", b,
-             v6 ? "]" : "", http_port(a->http), s->cfg->iam_region,
+    log_info("aws: the kafka control plane and STS on %s://%s%s%s:%d (SigV4, region %s, %s)",
+             s->cfg->aws_tls ? "https" : "http", v6 ? "[" : "", b, v6 ? "]" : "", http_port(a->http), s->cfg->iam_region,
              sasl_identities(s) ? "identities of iam.identities.file" : "no iam.identities.file: every request refused");
     return 0;
 }

@@ -31,6 +31,7 @@ typedef struct aws_call {
     const char *region;          /* from the credential scope */
     const char *request_id;      /* x-amzn-RequestId, also in the log line */
     int64_t started_ms;          /* wall clock when the broker started: the configured cluster's creation time */
+    bool secure;                 /* the request came over HTTPS (aws.tls): IAM's aws:SecureTransport condition key */
 } aws_call;
 
 /*

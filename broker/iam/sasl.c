@@ -172,11 +172,16 @@ int sasl_init(srv *s, char *err, size_t n) {
     uv_unref((uv_handle_t *)&x->rotation);
     arm_rotation(s);
 
-    bool tls_needed = cfg->iam_port != 0 || cfg->external_iam_port != 0;
+    /* the AWS APIs' listener serves the same certificate under aws.tls (broker/aws/aws.c) */
+    bool aws_tls = cfg->aws_port != 0 && cfg->aws_tls;
+    bool tls_needed = cfg->iam_port != 0 || cfg->external_iam_port != 0 || aws_tls;
     if (tls_needed) {
-        const char *hosts[64];
+        const char *hosts[65];
         size_t nh = 0;
         for (size_t i = 0; i < x->n_broker_hosts && nh < 64; i++) hosts[nh++] = x->broker_hosts[i];
+        /* its URL names bind.address (the ready file's aws_url), which a wildcard bind makes 127.0.0.1 or ::1 */
+        if (aws_tls && strcmp(cfg->bind_address, "0.0.0.0") && strcmp(cfg->bind_address, "::"))
+            hosts[nh++] = cfg->bind_address;
         tls_settings ts = {*cfg->tls_cert_file ? cfg->tls_cert_file : NULL,
                            *cfg->tls_key_file ? cfg->tls_key_file : NULL, cfg->data_dir, hosts, nh};
         if (tls_ctx_new(&s->tls, &ts, err, n) != 0) return -1;
