@@ -81,4 +81,13 @@ struct json_t *kafka_tags_json(srv *s, const char *arn);
 bool kafka_tags_check(aws_call *c, struct json_t *tags, struct json_t *merged, const char **keys, const char **values,
                       size_t *n);
 
+/* kafka_versions.c: ListKafkaVersions's table, ascending, and the version a provisioned cluster runs. */
+typedef struct kafka_version {
+    const char *version; /* as the API spells it: "3.9.x", "4.1.x.kraft" */
+    const char *status;  /* ACTIVE or DEPRECATED (past its end of support) */
+} kafka_version;
+extern const kafka_version kafka_versions[];
+extern const size_t kafka_versions_n;
+extern const char kafka_cluster_kafka_version[];
+
 #endif
