@@ -81,6 +81,18 @@ struct json_t *kafka_tags_json(srv *s, const char *arn);
 bool kafka_tags_check(aws_call *c, struct json_t *tags, struct json_t *merged, const char **keys, const char **values,
                       size_t *n);
 
+/*
+ * kafka_v1.c: the v1 cluster operations (DescribeCluster, ListClusters, ListKafkaVersions).
+ * kafka_v1_cluster_path: whether path is GET /v1/clusters/{clusterArn} itself (not one of its
+ * sub-resources), with the ARN into arn. kafka_cluster_v1_info: the v1 ClusterInfo of a
+ * provisioned cluster (a new object); a Serverless cluster has none.
+ */
+bool kafka_v1_cluster_path(const char *path, char *arn, size_t cap);
+void kafka_describe_cluster(aws_call *c, const char *arn);
+void kafka_list_clusters(aws_call *c);
+void kafka_list_kafka_versions(aws_call *c);
+struct json_t *kafka_cluster_v1_info(aws_call *c, const srv *cluster);
+
 /* kafka_versions.c: ListKafkaVersions's table, ascending, and the version a provisioned cluster runs. */
 typedef struct kafka_version {
     const char *version; /* as the API spells it: "3.9.x", "4.1.x.kraft" */

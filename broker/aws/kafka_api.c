@@ -235,10 +235,7 @@ static const struct {
 } not_served[] = {
     {"GET", "/v1/clusters/", "/nodes", "ListNodes"},
     {"GET", "/v1/clusters/", "/operations", "ListClusterOperations"},
-    {"GET", "/v1/clusters/", "", "DescribeCluster"},
-    {"GET", "/v1/clusters", "", "ListClusters"},
     {"POST", "/v1/clusters", "", "CreateCluster"},
-    {"GET", "/v1/kafka-versions", "", "ListKafkaVersions"},
     {"GET", "/v1/configurations", "", "ListConfigurations"},
     {"POST", "/v1/configurations", "", "CreateConfiguration"},
 };
@@ -301,6 +298,12 @@ void kafka_api_route(aws_call *c) {
         kafka_tag_resource(c, arn);
     else if (path_arn(path, "/v1/tags/", "", arn, sizeof arn) && !strcmp(m, "DELETE"))
         kafka_untag_resource(c, arn);
+    else if (get && !strcmp(path, "/v1/clusters"))
+        kafka_list_clusters(c);
+    else if (get && kafka_v1_cluster_path(path, arn, sizeof arn))
+        kafka_describe_cluster(c, arn);
+    else if (get && !strcmp(path, "/v1/kafka-versions"))
+        kafka_list_kafka_versions(c);
     else
         unknown_operation(c);
 }

@@ -216,9 +216,9 @@ def test_unknown_cluster_not_found(broker):
 
 def test_operation_not_served_yet(broker):
     since = broker.log_size()
-    code, _, status, _ = client_error(lambda: boto(broker, "kafka").list_kafka_versions())
+    code, _, status, _ = client_error(lambda: boto(broker, "kafka").list_configurations())
     assert (code, status) == ("UnknownOperationException", 404)
-    assert broker.wait_for_log(r"kafka:ListKafkaVersions is not served by mskmock yet", since=since), \
+    assert broker.wait_for_log(r"kafka:ListConfigurations is not served by mskmock yet", since=since), \
         broker.log_tail()
 
 
