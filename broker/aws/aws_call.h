@@ -56,6 +56,8 @@ void sts_route(aws_call *c);
 bool kafka_authorized(aws_call *c, const char *op, const char *resource);
 cluster *kafka_cluster(aws_call *c, const char *arn);
 bool kafka_known_cluster(aws_call *c, const char *arn);
+/* ISO 8601 with milliseconds, UTC, as MSK writes creationTime. */
+void kafka_iso_time(int64_t ms, char out[48]);
 /* A list operation's maxResults and nextToken (a 400 answered, and false, when invalid), and its page of clusters. */
 bool kafka_page(aws_call *c, int *max, uint64_t *from);
 int kafka_page_clusters(aws_call *c, int max, uint64_t from, bool (*keep)(const cluster *, void *), void *ctx,
@@ -91,7 +93,7 @@ bool kafka_v1_cluster_path(const char *path, char *arn, size_t cap);
 void kafka_describe_cluster(aws_call *c, const char *arn);
 void kafka_list_clusters(aws_call *c);
 void kafka_list_kafka_versions(aws_call *c);
-struct json_t *kafka_cluster_v1_info(aws_call *c, const srv *cluster);
+struct json_t *kafka_cluster_v1_info(aws_call *c, const cluster *cl);
 
 /* kafka_versions.c: ListKafkaVersions's table, ascending, and the version a provisioned cluster runs. */
 typedef struct kafka_version {

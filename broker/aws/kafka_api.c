@@ -25,7 +25,7 @@
 #include "iam/iam_store.h"
 #include "kp_mem.h"
 
-static void iso_time(int64_t ms, char out[48]) {
+void kafka_iso_time(int64_t ms, char out[48]) {
     time_t t = (time_t)(ms / 1000);
     struct tm tm;
     gmtime_r(&t, &tm);
@@ -62,7 +62,7 @@ static json_t *cluster_detail(const cluster *cl) {
 static json_t *cluster_v2(const aws_call *call, const cluster *cl) {
     char created[48];
     /* the configured cluster exists from start */
-    iso_time(cl->primary ? call->started_ms : cl->created_ms, created);
+    kafka_iso_time(cl->primary ? call->started_ms : cl->created_ms, created);
     json_t *c = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o}", "clusterArn", cl->arn, "clusterName", cl->name,
                           "clusterType", cl->serverless ? "SERVERLESS" : "PROVISIONED", "creationTime", created,
                           "currentVersion", KAFKA_CLUSTER_VERSION, "state", cluster_state_name(cluster_state_now(cl)), "tags",

@@ -28,50 +28,38 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "aws_call.h"
-#include "config.h"
-#include "iam/authz.h"
 
-/* kafka_api.c's, for the same cluster: its opaque revision (mskmock's cluster is never updated). */
-#define CLUSTER_VERSION "K3AEGXETSR30VB"
 #define MAX_RESULTS 100
 
-static bool serverless(const srv *s) { return s->cfg->profile == PROFILE_SERVERLESS; }
-
-static bool listener_on(const srv *s, listener_kind k) { return s->nnodes && s->nodes[0].ports[k]; }
-
-/* ISO 8601 with milliseconds, UTC, as kafka_api.c writes creationTime. */
-static void iso_time_ms(int64_t ms, char out[48]) {
-    time_t t = (time_t)(ms / 1000);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    snprintf(out, 48, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-             tm.tm_min, tm.tm_sec, (int)(ms % 1000));
-}
-
-json_t *kafka_cluster_v1_info(aws_call *c, const srv *cluster) {
-    if (serverless(cluster)) return NULL;
-    const char *arn = authz_cluster_arn(cluster);
+/*
+ * The v1 ClusterInfo is flat: the provisioned object of DescribeClusterV2 (as created, or as the
+ * configured cluster's listeners say) with the cluster's own fields beside it.
+ */
+json_t *kafka_cluster_v1_info(aws_call *c, const cluster *cl) {
+    if (cl->serverless) return NULL;
     char created[48];
-    iso_time_ms(c->started_ms, created); /* the configured cluster exists from start */
-    bool iam = listener_on(cluster, LSN_IAM), plain = listener_on(cluster, LSN_PLAINTEXT);
-    json_t *info = json_pack(
-        "{s:s, s:s, s:s, s:s, s:s, s:o, s:i, s:{s:s}, s:s, s:s, s:{s:[], s:[], s:s},"
-        " s:{s:{s:{s:b}}, s:{s:b}}}",
-        "clusterArn", arn, "clusterName", cluster->cfg->msk_cluster_name, "creationTime", created, "currentVersion",
-        CLUSTER_VERSION, "state", "ACTIVE", "tags", kafka_tags_json(c->s, arn), "numberOfBrokerNodes", cluster->nnodes,
-        "currentBrokerSoftwareInfo", "kafkaVersion", kafka_cluster_kafka_version, "enhancedMonitoring", "DEFAULT",
-        "storageMode", "LOCAL",
-        /* no VPC: the lists are empty, as the Serverless vpcConfigs of DescribeClusterV2 are */
-        "brokerNodeGroupInfo", "clientSubnets", "securityGroups", "brokerAZDistribution", "DEFAULT",
-        "clientAuthentication", "sasl", "iam", "enabled", iam, "unauthenticated", "enabled", plain);
-    /* the IAM listener is TLS, the plaintext one not: MSK's ClientBroker of such a cluster */
-    const char *client_broker = iam && plain ? "TLS_PLAINTEXT" : iam ? "TLS" : plain ? "PLAINTEXT" : NULL;
-    if (client_broker)
-        json_object_set_new(info, "encryptionInfo",
-                            json_pack("{s:{s:s}}", "encryptionInTransit", "clientBroker", client_broker));
+    kafka_iso_time(cl->primary ? c->started_ms : cl->created_ms, created); /* the configured cluster exists from start */
+    json_error_t je;
+    json_t *info = cl->info ? json_loads(cl->info, 0, &je) : NULL;
+    if (!info) {
+        const char *client_broker = cl->iam && cl->unauthenticated ? "TLS_PLAINTEXT" : cl->iam ? "TLS" : "PLAINTEXT";
+        info = json_pack("{s:i, s:{s:{s:{s:b}}, s:{s:b}}, s:{s:[], s:[], s:s}, s:{s:{s:s}}}", "numberOfBrokerNodes",
+                         cl->brokers, "clientAuthentication", "sasl", "iam", "enabled", cl->iam, "unauthenticated",
+                         "enabled", cl->unauthenticated,
+                         /* no VPC: the lists are empty, as the Serverless vpcConfigs of DescribeClusterV2 are */
+                         "brokerNodeGroupInfo", "clientSubnets", "securityGroups", "brokerAZDistribution", "DEFAULT",
+                         /* the IAM listener is TLS, the plaintext one not: MSK's ClientBroker of such a cluster */
+                         "encryptionInfo", "encryptionInTransit", "clientBroker", client_broker);
+    }
+    json_object_update_missing_new(info, json_pack("{s:{s:s}, s:s, s:s}", "currentBrokerSoftwareInfo", "kafkaVersion",
+                                                   *cl->kafka_version ? cl->kafka_version : kafka_cluster_kafka_version,
+                                                   "enhancedMonitoring", "DEFAULT", "storageMode", "LOCAL"));
+    json_object_update_new(info, json_pack("{s:s, s:s, s:s, s:s, s:s, s:o}", "clusterArn", cl->arn, "clusterName",
+                                           cl->name, "creationTime", created, "currentVersion", KAFKA_CLUSTER_VERSION,
+                                           "state", cluster_state_name(cluster_state_now(cl)), "tags",
+                                           kafka_tags_json(c->s, cl->arn)));
     return info;
 }
 
@@ -88,9 +76,11 @@ bool kafka_v1_cluster_path(const char *path, char *arn, size_t cap) {
 }
 
 /*
- * The page [*from, *to) of a list of n items, from the request's maxResults (1 to 100; absent:
- * all) and nextToken (one this operation handed out: "<op>.<offset of the next item>"), and the
- * token of the page after it into next ("" on the last). False with the refusal answered.
+ * The page [*from, *to) of ListKafkaVersions's table (n items that never change, so an offset can
+ * be a token; clusters come and go, and their lists page by creation order: kafka_page), from the
+ * request's maxResults (1 to 100; absent: all) and nextToken (one this operation handed out:
+ * "<op>.<offset of the next item>"), and the token of the page after it into next ("" on the
+ * last). False with the refusal answered.
  */
 static bool page(aws_call *c, const char *op, size_t n, size_t *from, size_t *to, char next[96]) {
     const char *q = c->rq->query;
@@ -128,43 +118,37 @@ static bool page(aws_call *c, const char *op, size_t n, size_t *from, size_t *to
 }
 
 void kafka_describe_cluster(aws_call *c, const char *arn) {
-    if (!kafka_authorized(c, "DescribeCluster", arn) || !kafka_known_cluster(c, arn)) return;
-    const srv *cluster = c->s; /* the cluster kafka_known_cluster() found: the configured one */
-    json_t *info = kafka_cluster_v1_info(c, cluster);
+    cluster *cl;
+    if (!kafka_authorized(c, "DescribeCluster", arn) || !(cl = kafka_cluster(c, arn))) return;
+    json_t *info = kafka_cluster_v1_info(c, cl);
     if (!info) {
         aws_rest_error(c, 400, "BadRequestException", NULL, "This operation cannot be performed on serverless clusters.");
         return;
     }
     http_json(c->rs, 200, json_pack("{s:o}", "clusterInfo", info));
-    snprintf(c->rs->detail, sizeof c->rs->detail, "DescribeCluster");
+    snprintf(c->rs->detail, sizeof c->rs->detail, "DescribeCluster %s", cluster_state_name(cluster_state_now(cl)));
+}
+
+/* v1 lists provisioned clusters only, those whose names start with the filter */
+static bool v1_keep(const cluster *cl, void *name) {
+    return !cl->serverless && !strncmp(cl->name, name, strlen(name));
 }
 
 void kafka_list_clusters(aws_call *c) {
     if (!kafka_authorized(c, "ListClusters", "*")) return;
-    char name[256] = "";
+    char name[256] = "", next[32];
     http_query_get(c->rq->query, "clusterNameFilter", name, sizeof name);
-    /* the clusters of this process (the configured one), then those v1 lists: provisioned, the name a prefix */
-    const srv *all[] = {c->s};
-    json_t *matching = json_array();
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
-        if (strncmp(all[i]->cfg->msk_cluster_name, name, strlen(name)) != 0) continue;
-        json_t *info = kafka_cluster_v1_info(c, all[i]);
-        if (info) json_array_append_new(matching, info);
-    }
-    size_t from, to, n = json_array_size(matching);
-    char next[96];
-    if (!page(c, "ListClusters", n, &from, &to, next)) {
-        json_decref(matching);
-        return;
-    }
+    int max;
+    uint64_t from;
+    if (!kafka_page(c, &max, &from)) return;
+    cluster *page[100];
+    int n = kafka_page_clusters(c, max, from, v1_keep, name, page, next);
     json_t *list = json_array();
-    for (size_t i = from; i < to; i++) json_array_append(list, json_array_get(matching, i));
-    json_decref(matching);
+    for (int i = 0; i < n; i++) json_array_append_new(list, kafka_cluster_v1_info(c, page[i]));
     json_t *j = json_pack("{s:o}", "clusterInfoList", list);
     if (*next) json_object_set_new(j, "nextToken", json_string(next));
     http_json(c->rs, 200, j);
-    snprintf(c->rs->detail, sizeof c->rs->detail, "ListClusters clusters=%zu%s%s", to - from, *next ? " next=" : "",
-             next);
+    snprintf(c->rs->detail, sizeof c->rs->detail, "ListClusters clusters=%d%s%s", n, *next ? " next=" : "", next);
 }
 
 void kafka_list_kafka_versions(aws_call *c) {
