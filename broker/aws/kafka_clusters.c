@@ -197,8 +197,13 @@ static bool provisioned_spec(aws_call *c, json_t *req, cluster *cl) {
         return false;
     }
     const char *version = json_string_value(json_object_get(req, "kafkaVersion"));
-    if (!*version || strlen(version) >= sizeof cl->kafka_version) {
-        aws_rest_error(c, 400, "BadRequestException", "kafkaVersion", "kafkaVersion is not a Kafka version: %.64s.", version);
+    const kafka_version *kv = NULL;
+    for (size_t i = 0; i < kafka_versions_n && !kv; i++)
+        if (!strcmp(kafka_versions[i].version, version)) kv = &kafka_versions[i];
+    /* a new cluster takes a version MSK still supports (ListKafkaVersions: ACTIVE) */
+    if (!kv || strcmp(kv->status, "ACTIVE") || strlen(version) >= sizeof cl->kafka_version) {
+        aws_rest_error(c, 400, "BadRequestException", "kafkaVersion",
+                       "Unsupported KafkaVersion %.64s: choose an ACTIVE version of ListKafkaVersions.", version);
         return false;
     }
     json_t *auth = json_object_get(req, "clientAuthentication");
