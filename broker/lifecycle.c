@@ -250,9 +250,11 @@ static void remove_dir(const char *dir) {
 
 /* The keys a created cluster has over the configured sources: what makes it this cluster. */
 static int cluster_config(fleet *f, const cluster *c, config *cfg, char *err, size_t n) {
-    char dir[4096], brokers[16], cluster_id[40];
+    char dir[4096], brokers[16], rf[16], cluster_id[40];
     cluster_dir(f, c, dir, sizeof dir);
     snprintf(brokers, sizeof brokers, "%d", c->brokers);
+    /* MSK's default replication factor: 3, or fewer on a cluster of fewer brokers */
+    snprintf(rf, sizeof rf, "%d", c->brokers && c->brokers < 3 ? c->brokers : 3);
     /* Kafka's cluster id is 22 characters (a base64 UUID): the uuid's hex is as unique */
     size_t k = 0;
     for (const char *p = c->uuid; *p && k < 22; p++)
@@ -280,9 +282,11 @@ static int cluster_config(fleet *f, const cluster *c, config *cfg, char *err, si
         {"CreateClusterV2", "iam.credentials.port", "0"},
         {"CreateClusterV2", "ready.file", ""},
         {"CreateClusterV2", "topics.create", ""},
-        {"CreateClusterV2", "broker.count", brokers}, /* last: left out for serverless (0), whose profile says */
+        /* last: left out for serverless (0), whose profile says */
+        {"CreateClusterV2", "default.replication.factor", rf},
+        {"CreateClusterV2", "broker.count", brokers},
     };
-    int nover = (int)(sizeof over / sizeof over[0]) - (c->brokers ? 0 : 1);
+    int nover = (int)(sizeof over / sizeof over[0]) - (c->brokers ? 0 : 2);
     return cfg_load_over(cfg, &f->src, over, nover, err, n);
 }
 
