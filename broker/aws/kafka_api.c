@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "aws_authz.h"
 #include "aws_call.h"
 #include "config.h"
 #include "iam/authz.h"
@@ -82,24 +83,11 @@ static bool path_arn(const char *path, const char *prefix, const char *suffix, c
     return true;
 }
 
-/* May the caller do kafka:<op> on resource? An AccessDeniedException (403) when not. */
-static bool authorized(aws_call *c, const char *op, const char *resource) {
-    const iam_policy *pol = c->cred->policy;
-    if (!pol) return true;
-    char action[80];
-    snprintf(action, sizeof action, "kafka:%s", op);
-    iam_decision d = iam_policy_eval_named(pol, action, resource);
-    if (d.effect == IAM_ALLOW) return true;
-    bool explicit_deny = d.effect == IAM_EXPLICIT_DENY;
-    aws_rest_error(c, 403, "AccessDeniedException", NULL, "User: %s is not authorized to perform: %s on resource: %s%s",
-                   c->principal, action, resource, explicit_deny ? " with an explicit deny in an identity-based policy" : "");
-    char why[640];
-    snprintf(why, sizeof why, "AccessDeniedException: %s %s%.200s on %.200s", action,
-             explicit_deny ? "denied by " : "allowed by no statement of the caller's policies",
-             explicit_deny ? d.by : "", resource);
-    snprintf(c->rs->detail, sizeof c->rs->detail, "%.*s", (int)sizeof c->rs->detail - 1, why);
-    return false;
-}
+/*
+ * May the caller do kafka:<op> on resource? An AccessDeniedException (403) when not. Its identity
+ * policies and the cluster policy decide, conditions evaluated in the call's context (aws_authz.c).
+ */
+static bool authorized(aws_call *c, const char *op, const char *resource) { return aws_kafka_authorized(c, op, resource); }
 
 /* The cluster arn names; a NotFoundException (and NULL) when none does. */
 static cluster *find_cluster(aws_call *c, const char *arn) {

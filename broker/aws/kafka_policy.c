@@ -7,9 +7,10 @@
  *
  * The document is checked as IAM checks one before storing it: a resource-based policy, so every
  * statement names a Principal, and the rest by iam_policy.h's grammar (which then refuses what
- * mskmock could not evaluate, a Condition on kafka-cluster: actions, rather than storing it to be
- * ignored). Stored and
- * returned only: cluster policies do not join authorization decisions yet (docs/control-plane.md).
+ * mskmock could not evaluate, a Condition on kafka-cluster: actions, an unknown condition key or
+ * operator, rather than storing it to be ignored). Once stored it joins every decision on the
+ * cluster, on the Kafka listeners and here (authz_set_cluster_policy; docs/control-plane.md);
+ * authz_init takes the stored one at start.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "aws_call.h"
+#include "iam/authz.h"
 #include "iam/iam_policy.h"
 #include "ids.h"
 #include "stor.h"
@@ -41,27 +43,11 @@ static bool valid_policy(const char *text, char *why, size_t cap) {
     bool ok = false;
     if (!json_is_object(doc)) {
         snprintf(why, cap, "The policy is not a JSON object: %s", doc ? "another JSON value" : je.text);
-        goto out;
+    } else {
+        iam_policy *pol = iam_policy_new();
+        ok = iam_policy_add_resource(pol, doc, "policy", why, cap) == 0;
+        iam_policy_free(pol);
     }
-    json_t *copy = json_deep_copy(doc), *sts = json_object_get(copy, "Statement");
-    json_t *list = json_is_array(sts) ? json_incref(sts) : json_pack("[O]", sts ? sts : json_null());
-    size_t i;
-    json_t *st;
-    json_array_foreach(list, i, st) {
-        json_t *p = json_object_get(st, "Principal");
-        if (!json_is_object(st) || (!json_is_string(p) && !json_is_object(p))) {
-            snprintf(why, cap, "Statement[%zu]: a cluster policy names a Principal (a string or an object)", i);
-            json_decref(list), json_decref(copy);
-            goto out;
-        }
-        json_object_del(st, "Principal");
-    }
-    json_decref(list);
-    iam_policy *pol = iam_policy_new();
-    ok = iam_policy_add(pol, copy, "policy", why, cap) == 0;
-    iam_policy_free(pol);
-    json_decref(copy);
-out:
     json_decref(doc);
     return ok;
 }
@@ -121,9 +107,13 @@ void kafka_put_cluster_policy(aws_call *c, const char *arn) {
         goto out;
     }
     if (!commit(c)) goto out;
+    /* valid_policy read it as authz does: it is in force from this answer on */
+    if (authz_set_cluster_policy(c->s, json_string_value(policy), why, sizeof why) != 0) {
+        aws_rest_error(c, 500, "InternalServerErrorException", NULL, "The stored cluster policy did not load: %s", why);
+        goto out;
+    }
     http_json(c->rs, 200, json_pack("{s:s}", "currentVersion", version));
-    snprintf(c->rs->detail, sizeof c->rs->detail, "PutClusterPolicy version=%s (stored; cluster policies do not "
-             "join authorization yet)", version);
+    snprintf(c->rs->detail, sizeof c->rs->detail, "PutClusterPolicy version=%s (in force)", version);
 out:
     free(old_policy), free(old_version);
     json_decref(body);
@@ -153,6 +143,8 @@ void kafka_delete_cluster_policy(aws_call *c, const char *arn) {
         return;
     }
     if (!commit(c)) return;
+    char why[256];
+    authz_set_cluster_policy(c->s, NULL, why, sizeof why); /* removing never fails */
     http_json(c->rs, 200, json_object());
     snprintf(c->rs->detail, sizeof c->rs->detail, "DeleteClusterPolicy");
 }

@@ -5,7 +5,7 @@
  * (`aws sts get-caller-identity`, Terraform's provider at start) and AssumeRole of the roles in
  * the identities file, whose credentials the IAM listeners and this endpoint then accept (they
  * are added to the same store); sts:AssumeRole on the role's ARN is decided by the caller's
- * policies when it has some. Other actions are refused as unknown ones are, with a log line
+ * policies when it has some, their Conditions evaluated (aws_authz.c). Other actions are refused as unknown ones are, with a log line
  * naming those STS has.
  */
 #include <stdio.h>
@@ -13,9 +13,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "aws_authz.h"
 #include "aws_call.h"
 #include "hash.h"
 #include "clock.h"
+#include "iam/authz.h"
 #include "iam/iam_policy.h"
 #include "iam/iam_store.h"
 #include "iam/sasl.h"
@@ -130,10 +132,12 @@ static void assume_role(aws_call *c) {
     }
     iam_store *st = sasl_identities(c->s);
     int64_t max = iam_store_role_max_session_s(st, role_arn);
-    /* the caller's policies decide; credentials without any are allowed, as on the Kafka listeners
-     * (iam.authorization.default gives them an empty set when it says so) */
-    iam_decision d = {IAM_ALLOW, NULL};
-    if (c->cred->policy) d = iam_policy_eval_named(c->cred->policy, "sts:AssumeRole", role_arn);
+    /* the caller's policies decide, conditions evaluated in the call's context; credentials without
+     * any are allowed, as on the Kafka listeners (iam.authorization.default gives them an empty set
+     * when it says so). A cluster policy is about its cluster, not about roles: it has no say here. */
+    iam_ctx *ctx = aws_condition_context(c, "AssumeRole", role_arn);
+    iam_decision d = authz_named(c->s, c->cred, "sts:AssumeRole", role_arn, ctx);
+    iam_ctx_free(ctx);
     /* AWS names the caller and the role whatever the reason: whether the role exists is not told */
     if (max < 0 || d.effect != IAM_ALLOW) {
         aws_query_error(c, 403, "AccessDenied", "User: %s is not authorized to perform: sts:AssumeRole on resource: %s",

@@ -1,6 +1,7 @@
 /* authz: IAM authorization of requests; see authz.h. */
 #include "authz.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,13 @@
 #define CACHE_SLOTS 32 /* per connection, direct-mapped */
 #define CACHE_NAME 120 /* longer resource names are decided every time */
 #define ARN_INLINE 512 /* longer ARNs (long group ids) are built on the heap */
+#define PER_PRINCIPAL 64 /* the cluster policy's statements per caller, kept for this many callers */
+
+/* The statements of the cluster policy that apply to one caller (iam_policy_for_principal). */
+typedef struct principal_view {
+    char *arn;
+    iam_policy *policy;
+} principal_view;
 
 struct authz {
     char base[160];               /* arn:aws:kafka:<region>:<account>: */
@@ -28,6 +36,9 @@ struct authz {
     const char *plaintext_name;   /* its principal ARN, for log lines */
     iam_store *pending;           /* reloaded policies waiting for iam.policy.propagation.ms */
     uv_timer_t apply;
+    iam_policy *cluster_policy;   /* the cluster's resource-based policy (PutClusterPolicy); NULL: none */
+    principal_view views[PER_PRINCIPAL];
+    size_t nviews;
 };
 
 static const int16_t denial_code[AUTHZ_TYPES] = {
@@ -107,6 +118,14 @@ int authz_init(srv *s, char *err, size_t n) {
     snprintf(a->suffix, sizeof a->suffix, "%.128s/%.128s", cfg->msk_cluster_name, uuid);
     snprintf(a->cluster_arn, sizeof a->cluster_arn, "%scluster/%s", a->base, a->suffix);
     if (resolve_plaintext(s, err, n)) return -1;
+    char *doc = NULL, *version = NULL, why[512];
+    if (s->st && stor_cluster_policy_get(s->st, a->cluster_arn, &doc, &version) == 1 &&
+        authz_set_cluster_policy(s, doc, why, sizeof why) != 0)
+        /* stored by an older mskmock that evaluated less of it (conditions were left out then): as it
+         * was, it does not decide; PutClusterPolicy or DeleteClusterPolicy replaces it */
+        log_warn("iam: the stored cluster policy (version %s) of %s does not load, so it decides nothing: %s", version,
+                 a->cluster_arn, why);
+    free(doc), free(version);
     uv_timer_init(s->loop, &a->apply);
     a->apply.data = s;
     uv_unref((uv_handle_t *)&a->apply);
@@ -122,8 +141,18 @@ void authz_close(srv *s) {
     if (a && a->apply.type == UV_TIMER && !uv_is_closing((uv_handle_t *)&a->apply)) uv_close((uv_handle_t *)&a->apply, NULL);
 }
 
+static void drop_views(struct authz *a) {
+    for (size_t i = 0; i < a->nviews; i++) {
+        free(a->views[i].arn);
+        iam_policy_free(a->views[i].policy);
+    }
+    a->nviews = 0;
+}
+
 void authz_free(srv *s) {
     if (!s->authz) return;
+    drop_views(s->authz);
+    iam_policy_free(s->authz->cluster_policy);
     iam_store_free(s->authz->pending);
     free(s->authz);
     s->authz = NULL;
@@ -180,23 +209,103 @@ int authz_reload(srv *s, const char *who, char *err, size_t n) {
 
 const char *authz_cluster_arn(const srv *s) { return s->authz ? s->authz->cluster_arn : ""; }
 
+int authz_set_cluster_policy(srv *s, const char *doc, char *why, size_t n) {
+    struct authz *a = s->authz;
+    iam_policy *p = NULL;
+    if (doc) {
+        json_error_t je;
+        json_t *j = json_loads(doc, JSON_REJECT_DUPLICATES, &je);
+        if (!j) {
+            snprintf(why, n, "the policy is not JSON: %s", je.text);
+            return -1;
+        }
+        p = iam_policy_new();
+        int rc = iam_policy_add_resource(p, j, "cluster policy", why, n);
+        json_decref(j);
+        if (rc) {
+            iam_policy_free(p);
+            return -1;
+        }
+    }
+    drop_views(a);
+    iam_policy_free(a->cluster_policy);
+    a->cluster_policy = p;
+    for (conn *c = s->conns; c; c = c->next) authz_forget(c); /* decide afresh */
+    log_info("iam: cluster policy of %s %s", a->cluster_arn, p ? "in force: it joins every decision on the cluster"
+                                                               : "removed: identity policies alone decide");
+    return 0;
+}
+
 /* ---- whose policies ---- */
 
+/*
+ * The cluster policy's statements for the caller whose ARN is arn (NULL: no cluster policy).
+ * Valid until the next call: built once per caller and kept, all dropped when the policy changes.
+ */
+static const iam_policy *cluster_view(srv *s, const char *arn, const char *role) {
+    struct authz *a = s->authz;
+    if (!a->cluster_policy || !arn) return NULL;
+    for (size_t i = 0; i < a->nviews; i++)
+        if (!strcmp(a->views[i].arn, arn)) return a->views[i].policy;
+    if (a->nviews == PER_PRINCIPAL) drop_views(a);
+    /* an assumed-role session is also its role (a role ARN in Principal names every session of it) */
+    const char *role_arn = role ? iam_store_role_arn(sasl_identities(s), role) : strstr(arn, ":role/") ? arn : NULL;
+    char account[64] = "";
+    const char *p = arn;
+    for (int i = 0; i < 4 && p; i++) p = strchr(p, ':'), p = p ? p + 1 : NULL;
+    const char *e = p ? strchr(p, ':') : NULL;
+    if (e && (size_t)(e - p) < sizeof account) memcpy(account, p, (size_t)(e - p)), account[e - p] = '\0';
+    iam_principal who = {arn, role_arn, account};
+    principal_view *v = &a->views[a->nviews++];
+    v->arn = xstrdup(arn);
+    v->policy = iam_policy_for_principal(a->cluster_policy, &who);
+    return v->policy;
+}
+
+bool authz_has_cluster_policy(const srv *s) { return s->authz && s->authz->cluster_policy; }
+
 typedef struct who {
-    bool everything;        /* no policies apply */
+    bool everything;        /* no identity policies: allowed everything (see decide2) */
     const iam_policy *policy;
     const char *why_none;   /* set: deny everything, for this reason */
+    const iam_policy *cluster; /* the cluster policy's statements naming this caller; NULL: none */
 } who;
 
 static who policies_of(srv *s, const conn *c) {
     struct authz *a = s->authz;
     if (!lsn_sasl(c->listener)) {
-        if (!a->plaintext_restricted) return (who){true, NULL, NULL};
-        return (who){a->plaintext_policy == NULL, a->plaintext_policy, NULL};
+        /* without plaintext.principal there is nobody for a cluster policy to name: not IAM, allowed everything */
+        if (!a->plaintext_restricted) return (who){true, NULL, NULL, NULL};
+        return (who){a->plaintext_policy == NULL, a->plaintext_policy, NULL, cluster_view(s, a->plaintext_name, NULL)};
     }
     const iam_cred *cr = c->access_key_id ? iam_store_lookup(sasl_identities(s), c->access_key_id) : NULL;
-    if (!cr) return (who){false, NULL, "the session's credentials are no longer known"};
-    return (who){cr->policy == NULL, cr->policy, NULL};
+    if (!cr) return (who){false, NULL, "the session's credentials are no longer known", NULL};
+    return (who){cr->policy == NULL, cr->policy, NULL, cluster_view(s, cr->principal, cr->role)};
+}
+
+/* Nothing to decide: no identity policies and no cluster policy statement naming the caller. */
+static bool allowed_outright(const who *w) { return w->everything && !w->cluster; }
+
+/*
+ * The identity's decision joined with the cluster policy's, as IAM joins an identity-based and a
+ * resource-based policy within one account
+ * (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_evaluation-logic.html;
+ * https://docs.aws.amazon.com/msk/latest/developerguide/mvpc-cluster-owner-action-policy.html):
+ * an explicit Deny in either wins, else an Allow in either suffices, else the implicit deny.
+ *
+ * An identity without policies (allowed everything: iam.authorization.default=allow, or auto
+ * with no policies anywhere in the identities file) stands for an identity whose policy allows
+ * everything, the way mskmock has always treated it; so a cluster policy's Allow adds nothing
+ * for it, and its Deny still wins, as a resource policy's Deny wins over any identity's Allow.
+ * Where such identities are denied everything (deny, or auto once some entry has policies), the
+ * store gives them an empty set: no identity Allow, so a cluster policy Allow naming them
+ * suffices, as it does on AWS for a principal of the cluster's account without policies.
+ */
+static iam_decision decide2(const who *w, iam_action act, const char *arn, bool on_some) {
+    iam_decision di = {IAM_ALLOW, NULL}, dc = {IAM_IMPLICIT_DENY, NULL};
+    if (!w->everything) di = on_some ? iam_policy_eval_any(w->policy, act, arn) : iam_policy_eval(w->policy, act, arn);
+    if (w->cluster) dc = on_some ? iam_policy_eval_any(w->cluster, act, arn) : iam_policy_eval(w->cluster, act, arn);
+    return iam_decision_join(di, dc);
 }
 
 /* ---- ARNs ---- */
@@ -279,13 +388,13 @@ typedef struct verdict {
  * The action on the resource, then what it also requires: on the same ARN for the same
  * type, else on some resource of that type. Connect was settled at authentication.
  */
-static verdict decide(srv *s, const iam_policy *pol, iam_action act, iam_resource_type type, const char *arn) {
+static verdict decide(srv *s, const who *w, iam_action act, iam_resource_type type, const char *arn) {
     const iam_action_info *info = iam_action_get(act);
     uint32_t todo = info->requires & ~(1u << IAM_CONNECT);
     bool relaxed = act == IAM_WRITE_DATA_IDEMPOTENTLY && s->cfg->iam_authorization_idempotent_relaxed;
     if (relaxed) todo |= 1u << IAM_WRITE_DATA; /* KIP-679: WriteData on any topic is enough */
     else {
-        iam_decision d = iam_policy_eval(pol, act, arn);
+        iam_decision d = decide2(w, act, arn, false);
         if (d.effect != IAM_ALLOW) return (verdict){false, act, false, d};
     }
     for (int req_act = 0; req_act < IAM_ACTION_COUNT; req_act++) {
@@ -293,7 +402,7 @@ static verdict decide(srv *s, const iam_policy *pol, iam_action act, iam_resourc
         iam_resource_type rt = iam_action_get(req_act)->resource;
         iam_decision d;
         if (rt == type && !relaxed) {
-            d = iam_policy_eval(pol, req_act, arn);
+            d = decide2(w, req_act, arn, false);
         } else {
             char prefix[448]; /* base + type + suffix */
             if (rt == IAM_RES_CLUSTER)
@@ -301,7 +410,7 @@ static verdict decide(srv *s, const iam_policy *pol, iam_action act, iam_resourc
             else
                 snprintf(prefix, sizeof prefix, "%s%s/%s/", s->authz->base, iam_resource_type_name(rt),
                          s->authz->suffix);
-            d = rt == IAM_RES_CLUSTER ? iam_policy_eval(pol, req_act, prefix) : iam_policy_eval_any(pol, req_act, prefix);
+            d = decide2(w, req_act, prefix, rt != IAM_RES_CLUSTER);
         }
         if (d.effect != IAM_ALLOW) return (verdict){false, req_act, rt != type || relaxed, d};
     }
@@ -315,7 +424,7 @@ static int8_t action_for(const req *r, iam_resource_type type) {
 
 int16_t authz_check(srv *s, req *r, iam_resource_type type, const char *name, size_t len) {
     who w = policies_of(s, r->c);
-    if (w.everything) return 0;
+    if (allowed_outright(&w)) return 0;
     int16_t code = (unsigned)type < AUTHZ_TYPES ? denial_code[type] : KERR_CLUSTER_AUTHORIZATION_FAILED;
     int8_t act = action_for(r, type);
     arn_buf b = {.p = NULL};
@@ -336,11 +445,13 @@ int16_t authz_check(srv *s, req *r, iam_resource_type type, const char *name, si
         arn_done(&b);
         return 0;
     }
-    verdict v = decide(s, w.policy, act, type, arn);
+    verdict v = decide(s, &w, act, type, arn);
     if (v.allowed) cache_put(r->c, h, act, type, name, len);
     if (!v.allowed) {
         const char *by = v.d.effect == IAM_EXPLICIT_DENY ? "denied by " : "no statement allowed it";
-        const char *stmt = v.d.effect == IAM_EXPLICIT_DENY ? v.d.by : "";
+        const char *stmt = v.d.effect == IAM_EXPLICIT_DENY ? v.d.by
+                           : s->authz->cluster_policy ? " (neither of the caller's policies nor of the cluster policy)"
+                                                      : "";
         if ((int)v.failed == act)
             req_log_refusal(r, code, "%s on %s: %s%s", iam_action_get(act)->name, arn, by, stmt);
         else
@@ -355,14 +466,14 @@ int16_t authz_check(srv *s, req *r, iam_resource_type type, const char *name, si
 
 bool authz_allowed(srv *s, conn *c, iam_action a, const char *name, size_t len) {
     who w = policies_of(s, c);
-    if (w.everything) return true;
+    if (allowed_outright(&w)) return true;
     if (w.why_none) return false;
     iam_resource_type type = iam_action_get(a)->resource;
     uint64_t h = key_hash(a, type, name, len);
     if (cache_hit(c, h, a, type, name, len)) return true;
     arn_buf b = {.p = NULL};
     const char *arn = arn_of(s->authz, type, name, len, &b);
-    verdict v = decide(s, w.policy, a, type, arn);
+    verdict v = decide(s, &w, a, type, arn);
     arn_done(&b);
     if (v.allowed) cache_put(c, h, a, type, name, len);
     return v.allowed;
@@ -401,12 +512,25 @@ int32_t authz_operations(srv *s, conn *c, iam_resource_type type, const char *na
     return bits;
 }
 
-bool authz_connect(srv *s, const iam_policy *policy, char *why, size_t n) {
-    if (!policy) return true;
-    iam_decision d = iam_policy_eval(policy, IAM_CONNECT, s->authz->cluster_arn);
+bool authz_connect(srv *s, const iam_policy *policy, const char *access_key_id, char *why, size_t n) {
+    const iam_cred *cr = access_key_id ? iam_store_lookup(sasl_identities(s), access_key_id) : NULL;
+    who w = {policy == NULL, policy, NULL, cr ? cluster_view(s, cr->principal, cr->role) : NULL};
+    if (allowed_outright(&w)) return true;
+    iam_decision d = decide2(&w, IAM_CONNECT, s->authz->cluster_arn, false);
     if (d.effect == IAM_ALLOW) return true;
     snprintf(why, n, "kafka-cluster:Connect on %s: %s%s", s->authz->cluster_arn,
              d.effect == IAM_EXPLICIT_DENY ? "denied by " : "no statement allowed it",
-             d.effect == IAM_EXPLICIT_DENY ? d.by : "");
+             d.effect == IAM_EXPLICIT_DENY ? d.by
+             : s->authz->cluster_policy   ? " (neither of the caller's policies nor of the cluster policy)"
+                                          : "");
     return false;
+}
+
+iam_decision authz_named(srv *s, const iam_cred *cr, const char *action, const char *resource, const iam_ctx *ctx) {
+    /* a cluster policy is about its cluster: it decides nothing on "*" (listings) nor on a role (sts:AssumeRole) */
+    const iam_policy *cl = strcmp(resource, authz_cluster_arn(s)) ? NULL : cluster_view(s, cr->principal, cr->role);
+    iam_decision di = {IAM_ALLOW, NULL}, dc = {IAM_IMPLICIT_DENY, NULL};
+    if (cr->policy) di = iam_policy_eval_named(cr->policy, action, resource, ctx);
+    if (cl) dc = iam_policy_eval_named(cl, action, resource, ctx);
+    return iam_decision_join(di, dc); /* an identity without policies fares as in decide2 */
 }

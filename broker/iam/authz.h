@@ -16,9 +16,12 @@
  * the same type, else on some resource of that type. Connect is checked at SaslAuthenticate.
  *
  * Whose policies: an authenticated connection's credentials' (an identity or role without
- * "policies" is allowed everything, unless iam.authorization.default=deny). The plaintext
- * listener has no principal and is allowed everything, unless plaintext.principal names an
- * identity or role whose policies then apply.
+ * "policies" is allowed everything, unless iam.authorization.default=deny), joined with the
+ * statements of the cluster policy (PutClusterPolicy, authz_set_cluster_policy) whose Principal
+ * names the caller: an explicit Deny in either wins, else an Allow in either suffices (authz.c's
+ * decide2 says how an identity without policies fares). The plaintext listener has no principal
+ * and is allowed everything, unless plaintext.principal names an identity or role whose
+ * policies (and the cluster policy statements naming it) then apply.
  *
  * Resources: arn:aws:kafka:<iam.region>:<msk.account.id>:cluster/<msk.cluster.name>/<uuid>,
  * and topic/, group/, transactional-id/ + <name>/<uuid>/<resource name>. The uuid is
@@ -51,6 +54,26 @@ int authz_reload(srv *s, const char *who, char *err, size_t n);
 const char *authz_cluster_arn(const srv *s);
 
 /*
+ * The cluster's resource-based policy (PutClusterPolicy's document; NULL: none), for this srv's
+ * cluster only. Parsed as iam_policy_add_resource does; on success it replaces the one in force
+ * and every connection decides afresh. Returns 0, or -1 with the reason in why (the one in force
+ * stays). Called by aws/ on Put and Delete, and by authz_init with the stored one.
+ */
+int authz_set_cluster_policy(srv *s, const char *doc, char *why, size_t n);
+bool authz_has_cluster_policy(const srv *s);
+/* The label of the cluster policy's statements begins so ("cluster policy Statement[0] (Sid x)"). */
+#define AUTHZ_CLUSTER_POLICY_LABEL "cluster policy"
+
+/*
+ * The AWS APIs' decision (aws/: kafka:<Operation>, sts:AssumeRole) for credentials cr: their
+ * identity policies (none: allowed everything) joined with the cluster policy's statements naming
+ * them when resource is this cluster's ARN, each statement's Condition evaluated in ctx.
+ */
+struct iam_cred;
+iam_decision authz_named(srv *s, const struct iam_cred *cr, const char *action, const char *resource,
+                         const iam_ctx *ctx);
+
+/*
  * The request's decision on one resource of the given type (name ignored for the
  * cluster): 0, or the Kafka error code of a denial, logged once.
  */
@@ -70,9 +93,10 @@ void authz_forget(conn *c);
 int32_t authz_operations(srv *s, conn *c, iam_resource_type type, const char *name, size_t len);
 
 /*
- * At SaslAuthenticate: may the principal of these policies (NULL: none, allowed everything)
- * connect? true, or false with the reason in why.
+ * At SaslAuthenticate: may the principal of these policies (NULL: none, allowed everything),
+ * whose credentials are access_key_id (for the cluster policy), connect? true, or false with the
+ * reason in why.
  */
-bool authz_connect(srv *s, const struct iam_policy *policy, char *why, size_t n);
+bool authz_connect(srv *s, const struct iam_policy *policy, const char *access_key_id, char *why, size_t n);
 
 #endif

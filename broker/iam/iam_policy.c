@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "iam_condition.h"
 #include "iam_token.h"
 #include "kp_mem.h"
 
@@ -145,6 +146,65 @@ static bool arn_covers_all(const char *pattern, const char *prefix) {
 
 /* ---- the policy set --------------------------------------------------------------------- */
 
+/*
+ * A resource policy statement's Principal: "*" (any), or IAM ARNs as written (an account id is
+ * kept as arn:aws:iam::<account>:root), or "service:<name>" for a service principal, which no
+ * caller of mskmock is.
+ */
+typedef struct pset {
+    bool any;
+    char **arns;
+    size_t n;
+} pset;
+
+static void pset_free(pset *w) {
+    for (size_t i = 0; w && i < w->n; i++) free(w->arns[i]);
+    if (w) free(w->arns);
+    free(w);
+}
+
+static pset *pset_copy(const pset *w) {
+    if (!w) return NULL;
+    pset *c = xcalloc(1, sizeof *c);
+    c->any = w->any;
+    c->n = w->n;
+    c->arns = xcalloc(w->n ? w->n : 1, sizeof *c->arns);
+    for (size_t i = 0; i < w->n; i++) c->arns[i] = xstrdup(w->arns[i]);
+    return c;
+}
+
+/* The account of an ARN (its fifth field), into out; false when it has none. */
+static bool arn_account(const char *arn, char *out, size_t cap) {
+    const char *p = arn;
+    for (int i = 0; i < 4 && p; i++) p = strchr(p, ':'), p = p ? p + 1 : NULL;
+    const char *e = p ? strchr(p, ':') : NULL;
+    if (!e || e == p || (size_t)(e - p) >= cap) return false;
+    memcpy(out, p, (size_t)(e - p));
+    out[e - p] = '\0';
+    return true;
+}
+
+/*
+ * As IAM matches a resource policy's Principal within an account
+ * (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_principal.html):
+ * the account's root ARN (or its id) stands for every principal of the account, a role ARN for
+ * the role's assumed-role sessions, a user or session ARN for itself.
+ */
+static bool pset_matches(const pset *w, const iam_principal *who) {
+    if (!w || w->any) return true;
+    for (size_t i = 0; i < w->n; i++) {
+        const char *a = w->arns[i];
+        size_t l = strlen(a);
+        if (l > 5 && !strcmp(a + l - 5, ":root") && strstr(a, ":iam::")) {
+            char acct[64];
+            if (who->account && arn_account(a, acct, sizeof acct) && !strcmp(acct, who->account)) return true;
+        } else if ((who->arn && !strcmp(a, who->arn)) || (who->role_arn && !strcmp(a, who->role_arn))) {
+            return true;
+        }
+    }
+    return false;
+}
+
 typedef struct stmt {
     bool deny;
     uint32_t actions;   /* the kafka-cluster actions it applies to (NotAction resolved) */
@@ -152,6 +212,7 @@ typedef struct stmt {
     char **resources;
     size_t nresources;
     char *label;        /* "<where> Statement[i] (Sid x)" */
+    pset *who;          /* a resource policy's Principal; NULL in identity policies */
 } stmt;
 
 /*
@@ -164,6 +225,8 @@ typedef struct named_stmt {
     char **actions, **resources;
     size_t nactions, nresources;
     char *label;
+    iam_cond *cond;     /* NULL: none */
+    pset *who;          /* as stmt's */
 } named_stmt;
 
 struct iam_policy {
@@ -183,6 +246,7 @@ static void stmt_free(stmt *s) {
     for (size_t i = 0; i < s->nresources; i++) free(s->resources[i]);
     free(s->resources);
     free(s->label);
+    pset_free(s->who);
 }
 
 static void named_free(named_stmt *s) {
@@ -191,6 +255,8 @@ static void named_free(named_stmt *s) {
     free(s->actions);
     free(s->resources);
     free(s->label);
+    iam_cond_free(s->cond);
+    pset_free(s->who);
 }
 
 void iam_policy_free(iam_policy *p) {
@@ -213,6 +279,7 @@ typedef struct pctx {
     char at[48]; /* "Statement[2]" */
     char *err;
     size_t n;
+    bool resource_policy; /* statements name a Principal (a cluster policy) */
 } pctx;
 
 __attribute__((format(printf, 2, 3))) static int fail(pctx *c, const char *fmt, ...) {
@@ -336,14 +403,98 @@ static char *stmt_label(const pctx *c, const json_t *sid) {
 }
 
 static void push_named(iam_policy *p, const pctx *c, const json_t *sid, bool deny, bool not_action, const char **apat,
-                       size_t ak, bool not_resource, const char **rpat, size_t rk) {
+                       size_t ak, bool not_resource, const char **rpat, size_t rk, iam_cond *cond, const pset *who) {
     XGROW(p->named, p->capnamed, p->nnamed + 1, 8);
     named_stmt *s = &p->named[p->nnamed++];
     *s = (named_stmt){.deny = deny, .not_action = not_action, .not_resource = not_resource,
                       .actions = xcalloc(ak, sizeof(char *)), .resources = xcalloc(rk, sizeof(char *)),
-                      .nactions = ak, .nresources = rk, .label = stmt_label(c, sid)};
+                      .nactions = ak, .nresources = rk, .label = stmt_label(c, sid), .cond = iam_cond_ref(cond),
+                      .who = pset_copy(who)};
     for (size_t i = 0; i < ak; i++) s->actions[i] = xstrdup(apat[i]);
     for (size_t i = 0; i < rk; i++) s->resources[i] = xstrdup(rpat[i]);
+}
+
+/* One Principal value: "*", an account id, or an IAM/STS ARN of a root, user, role or role session. */
+static int principal_arn(pctx *c, const char *v, pset *w) {
+    if (!strcmp(v, "*")) {
+        w->any = true;
+        return 0;
+    }
+    size_t l = strlen(v);
+    bool account = l == 12 && strspn(v, "0123456789") == 12;
+    char *arn;
+    if (account) {
+        arn = xmalloc(l + 32);
+        snprintf(arn, l + 32, "arn:aws:iam::%s:root", v);
+    } else {
+        const char *f[6] = {v};
+        for (int i = 1; i < 6 && f[i - 1]; i++) f[i] = strchr(f[i - 1], ':'), f[i] = f[i] ? f[i] + 1 : NULL;
+        bool iam = f[5] && !strncmp(v, "arn:", 4) && !strncmp(f[2], "iam::", 5) &&
+                   (!strcmp(f[5], "root") || !strncmp(f[5], "user/", 5) || !strncmp(f[5], "role/", 5));
+        bool sts = f[5] && !strncmp(v, "arn:", 4) && !strncmp(f[2], "sts::", 5) && !strncmp(f[5], "assumed-role/", 13);
+        if (!iam && !sts)
+            return fail(c, "Principal '%s' is neither \"*\", an account id nor the ARN of an account root, user, role "
+                        "or assumed-role session", iam_quote(v).s);
+        if (strpbrk(v, "*?"))
+            return fail(c, "Principal '%s': IAM takes no wildcard in a principal ARN (only \"*\" alone)", iam_quote(v).s);
+        arn = xstrdup(v);
+    }
+    w->arns = xrealloc(w->arns, (w->n + 1) * sizeof *w->arns);
+    w->arns[w->n++] = arn;
+    return 0;
+}
+
+/* A resource policy statement's Principal: "*", or {"AWS": ..., "Service": ...} with a string or a list each. */
+static int parse_principal(pctx *c, const json_t *pr, pset **out) {
+    pset *w = xcalloc(1, sizeof *w);
+    *out = w;
+    if (json_is_string(pr)) {
+        if (strcmp(json_string_value(pr), "*"))
+            return fail(c, "Principal must be \"*\" or an object such as {\"AWS\": \"<ARN>\"}, not '%s'",
+                        iam_quote(json_string_value(pr)).s);
+        w->any = true;
+        return 0;
+    }
+    if (!json_is_object(pr) || !json_object_size(pr))
+        return fail(c, "a cluster policy statement names a Principal (a string or an object)");
+    const char *type;
+    json_t *v;
+    json_object_foreach((json_t *)pr, type, v) {
+        bool aws = !strcmp(type, "AWS"), service = !strcmp(type, "Service");
+        if (!aws && !service)
+            return fail(c, "Principal type '%s' is not evaluated by mskmock (it knows AWS and Service)", iam_quote(type).s);
+        const char **vals;
+        size_t k;
+        if (string_list(c, v, aws ? "Principal.AWS" : "Principal.Service", &vals, &k)) return -1;
+        for (size_t i = 0; i < k; i++) {
+            if (service) { /* an AWS service: never one of mskmock's callers, so it never matches */
+                size_t l = strlen(vals[i]) + 16;
+                w->arns = xrealloc(w->arns, (w->n + 1) * sizeof *w->arns);
+                w->arns[w->n] = xmalloc(l);
+                snprintf(w->arns[w->n++], l, "service:%s", vals[i]);
+            } else if (principal_arn(c, vals[i], w)) {
+                free(vals);
+                return -1;
+            }
+        }
+        free(vals);
+    }
+    return 0;
+}
+
+/* Could an action pattern name one of the AWS APIs' actions mskmock decides (kafka:*, sts:*)? */
+static bool names_aws_api(const char **pat, size_t k) {
+    for (size_t i = 0; i < k; i++) {
+        const char *colon = strchr(pat[i], ':');
+        if (!colon) return true;
+        char svc[64];
+        size_t l = (size_t)(colon - pat[i]);
+        if (l >= sizeof svc) continue;
+        memcpy(svc, pat[i], l);
+        svc[l] = '\0';
+        if (iam_glob(svc, "kafka", true) || iam_glob(svc, "sts", true)) return true;
+    }
+    return false;
 }
 
 static int parse_statement(iam_policy *p, pctx *c, const json_t *st, stmt *out) {
@@ -351,83 +502,111 @@ static int parse_statement(iam_policy *p, pctx *c, const json_t *st, stmt *out) 
                                         "Condition", "Principal", "NotPrincipal", NULL};
     if (!json_is_object(st)) return fail(c, "a statement must be a JSON object");
     if (refuse_unknown(c, st, known, "statement")) return -1;
-    if (json_object_get(st, "Principal") || json_object_get(st, "NotPrincipal"))
-        return fail(c, "Principal and NotPrincipal belong in resource policies, not identity policies");
+    pset *who = NULL;
+    if (!c->resource_policy) {
+        if (json_object_get(st, "Principal") || json_object_get(st, "NotPrincipal"))
+            return fail(c, "Principal and NotPrincipal belong in resource policies, not identity policies");
+    } else {
+        if (json_object_get(st, "NotPrincipal"))
+            return fail(c, "NotPrincipal is not evaluated by mskmock; name the principals in Principal");
+        const json_t *pr = json_object_get(st, "Principal");
+        if (!pr) return fail(c, "a cluster policy statement names a Principal (a string or an object)");
+        int rc = parse_principal(c, pr, &who);
+        if (rc) {
+            pset_free(who);
+            return -1;
+        }
+    }
+    int rc = -1;
+    const char **pat = NULL, **apat = NULL;
+    iam_cond *cnd = NULL;
+    size_t k, ak;
     const json_t *sid = json_object_get(st, "Sid"), *eff = json_object_get(st, "Effect");
-    if (sid && !json_is_string(sid)) return fail(c, "Sid must be a string");
-    if (!eff) return fail(c, "Effect missing");
+    if (sid && !json_is_string(sid)) {
+        fail(c, "Sid must be a string");
+        goto out;
+    }
+    if (!eff) {
+        fail(c, "Effect missing");
+        goto out;
+    }
     const char *e = json_is_string(eff) ? json_string_value(eff) : "";
-    if (strcmp(e, "Allow") != 0 && strcmp(e, "Deny") != 0)
-        return fail(c, "Effect must be \"Allow\" or \"Deny\", not '%s'", json_is_string(eff) ? iam_quote(e).s : "(not a string)");
+    if (strcmp(e, "Allow") != 0 && strcmp(e, "Deny") != 0) {
+        fail(c, "Effect must be \"Allow\" or \"Deny\", not '%s'", json_is_string(eff) ? iam_quote(e).s : "(not a string)");
+        goto out;
+    }
 
     const json_t *act = json_object_get(st, "Action"), *nact = json_object_get(st, "NotAction");
-    if (!!act == !!nact) return fail(c, "a statement needs exactly one of Action and NotAction");
-    const char **pat, **apat;
-    size_t k, ak;
+    if (!!act == !!nact) {
+        fail(c, "a statement needs exactly one of Action and NotAction");
+        goto out;
+    }
     const char *akey = act ? "Action" : "NotAction";
-    if (string_list(c, act ? act : nact, akey, &apat, &ak)) return -1;
+    if (string_list(c, act ? act : nact, akey, &apat, &ak)) goto out;
     uint32_t bits;
     bool other;
-    int rc = resolve_actions(c, akey, apat, ak, &bits, &other);
-    if (rc) {
-        free(apat);
-        return -1;
-    }
+    if (resolve_actions(c, akey, apat, ak, &bits, &other)) goto out;
     if (nact) bits = ALL_ACTIONS & ~bits;
 
     const json_t *res = json_object_get(st, "Resource"), *nres = json_object_get(st, "NotResource");
     if (!!res == !!nres) {
-        free(apat);
-        return fail(c, "a statement needs exactly one of Resource and NotResource");
+        fail(c, "a statement needs exactly one of Resource and NotResource");
+        goto out;
     }
     const char *rkey = res ? "Resource" : "NotResource";
-    if (string_list(c, res ? res : nres, rkey, &pat, &k)) {
-        free(apat);
-        return -1;
-    }
+    if (string_list(c, res ? res : nres, rkey, &pat, &k)) goto out;
     const json_t *cond = json_object_get(st, "Condition");
 
-    if (!bits) { /* only other services' actions: it cannot decide a Kafka request */
-        /* the AWS APIs' actions may be among them; with a Condition, mskmock cannot evaluate it */
-        if (!cond) push_named(p, c, sid, e[0] == 'D', nact != NULL, apat, ak, nres != NULL, pat, k);
-        free(apat);
-        free(pat);
-        p->ignored++;
-        return 1;
-    }
-    if (cond) {
+    if (cond && bits) {
+        /* MSK documents no condition key of its own for kafka-cluster: actions that mskmock could give */
         char what[160];
         if (!json_is_object(cond)) snprintf(what, sizeof what, "(not an object)");
         else describe_condition((json_t *)cond, what, sizeof what);
-        free(apat);
-        free(pat);
-        return fail(c, "Condition %s is not evaluated by mskmock; remove it or keep it out of the policies given to "
-                    "mskmock", what);
+        fail(c, "Condition %s is not evaluated by mskmock on kafka-cluster: actions (only on kafka: and sts: ones); "
+             "remove it or keep it out of the policies given to mskmock", what);
+        goto out;
+    }
+    if (cond && (nact || names_aws_api(apat, ak))) {
+        /* it may decide an AWS API call: evaluated, so whatever mskmock cannot evaluate is refused now */
+        char why[400];
+        if (iam_cond_parse(cond, &cnd, why, sizeof why)) {
+            fail(c, "%s", why);
+            goto out;
+        }
+    }
+    if (!bits) { /* only other services' actions: it cannot decide a Kafka request */
+        /* the AWS APIs' actions may be among them; a Condition of other services only is never evaluated */
+        if (!cond || cnd) push_named(p, c, sid, e[0] == 'D', nact != NULL, apat, ak, nres != NULL, pat, k, cnd, who);
+        p->ignored++;
+        rc = 1;
+        goto out;
     }
     for (size_t i = 0; i < k; i++)
-        if (check_resource(c, rkey, pat[i])) {
-            free(apat);
-            free(pat);
-            return -1;
-        }
-    push_named(p, c, sid, e[0] == 'D', nact != NULL, apat, ak, nres != NULL, pat, k);
-    free(apat);
+        if (check_resource(c, rkey, pat[i])) goto out;
+    push_named(p, c, sid, e[0] == 'D', nact != NULL, apat, ak, nres != NULL, pat, k, NULL, who);
 
     out->deny = e[0] == 'D';
     out->actions = bits;
     out->not_resource = nres != NULL;
     out->resources = xcalloc(k, sizeof *out->resources);
     out->label = stmt_label(c, sid);
+    out->who = who;
+    who = NULL;
     for (size_t i = 0; i < k; i++) {
         out->resources[i] = xstrdup(pat[i]);
         out->nresources++;
     }
+    rc = 0;
+out:
+    free(apat);
     free(pat);
-    return 0;
+    iam_cond_free(cnd);
+    pset_free(who);
+    return rc;
 }
 
-int iam_policy_add(iam_policy *p, const json_t *doc, const char *where, char *err, size_t n) {
-    pctx c = {.where = where, .err = err, .n = n};
+static int add_document(iam_policy *p, const json_t *doc, const char *where, bool resource_policy, char *err, size_t n) {
+    pctx c = {.where = where, .err = err, .n = n, .resource_policy = resource_policy};
     static const char *const known[] = {"Version", "Id", "Statement", NULL};
     if (!json_is_object(doc)) return fail(&c, "a policy document must be a JSON object");
     if (refuse_unknown(&c, doc, known, "policy")) return -1;
@@ -466,12 +645,26 @@ int iam_policy_add(iam_policy *p, const json_t *doc, const char *where, char *er
     return 0;
 }
 
+int iam_policy_add(iam_policy *p, const json_t *doc, const char *where, char *err, size_t n) {
+    return add_document(p, doc, where, false, err, n);
+}
+
+int iam_policy_add_resource(iam_policy *p, const json_t *doc, const char *where, char *err, size_t n) {
+    return add_document(p, doc, where, true, err, n);
+}
+
 /* ---- evaluation ------------------------------------------------------------------------- */
 
 static bool stmt_matches(const stmt *s, const char *resource) {
     bool hit = false;
     for (size_t i = 0; i < s->nresources && !hit; i++) hit = iam_arn_glob(s->resources[i], resource);
     return hit != s->not_resource;
+}
+
+iam_decision iam_decision_join(iam_decision identity, iam_decision resource) {
+    if (identity.effect == IAM_EXPLICIT_DENY) return identity;
+    if (resource.effect == IAM_EXPLICIT_DENY) return resource;
+    return identity.effect == IAM_ALLOW ? identity : resource;
 }
 
 iam_decision iam_policy_eval(const iam_policy *p, iam_action a, const char *resource) {
@@ -486,7 +679,7 @@ iam_decision iam_policy_eval(const iam_policy *p, iam_action a, const char *reso
     return d;
 }
 
-iam_decision iam_policy_eval_named(const iam_policy *p, const char *action, const char *resource) {
+iam_decision iam_policy_eval_named(const iam_policy *p, const char *action, const char *resource, const iam_ctx *ctx) {
     iam_decision d = {IAM_IMPLICIT_DENY, NULL};
     for (size_t i = 0; p && i < p->nnamed; i++) {
         const named_stmt *s = &p->named[i];
@@ -495,6 +688,7 @@ iam_decision iam_policy_eval_named(const iam_policy *p, const char *action, cons
         for (size_t j = 0; j < s->nresources && !hit; j++)
             hit = !strcmp(s->resources[j], "*") || iam_arn_glob(s->resources[j], resource);
         if (act == s->not_action || hit == s->not_resource) continue;
+        if (s->cond && !iam_cond_eval(s->cond, ctx)) continue;
         if (s->deny) return (iam_decision){IAM_EXPLICIT_DENY, s->label};
         if (d.effect == IAM_IMPLICIT_DENY) d = (iam_decision){IAM_ALLOW, s->label};
     }
@@ -554,4 +748,33 @@ static iam_decision eval_any_uncached(const iam_policy *p, iam_action a, const c
             d = (iam_decision){IAM_ALLOW, s->label};
     }
     return d;
+}
+
+/* ---- resource policies -------------------------------------------------------------------- */
+
+iam_policy *iam_policy_for_principal(const iam_policy *rp, const iam_principal *who) {
+    iam_policy *p = iam_policy_new();
+    for (size_t i = 0; rp && i < rp->n; i++) {
+        const stmt *s = &rp->s[i];
+        if (!pset_matches(s->who, who)) continue;
+        XGROW(p->s, p->cap, p->n + 1, 4);
+        stmt *t = &p->s[p->n++];
+        *t = (stmt){.deny = s->deny, .actions = s->actions, .not_resource = s->not_resource,
+                    .resources = xcalloc(s->nresources, sizeof(char *)), .nresources = s->nresources,
+                    .label = xstrdup(s->label)};
+        for (size_t j = 0; j < s->nresources; j++) t->resources[j] = xstrdup(s->resources[j]);
+    }
+    for (size_t i = 0; rp && i < rp->nnamed; i++) {
+        const named_stmt *s = &rp->named[i];
+        if (!pset_matches(s->who, who)) continue;
+        XGROW(p->named, p->capnamed, p->nnamed + 1, 4);
+        named_stmt *t = &p->named[p->nnamed++];
+        *t = (named_stmt){.deny = s->deny, .not_action = s->not_action, .not_resource = s->not_resource,
+                          .actions = xcalloc(s->nactions, sizeof(char *)), .nactions = s->nactions,
+                          .resources = xcalloc(s->nresources, sizeof(char *)), .nresources = s->nresources,
+                          .label = xstrdup(s->label), .cond = iam_cond_ref(s->cond)};
+        for (size_t j = 0; j < s->nactions; j++) t->actions[j] = xstrdup(s->actions[j]);
+        for (size_t j = 0; j < s->nresources; j++) t->resources[j] = xstrdup(s->resources[j]);
+    }
+    return p;
 }

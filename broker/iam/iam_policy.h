@@ -14,15 +14,22 @@
  * other than Allow/Deny, Principal/NotPrincipal (not allowed in identity policies), a
  * kafka-cluster action pattern that names no action (a typo would otherwise deny quietly),
  * a Resource that is neither "*" nor an MSK ARN of a cluster, topic, group or
- * transactional-id, a policy variable (${...}), and any Condition: mskmock evaluates none,
- * so a condition is named and refused rather than ignored. A statement whose actions all
- * belong to other services (kafka:GetBootstrapBrokers, s3:GetObject, ...) cannot affect a
- * Kafka request; it is kept out of evaluation and counted, so a team's policy file can be
- * used unchanged.
+ * transactional-id, a policy variable (${...}), and a Condition on a statement with
+ * kafka-cluster actions (MSK's data plane has no condition context mskmock gives). A
+ * statement whose actions all belong to other services (kafka:GetBootstrapBrokers,
+ * s3:GetObject, ...) cannot affect a Kafka request; it is kept out of evaluation and counted,
+ * so a team's policy file can be used unchanged.
  *
  * The AWS APIs around a cluster (broker/aws/: kafka:DescribeClusterV2, sts:AssumeRole, ...)
- * are decided by iam_policy_eval_named, over every statement without a Condition (those of
- * other services only may carry one: they are left out of it), with the same precedence.
+ * are decided by iam_policy_eval_named, with the same precedence, over the statements whose
+ * Condition (iam_condition.h) holds in the request's context. A Condition on a statement that
+ * may name a kafka: or sts: action must be one iam_condition.h evaluates, or the document is
+ * refused naming the operator or key; one on other services' statements only is never read.
+ *
+ * Resource policies (a cluster policy, iam_policy_add_resource): every statement names a
+ * Principal ("*", {"AWS": ...} with account ids, account root, user, role or assumed-role
+ * session ARNs, {"Service": ...}); iam_policy_for_principal keeps the statements that apply
+ * to one caller, as an identity-policy set the same evaluators take.
  */
 #ifndef IAM_POLICY_H
 #define IAM_POLICY_H
@@ -32,6 +39,8 @@
 #include <stdint.h>
 
 #include <jansson.h>
+
+#include "iam_condition.h"
 
 /* MSK's data-plane actions (kafka-cluster:<name>). */
 typedef enum iam_action {
@@ -87,6 +96,21 @@ void iam_policy_free(iam_policy *p);
  * where, the statement and the element; nothing of a refused document is kept.
  */
 int iam_policy_add(iam_policy *p, const json_t *doc, const char *where, char *err, size_t n);
+/* The same for a resource-based policy: every statement needs a Principal (NotPrincipal is refused). */
+int iam_policy_add_resource(iam_policy *p, const json_t *doc, const char *where, char *err, size_t n);
+
+/* Who is asking, for a resource policy's Principal. */
+typedef struct iam_principal {
+    const char *arn;      /* the caller's ARN: a user's, or an assumed-role session's */
+    const char *role_arn; /* the role of an assumed-role session (arn:aws:iam::<account>:role/...), or NULL */
+    const char *account;  /* the caller's account id */
+} iam_principal;
+
+/*
+ * The statements of resource policy rp whose Principal matches who, as a new policy set
+ * (labels kept) that the evaluators below take like an identity policy. The caller frees it.
+ */
+iam_policy *iam_policy_for_principal(const iam_policy *rp, const iam_principal *who);
 
 size_t iam_policy_statement_count(const iam_policy *p); /* those that can affect Kafka */
 size_t iam_policy_ignored_count(const iam_policy *p);   /* only other services' actions */
@@ -101,6 +125,14 @@ typedef struct iam_decision {
     iam_effect effect;
     const char *by; /* the deciding statement ("alice.json Statement[2] (Sid ReadOrders)"); NULL if implicit */
 } iam_decision;
+
+/*
+ * An identity-based decision joined with a resource-based one (a cluster policy's), as IAM joins
+ * them within one account (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_evaluation-logic.html):
+ * an explicit Deny in either wins (the identity's first), else an Allow in either suffices, else
+ * the implicit deny.
+ */
+iam_decision iam_decision_join(iam_decision identity, iam_decision resource);
 
 /* The decision for one action on one resource ARN. */
 iam_decision iam_policy_eval(const iam_policy *p, iam_action a, const char *resource);
@@ -119,8 +151,9 @@ iam_decision iam_policy_eval_any(const iam_policy *p, iam_action a, const char *
  * An action named "<service>:<Action>" (kafka:DescribeClusterV2, sts:AssumeRole) on a resource ARN,
  * or "*" for actions without resource-level permissions (kafka:ListClustersV2: only a statement
  * whose Resource is "*" covers it), as IAM decides it: explicit Deny, then Allow, else implicit deny.
+ * A statement with a Condition counts only when it holds in ctx (NULL: an empty context).
  */
-iam_decision iam_policy_eval_named(const iam_policy *p, const char *action, const char *resource);
+iam_decision iam_policy_eval_named(const iam_policy *p, const char *action, const char *resource, const iam_ctx *ctx);
 bool iam_glob(const char *pattern, const char *text, bool nocase);
 /* ARN glob: as iam_glob, but wildcards stay inside a colon-separated segment unless a '*' ends it. */
 bool iam_arn_glob(const char *pattern, const char *arn);

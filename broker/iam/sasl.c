@@ -483,8 +483,8 @@ static bool session_lifetime(srv *s, const iam_verified *v, int64_t *life_ms, re
 }
 
 /* The policy of the credentials must allow kafka-cluster:Connect (authz.h). */
-static bool authorize(srv *s, const iam_policy *policy, refusal *f) {
-    if (authz_connect(s, policy, f->reason, sizeof f->reason)) return true;
+static bool authorize(srv *s, const iam_policy *policy, const char *access_key_id, refusal *f) {
+    if (authz_connect(s, policy, access_key_id, f->reason, sizeof f->reason)) return true;
     f->msk = "Access denied"; /* MSK's answer when the policy lacks kafka-cluster:Connect */
     f->why = MX_SASL_NOT_AUTHORIZED;
     return false;
@@ -545,7 +545,7 @@ static void authenticate(srv *s, req *r, const uint8_t *bytes, size_t len, auth_
     if (ok) {
         snprintf(o->principal, sizeof o->principal, "IAM.%s", v.principal_arn);
         snprintf(o->access_key_id, sizeof o->access_key_id, "%s", tok.access_key_id);
-        ok = session_lifetime(s, &v, &life, &f) && authorize(s, lc.policy, &f);
+        ok = session_lifetime(s, &v, &life, &f) && authorize(s, lc.policy, tok.access_key_id, &f);
     }
     bool changed = ok && !same_principal(s, c, reauth, o);
     iam_token_free(&tok);

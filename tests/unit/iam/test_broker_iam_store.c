@@ -949,7 +949,8 @@ static void test_policy_errors(void **state) {
     snprintf(text, sizeof text, id, "[{\"Statement\": {\"Effect\": \"Allow\", \"Action\": \"kafka-cluster:Connect\", "
                                     "\"Resource\": \"*\", \"Condition\": {\"Bool\": {\"aws:SecureTransport\": \"true\"}}}}]");
     expect_error(text, "identities[0].policies[0]: Statement: Condition Bool on aws:SecureTransport is not evaluated by "
-                       "mskmock; remove it or keep it out of the policies given to mskmock");
+                       "mskmock on kafka-cluster: actions (only on kafka: and sts: ones); remove it or keep it out of "
+                       "the policies given to mskmock");
     snprintf(text, sizeof text, id, "[{\"Statement\": {\"Effect\": \"Permit\"}}]");
     expect_error(text, "identities[0].policies[0]: Statement: Effect must be \"Allow\" or \"Deny\", not 'Permit'");
 

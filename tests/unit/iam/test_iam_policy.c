@@ -235,12 +235,12 @@ static void test_named_actions(void **state) {
         {"sts:AssumeRole", "arn:aws:iam::123456789012:role/other", IAM_ALLOW, "Statement[5]"}, /* NotAction, NotResource */
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
-        iam_decision d = iam_policy_eval_named(p, c[i].action, c[i].resource);
+        iam_decision d = iam_policy_eval_named(p, c[i].action, c[i].resource, NULL);
         if (d.effect != c[i].effect || (c[i].by ? !d.by || !strstr(d.by, c[i].by) : d.by != NULL))
             fail_msg("case %zu: %s on %s: effect %d by %s", i, c[i].action, c[i].resource, d.effect,
                      d.by ? d.by : "(none)");
     }
-    assert_int_equal(iam_policy_eval_named(NULL, "sts:AssumeRole", "*").effect, IAM_IMPLICIT_DENY);
+    assert_int_equal(iam_policy_eval_named(NULL, "sts:AssumeRole", "*", NULL).effect, IAM_IMPLICIT_DENY);
     iam_policy_free(p);
     /* a refused document leaves none of its statements behind */
     p = load("{\"Statement\": {\"Effect\": \"Allow\", \"Action\": \"kafka:List*\", \"Resource\": \"*\"}}");
@@ -249,8 +249,8 @@ static void test_named_actions(void **state) {
     char err[256];
     assert_int_equal(iam_policy_add(p, bad, "bad.json", err, sizeof err), -1);
     json_decref(bad);
-    assert_int_equal(iam_policy_eval_named(p, "sts:AssumeRole", "*").effect, IAM_IMPLICIT_DENY);
-    assert_int_equal(iam_policy_eval_named(p, "kafka:ListClustersV2", "*").effect, IAM_ALLOW);
+    assert_int_equal(iam_policy_eval_named(p, "sts:AssumeRole", "*", NULL).effect, IAM_IMPLICIT_DENY);
+    assert_int_equal(iam_policy_eval_named(p, "kafka:ListClustersV2", "*", NULL).effect, IAM_ALLOW);
     iam_policy_free(p);
 }
 
