@@ -9,7 +9,8 @@ boto3 from PyPI, and confluent-kafka with the official MSK IAM signer on the Kaf
      cluster ARN; an operation MSK has and mskmock does not serve yet; tags on the cluster
      (aws-cli and boto3: tag, list, untag, AWS's tag rules, another ARN, kafka:*Tag* refused by
      the caller's policies, kept across a restart and a kill -9); cluster policies (put with
-     currentVersion, get, delete, documents refused, kept across a restart);
+     currentVersion, get, delete, documents refused, kept across a restart; how they decide:
+     test_aws_policy.py);
   3. refusals as AWS gives them, each with a log line saying why: unsigned, wrong secret,
      unknown key, a clock 10 minutes off either way, expired assumed credentials (the admin
      API's expire: AssumeRole's 900 s floor is too long to wait for), a missing session token,
@@ -373,8 +374,7 @@ def test_cluster_policy_boto3(broker):
     doc = cluster_policy(arn)
     v1 = kafka.put_cluster_policy(ClusterArn=arn, Policy=doc)["CurrentVersion"]
     assert re.fullmatch(r"[A-Z0-9]{14}", v1), v1
-    assert broker.wait_for_log(r"PutClusterPolicy version=%s \(stored; cluster policies do not join "
-                               r"authorization yet\)" % v1, since=since), broker.log_tail()
+    assert broker.wait_for_log(r"PutClusterPolicy version=%s \(in force\)" % v1, since=since), broker.log_tail()
     r = kafka.get_cluster_policy(ClusterArn=arn)
     assert (r["CurrentVersion"], r["Policy"]) == (v1, doc), r
     # currentVersion: the version the caller read, or refused
@@ -402,7 +402,8 @@ def test_bad_cluster_policy(broker, doc, words):
     if doc == "BAD_EFFECT":
         doc = cluster_policy(arn, Effect="Maybe")
     elif doc == "CONDITION":
-        # mskmock evaluates no conditions: refused on the data plane's actions, as in identity policies
+        # refused on the data plane's actions, as in identity policies (and aws:PrincipalOrgID is a
+        # key mskmock does not know)
         doc = cluster_policy(arn, Action="kafka-cluster:Connect",
                              Condition={"StringEquals": {"aws:PrincipalOrgID": "o-1"}})
     from botocore.exceptions import ClientError
