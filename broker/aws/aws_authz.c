@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "fleet.h"
 #include "iam/authz.h"
 #include "iam/iam_store.h"
 #include "iam/sasl.h"
@@ -28,6 +29,13 @@ static void add_tags(iam_ctx *x, const char *prefix, json_t *tags) {
         iam_ctx_add(x, key, json_string_value(v));
         if (!strcmp(prefix, "aws:RequestTag/")) iam_ctx_add(x, "aws:TagKeys", k);
     }
+}
+
+/* The srv of the cluster resource names (each cluster holds its own policy), else the listener's. */
+static srv *resource_srv(aws_call *c, const char *resource, bool *is_cluster) {
+    cluster *cl = resource && c->s->fleet ? fleet_find_arn(c->s->fleet, resource) : NULL;
+    *is_cluster = cl != NULL;
+    return cl && cl->s ? cl->s : c->s;
 }
 
 iam_ctx *aws_condition_context(aws_call *c, const char *op, const char *resource) {
@@ -61,8 +69,10 @@ iam_ctx *aws_condition_context(aws_call *c, const char *op, const char *resource
     snprintf(when, sizeof when, "%lld", (long long)(now / 1000));
     iam_ctx_add(x, "aws:EpochTime", when);
 
-    if (resource && !strcmp(resource, authz_cluster_arn(c->s))) {
-        json_t *tags = kafka_tags_json(c->s, resource);
+    bool is_cluster;
+    resource_srv(c, resource, &is_cluster);
+    if (is_cluster) {
+        json_t *tags = kafka_tags_json(c->s, resource); /* kafka_tags.c keeps every cluster's tags there */
         add_tags(x, "aws:ResourceTag/", tags);
         json_decref(tags);
     }
@@ -92,12 +102,14 @@ bool aws_kafka_authorized(aws_call *c, const char *op, const char *resource) {
     char action[80];
     snprintf(action, sizeof action, "kafka:%s", op);
     iam_ctx *ctx = aws_condition_context(c, op, resource);
-    iam_decision d = authz_named(c->s, c->cred, action, resource, ctx);
+    bool is_cluster;
+    srv *cs = resource_srv(c, resource, &is_cluster);
+    iam_decision d = authz_named(cs, c->cred, action, resource, ctx);
     iam_ctx_free(ctx);
     if (d.effect == IAM_ALLOW) return true;
     bool explicit_deny = d.effect == IAM_EXPLICIT_DENY;
     bool by_cluster = explicit_deny && d.by && !strncmp(d.by, AUTHZ_CLUSTER_POLICY_LABEL, strlen(AUTHZ_CLUSTER_POLICY_LABEL));
-    bool has_cluster = !strcmp(resource, authz_cluster_arn(c->s)) && authz_has_cluster_policy(c->s);
+    bool has_cluster = !strcmp(resource, authz_cluster_arn(cs)) && authz_has_cluster_policy(cs);
     /* AWS's wording (https://docs.aws.amazon.com/IAM/latest/UserGuide/troubleshoot_access-denied.html) */
     aws_rest_error(c, 403, "AccessDeniedException", NULL, "User: %s is not authorized to perform: %s on resource: %s%s",
                    c->principal, action, resource,

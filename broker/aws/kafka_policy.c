@@ -2,8 +2,9 @@
  * kafka_policy: the `kafka` control plane's PutClusterPolicy, GetClusterPolicy and
  * DeleteClusterPolicy (PUT, GET and DELETE /v1/clusters/{clusterArn}/policy: botocore's
  * kafka/2018-11-14/service-2.json; https://docs.aws.amazon.com/msk/1.0/apireference/clusters-clusterarn-policy.html)
- * on the clusters kafka_api.c knows. The document is kept in storage as sent (stor_cluster_policy_*),
- * with a version PutClusterPolicy returns and takes back as currentVersion (optimistic locking).
+ * on the clusters kafka_api.c knows. The document is kept in the storage of the cluster it is for, as
+ * sent (stor_cluster_policy_*), with a version PutClusterPolicy returns and takes back as
+ * currentVersion (optimistic locking); a deleted cluster's goes with its storage.
  *
  * The document is checked as IAM checks one before storing it: a resource-based policy, so every
  * statement names a Principal, and the rest by iam_policy.h's grammar (which then refuses what
@@ -52,16 +53,30 @@ static bool valid_policy(const char *text, char *why, size_t cap) {
     return ok;
 }
 
-static bool commit(aws_call *c) {
-    if (topic_commit_now(c->s) == 0) return true;
+static bool commit(aws_call *c, srv *cs) {
+    if (topic_commit_now(cs) == 0) return true;
     aws_rest_error(c, 500, "InternalServerErrorException", NULL, "Storing the cluster policy failed: %s",
-                   stor_errmsg(c->s->st));
+                   stor_errmsg(cs->st));
     return false;
 }
 
+/*
+ * The srv of the cluster arn names: its policy is its own (its storage, its decisions). NULL with a
+ * 404 answered when no cluster serves under that ARN (none, or one being deleted).
+ */
+static srv *cluster_srv(aws_call *c, const char *arn) {
+    cluster *cl = kafka_cluster(c, arn);
+    if (!cl) return NULL;
+    if (cl->s) return cl->s;
+    aws_rest_error(c, 404, "NotFoundException", "clusterArn", "The specified cluster was not found. clusterArn: %s",
+                   arn);
+    return NULL;
+}
+
 void kafka_put_cluster_policy(aws_call *c, const char *arn) {
-    if (!kafka_authorized(c, "PutClusterPolicy", arn) || !kafka_known_cluster(c, arn)) return;
-    stor *st = c->s->st;
+    srv *cs;
+    if (!kafka_authorized(c, "PutClusterPolicy", arn) || !(cs = cluster_srv(c, arn))) return;
+    stor *st = cs->st;
     json_error_t je;
     json_t *body = json_loadb(c->rq->body ? c->rq->body : "", c->rq->body_len, JSON_REJECT_DUPLICATES, &je);
     json_t *policy = json_object_get(body, "policy"), *current = json_object_get(body, "currentVersion"), *v;
@@ -106,9 +121,9 @@ void kafka_put_cluster_policy(aws_call *c, const char *arn) {
                        stor_errmsg(st));
         goto out;
     }
-    if (!commit(c)) goto out;
+    if (!commit(c, cs)) goto out;
     /* valid_policy read it as authz does: it is in force from this answer on */
-    if (authz_set_cluster_policy(c->s, json_string_value(policy), why, sizeof why) != 0) {
+    if (authz_set_cluster_policy(cs, json_string_value(policy), why, sizeof why) != 0) {
         aws_rest_error(c, 500, "InternalServerErrorException", NULL, "The stored cluster policy did not load: %s", why);
         goto out;
     }
@@ -120,12 +135,13 @@ out:
 }
 
 void kafka_get_cluster_policy(aws_call *c, const char *arn) {
-    if (!kafka_authorized(c, "GetClusterPolicy", arn) || !kafka_known_cluster(c, arn)) return;
+    srv *cs;
+    if (!kafka_authorized(c, "GetClusterPolicy", arn) || !(cs = cluster_srv(c, arn))) return;
     char *policy = NULL, *version = NULL;
-    int rc = c->s->st ? stor_cluster_policy_get(c->s->st, arn, &policy, &version) : 0;
+    int rc = cs->st ? stor_cluster_policy_get(cs->st, arn, &policy, &version) : 0;
     if (rc < 0)
         aws_rest_error(c, 500, "InternalServerErrorException", NULL, "Reading the cluster policy failed: %s",
-                       stor_errmsg(c->s->st));
+                       stor_errmsg(cs->st));
     else if (rc == 0)
         aws_rest_error(c, 404, "NotFoundException", "clusterArn", "The cluster has no cluster policy. clusterArn: %s",
                        arn);
@@ -137,14 +153,15 @@ void kafka_get_cluster_policy(aws_call *c, const char *arn) {
 }
 
 void kafka_delete_cluster_policy(aws_call *c, const char *arn) {
-    if (!kafka_authorized(c, "DeleteClusterPolicy", arn) || !kafka_known_cluster(c, arn)) return;
-    if (!c->s->st || stor_cluster_policy_delete(c->s->st, arn) != 0) {
+    srv *cs;
+    if (!kafka_authorized(c, "DeleteClusterPolicy", arn) || !(cs = cluster_srv(c, arn))) return;
+    if (!cs->st || stor_cluster_policy_delete(cs->st, arn) != 0) {
         aws_rest_error(c, 500, "InternalServerErrorException", NULL, "Deleting the cluster policy failed.");
         return;
     }
-    if (!commit(c)) return;
+    if (!commit(c, cs)) return;
     char why[256];
-    authz_set_cluster_policy(c->s, NULL, why, sizeof why); /* removing never fails */
+    authz_set_cluster_policy(cs, NULL, why, sizeof why); /* removing never fails */
     http_json(c->rs, 200, json_object());
     snprintf(c->rs->detail, sizeof c->rs->detail, "DeleteClusterPolicy");
 }
