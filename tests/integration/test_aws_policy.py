@@ -8,7 +8,9 @@ MSK IAM signer on the IAM listener:
      deny in a resource-based policy") and on the data plane (TOPIC_AUTHORIZATION_FAILED), with
      the log line naming the cluster policy's statement; it is still in force after a restart;
   3. conditions on aws:SourceIp and aws:RequestedRegion decide kafka: calls; a condition key
-     mskmock does not know is refused by PutClusterPolicy, naming it.
+     mskmock does not know is refused by PutClusterPolicy, naming it;
+  4. a cluster CreateClusterV2 made has its own policy, which decides for it and not for the
+     configured cluster.
 
 One broker for the module (3 synthetic brokers, Serverless profile); every test removes the
 cluster policy it puts.
@@ -53,7 +55,8 @@ VPC = Identity("AKIAMSKMOCKPOLICY003", "vPc/p0l1cy+kEy/0123456789abcdefGHIJKLMNO
 def broker(tmp_path_factory):
     ids = iam.write_identities(tmp_path_factory.mktemp("policy") / "identities.json",
                                identities=(ALICE, FRANK, VPC), roles=())
-    with running(AwsBroker(ids, broker_count=3, credentials_endpoint=False, config=dict(CONFIG))) as b:
+    with running(AwsBroker(ids, broker_count=3, credentials_endpoint=False,
+                           config=dict(CONFIG, **{"aws.cluster.transition.ms": 0}))) as b:
         yield b
 
 
@@ -231,3 +234,20 @@ def test_conditions_mskmock_cannot_evaluate_are_refused(broker, condition, words
     assert words in r["Error"]["Message"] and r.get("InvalidParameter") == "policy", r
     code, _, status = client_error(lambda: boto(broker, "kafka").get_cluster_policy(ClusterArn=CLUSTER_ARN))
     assert (code, status) == ("NotFoundException", 404)
+
+
+def test_a_created_cluster_has_its_own_policy(broker):
+    alice = boto(broker, "kafka", ALICE)
+    arn = alice.create_cluster_v2(ClusterName="policy-own",
+                                  Serverless={"VpcConfigs": [{"SubnetIds": ["subnet-0a1b2c3d"]}]})["ClusterArn"]
+    try:
+        alice.put_cluster_policy(ClusterArn=arn, Policy=json.dumps(policy(
+            cluster_statement("Deny", ALICE.principal, "kafka:GetBootstrapBrokers", arn, "NotThisOne"))))
+        code, msg, status = client_error(lambda: alice.get_bootstrap_brokers(ClusterArn=arn))
+        assert (code, status) == ("AccessDeniedException", 403) and "resource-based policy" in msg, msg
+        alice.get_bootstrap_brokers(ClusterArn=CLUSTER_ARN)  # the configured cluster has no policy
+        code, _, status = client_error(lambda: alice.get_cluster_policy(ClusterArn=CLUSTER_ARN))
+        assert (code, status) == ("NotFoundException", 404)
+        assert "NotThisOne" in alice.get_cluster_policy(ClusterArn=arn)["Policy"]
+    finally:
+        alice.delete_cluster(ClusterArn=arn)
