@@ -46,8 +46,8 @@ iam_ctx *aws_condition_context(aws_call *c, const char *op, const char *resource
     snprintf(ip, sizeof ip, "%.*s", colon ? (int)(colon - peer) : (int)strlen(peer), peer);
     if (*ip && strcmp(ip, "?")) iam_ctx_add(x, "aws:SourceIp", ip);
     iam_ctx_add(x, "aws:RequestedRegion", c->region);
-    /* aws.port is plain HTTP: no request arrives over TLS */
-    iam_ctx_add(x, "aws:SecureTransport", "false");
+    /* true over HTTPS (aws.tls) */
+    iam_ctx_add(x, "aws:SecureTransport", c->secure ? "true" : "false");
 
     const iam_cred *cr = c->cred;
     const char *role_arn = cr->role ? iam_store_role_arn(sasl_identities(c->s), cr->role) : NULL;
