@@ -20,6 +20,8 @@
 //	                                                      -> a group's configs (see groupconfig.go)
 //	aws-calls --endpoint URL --region R [--wrong-secret S]
 //	                                 -> STS and kafka control-plane calls (see awsapi.go)
+//	terraform-serverless apply|destroy --endpoint URL --region R ...
+//	                                 -> aws_msk_serverless_cluster's calls (see tfserverless.go)
 //
 // Record i goes to partition i % P, key "key-<i>", value "value-<i>-" + "x" * (i % 50),
 // headers [("idx", "<i>"), ("codec", C)].
@@ -413,7 +415,7 @@ func fmtHeaders(hs []kgo.RecordHeader) string {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: client (create-topic|produce|consume|list-topics|group-consume|admin-calls|kafka-go|txn-transform|group-config|aws-calls) --bootstrap B --topic T ...")
+		fmt.Fprintln(os.Stderr, "usage: client (create-topic|produce|consume|list-topics|group-consume|admin-calls|kafka-go|txn-transform|group-config|aws-calls|terraform-serverless) --bootstrap B --topic T ...")
 		os.Exit(2)
 	}
 	cmd := os.Args[1]
@@ -424,11 +426,14 @@ func main() {
 	if cmd == "txn-transform" {
 		os.Exit(runTxnTransform(os.Args[2:])) // bounded by its own --timeout
 	}
-	if cmd == "admin-calls" || cmd == "kafka-go" || cmd == "group-config" || cmd == "aws-calls" {
+	if cmd == "admin-calls" || cmd == "kafka-go" || cmd == "group-config" || cmd == "aws-calls" ||
+		cmd == "terraform-serverless" {
 		var res any
 		var err error
 		if cmd == "aws-calls" {
 			res, err = runAwsCalls(os.Args[2:]) // bounded by its own --timeout
+		} else if cmd == "terraform-serverless" {
+			res, err = runTerraformServerless(os.Args[2:]) // bounded by its own --timeout
 		} else if cmd == "kafka-go" {
 			res, err = runKafkaGo(os.Args[2:]) // each step bounded by its own --timeout
 		} else if cmd == "group-config" {
@@ -454,7 +459,7 @@ func main() {
 	}
 	run, ok := commands[cmd]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "unknown command %q; usage: client (create-topic|produce|consume|list-topics|group-consume|admin-calls|kafka-go|txn-transform|group-config|aws-calls) ...\n", cmd)
+		fmt.Fprintf(os.Stderr, "unknown command %q; usage: client (create-topic|produce|consume|list-topics|group-consume|admin-calls|kafka-go|txn-transform|group-config|aws-calls|terraform-serverless) ...\n", cmd)
 		os.Exit(2)
 	}
 	o, err := parse(cmd, os.Args[2:])
