@@ -13,7 +13,9 @@ credentials from the environment, the SDK's endpoint override at aws_url):
     cluster, through the bootstrap string the read returned, as an identity whose policy names
     only that cluster, and is refused on the configured one;
   - the AWS SDK for JavaScript v3 (@aws-sdk/client-sts, @aws-sdk/client-kafka;
-    tests/clients/node/aws-calls.js): the same calls and refusal, without the Terraform replay;
+    tests/clients/node): aws-calls (the calls and refusal of the Go one, without the Terraform
+    replay), and aws-serverless: CreateClusterV2, DescribeClusterV2 polled until ACTIVE,
+    GetBootstrapBrokers, DeleteCluster, polled until NotFoundException;
   - the AWS SDK for Java v2 (software.amazon.awssdk:sts over the url-connection HTTP client;
     tests/clients/java AwsCalls.java): GetCallerIdentity and its refusal. Its :kafka module is
     not served at the SDK's version (2.59.1) by the Maven registry our machines and CI reach:
@@ -192,6 +194,26 @@ def test_javascript_sdk_v3(broker):
     check_caller(out)
     check_cluster_and_bootstrap(broker, out)
     assert (out["refused"]["code"], out["refused"]["status"]) == ("InvalidSignatureException", 403), out
+
+
+def test_javascript_sdk_v3_serverless_cluster(broker):
+    """CreateClusterV2, the polls, GetBootstrapBrokers and DeleteCluster through client-kafka."""
+    since = broker.log_size()
+    args = ["aws-serverless", "--endpoint", broker.aws_url, "--region", REGION, "--cluster-name", "js-serverless",
+            "--tag", "owner=js"]
+    out = run_client_env("node", args, aws_env(ALICE), timeout=120).json
+    arn = out["arn"]
+    assert re.fullmatch(r"%scluster/js-serverless/%s-s1" % (re.escape(KAFKA_ARN), UUID), arn), out
+    assert out["create"] == {"name": "js-serverless", "type": "SERVERLESS", "state": "CREATING"}, out
+    check_waited(out["created"], "CREATING", "ACTIVE")
+    assert out["describe"] == {"state": "ACTIVE", "type": "SERVERLESS", "tags": {"owner": "js"}}, out
+    check_iam_bootstrap(out["bootstrap"]["sasl_iam"], broker)
+    assert out["bootstrap"]["plaintext"] == "", out  # Serverless: IAM only
+    assert out["delete"] == {"arn": arn, "state": "DELETING"}, out
+    check_waited(out["deleted"], "DELETING", "NotFoundException")
+    text = broker.log_since(since)
+    for op in ("CreateClusterV2", "GetBootstrapBrokers", "DeleteCluster"):
+        assert " 200 %s" % op in text, (op, text)
 
 
 def test_java_sdk_v2_sts(broker):

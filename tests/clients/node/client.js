@@ -22,6 +22,8 @@
 //                                                   -> transactional consume-transform-produce (txn.js)
 //   aws-calls --endpoint URL --region R [--wrong-secret S]
 //                                                   -> STS and kafka control-plane calls (aws-calls.js)
+//   aws-serverless --endpoint URL --region R --cluster-name N
+//                                                   -> create, wait, bootstrap, delete (aws-serverless.js)
 //
 // Record i goes to partition i % P, key "key-<i>", value "value-<i>-" + "x" * (i % 50),
 // headers [("idx", "<i>"), ("codec", C)].
@@ -672,10 +674,11 @@ async function main() {
     'list-reassignments': listReassignments,
     'txn-transform': o => require('./txn').txnTransform(o, { makeKafka, need, needInt, Partitioners }),
     'aws-calls': o => require('./aws-calls').awsCalls(o, { need }),
+    'aws-serverless': o => require('./aws-serverless').awsServerless(o, { need }),
   }
   const run = commands[opts.command]
   if (!run) {
-    throw new Error('usage: client (create-topic|produce|consume|group-consume|delete-records|list-reassignments|txn-transform|aws-calls)' +
+    throw new Error('usage: client (create-topic|produce|consume|group-consume|delete-records|list-reassignments|txn-transform|aws-calls|aws-serverless)' +
       ' --bootstrap B --topic T ...')
   }
   const result = await run(opts)
