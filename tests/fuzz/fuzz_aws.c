@@ -2,9 +2,11 @@
  * The AWS APIs' routes after verification (broker/aws/: kafka_api.c's paths, query strings and
  * ARNs, sts.c's form bodies and query strings, the errors of both protocols with their escaping),
  * on a broker state with no storage: the configured cluster of the profile the first byte picks,
- * two synthetic brokers. Every request gets an answer with a status between 200 and 599 and, for
- * a refusal, a body and a log detail; nothing crashes. SigV4 itself is fuzz_sasl's and the unit
- * tests'.
+ * two synthetic brokers, in a fleet whose cluster start hook gives a created cluster a state of the
+ * same kind (so CreateClusterV2's request checks run whole, and its storage step then fails and
+ * takes the cluster down again). Every request gets an answer with a status between 200 and 599
+ * and, for a refusal, a body and a log detail; nothing crashes. SigV4 itself is fuzz_sasl's and
+ * the unit tests'.
  *
  * Input: byte 0: profile (bits 0-1), service (bit 2: STS), caller with policies (bit 3); then
  * "METHOD TARGET\n", header lines "name: value\n" up to an empty line, then the body.
@@ -16,6 +18,7 @@
 
 #include "aws/aws_call.h"
 #include "config.h"
+#include "fleet.h"
 #include "iam/iam_policy.h"
 #include "iam/iam_store.h"
 
@@ -37,6 +40,20 @@ static iam_policy *policy(void) {
     return p;
 }
 
+static srv created;
+
+static int start_cluster(fleet *f, cluster *c, char *err, size_t n) {
+    (void)f, (void)err, (void)n;
+    created = (srv){.cfg = f->list[0]->s->cfg, .nnodes = 1, .fleet = f};
+    c->s = &created;
+    return 0;
+}
+
+static void stop_cluster(fleet *f, cluster *c) {
+    (void)f;
+    c->s = NULL;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 2 || size > 65536) return 0;
     static config cfg;
@@ -50,6 +67,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         s.nodes[i].ports[LSN_PLAINTEXT] = 9092 + i;
         s.nodes[i].ports[LSN_IAM] = 9098 + i;
     }
+    fleet f = {.start = start_cluster, .stop = stop_cluster};
+    cluster *primary = calloc(1, sizeof *primary);
+    snprintf(primary->arn, sizeof primary->arn, "arn:aws:kafka:us-east-1:123456789012:cluster/mskmock/%s",
+             "00000000-0000-4000-8000-000000000000-s1");
+    snprintf(primary->name, sizeof primary->name, "mskmock");
+    primary->serverless = cfg.profile == PROFILE_SERVERLESS;
+    primary->brokers = 2, primary->iam = primary->unauthenticated = primary->primary = true;
+    primary->s = &s;
+    fleet_add(&f, primary);
+    s.fleet = &f;
 
     /* the request: its text split into lines, NUL-terminated in a copy */
     char *text = malloc(size);
@@ -100,8 +127,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     CHECK(rs.body ? rs.len == strlen(rs.body) : rs.len == 0);
     if (rs.status >= 400) CHECK(rs.body && rs.detail[0]);
     CHECK(memchr(rs.detail, '\0', sizeof rs.detail));
+    CHECK(f.n == 1); /* nothing of a refused (or unstored) cluster is left */
     free(rs.body);
     free(text);
+    fleet_free(&f);
     cfg_free(&cfg);
     return 0;
 }
