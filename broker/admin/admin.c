@@ -44,43 +44,47 @@ static void get_ready(admin_call *c) {
     admin_ok(c, json_pack("{s:s}", "status", "ready"));
 }
 
+enum route_flags {
+    OPEN = 1, /* served without admin.token */
+};
+
 typedef struct route {
     const char *method;
     const char *pattern; /* segments; "{}" matches one and is passed in admin_call.args */
     admin_fn fn;
-    bool open;           /* served without admin.token */
+    unsigned flags;      /* route_flags */
 } route;
 
 static const route routes[] = {
-    {"GET", "/v1/health", get_health, true},
-    {"GET", "/v1/ready", get_ready, true},
-    {"GET", "/metrics", metrics_get, false},
-    {"GET", "/v1/topics", admin_get_topics, false},
-    {"GET", "/v1/topics/{}", admin_get_topic, false},
-    {"POST", "/v1/topics", admin_post_topic, false},
-    {"DELETE", "/v1/topics/{}", admin_delete_topic, false},
-    {"GET", "/v1/groups", admin_get_groups, false},
-    {"GET", "/v1/groups/{}", admin_get_group, false},
-    {"GET", "/v1/connections", admin_get_connections, false},
-    {"POST", "/v1/reset", admin_post_reset, false},
-    {"POST", "/v1/compaction", admin_post_compaction, false},
-    {"GET", "/v1/iam", admin_get_iam, false},
-    {"POST", "/v1/iam/roles/{}/rotate", admin_post_iam_rotate, false},
-    {"POST", "/v1/iam/credentials/{}/expire", admin_post_iam_expire, false},
-    {"POST", "/v1/iam/sessions/close", admin_post_iam_close_sessions, false},
-    {"POST", "/v1/iam/reload", admin_post_iam_reload, false},
-    {"GET", "/v1/brokers", admin_get_brokers, false},
-    {"POST", "/v1/brokers/{}/down", admin_post_broker_down, false},
-    {"POST", "/v1/brokers/{}/up", admin_post_broker_up, false},
-    {"POST", "/v1/topics/{}/partitions/{}/leader", admin_post_partition_leader, false},
-    {"GET", "/v1/listeners", admin_get_listeners, false},
-    {"PUT", "/v1/listeners/{}/advertised", admin_put_listener_advertised, false},
-    {"DELETE", "/v1/listeners/{}/advertised", admin_delete_listener_advertised, false},
-    {"GET", "/v1/faults", fault_get_all, false},
-    {"POST", "/v1/faults", fault_post, false},
-    {"DELETE", "/v1/faults", fault_delete_all, false},
-    {"GET", "/v1/faults/{}", fault_get_one, false},
-    {"DELETE", "/v1/faults/{}", fault_delete_one, false},
+    {"GET", "/v1/health", get_health, OPEN},
+    {"GET", "/v1/ready", get_ready, OPEN},
+    {"GET", "/metrics", metrics_get, 0},
+    {"GET", "/v1/topics", admin_get_topics, 0},
+    {"GET", "/v1/topics/{}", admin_get_topic, 0},
+    {"POST", "/v1/topics", admin_post_topic, 0},
+    {"DELETE", "/v1/topics/{}", admin_delete_topic, 0},
+    {"GET", "/v1/groups", admin_get_groups, 0},
+    {"GET", "/v1/groups/{}", admin_get_group, 0},
+    {"GET", "/v1/connections", admin_get_connections, 0},
+    {"POST", "/v1/reset", admin_post_reset, 0},
+    {"POST", "/v1/compaction", admin_post_compaction, 0},
+    {"GET", "/v1/iam", admin_get_iam, 0},
+    {"POST", "/v1/iam/roles/{}/rotate", admin_post_iam_rotate, 0},
+    {"POST", "/v1/iam/credentials/{}/expire", admin_post_iam_expire, 0},
+    {"POST", "/v1/iam/sessions/close", admin_post_iam_close_sessions, 0},
+    {"POST", "/v1/iam/reload", admin_post_iam_reload, 0},
+    {"GET", "/v1/brokers", admin_get_brokers, 0},
+    {"POST", "/v1/brokers/{}/down", admin_post_broker_down, 0},
+    {"POST", "/v1/brokers/{}/up", admin_post_broker_up, 0},
+    {"POST", "/v1/topics/{}/partitions/{}/leader", admin_post_partition_leader, 0},
+    {"GET", "/v1/listeners", admin_get_listeners, 0},
+    {"PUT", "/v1/listeners/{}/advertised", admin_put_listener_advertised, 0},
+    {"DELETE", "/v1/listeners/{}/advertised", admin_delete_listener_advertised, 0},
+    {"GET", "/v1/faults", fault_get_all, 0},
+    {"POST", "/v1/faults", fault_post, 0},
+    {"DELETE", "/v1/faults", fault_delete_all, 0},
+    {"GET", "/v1/faults/{}", fault_get_one, 0},
+    {"DELETE", "/v1/faults/{}", fault_delete_one, 0},
 };
 
 /* path against pattern, segment by segment; the {} segments land in args. */
@@ -139,7 +143,7 @@ static void serve(void *ctx, const http_req *rq, http_resp *rs) {
         http_error(rs, 404, "NotFound", "no route %s %s (docs/admin-api.md lists them)", rq->method, rq->path);
         return;
     }
-    if (!found->open && !token_ok(a->s, rq)) {
+    if (!(found->flags & OPEN) && !token_ok(a->s, rq)) {
         http_error(rs, 401, "Unauthorized", "admin.token is set: send Authorization: Bearer <token>");
         return;
     }

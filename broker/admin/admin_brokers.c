@@ -59,7 +59,7 @@ static int next_up(const srv *s, int i) {
     return -1;
 }
 
-static json_t *broker_json(const srv *s, int i) {
+json_t *admin_broker_json(const srv *s, int i) {
     const node *n = &s->nodes[i];
     json_t *ports = json_object();
     for (int k = 0; k < LSN_COUNT; k++)
@@ -74,7 +74,7 @@ static json_t *broker_json(const srv *s, int i) {
 
 void admin_get_brokers(admin_call *c) {
     json_t *a = json_array();
-    for (int i = 0; i < c->s->nnodes; i++) json_array_append_new(a, broker_json(c->s, i));
+    for (int i = 0; i < c->s->nnodes; i++) json_array_append_new(a, admin_broker_json(c->s, i));
     admin_ok(c, json_pack("{s:o}", "brokers", a));
 }
 
@@ -85,7 +85,7 @@ void admin_post_broker_down(admin_call *c) {
     int i = node_arg(c, c->args[0]);
     if (i < 0) return;
     if (s->nodes[i].down) {
-        admin_ok(c, broker_json(s, i)); /* already down: nothing changes */
+        admin_ok(c, admin_broker_json(s, i)); /* already down: nothing changes */
         return;
     }
     if (next_up(s, i) < 0) {
@@ -107,7 +107,7 @@ void admin_post_broker_down(admin_call *c) {
     log_info("admin: broker %d taken down: listeners closed, %d connections closed, %d partition leaders moved with "
              "their leader epochs bumped%s",
              s->nodes[i].id, closed, moved, offline ? " (some are offline: no replica of theirs is up)" : "");
-    json_t *j = broker_json(s, i);
+    json_t *j = admin_broker_json(s, i);
     json_object_set_new(j, "connections_closed", json_integer(closed));
     json_object_set_new(j, "leaders_moved", json_integer(moved));
     admin_ok(c, j);
@@ -146,7 +146,7 @@ void admin_post_broker_up(admin_call *c) {
         http_error(c->rs, 409, "NotReady", "%s", err);
         return;
     }
-    json_t *j = broker_json(c->s, i);
+    json_t *j = admin_broker_json(c->s, i);
     json_object_set_new(j, "leaders_moved", json_integer(moved));
     admin_ok(c, j);
 }

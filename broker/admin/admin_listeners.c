@@ -41,7 +41,7 @@ static int kind_arg(admin_call *c, const char *arg) {
     return -1;
 }
 
-static json_t *listener_json(const srv *s, listener_kind k) {
+json_t *admin_listener_json(const srv *s, listener_kind k) {
     json_t *bound = json_array(), *adv = json_array();
     char boot[2048];
     size_t l = 0;
@@ -59,7 +59,7 @@ static json_t *listener_json(const srv *s, listener_kind k) {
 void admin_get_listeners(admin_call *c) {
     json_t *a = json_array();
     for (int k = 0; k < LSN_COUNT; k++)
-        if (c->s->nnodes && c->s->nodes[0].ports[k]) json_array_append_new(a, listener_json(c->s, (listener_kind)k));
+        if (c->s->nnodes && c->s->nodes[0].ports[k]) json_array_append_new(a, admin_listener_json(c->s, (listener_kind)k));
     admin_ok(c, json_pack("{s:o}", "listeners", a));
 }
 
@@ -132,7 +132,7 @@ void admin_put_listener_advertised(admin_call *c) {
     }
     for (int i = 0; ports && i < s->nnodes; i++) s->nodes[i].adv_ports[k] = want[i];
     log_change(s, (listener_kind)k, "advertised by the admin API");
-    admin_ok(c, listener_json(s, (listener_kind)k));
+    admin_ok(c, admin_listener_json(s, (listener_kind)k));
 }
 
 void admin_delete_listener_advertised(admin_call *c) {
@@ -143,5 +143,5 @@ void admin_delete_listener_advertised(admin_call *c) {
     s->adv_host[k] = NULL;
     for (int i = 0; i < s->nnodes; i++) s->nodes[i].adv_ports[k] = 0;
     log_change(s, (listener_kind)k, "back to its configuration");
-    admin_ok(c, listener_json(s, (listener_kind)k));
+    admin_ok(c, admin_listener_json(s, (listener_kind)k));
 }

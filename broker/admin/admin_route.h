@@ -67,9 +67,13 @@ void admin_get_brokers(admin_call *c);
 void admin_post_broker_down(admin_call *c);
 void admin_post_broker_up(admin_call *c);
 void admin_post_partition_leader(admin_call *c);
+/* A broker (node index i) as GET /v1/brokers lists it. */
+json_t *admin_broker_json(const srv *s, int i);
 /* admin_listeners.c */
 void admin_get_listeners(admin_call *c);
 void admin_put_listener_advertised(admin_call *c);
 void admin_delete_listener_advertised(admin_call *c);
+/* A listener that is on, as GET /v1/listeners lists it. */
+json_t *admin_listener_json(const srv *s, listener_kind k);
 
 #endif
