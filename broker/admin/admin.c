@@ -1,7 +1,8 @@
 /*
  * admin: the server, the route table, the bearer token and health/readiness; see admin.h. The
- * routes themselves live in admin_state.c, admin_iam.c, admin_brokers.c, admin_listeners.c, fault.c and
- * prometheus.c.
+ * routes themselves live in admin_clusters.c, admin_state.c, admin_iam.c, admin_brokers.c,
+ * admin_listeners.c, fault.c and prometheus.c. A cluster's route serves the configured cluster at
+ * its path and any cluster under /v1/clusters/{cluster}/ (route_flags).
  */
 #include "admin.h"
 
@@ -14,6 +15,7 @@
 #include "admin_route.h"
 #include "clock.h"
 #include "fault.h"
+#include "fleet.h"
 #include "kp_mem.h"
 #include "log.h"
 #include "metrics.h"
@@ -44,8 +46,14 @@ static void get_ready(admin_call *c) {
     admin_ok(c, json_pack("{s:s}", "status", "ready"));
 }
 
+/*
+ * A route acts on one cluster unless it is the process's (PROCESS): at its path on the configured
+ * cluster, and under /v1/clusters/{cluster}/ (its pattern without the leading /v1) on the cluster
+ * that names, by its name or ARN: one table, the same handler given that cluster's srv.
+ */
 enum route_flags {
-    OPEN = 1, /* served without admin.token */
+    OPEN = 1,    /* served without admin.token */
+    PROCESS = 2, /* the process's, not a cluster's: only at its own path */
 };
 
 typedef struct route {
@@ -56,8 +64,10 @@ typedef struct route {
 } route;
 
 static const route routes[] = {
-    {"GET", "/v1/health", get_health, OPEN},
-    {"GET", "/v1/ready", get_ready, OPEN},
+    {"GET", "/v1/health", get_health, OPEN | PROCESS},
+    {"GET", "/v1/ready", get_ready, OPEN | PROCESS},
+    {"GET", "/v1/clusters", admin_get_clusters, PROCESS},
+    {"GET", "/v1", admin_get_cluster, 0},
     {"GET", "/metrics", metrics_get, 0},
     {"GET", "/v1/topics", admin_get_topics, 0},
     {"GET", "/v1/topics/{}", admin_get_topic, 0},
@@ -68,11 +78,11 @@ static const route routes[] = {
     {"GET", "/v1/connections", admin_get_connections, 0},
     {"POST", "/v1/reset", admin_post_reset, 0},
     {"POST", "/v1/compaction", admin_post_compaction, 0},
-    {"GET", "/v1/iam", admin_get_iam, 0},
-    {"POST", "/v1/iam/roles/{}/rotate", admin_post_iam_rotate, 0},
-    {"POST", "/v1/iam/credentials/{}/expire", admin_post_iam_expire, 0},
+    {"GET", "/v1/iam", admin_get_iam, PROCESS},
+    {"POST", "/v1/iam/roles/{}/rotate", admin_post_iam_rotate, PROCESS},
+    {"POST", "/v1/iam/credentials/{}/expire", admin_post_iam_expire, PROCESS},
     {"POST", "/v1/iam/sessions/close", admin_post_iam_close_sessions, 0},
-    {"POST", "/v1/iam/reload", admin_post_iam_reload, 0},
+    {"POST", "/v1/iam/reload", admin_post_iam_reload, PROCESS},
     {"GET", "/v1/brokers", admin_get_brokers, 0},
     {"POST", "/v1/brokers/{}/down", admin_post_broker_down, 0},
     {"POST", "/v1/brokers/{}/up", admin_post_broker_up, 0},
@@ -117,14 +127,34 @@ static bool token_ok(const srv *s, const http_req *rq) {
     return wl == gl && CRYPTO_memcmp(want, got, wl) == 0;
 }
 
+#define CLUSTERS "/v1/clusters/"
+
+/* A cluster's route under /v1/clusters/{cluster}: its pattern without the leading /v1 (/metrics as it is). */
+static const char *in_cluster(const char *pattern) {
+    return !strncmp(pattern, "/v1", 3) && (pattern[3] == '/' || !pattern[3]) ? pattern + 3 : pattern;
+}
+
 static void serve(void *ctx, const http_req *rq, http_resp *rs) {
     admin *a = ctx;
-    admin_call c = {.s = a->s, .rq = rq, .rs = rs};
+    fleet *f = a->s->fleet;
+    admin_call c = {.s = a->s, .cluster = f && f->n ? f->list[0] : NULL, .rq = rq, .rs = rs};
+    const char *path = rq->path;
+    bool scoped = !strncmp(path, CLUSTERS, strlen(CLUSTERS)) && path[strlen(CLUSTERS)];
+    if (scoped) {
+        /* asked before the name is looked up: without the token, which clusters exist is not told */
+        if (!token_ok(a->s, rq)) {
+            http_error(rs, 401, "Unauthorized", "admin.token is set: send Authorization: Bearer <token>");
+            return;
+        }
+        if (!(c.cluster = admin_cluster_at(&c, path + strlen(CLUSTERS), &path))) return;
+        c.s = c.cluster->s;
+    }
     const route *found = NULL;
     char allow[64] = "";
     for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
         char args[ADMIN_MAX_ARGS][256];
-        if (!match(routes[i].pattern, rq->path, args)) continue;
+        if (scoped && (routes[i].flags & PROCESS)) continue;
+        if (!match(scoped ? in_cluster(routes[i].pattern) : routes[i].pattern, path, args)) continue;
         if (strcmp(routes[i].method, rq->method) != 0) {
             size_t l = strlen(allow);
             snprintf(allow + l, sizeof allow - l, "%s%s", l ? ", " : "", routes[i].method);

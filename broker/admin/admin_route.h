@@ -1,6 +1,6 @@
 /*
  * admin_route: what the admin API's route files share (internal to broker/admin/). A route gets
- * one admin_call: the broker, the HTTP request with its JSON body parsed, the path's {}
+ * one admin_call: the cluster it acts on, the HTTP request with its JSON body parsed, the path's {}
  * segments, and the response to fill. Every refusal is a 4xx JSON {"code", "message"} naming
  * the problem (http_error), which the request's log line repeats.
  */
@@ -17,7 +17,8 @@
 #define ADMIN_MAX_ARGS 3
 
 typedef struct admin_call {
-    srv *s;
+    srv *s;                            /* the cluster's srv the call acts on */
+    cluster *cluster;                  /* ... and the cluster (fleet.h); NULL without a fleet */
     const http_req *rq;
     http_resp *rs;
     json_t *body;                      /* a JSON object (an empty one when the request had no body) */
@@ -46,6 +47,14 @@ bool admin_bool(admin_call *c, const char *name, bool dflt, bool *out);
 json_t *admin_time(int64_t wall_ms);
 
 /* ---- the routes, by file ---- */
+/* admin_clusters.c */
+void admin_get_clusters(admin_call *c);
+void admin_get_cluster(admin_call *c);
+/*
+ * The cluster the start of id (a path after /v1/clusters/) names by its name or ARN, with *rest
+ * the path after it; NULL with 404 answered when none does or it is DELETING.
+ */
+cluster *admin_cluster_at(admin_call *c, const char *id, const char **rest);
 /* admin_state.c */
 void admin_get_topics(admin_call *c);
 void admin_get_topic(admin_call *c);

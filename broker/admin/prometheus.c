@@ -1,7 +1,9 @@
 /*
  * prometheus: GET /metrics, the broker's counters (metrics.h, a core module) and the gauges
  * computed from the state at scrape time, in Prometheus text format 0.0.4. docs/admin-api.md
- * lists every metric.
+ * lists every metric. One cluster's (the configured one at /metrics, any at
+ * /v1/clusters/{cluster}/metrics), without a cluster label: the format wants every series of a
+ * family together, which one cluster's scrape gives without merging the clusters' families.
  */
 #include "prometheus.h"
 
@@ -322,15 +324,18 @@ static void put_faults(out *o, const srv *s) {
 }
 
 static void put_process(out *o, const srv *s) {
-    int64_t up_us = clk_mono_us() - s->started_us;
+    /* a created cluster's scrape tells of the process too: the configured cluster started with it */
+    const fleet *fl = s->fleet;
+    const srv *p = fl && fl->n && fl->list[0]->s ? fl->list[0]->s : s;
+    int64_t up_us = clk_mono_us() - p->started_us;
     family(o, "mskmock_up", "gauge", "1 while the broker serves.");
     put(o, "mskmock_up 1\n");
     family(o, "mskmock_build_info", "gauge", "The running build; the value is always 1.");
     put(o, "mskmock_build_info{version=\"");
     put_label(o, MSKMOCK_VERSION);
     static const char *const profiles[] = {"serverless", "provisioned", "kafka"}; /* cfg_profile's order */
-    int64_t p = s->cfg->profile;
-    put(o, "\",profile=\"%s\"} 1\n", p >= 0 && p < 3 ? profiles[p] : "unknown");
+    int64_t prof = s->cfg->profile;
+    put(o, "\",profile=\"%s\"} 1\n", prof >= 0 && prof < 3 ? profiles[prof] : "unknown");
     family(o, "mskmock_uptime_seconds", "gauge", "Time since the broker started.");
     put(o, "mskmock_uptime_seconds ");
     put_seconds(o, up_us > 0 ? (uint64_t)up_us : 0);
