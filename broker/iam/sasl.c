@@ -82,18 +82,25 @@ static const char *invalidation_name(const srv *s) {
                                                                             : "credential-expiry";
 }
 
-/* Ends at their next request the sessions whose credentials match ended(cred); returns how many. */
+/*
+ * Ends at their next request the sessions whose credentials match ended(cred), on every cluster
+ * of the process (the credentials are the process's: test_iam_sessions_on_created_cluster_end);
+ * returns how many.
+ */
 static int end_sessions(srv *s, bool (*ended)(const iam_cred *cr, int64_t now), const char *why) {
     int64_t now = clk_now_ms();
     int n = 0;
-    for (conn *c = s->conns; c; c = c->next) {
-        if (c->sasl_state != SASL_AUTHENTICATED || !c->access_key_id) continue;
-        const iam_cred *cr = iam_store_lookup(s->sasl->iam, c->access_key_id);
-        if (cr && ended(cr, now) && (!c->session_expiry_ms || c->session_expiry_ms > now)) {
-            c->session_expiry_ms = now;
-            n++;
-            log_info("conn=%llu principal=%s: credentials %s %s; the session ends at the next request",
-                     (unsigned long long)c->id, c->principal, c->access_key_id, why);
+    for (int i = 0; i < (s->fleet ? s->fleet->n : 1); i++) {
+        srv *cs = s->fleet ? s->fleet->list[i]->s : s;
+        for (conn *c = cs ? cs->conns : NULL; c; c = c->next) {
+            if (c->sasl_state != SASL_AUTHENTICATED || !c->access_key_id) continue;
+            const iam_cred *cr = iam_store_lookup(s->sasl->iam, c->access_key_id);
+            if (cr && ended(cr, now) && (!c->session_expiry_ms || c->session_expiry_ms > now)) {
+                c->session_expiry_ms = now;
+                n++;
+                log_info("conn=%llu principal=%s: credentials %s %s; the session ends at the next request",
+                         (unsigned long long)c->id, c->principal, c->access_key_id, why);
+            }
         }
     }
     return n;

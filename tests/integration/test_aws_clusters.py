@@ -174,6 +174,35 @@ def test_create_serverless_then_iam_on_it_and_refused_on_the_other(broker):
     delete(broker, arn)
 
 
+def test_iam_sessions_on_created_cluster_end(broker):
+    """The credentials are the process's: expiring them (the admin API) ends the sessions signed
+    with them on a created cluster too, not only on the configured one (sasl.c's end_sessions
+    looked at the configured cluster's connections only)."""
+    import urllib.request
+    from confluent_kafka import Producer
+    k = kafka(broker)
+    arn = k.create_cluster_v2(ClusterName="iac-sessions", Serverless=SERVERLESS)["ClusterArn"]
+    wait_state(k, arn, "ACTIVE")
+    bootstrap = k.get_bootstrap_brokers(ClusterArn=arn)["BootstrapBrokerStringSaslIam"]
+    assert iam_client(broker, bootstrap, SCOPED, "sess", "create-topic").json == {"created": "sess"}
+    p = Producer({"bootstrap.servers": bootstrap, "security.protocol": "SASL_SSL", "sasl.mechanisms": "OAUTHBEARER",
+                  "ssl.ca.location": str(broker.ca_path),
+                  "oauth_cb": lambda _cfg: (lambda t: (t[0], t[1] / 1000))(iam.oauthbearer_token(SCOPED, REGION))})
+    p.produce("sess", b"before")
+    assert p.flush(20) == 0
+    since = broker.log_size()
+    req = urllib.request.Request("%s/v1/iam/credentials/%s/expire" % (broker.admin_url, SCOPED.access_key_id),
+                                 method="POST", data=b"")
+    with urllib.request.urlopen(req, timeout=10) as r:
+        out = json.loads(r.read())
+    assert out["sessions_ended"] >= 1, out
+    assert broker.wait_for_log(r"principal=IAM\.%s: credentials %s expired; the session ends at the next request"
+                               % (re.escape(SCOPED.principal), SCOPED.access_key_id), since=since), \
+        broker.log_since(since)[-3000:]
+    del p
+    delete(broker, arn)
+
+
 # -- 2. Provisioned ------------------------------------------------------------------------------
 
 def test_create_provisioned(broker):
