@@ -29,6 +29,7 @@ typedef enum cluster_state { CLUSTER_CREATING, CLUSTER_ACTIVE, CLUSTER_DELETING,
 typedef struct cluster {
     char arn[448];
     char name[CLUSTER_NAME_MAX + 1];
+    char account[16];        /* the account it belongs to (its creator's; msk.account.id for the configured one) */
     char uuid[48];
     bool serverless;
     int brokers;             /* provisioned: numberOfBrokerNodes (serverless: the profile's broker.count) */
@@ -68,8 +69,10 @@ int cluster_from_spec(cluster *c, const char *spec);
 const char *cluster_state_name(cluster_state st);
 /* The cluster an ARN names (not yet gone), or NULL. */
 cluster *fleet_find_arn(fleet *f, const char *arn);
-/* A cluster of that name that is not yet gone, or NULL. */
-cluster *fleet_find_name(fleet *f, const char *name);
+/* The account's cluster of that name that is not yet gone, or NULL (names are unique per account, as MSK's). */
+cluster *fleet_find_name(fleet *f, const char *account, const char *name);
+/* The account of an ARN (its fifth field) into out; "" when there is none (or it does not fit). */
+void arn_account(const char *arn, char *out, size_t n);
 /* Takes c (fleet_free frees it). */
 void fleet_add(fleet *f, cluster *c);
 /* Clusters whose DELETING is over leave the list. */

@@ -266,6 +266,7 @@ static int cluster_config(fleet *f, const cluster *c, config *cfg, char *err, si
     cfg_arg over[] = {
         {"CreateClusterV2", "profile", c->serverless ? "serverless" : "provisioned"},
         {"CreateClusterV2", "msk.cluster.name", c->name},
+        {"CreateClusterV2", "msk.account.id", c->account},
         {"CreateClusterV2", "msk.cluster.uuid", c->uuid},
         {"CreateClusterV2", "cluster.id", cluster_id},
         {"CreateClusterV2", "data.dir", dir},
@@ -365,6 +366,7 @@ static void add_primary(fleet *f, srv *s) {
     const config *cfg = s->cfg;
     snprintf(c->arn, sizeof c->arn, "%s", authz_cluster_arn(s));
     snprintf(c->name, sizeof c->name, "%s", cfg->msk_cluster_name);
+    snprintf(c->account, sizeof c->account, "%s", cfg->msk_account_id);
     const char *slash = strrchr(c->arn, '/');
     snprintf(c->uuid, sizeof c->uuid, "%s", slash ? slash + 1 : "");
     c->serverless = cfg->profile == PROFILE_SERVERLESS;
@@ -390,6 +392,7 @@ static void load_one(void *ctx, const char *arn, const char *name, const char *s
     cluster *c = xcalloc(1, sizeof *c);
     snprintf(c->arn, sizeof c->arn, "%s", arn);
     snprintf(c->name, sizeof c->name, "%s", name);
+    arn_account(arn, c->account, sizeof c->account);
     c->created_ms = created_ms;
     if (cluster_from_spec(c, spec) != 0) {
         snprintf(l->err, l->n, "the stored description of cluster %s cannot be read", arn);

@@ -135,17 +135,6 @@ static void fmt_amz_date(int64_t ms, char out[17]) {
     strftime(out, 17, "%Y%m%dT%H%M%SZ", &tm);
 }
 
-/* The account of an ARN (its fifth field), "" when it has none. */
-static void arn_account(const char *arn, char *out, size_t cap) {
-    const char *p = arn;
-    for (int i = 0; i < 4 && p; i++) p = strchr(p, ':'), p = p ? p + 1 : NULL;
-    const char *e = p ? strchr(p, ':') : NULL;
-    size_t l = e ? (size_t)(e - p) : 0;
-    if (l >= cap) l = 0;
-    if (l) memcpy(out, p, l);
-    out[l] = '\0';
-}
-
 /* Verifies c's request; on success fills c->cred, principal, account, region and returns its service. -1: refused. */
 static int verify(aws_call *c, service guess, char *account, size_t acap, char *region, size_t rcap) {
     const http_req *rq = c->rq;

@@ -149,7 +149,8 @@ int kafka_page_clusters(aws_call *c, int max, uint64_t from, bool (*keep)(const 
     fleet_sweep(f);
     for (int i = 0; i < f->n; i++) {
         cluster *cl = f->list[i];
-        if (cl->seq < from || !keep(cl, ctx)) continue;
+        /* a caller lists its own account's clusters, as AWS lists per account */
+        if (cl->seq < from || strcmp(cl->account, c->account) || !keep(cl, ctx)) continue;
         if (n == max) {
             snprintf(next, 32, "p%llu", (unsigned long long)cl->seq);
             break;

@@ -250,10 +250,14 @@ static bool provisioned_spec(aws_call *c, json_t *req, cluster *cl) {
     return true;
 }
 
-/* arn:aws:kafka:<region>:<account>: of the configured cluster, which every cluster shares. */
+/*
+ * arn:aws:kafka:<region>:<account>: of a new cluster: the region every cluster shares (the
+ * configured one's, iam.region), the caller's account: a cluster belongs to whoever created it.
+ */
 static void arn_base(const aws_call *c, char *out, size_t n) {
-    const char *arn = c->s->fleet->list[0]->arn, *at = strstr(arn, "cluster/");
-    snprintf(out, n, "%.*s", at ? (int)(at - arn) : 0, arn);
+    const char *arn = c->s->fleet->list[0]->arn, *p = arn;
+    for (int i = 0; i < 4 && p; i++) p = strchr(p, ':'), p = p ? p + 1 : NULL; /* past the region */
+    snprintf(out, n, "%.*s%s:", p ? (int)(p - arn) : 0, arn, c->account);
 }
 
 /* The cluster made, registered and stored; false with the refusal answered and nothing left. */
@@ -312,10 +316,11 @@ void kafka_create_cluster_v2(aws_call *c) {
     char base[200], uuid[37];
     arn_base(c, base, sizeof base);
     snprintf(cl->name, sizeof cl->name, "%s", name);
+    snprintf(cl->account, sizeof cl->account, "%.15s", c->account);
     snprintf(cl->arn, sizeof cl->arn, "%scluster/%s/*", base, name);
     if (!kafka_authorized(c, "CreateClusterV2", cl->arn)) goto refused;
     fleet_sweep(f);
-    if (fleet_find_name(f, name)) {
+    if (fleet_find_name(f, cl->account, name)) {
         aws_rest_error(c, 409, "ConflictException", "clusterName", "A cluster named %s already exists.", name);
         goto refused;
     }

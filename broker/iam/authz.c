@@ -250,11 +250,8 @@ static const iam_policy *cluster_view(srv *s, const char *arn, const char *role)
     if (a->nviews == PER_PRINCIPAL) drop_views(a);
     /* an assumed-role session is also its role (a role ARN in Principal names every session of it) */
     const char *role_arn = role ? iam_store_role_arn(sasl_identities(s), role) : strstr(arn, ":role/") ? arn : NULL;
-    char account[64] = "";
-    const char *p = arn;
-    for (int i = 0; i < 4 && p; i++) p = strchr(p, ':'), p = p ? p + 1 : NULL;
-    const char *e = p ? strchr(p, ':') : NULL;
-    if (e && (size_t)(e - p) < sizeof account) memcpy(account, p, (size_t)(e - p)), account[e - p] = '\0';
+    char account[64];
+    arn_account(arn, account, sizeof account);
     iam_principal who = {arn, role_arn, account};
     principal_view *v = &a->views[a->nviews++];
     v->arn = xstrdup(arn);
@@ -269,22 +266,36 @@ typedef struct who {
     const iam_policy *policy;
     const char *why_none;   /* set: deny everything, for this reason */
     const iam_policy *cluster; /* the cluster policy's statements naming this caller; NULL: none */
+    bool cross;             /* the caller is of another account than the cluster's (see decide2) */
 } who;
+
+/*
+ * Whether principal (an IAM or STS ARN) is of another account than the cluster: the clusters the
+ * control plane creates belong to their creator's account, and the identities file may hold
+ * several accounts.
+ */
+static bool cross_account(const srv *s, const char *principal) {
+    char account[32];
+    arn_account(principal, account, sizeof account);
+    return *account && strcmp(account, s->cfg->msk_account_id) != 0; /* no account: nothing to compare */
+}
 
 static who policies_of(srv *s, const conn *c) {
     struct authz *a = s->authz;
     if (!lsn_sasl(c->listener)) {
         /* without plaintext.principal there is nobody for a cluster policy to name: not IAM, allowed everything */
-        if (!a->plaintext_restricted) return (who){true, NULL, NULL, NULL};
-        return (who){a->plaintext_policy == NULL, a->plaintext_policy, NULL, cluster_view(s, a->plaintext_name, NULL)};
+        if (!a->plaintext_restricted) return (who){true, NULL, NULL, NULL, false};
+        return (who){a->plaintext_policy == NULL, a->plaintext_policy, NULL, cluster_view(s, a->plaintext_name, NULL),
+                     cross_account(s, a->plaintext_name)};
     }
     const iam_cred *cr = c->access_key_id ? iam_store_lookup(sasl_identities(s), c->access_key_id) : NULL;
-    if (!cr) return (who){false, NULL, "the session's credentials are no longer known", NULL};
-    return (who){cr->policy == NULL, cr->policy, NULL, cluster_view(s, cr->principal, cr->role)};
+    if (!cr) return (who){false, NULL, "the session's credentials are no longer known", NULL, false};
+    return (who){cr->policy == NULL, cr->policy, NULL, cluster_view(s, cr->principal, cr->role),
+                 cross_account(s, cr->principal)};
 }
 
-/* Nothing to decide: no identity policies and no cluster policy statement naming the caller. */
-static bool allowed_outright(const who *w) { return w->everything && !w->cluster; }
+/* Nothing to decide: no identity policies and no cluster policy statement naming the caller of its account. */
+static bool allowed_outright(const who *w) { return w->everything && !w->cluster && !w->cross; }
 
 /*
  * The identity's decision joined with the cluster policy's, as IAM joins an identity-based and a
@@ -300,12 +311,16 @@ static bool allowed_outright(const who *w) { return w->everything && !w->cluster
  * Where such identities are denied everything (deny, or auto once some entry has policies), the
  * store gives them an empty set: no identity Allow, so a cluster policy Allow naming them
  * suffices, as it does on AWS for a principal of the cluster's account without policies.
+ *
+ * A caller of another account (a cluster the control plane created in one account, reached with
+ * credentials of another) needs both: its own policies' Allow and the cluster policy's, as IAM
+ * decides across accounts; with no cluster policy naming it, it is refused.
  */
 static iam_decision decide2(const who *w, iam_action act, const char *arn, bool on_some) {
     iam_decision di = {IAM_ALLOW, NULL}, dc = {IAM_IMPLICIT_DENY, NULL};
     if (!w->everything) di = on_some ? iam_policy_eval_any(w->policy, act, arn) : iam_policy_eval(w->policy, act, arn);
     if (w->cluster) dc = on_some ? iam_policy_eval_any(w->cluster, act, arn) : iam_policy_eval(w->cluster, act, arn);
-    return iam_decision_join(di, dc);
+    return w->cross ? iam_decision_join_cross(di, dc) : iam_decision_join(di, dc);
 }
 
 /* ---- ARNs ---- */
@@ -514,7 +529,8 @@ int32_t authz_operations(srv *s, conn *c, iam_resource_type type, const char *na
 
 bool authz_connect(srv *s, const iam_policy *policy, const char *access_key_id, char *why, size_t n) {
     const iam_cred *cr = access_key_id ? iam_store_lookup(sasl_identities(s), access_key_id) : NULL;
-    who w = {policy == NULL, policy, NULL, cr ? cluster_view(s, cr->principal, cr->role) : NULL};
+    who w = {policy == NULL, policy, NULL, cr ? cluster_view(s, cr->principal, cr->role) : NULL,
+             cr && cross_account(s, cr->principal)};
     if (allowed_outright(&w)) return true;
     iam_decision d = decide2(&w, IAM_CONNECT, s->authz->cluster_arn, false);
     if (d.effect == IAM_ALLOW) return true;
@@ -532,5 +548,7 @@ iam_decision authz_named(srv *s, const iam_cred *cr, const char *action, const c
     iam_decision di = {IAM_ALLOW, NULL}, dc = {IAM_IMPLICIT_DENY, NULL};
     if (cr->policy) di = iam_policy_eval_named(cr->policy, action, resource, ctx);
     if (cl) dc = iam_policy_eval_named(cl, action, resource, ctx);
-    return iam_decision_join(di, dc); /* an identity without policies fares as in decide2 */
+    /* an identity without policies fares as in decide2; a caller of another account needs both */
+    bool cross = !strcmp(resource, authz_cluster_arn(s)) && cross_account(s, cr->principal);
+    return cross ? iam_decision_join_cross(di, dc) : iam_decision_join(di, dc);
 }

@@ -667,6 +667,12 @@ iam_decision iam_decision_join(iam_decision identity, iam_decision resource) {
     return identity.effect == IAM_ALLOW ? identity : resource;
 }
 
+iam_decision iam_decision_join_cross(iam_decision identity, iam_decision resource) {
+    if (identity.effect == IAM_EXPLICIT_DENY) return identity;
+    if (resource.effect == IAM_EXPLICIT_DENY) return resource;
+    return identity.effect != IAM_ALLOW ? identity : resource;
+}
+
 iam_decision iam_policy_eval(const iam_policy *p, iam_action a, const char *resource) {
     iam_decision d = {IAM_IMPLICIT_DENY, NULL};
     if (!p || (unsigned)a >= IAM_ACTION_COUNT) return d;

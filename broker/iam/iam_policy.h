@@ -133,6 +133,11 @@ typedef struct iam_decision {
  * the implicit deny.
  */
 iam_decision iam_decision_join(iam_decision identity, iam_decision resource);
+/*
+ * The same across accounts (the caller's account is not the resource's): both must allow, an
+ * explicit Deny in either still winning (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_evaluation-logic-cross-account.html).
+ */
+iam_decision iam_decision_join_cross(iam_decision identity, iam_decision resource);
 
 /* The decision for one action on one resource ARN. */
 iam_decision iam_policy_eval(const iam_policy *p, iam_action a, const char *resource);

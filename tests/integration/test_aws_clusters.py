@@ -59,11 +59,15 @@ PROVISIONED = {"BrokerNodeGroupInfo": {"ClientSubnets": ["subnet-a", "subnet-b"]
                "KafkaVersion": "3.9.x", "NumberOfBrokerNodes": 2,
                "ClientAuthentication": {"Sasl": {"Iam": {"Enabled": True}}, "Unauthenticated": {"Enabled": True}},
                "EncryptionInfo": {"EncryptionInTransit": {"ClientBroker": "TLS_PLAINTEXT"}}}
+OTHER_ACCOUNT = "210987654321"
+# another account's user, allowed everything by its own policy
+OLGA = Identity("AKIAMSKMOCKOLGA00006", "0lg4/SeCrEt+kEy/abcdefghij0123456789KLMNOP",
+                "arn:aws:iam::%s:user/olga" % OTHER_ACCOUNT, policies=EVERYTHING)
 TRANSITION_MS = 300
 
 
 def identities(path):
-    return iam.write_identities(path, identities=(ALICE, SCOPED, CAROL), roles=())
+    return iam.write_identities(path, identities=(ALICE, SCOPED, CAROL, OLGA), roles=())
 
 
 @pytest.fixture(scope="module")
@@ -201,6 +205,37 @@ def test_iam_sessions_on_created_cluster_end(broker):
         broker.log_since(since)[-3000:]
     del p
     delete(broker, arn)
+
+
+def test_clusters_belong_to_their_creators_account(broker):
+    """A cluster is its creator's account's: listed to that account only, its name unique within
+    it, its ARN that account's; a caller of another account reaches its Kafka side only when the
+    cluster policy also allows it (AWS's cross-account rule: both policies must)."""
+    olga = kafka(broker, OLGA)
+    assert olga.list_clusters_v2()["ClusterInfoList"] == []  # the configured cluster is msk.account.id's
+    arn = olga.create_cluster_v2(ClusterName="mskmock", Serverless=SERVERLESS)["ClusterArn"]  # a name of another account
+    assert arn.startswith("arn:aws:kafka:%s:%s:cluster/mskmock/" % (REGION, OTHER_ACCOUNT)), arn
+    wait_state(olga, arn, "ACTIVE")
+    assert [c["ClusterArn"] for c in olga.list_clusters_v2()["ClusterInfoList"]] == [arn]
+    assert arn not in [c["ClusterArn"] for c in kafka(broker).list_clusters_v2()["ClusterInfoList"]]
+    bootstrap = olga.get_bootstrap_brokers(ClusterArn=arn)["BootstrapBrokerStringSaslIam"]
+    assert iam_client(broker, bootstrap, OLGA, "mine", "create-topic").json == {"created": "mine"}
+    # alice, of the configured cluster's account, is allowed everything by her own policy, but not
+    # by the cluster's owner: refused at Connect
+    since = broker.log_size()
+    assert iam_client(broker, bootstrap, ALICE, "mine", "create-topic", check=False).rc != 0
+    assert broker.wait_for_log(r"kafka-cluster:Connect on %s: no statement allowed it" % re.escape(arn), since=since)
+    code, _, status, _ = client_error(lambda: kafka(broker).get_bootstrap_brokers(ClusterArn=arn))
+    assert (code, status) == ("AccessDeniedException", 403)
+    # the owner's cluster policy lets alice's account in: now both allow
+    olga.put_cluster_policy(ClusterArn=arn, Policy=json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::%s:root" % ACCOUNT}, "Action": "kafka-cluster:*",
+         "Resource": ["arn:aws:kafka:%s:%s:%s/mskmock/*" % (REGION, OTHER_ACCOUNT, kind)
+                      for kind in ("cluster", "topic", "group")]}]}))
+    assert iam_client(broker, bootstrap, ALICE, "mine", "produce", "--count", 5, "--compression", "none").json == {
+        "produced": 5}
+    olga.delete_cluster(ClusterArn=arn)
+    wait_gone(olga, arn)
 
 
 # -- 2. Provisioned ------------------------------------------------------------------------------
