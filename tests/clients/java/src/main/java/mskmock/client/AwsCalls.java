@@ -26,8 +26,7 @@ import software.amazon.awssdk.services.sts.model.GetCallerIdentityResponse;
  * Static credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN; the
  * client pointed at --endpoint with endpointOverride. refused: GetCallerIdentity signed with
  * --wrong-secret, as the SDK surfaces it (AwsErrorDetails' error code and the HTTP status).
- * The SDK's kafka client (software.amazon.awssdk:kafka) is not served by the Maven registry our
- * machines and CI reach, so the control-plane calls are the Go and JavaScript clients' for now.
+ * The kafka control plane through the same SDK is {@link AwsServerless}.
  */
 final class AwsCalls {
     static final String COMMAND = "aws-calls";

@@ -56,6 +56,10 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *                                                      lines, see {@link StreamsWordCount}
  *   aws-calls --endpoint URL --region R [--wrong-secret S]
  *                                                   -> STS GetCallerIdentity, see {@link AwsCalls}
+ *   aws-serverless --endpoint URL --region R --cluster-name N [--subnet S]... [--tag K=V]...
+ *                                                   -> a Serverless cluster created, polled, read,
+ *                                                      listed and deleted through the SDK's kafka
+ *                                                      client, see {@link AwsServerless}
  * </pre>
  *
  * <p>Security options (every command), as for MSK's IAM listener:
@@ -134,6 +138,9 @@ public final class Client {
         }
         if (args.length > 0 && args[0].equals(AwsCalls.COMMAND)) {
             System.exit(AwsCalls.run(args));
+        }
+        if (args.length > 0 && args[0].equals(AwsServerless.COMMAND)) {
+            System.exit(AwsServerless.run(args));
         }
         if (args.length > 0 && args[0].equals(StreamsWordCount.COMMAND)) {
             System.exit(StreamsWordCount.run(args));
