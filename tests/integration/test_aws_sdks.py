@@ -16,11 +16,11 @@ credentials from the environment, the SDK's endpoint override at aws_url):
     tests/clients/node): aws-calls (the calls and refusal of the Go one, without the Terraform
     replay), and aws-serverless: CreateClusterV2, DescribeClusterV2 polled until ACTIVE,
     GetBootstrapBrokers, DeleteCluster, polled until NotFoundException;
-  - the AWS SDK for Java v2 (software.amazon.awssdk:sts over the url-connection HTTP client;
-    tests/clients/java AwsCalls.java): GetCallerIdentity and its refusal. Its :kafka module is
-    not served at the SDK's version (2.59.1) by the Maven registry our machines and CI reach:
-    kafka-2.59.1.pom answers 404, and the registry's maven-metadata.xml for
-    software.amazon.awssdk:kafka lists 2.50.2 as its latest (checked 2026-12-06).
+  - the AWS SDK for Java v2 (software.amazon.awssdk:sts and :kafka over the url-connection HTTP
+    client; tests/clients/java): aws-calls (AwsCalls.java), GetCallerIdentity and its refusal;
+    aws-serverless (AwsServerless.java), the Node one's calls plus ListClustersV2. Its :kafka
+    module is pinned at 2.50.2 beside the rest of the SDK at 2.59.1 (tests/clients/java/pom.xml
+    says why).
 
 The answers are checked against the broker's ready file (the configured cluster's ARN and IAM
 listeners) and its log. One broker for the module (3 synthetic brokers, Serverless profile),
@@ -221,3 +221,28 @@ def test_java_sdk_v2_sts(broker):
     check_caller(out)
     # STS is a query-protocol service: its code for a bad signature is SignatureDoesNotMatch
     assert (out["refused"]["code"], out["refused"]["status"]) == ("SignatureDoesNotMatch", 403), out
+
+
+def test_java_sdk_v2_serverless_cluster(broker):
+    """CreateClusterV2, the polls, GetBootstrapBrokers, ListClustersV2 and DeleteCluster through
+    software.amazon.awssdk:kafka."""
+    since = broker.log_size()
+    args = ["aws-serverless", "--endpoint", broker.aws_url, "--region", REGION, "--cluster-name", "java-serverless",
+            "--subnet", "subnet-0a1b2c3d4e5f60003", "--tag", "owner=java", "--tag", "env=it"]
+    out = run_client_env("java", args, aws_env(ALICE), timeout=120).json
+    arn = out["arn"]
+    assert re.fullmatch(r"%scluster/java-serverless/%s-s1" % (re.escape(KAFKA_ARN), UUID), arn), out
+    assert out["create"] == {"name": "java-serverless", "type": "SERVERLESS", "state": "CREATING"}, out
+    check_waited(out["created"], "CREATING", "ACTIVE")
+    assert out["describe"] == {"state": "ACTIVE", "type": "SERVERLESS", "tags": {"owner": "java", "env": "it"}}, out
+    check_iam_bootstrap(out["bootstrap"]["sasl_iam"], broker)
+    assert (out["bootstrap"]["plaintext"], out["bootstrap"]["tls"]) == ("", ""), out  # Serverless: IAM only
+    assert out["listed"] == [{"arn": arn, "name": "java-serverless", "type": "SERVERLESS", "state": "ACTIVE"}], out
+    # the configured cluster first, then the created ones by creation
+    assert out["list_names"][0] == "mskmock" and "java-serverless" in out["list_names"], out
+    assert out["delete"] == {"arn": arn, "state": "DELETING"}, out
+    check_waited(out["deleted"], "DELETING", "NotFoundException")
+    assert out["deleted"]["status"] == 404, out
+    text = broker.log_since(since)
+    for op in ("CreateClusterV2", "DescribeClusterV2", "GetBootstrapBrokers", "ListClustersV2", "DeleteCluster"):
+        assert " 200 %s" % op in text, (op, text)
