@@ -10,6 +10,10 @@
  * Ownership: the thread owns its connection; the loop thread only touches the
  * mutex-guarded flags and counters.
  *
+ * Idle, the thread sleeps until a commit kicks it, with no timeout: a process
+ * holds one per cluster (the control plane creates clusters), and a periodic
+ * wake-up would cost every idle cluster CPU for nothing.
+ *
  * A fresh connection has not read the database header yet, so SQLite does not
  * know the file is in WAL mode and a checkpoint on it does nothing (it
  * answers -1 frames). Start-up therefore asks this connection for its
@@ -34,9 +38,8 @@ struct stor_ckpt {
     stor_ckpt_stats stats;
 };
 
-/* Checkpoints at most this often, and at least this often while anything was written. */
+/* Checkpoints at most this often. */
 #define CKPT_MIN_INTERVAL_MS 20
-#define CKPT_IDLE_WAIT_MS 500
 /* 4 KiB pages: the loop restarts a WAL longer than ~16 MiB (restart_if_long) */
 #define RESTART_FRAMES 4096
 /* 4 KiB pages: the loop thread checkpoints itself only past ~1 GiB of WAL */
@@ -72,20 +75,13 @@ static void *run(void *arg) {
     pthread_mutex_lock(&k->mu);
     while (!k->stop) {
         if (!k->kicked) {
-            struct timespec until;
-            clock_gettime(CLOCK_REALTIME, &until);
-            until.tv_nsec += CKPT_IDLE_WAIT_MS * 1000000L;
-            until.tv_sec += until.tv_nsec / 1000000000L;
-            until.tv_nsec %= 1000000000L;
-            pthread_cond_timedwait(&k->cv, &k->mu, &until);
+            pthread_cond_wait(&k->cv, &k->mu);
+            continue;
         }
-        bool work = k->kicked;
         k->kicked = false;
         pthread_mutex_unlock(&k->mu);
-        if (work) {
-            checkpoint(k);
-            sleep_ms(CKPT_MIN_INTERVAL_MS);
-        }
+        checkpoint(k);
+        sleep_ms(CKPT_MIN_INTERVAL_MS);
         pthread_mutex_lock(&k->mu);
     }
     pthread_mutex_unlock(&k->mu);

@@ -1,4 +1,7 @@
-/* stor: the background checkpoint thread really copies the WAL into the database file. */
+/*
+ * stor: the background checkpoint thread really copies the WAL into the database file, and sleeps
+ * while nothing is written.
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +12,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <dirent.h>
+#include <sys/syscall.h>
 
 #include <cmocka.h>
 #include <sqlite3.h>
@@ -107,12 +113,52 @@ static void test_memory_store_has_no_checkpoints(void **state) {
     stor_close(s);
 }
 
+/* Voluntary context switches of every thread of this process but the calling one. */
+static long other_threads_wakeups(void) {
+    long self = (long)syscall(SYS_gettid), total = 0;
+    DIR *d = opendir("/proc/self/task");
+    assert_non_null(d);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.' || atol(e->d_name) == self) continue;
+        char path[300], line[128];
+        snprintf(path, sizeof path, "/proc/self/task/%s/status", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        while (fgets(line, sizeof line, f))
+            if (!strncmp(line, "voluntary_ctxt_switches:", 24)) total += atol(line + 24);
+        fclose(f);
+    }
+    closedir(d);
+    return total;
+}
+
+static void sleep_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/*
+ * Regression (idle_checkpoint_thread_woke_twice_a_second): with nothing written, the thread
+ * still woke every 500 ms to find nothing to do. Each cluster of the process has one, so an idle
+ * process with 50 created clusters woke 100 times a second for nothing.
+ */
+static void test_idle_checkpoint_thread_woke_twice_a_second(void **state) {
+    (void)state; /* the fixture's store, open and idle */
+    sleep_ms(100); /* the kick of the fixture's commit, and the pause after its checkpoint */
+    long before = other_threads_wakeups();
+    sleep_ms(1600);
+    long woke = other_threads_wakeups() - before;
+    assert_true(woke <= 1); /* it was 3 or 4 */
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         T(test_checkpoint_thread_saw_no_wal),
         T(test_checkpoint_after_reopen),
+        T(test_idle_checkpoint_thread_woke_twice_a_second),
         cmocka_unit_test(test_memory_store_has_no_checkpoints),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
