@@ -12,7 +12,10 @@
  *
  * Idle, the thread sleeps until a commit kicks it, with no timeout: a process
  * holds one per cluster (the control plane creates clusters), and a periodic
- * wake-up would cost every idle cluster CPU for nothing.
+ * wake-up would cost every idle cluster CPU for nothing. Its pause between
+ * checkpoints waits on a condition of its own that only stopping signals, so
+ * closing the storage (on the loop every cluster shares) never waits it out,
+ * and commits under load, which kick `cv`, do not wake it during the pause.
  *
  * A fresh connection has not read the database header yet, so SQLite does not
  * know the file is in WAL mode and a checkpoint on it does nothing (it
@@ -20,6 +23,7 @@
  * journal mode, which reads the header and opens the WAL, and refuses to go
  * on unless the answer is WAL.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +36,8 @@
 struct stor_ckpt {
     pthread_t thread;
     pthread_mutex_t mu;
-    pthread_cond_t cv;
+    pthread_cond_t cv;   /* kicked or stopping */
+    pthread_cond_t quit; /* stopping: ends the pause between checkpoints */
     bool stop, kicked;
     sqlite3 *db;
     stor_ckpt_stats stats;
@@ -44,11 +49,6 @@ struct stor_ckpt {
 #define RESTART_FRAMES 4096
 /* 4 KiB pages: the loop thread checkpoints itself only past ~1 GiB of WAL */
 #define SAFETY_VALVE_PAGES 262144
-
-static void sleep_ms(long ms) {
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 static int copy_text(void *out, int ncols, char **vals, char **names) {
     (void)names;
@@ -70,6 +70,16 @@ static void checkpoint(stor_ckpt *k) {
     pthread_mutex_unlock(&k->mu);
 }
 
+/* Up to ms with k->mu held, or until stop (the quit condition runs on the monotonic clock). */
+static void pause_ms(stor_ckpt *k, long ms) {
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_nsec += ms * 1000000L;
+    until.tv_sec += until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
+    while (!k->stop && pthread_cond_timedwait(&k->quit, &k->mu, &until) != ETIMEDOUT) {}
+}
+
 static void *run(void *arg) {
     stor_ckpt *k = arg;
     pthread_mutex_lock(&k->mu);
@@ -81,8 +91,8 @@ static void *run(void *arg) {
         k->kicked = false;
         pthread_mutex_unlock(&k->mu);
         checkpoint(k);
-        sleep_ms(CKPT_MIN_INTERVAL_MS);
         pthread_mutex_lock(&k->mu);
+        pause_ms(k, CKPT_MIN_INTERVAL_MS);
     }
     pthread_mutex_unlock(&k->mu);
     return NULL;
@@ -111,8 +121,16 @@ int stor_ckpt_start(stor *s, const char *path, char *err, size_t errlen) {
     }
     pthread_mutex_init(&k->mu, NULL);
     pthread_cond_init(&k->cv, NULL);
+    pthread_condattr_t monotonic;
+    pthread_condattr_init(&monotonic);
+    pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
+    pthread_cond_init(&k->quit, &monotonic);
+    pthread_condattr_destroy(&monotonic);
     if (pthread_create(&k->thread, NULL, run, k) != 0) {
         stor_errf(err, errlen, "cannot start the checkpoint thread");
+        pthread_mutex_destroy(&k->mu);
+        pthread_cond_destroy(&k->cv);
+        pthread_cond_destroy(&k->quit);
         sqlite3_close_v2(k->db);
         free(k);
         return -1;
@@ -176,11 +194,13 @@ void stor_ckpt_stop(stor *s) {
     pthread_mutex_lock(&k->mu);
     k->stop = true;
     pthread_cond_signal(&k->cv);
+    pthread_cond_signal(&k->quit);
     pthread_mutex_unlock(&k->mu);
     pthread_join(k->thread, NULL);
     sqlite3_close_v2(k->db);
     pthread_mutex_destroy(&k->mu);
     pthread_cond_destroy(&k->cv);
+    pthread_cond_destroy(&k->quit);
     free(k);
     s->ckpt = NULL;
 }

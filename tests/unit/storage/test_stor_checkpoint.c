@@ -1,6 +1,6 @@
 /*
- * stor: the background checkpoint thread really copies the WAL into the database file, and sleeps
- * while nothing is written.
+ * stor: the background checkpoint thread really copies the WAL into the database file, sleeps
+ * while nothing is written, and lets go at once when its storage closes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -138,6 +138,12 @@ static void sleep_ms(long ms) {
     nanosleep(&ts, NULL);
 }
 
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 /*
  * Regression (idle_checkpoint_thread_woke_twice_a_second): with nothing written, the thread
  * still woke every 500 ms to find nothing to do. Each cluster of the process has one, so an idle
@@ -152,6 +158,35 @@ static void test_idle_checkpoint_thread_woke_twice_a_second(void **state) {
     assert_true(woke <= 1); /* it was 3 or 4 */
 }
 
+/*
+ * Regression (close_waited_out_the_checkpoint_pause): after each checkpoint the thread slept
+ * 20 ms in nanosleep, which nothing interrupts, so closing the storage right after a commit
+ * (DeleteCluster stops a cluster's storage on the loop every cluster shares) blocked the loop
+ * until the pause was over.
+ */
+static void test_close_waited_out_the_checkpoint_pause(void **state) {
+    fx *f = *state;
+    int64_t next = 0;
+    double best = 1e9;
+    for (int round = 0; round < 3; round++) {
+        if (round) fx_reopen(f);
+        stor_ckpt_stats st;
+        stor_checkpoint_stats(f->s, &st);
+        uint64_t runs = st.runs;
+        append_batches(f, &next, 1, 100); /* the commit kicks the thread */
+        for (int i = 0; i < 5000 && st.runs == runs; i++) {
+            sleep_ms(1);
+            stor_checkpoint_stats(f->s, &st);
+        }
+        assert_true(st.runs > runs); /* the checkpoint ran: the thread is in its pause now */
+        double t0 = now_ms();
+        stor_ckpt_stop(f->s);
+        double took = now_ms() - t0;
+        if (took < best) best = took;
+    }
+    assert_true(best < 10); /* it was 19 to 20 ms: the rest of the pause */
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void) {
@@ -159,6 +194,7 @@ int main(void) {
         T(test_checkpoint_thread_saw_no_wal),
         T(test_checkpoint_after_reopen),
         T(test_idle_checkpoint_thread_woke_twice_a_second),
+        T(test_close_waited_out_the_checkpoint_pause),
         cmocka_unit_test(test_memory_store_has_no_checkpoints),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
