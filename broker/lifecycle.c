@@ -48,6 +48,8 @@ static void on_prepare(uv_prepare_t *h) {
  * Under load the heap keeps what it frees (main.c raises glibc's trim and
  * mmap thresholds, so megabyte-sized request buffers do not fault in fresh
  * zeroed pages each time); after a second without requests it goes back.
+ * A deleted cluster frees its heap too (about a megabyte each), with no Kafka
+ * request to count: heap_trim_due marks a trim as owed.
  */
 static void trim_heap_when_idle(fleet *f) {
     srv *s = f->list[0]->s; /* the primary keeps the marks, of every cluster's requests */
@@ -59,6 +61,11 @@ static void trim_heap_when_idle(fleet *f) {
     if (requests == s->requests_at_trim || requests != before) return;
     s->requests_at_trim = requests;
     malloc_trim(0);
+}
+
+/* The next idle tick trims the heap, whether or not Kafka requests came since the last trim. */
+static void heap_trim_due(fleet *f) {
+    if (f->n && f->list[0]->s) f->list[0]->s->requests_at_trim = UINT64_MAX;
 }
 
 /* The checkpoint thread cannot log; its failures are reported from here. */
@@ -309,6 +316,7 @@ static void on_discarded(uv_timer_t *t) {
     discard *d = t->data;
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", d->s->cfg->data_dir);
+    heap_trim_due(d->s->fleet);
     free_cluster_srv(d->s);
     if (d->drop) remove_dir(dir);
     uv_close((uv_handle_t *)t, (uv_close_cb)free);

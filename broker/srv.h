@@ -120,7 +120,7 @@ struct srv {
     int64_t started_us;
     uint64_t requests;       /* every request started, on every connection */
     uint64_t requests_at_tick; /* the primary's: every cluster's requests at the previous housekeeping tick */
-    uint64_t requests_at_trim; /* ... and when the heap was last trimmed */
+    uint64_t requests_at_trim; /* ... and when the heap was last trimmed (UINT64_MAX: a trim is owed) */
     uint64_t ckpt_failures_logged;
     int64_t storage_check_ms;     /* the start-up check took this long */
     bool storage_check_partial;   /* ... and ran out of storage.startup.check.ms */
