@@ -486,6 +486,17 @@ static bool start_pass(topic_cleaner *c, bool force) {
 static void on_timer(uv_timer_t *h);
 
 /*
+ * The next look for work at the next multiple of log.cleaner.backoff.ms on the loop's clock
+ * rather than a backoff after this one: every cluster of the process (issue 34) then looks in the
+ * same wake-up of the loop, where timers of their own would each wake an idle process (50
+ * clusters: 50 wake-ups per backoff). The wait is never longer than the backoff.
+ */
+static void arm(topic_cleaner *c) {
+    int64_t backoff = c->s->cfg->log_cleaner_backoff_ms;
+    clk_timer_start(&c->timer, on_timer, backoff - (int64_t)(uv_now(c->s->loop) % (uint64_t)backoff));
+}
+
+/*
  * One slice per loop iteration while a pass runs, on an idle handle: the loop polls for I/O
  * without blocking between slices, so requests are served (and the slice's rewrites committed)
  * in between. A 0-ms timer would not do: libuv runs a timer re-armed from its own callback
@@ -498,7 +509,7 @@ static void on_idle(uv_idle_t *h) {
     if (c->ph != IDLE && slice(c)) return;
     if (start_pass(c, false)) return; /* the next partition that is due, at once */
     uv_idle_stop(&c->idle);
-    clk_timer_start(&c->timer, on_timer, c->s->cfg->log_cleaner_backoff_ms);
+    arm(c);
 }
 
 static void on_timer(uv_timer_t *h) {
@@ -506,7 +517,7 @@ static void on_timer(uv_timer_t *h) {
     if (c->ph != IDLE || start_pass(c, false))
         uv_idle_start(&c->idle, on_idle);
     else
-        clk_timer_start(&c->timer, on_timer, c->s->cfg->log_cleaner_backoff_ms);
+        arm(c);
 }
 
 void topic_cleaner_start(srv *s) {
@@ -517,7 +528,7 @@ void topic_cleaner_start(srv *s) {
     uv_timer_init(s->loop, &c->timer);
     uv_idle_init(s->loop, &c->idle);
     c->timer.data = c->idle.data = c;
-    clk_timer_start(&c->timer, on_timer, s->cfg->log_cleaner_backoff_ms);
+    arm(c);
     uv_unref((uv_handle_t *)&c->timer);
     uv_unref((uv_handle_t *)&c->idle);
     s->cleaner = c;

@@ -4,7 +4,8 @@
  * stays at its offset, tombstones go after delete.retention.ms, a producer's newest batch stays
  * for its state, keys are required, retention does not empty the topic), the timestamp window
  * (INVALID_TIMESTAMP with Kafka's per-record errors) and compression.type (batches rebuilt in
- * the topic's codec), against Apache Kafka's LogValidator and LogCleaner.
+ * the topic's codec), against Apache Kafka's LogValidator and LogCleaner; and when the cleaner
+ * looks for work.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -413,6 +414,32 @@ static void test_after_fail_stop_nothing_is_committed_or_answered(void **state) 
     h->s.fatal_exit = 0;
 }
 
+static void find_cleaner_timer(uv_handle_t *hd, void *arg) {
+    void **want = arg; /* in: the cleaner; out: its timer */
+    if (hd->type == UV_TIMER && hd->data == want[0]) want[1] = hd;
+}
+
+/*
+ * Regression (cleaner_timer_of_each_cluster_woke_the_loop_apart): each cluster's cleaner looked for
+ * work log.cleaner.backoff.ms after its own start, so an idle process with 50 created clusters
+ * woke 50 times per backoff. It is now due at a multiple of the backoff on the loop's clock, the
+ * same instant for every cluster, which one wake-up serves.
+ */
+static void test_cleaner_timer_of_each_cluster_woke_the_loop_apart(void **state) {
+    (void)state;
+    static const char *const cfg[] = {"log.cleaner.backoff.ms", "1000", NULL};
+    harness *h = cleaner_harness(cfg);
+    void *want[2] = {h->s.cleaner, NULL};
+    uv_walk(h->s.loop, find_cleaner_timer, want);
+    uv_timer_t *t = want[1];
+    assert_non_null(t);
+    assert_true(uv_is_active((uv_handle_t *)t));
+    uint64_t due_in = uv_timer_get_due_in(t);
+    assert_true(due_in >= 1 && due_in <= 1000);
+    assert_int_equal((uv_now(h->s.loop) + due_in) % 1000, 0);
+    done(h);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_compaction_keeps_the_newest_record_of_each_key_at_its_offset, h_teardown),
@@ -425,6 +452,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_compression_type_rebuilds_the_batch_in_its_codec, h_teardown),
         cmocka_unit_test_teardown(test_zstd_needs_fetch_v10, h_teardown),
         cmocka_unit_test_teardown(test_after_fail_stop_nothing_is_committed_or_answered, h_teardown),
+        cmocka_unit_test_teardown(test_cleaner_timer_of_each_cluster_woke_the_loop_apart, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
