@@ -60,6 +60,8 @@ typedef struct fleet {
      */
     int (*start)(struct fleet *f, cluster *c, char *err, size_t n);
     void (*stop)(struct fleet *f, cluster *c);
+    /* A cluster was created or deleted (the ready file lists the clusters that serve); NULL: none. */
+    void (*changed)(struct fleet *f);
 } fleet;
 
 cluster_state cluster_state_now(const cluster *c);

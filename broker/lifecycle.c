@@ -25,6 +25,7 @@
 #include "group/group.h"
 #include "net/net.h"
 #include "pipeline/pipeline.h"
+#include "ready.h"
 #include "iam/authz.h"
 #include "iam/sasl.h"
 #include "topic/topic.h"
@@ -368,6 +369,12 @@ static void cluster_stop(fleet *f, cluster *c) {
     c->s = NULL;
 }
 
+/* The ready file says which clusters serve: written again when one is created or deleted. */
+static void fleet_changed(fleet *f) {
+    char err[1024];
+    if (ready_write(primary_of(f), err, sizeof err) != 0) log_warn("%s", err);
+}
+
 /* The configured cluster as the control plane lists it. */
 static void add_primary(fleet *f, srv *s) {
     cluster *c = xcalloc(1, sizeof *c);
@@ -435,6 +442,7 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, fleet *f, char *err, size_t e
     f->loop = loop;
     f->start = cluster_start;
     f->stop = cluster_stop;
+    f->changed = fleet_changed;
     if (make_data_dir(s, err, errlen) != 0) return -1;
     open_job job = {.s = s};
     pthread_t opener;

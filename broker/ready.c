@@ -46,6 +46,26 @@ static url_buf listener_url(const config *cfg, const char *scheme, int port) {
     return u;
 }
 
+/*
+ * The clusters the control plane created that serve (CreateClusterV2; docs/control-plane.md):
+ * name, ARN, type, a bootstrap list per listener kind. Apart from "brokers", which the probe dials:
+ * the configured cluster's health is the process's.
+ */
+static json_t *created_clusters(const srv *s) {
+    json_t *list = json_array();
+    for (int i = 0; s->fleet && i < s->fleet->n; i++) {
+        const cluster *c = s->fleet->list[i];
+        if (c->primary || !c->s || cluster_state_now(c) == CLUSTER_DELETING) continue;
+        json_t *boot = json_object();
+        for (int k = 0; k < LSN_COUNT; k++)
+            if (c->s->nnodes && c->s->nodes[0].ports[k])
+                json_object_set_new(boot, lsn_name((listener_kind)k), bootstrap(c->s, (listener_kind)k));
+        json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:o}", "name", c->name, "arn", c->arn, "type",
+                                              c->serverless ? "SERVERLESS" : "PROVISIONED", "bootstrap", boot));
+    }
+    return list;
+}
+
 /* What a test needs to connect: every bound port, a bootstrap list per listener kind, the CA. */
 static json_t *ready_doc(const srv *s) {
     const config *cfg = s->cfg;
@@ -71,6 +91,7 @@ static json_t *ready_doc(const srv *s) {
     json_object_set_new(doc, "aws_port", json_integer(aws_port(s)));
     if (aws_port(s))
         json_object_set_new(doc, "aws_url", json_string(listener_url(cfg, cfg->aws_tls ? "https" : "http", aws_port(s)).s));
+    json_object_set_new(doc, "clusters", created_clusters(s));
     return doc;
 }
 

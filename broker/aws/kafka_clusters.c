@@ -340,6 +340,7 @@ void kafka_create_cluster_v2(aws_call *c) {
     cl->active_at_ms = clk_mono_ms() + c->s->cfg->aws_cluster_transition_ms;
     if (!create(c, cl, json_object_get(body, "tags"))) goto refused;
     fleet_add(f, cl);
+    if (f->changed) f->changed(f);
     http_json(c->rs, 200,
               json_pack("{s:s, s:s, s:s, s:s}", "clusterArn", cl->arn, "clusterName", cl->name, "state",
                         cluster_state_name(cluster_state_now(cl)), "clusterType", cl->serverless ? "SERVERLESS" : "PROVISIONED"));
@@ -383,6 +384,7 @@ void kafka_delete_cluster(aws_call *c, const char *arn) {
     /* at least 1 ms: a poller sees DELETING before NotFoundException */
     int64_t d = c->s->cfg->aws_cluster_transition_ms;
     cl->gone_at_ms = clk_mono_ms() + (d > 0 ? d : 1);
+    if (f->changed) f->changed(f);
     http_json(c->rs, 200, json_pack("{s:s, s:s}", "clusterArn", cl->arn, "state", "DELETING"));
     snprintf(c->rs->detail, sizeof c->rs->detail, "DeleteCluster %.300s", cl->arn);
 }

@@ -178,6 +178,31 @@ def test_create_serverless_then_iam_on_it_and_refused_on_the_other(broker):
     delete(broker, arn)
 
 
+def test_ready_file_lists_the_created_clusters(tmp_path):
+    """The ready file names the clusters that serve, written again at each CreateClusterV2 and
+    DeleteCluster, with the bootstrap lists GetBootstrapBrokers gives, and again at start."""
+    ids = identities(tmp_path / "identities.json")
+    ready = tmp_path / "ready.json"
+    b = AwsBroker(ids, broker_count=1, config={"aws.cluster.transition.ms": 0, "ready.file": str(ready)})
+    b.start()
+    try:
+        assert json.loads(ready.read_text())["clusters"] == []
+        k = kafka(b)
+        arn = k.create_cluster_v2(ClusterName="listed", Provisioned=PROVISIONED)["ClusterArn"]
+        bb = k.get_bootstrap_brokers(ClusterArn=arn)
+        want = [{"name": "listed", "arn": arn, "type": "PROVISIONED",
+                 "bootstrap": {"plaintext": bb["BootstrapBrokerString"], "iam": bb["BootstrapBrokerStringSaslIam"]}}]
+        assert json.loads(ready.read_text())["clusters"] == want
+        b.restart()
+        doc = json.loads(ready.read_text())
+        assert [c["arn"] for c in doc["clusters"]] == [arn], doc
+        kafka(b).delete_cluster(ClusterArn=arn)
+        assert json.loads(ready.read_text())["clusters"] == []
+        b.stop(check=True)
+    finally:
+        b.cleanup()
+
+
 def test_iam_sessions_on_created_cluster_end(broker):
     """The credentials are the process's: expiring them (the admin API) ends the sessions signed
     with them on a created cluster too, not only on the configured one (sasl.c's end_sessions
