@@ -3,11 +3,14 @@
  * headers from -H on every record; batched per partition (a keyed record goes where the Java
  * client's partitioner puts it, others round-robin), one Produce per leader, idempotence off.
  * Prints how many records were acknowledged and their offsets; a refusal exits 1 with Kafka's
- * error name.
+ * error name. A partition whose leader moved or is not known yet is retried, after reading the
+ * leaders again, until the timeout, as Kafka's producers do for those errors (a topic Apache Kafka
+ * has just created answers NOT_LEADER_OR_FOLLOWER for a moment).
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli_int.h"
 #include "clock.h"
@@ -34,6 +37,7 @@ typedef struct part {
     int32_t n, cap;
     size_t bytes;
     int64_t first, last; /* offsets acknowledged; first -1: none */
+    bool tried;          /* sent in this round of flush() */
 } part;
 
 typedef struct producer {
@@ -47,8 +51,18 @@ typedef struct producer {
     size_t headers_len;
     size_t buffered;
     int64_t sent, acked;
+    bool retry;          /* a partition's leader moved or is not known: read the leaders again */
     char err[1024];
 } producer;
+
+/*
+ * The Produce partition errors that say nothing was appended and another leader (or a moment)
+ * will take the records: Kafka's producers retry them after refreshing metadata. Others, which
+ * may have appended (REQUEST_TIMED_OUT) or never will, end the command.
+ */
+static bool leader_error(int16_t e) {
+    return e == KERR_NOT_LEADER_OR_FOLLOWER || e == KERR_LEADER_NOT_AVAILABLE || e == KERR_UNKNOWN_TOPIC_OR_PARTITION;
+}
 
 static void add(producer *p, int32_t pi, char *line, const char *key, int32_t key_len, const char *value,
                 int32_t value_len) {
@@ -106,6 +120,7 @@ static int flush_leader(producer *p, int32_t leader) {
     for (int32_t i = 0; i < p->nparts; i++) {
         part *t = &p->parts[i];
         if (t->leader != leader || !t->n) continue;
+        t->tried = true;
         size_t len;
         if (build_batch(p, t, &batches[np], &len) != 0) goto out;
         pd[np].index = i;
@@ -140,14 +155,16 @@ static int flush_leader(producer *p, int32_t leader) {
             if (r->error_code) {
                 snprintf(p->err, sizeof p->err, "%s partition %d: %s", p->topic, r->index,
                          cli_err_text(r->error_code, r->error_message, buf, sizeof buf));
-                goto out;
+                if (!leader_error(r->error_code)) goto out;
+                p->retry = true; /* kept buffered for the next round */
+                continue;
             }
             if (t->first < 0) t->first = r->base_offset;
             t->last = r->base_offset + t->n - 1;
             p->acked += t->n;
             clear(t);
         }
-    for (int32_t i = 0; i < np; i++)
+    for (int32_t i = 0; i < np && !p->retry; i++)
         if (p->parts[pd[i].index].n) {
             snprintf(p->err, sizeof p->err, "%s: Produce answered nothing for %s partition %d", c->addr, p->topic,
                      pd[i].index);
@@ -160,9 +177,31 @@ out:
     return rc;
 }
 
+static int load_leaders(producer *p);
+
+/* Every buffered record acknowledged, retrying partitions whose leader moved until the timeout. */
 static int flush(producer *p) {
-    for (int32_t i = 0; i < p->nparts; i++)
-        if (p->parts[i].n && flush_leader(p, p->parts[i].leader) != 0) return -1;
+    int64_t deadline = clk_mono_ms() + p->cl.o->timeout_ms;
+    long delay_ms = 50;
+    for (;;) {
+        p->retry = false;
+        for (int32_t i = 0; i < p->nparts; i++) p->parts[i].tried = false;
+        for (int32_t i = 0; i < p->nparts; i++)
+            if (p->parts[i].n && !p->parts[i].tried) {
+                if (p->parts[i].leader < 0) { /* no leader yet: after reading the leaders again */
+                    snprintf(p->err, sizeof p->err, "%s partition %d: %s", p->topic, i, kp_err_name(KERR_LEADER_NOT_AVAILABLE));
+                    p->retry = true;
+                } else if (flush_leader(p, p->parts[i].leader) != 0) {
+                    return -1;
+                }
+            }
+        if (!p->retry) break;
+        if (clk_mono_ms() + delay_ms > deadline) return -1; /* p->err names the last refusal */
+        nanosleep(&(struct timespec){delay_ms / 1000, (delay_ms % 1000) * 1000000L}, NULL);
+        delay_ms = delay_ms * 2 > 1000 ? 1000 : delay_ms * 2;
+        if (load_leaders(p) != 0) return -1;
+    }
+    p->err[0] = '\0';
     p->buffered = 0;
     return 0;
 }
@@ -182,8 +221,8 @@ static void summary(const producer *p) {
     printf("\n");
 }
 
-/* The topic's partitions and leaders; -1 with p->err. */
-static int load_topic(producer *p) {
+/* The topic's partitions and leaders (only the leaders once known: the partitions stay); -1 with p->err. */
+static int load_leaders(producer *p) {
     char buf[512];
     kp_arena a = {0};
     kp_metadata_response md;
@@ -199,9 +238,11 @@ static int load_topic(producer *p) {
                  cli_err_text(t->error_code ? t->error_code : KERR_UNKNOWN_TOPIC_OR_PARTITION, KP_STR_NULL, buf, sizeof buf));
         goto out;
     }
-    p->nparts = t->partitions.n;
-    p->parts = xcalloc((size_t)p->nparts, sizeof *p->parts);
-    for (int32_t i = 0; i < p->nparts; i++) p->parts[i].leader = -1, p->parts[i].first = -1;
+    if (!p->parts) {
+        p->nparts = t->partitions.n;
+        p->parts = xcalloc((size_t)p->nparts, sizeof *p->parts);
+        for (int32_t i = 0; i < p->nparts; i++) p->parts[i].leader = -1, p->parts[i].first = -1;
+    }
     for (int32_t i = 0; i < t->partitions.n; i++) {
         const kp_metadata_response_partition *mp = &t->partitions.v[i];
         if (mp->partition_index >= 0 && mp->partition_index < p->nparts) p->parts[mp->partition_index].leader = mp->leader_id;
@@ -311,7 +352,7 @@ int cli_produce(int argc, char **argv) {
         free(headers);
         goto out;
     }
-    if (load_topic(&p) != 0) goto fail;
+    if (load_leaders(&p) != 0) goto fail;
     if (partition >= p.nparts) {
         snprintf(p.err, sizeof p.err, "%s partition %ld: %s (the topic has %d partitions)", p.topic, partition,
                  kp_err_name(KERR_UNKNOWN_TOPIC_OR_PARTITION), p.nparts);
