@@ -35,6 +35,19 @@
 #define SWEEP_MS 250
 #define MAX_TARGET 2048
 #define MAX_AUTH 1024
+/*
+ * Slots. opts.max_clients connections are served at once; a connection over it closes the
+ * oldest one that has not sent a whole request (of the peer holding most of those), and a peer
+ * holds at most a quarter of the slots with unfinished requests (its oldest makes room for its
+ * new one). So connections that never finish their request head (slowloris) cannot keep a
+ * quick request, a health probe above all, from being read and answered, even from the same
+ * address: the probe sends its request at once and is answered as soon as it is read, before
+ * any later connection can push it out. A connection is never closed for room before it could
+ * be read once (FRESH_MS); past HARD_FACTOR times opts.max_clients a new one is refused.
+ */
+#define FRESH_MS 100
+#define HARD_FACTOR 2
+#define EVICT_LOG_MS 10000
 
 typedef struct client client;
 
@@ -48,6 +61,9 @@ struct http_server {
     void *ctx;
     client *clients;
     int nclients;
+    int nclosing;            /* of nclients, closed and waiting for their close callback */
+    int64_t evict_logged_ms; /* clk_mono_ms of the last "closed to make room" warning */
+    uint64_t evicted;        /* connections closed to make room since that warning */
     int open_handles; /* listener, sweep timer and clients not yet closed */
     bool closed;
     int port;
@@ -61,9 +77,12 @@ struct client {
     client *prev, *next;
     http_parser parser;
     int64_t deadline_ms; /* clk_mono_ms */
+    int64_t opened_ms;   /* clk_mono_ms */
     bool responded, shut, peer_eof, closing, complete;
+    bool read_any;       /* some bytes (plaintext or TLS) arrived: it had its chance to be read */
     size_t received;
     char peer[64];
+    char addr[64];       /* peer without the port: what the per-peer bound counts */
     char target[MAX_TARGET + 1];
     size_t target_len;
     bool target_long;
@@ -107,6 +126,7 @@ static void on_client_close(uv_handle_t *hd) {
         h->clients = c->next;
     if (c->next) c->next->prev = c->prev;
     h->nclients--;
+    h->nclosing--;
     /* the sweep runs only while a client is connected: an idle broker is not woken 4 times a second */
     if (!h->nclients && !h->closed) uv_timer_stop(&h->sweep);
     free(c->out);
@@ -119,6 +139,7 @@ static void on_client_close(uv_handle_t *hd) {
 static void client_close(client *c) {
     if (c->closing) return;
     c->closing = true;
+    c->h->nclosing++;
     uv_close((uv_handle_t *)&c->tcp, on_client_close);
 }
 
@@ -207,12 +228,36 @@ void http_json(http_resp *rs, int status, void *j) {
     }
 }
 
+/*
+ * Replaces each byte that does not belong to a well-formed UTF-8 sequence (RFC 3629: no overlong
+ * forms, no surrogates, nothing past U+10FFFF) with '?'. jansson refuses a string that is not
+ * UTF-8, so a message quoting a client's path or name (percent-decoded: any bytes) would make
+ * the whole error answer a 500 instead of the 404 or 400 it is.
+ */
+static void utf8_clean(char *s) {
+    unsigned char *p = (unsigned char *)s;
+    while (*p) {
+        unsigned char b = *p;
+        size_t n = b < 0x80 ? 1 : (b >= 0xc2 && b <= 0xdf) ? 2 : (b >= 0xe0 && b <= 0xef) ? 3 : (b >= 0xf0 && b <= 0xf4) ? 4 : 0;
+        bool ok = n > 0;
+        for (size_t i = 1; ok && i < n; i++) ok = (p[i] & 0xc0) == 0x80; /* a NUL ends the loop too */
+        if (ok && n == 3) ok = !(b == 0xe0 && p[1] < 0xa0) && !(b == 0xed && p[1] >= 0xa0);
+        if (ok && n == 4) ok = !(b == 0xf0 && p[1] < 0x90) && !(b == 0xf4 && p[1] >= 0x90);
+        if (!ok) {
+            *p++ = '?';
+            continue;
+        }
+        p += n;
+    }
+}
+
 void http_error(http_resp *rs, int status, const char *code, const char *fmt, ...) {
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    utf8_clean(msg); /* vsnprintf may also have cut a sequence at the end */
     http_json(rs, status, json_pack("{s:s, s:s}", "code", code, "message", msg));
     /* messages may quote what the client sent: the log gets it printable and bounded */
     size_t i = 0;
@@ -358,11 +403,22 @@ static void dispatch(client *c) {
     raw_path[u.field_data[UF_PATH].len] = '\0';
     http_header headers[HTTP_MAX_HEADERS];
     const char *authorization = NULL;
+    int nauth = 0;
     for (int i = 0; i < c->nheaders; i++) {
         headers[i] = (http_header){c->hbuf + c->hname[i], c->hbuf + c->hvalue[i]};
+        if (strcmp(headers[i].name, "authorization") != 0) continue;
+        nauth++;
         /* as before the headers were kept: a longer Authorization is none (no route takes one) */
-        if (!authorization && !strcmp(headers[i].name, "authorization") && strlen(headers[i].value) <= MAX_AUTH)
-            authorization = headers[i].value;
+        if (strlen(headers[i].value) <= MAX_AUTH) authorization = headers[i].value;
+    }
+    /*
+     * Authorization is a singleton field (RFC 9110 section 5.3: a field that is not a list must not
+     * be repeated): two of them leave which one the client meant, and what an intermediary
+     * joined or dropped, unknowable, so none is chosen.
+     */
+    if (nauth > 1) {
+        refuse(c, 400, "BadRequest", "more than one Authorization header");
+        return;
     }
     http_req rq = {
         .method = method,
@@ -614,6 +670,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b) {
         return;
     }
     if (c->responded || nread == 0) return;
+    c->read_any = true;
     if (c->tls)
         tls_in(c, b->base, (size_t)nread);
     else
@@ -621,6 +678,61 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b) {
 }
 
 static void on_sweep(uv_timer_t *t);
+
+/* Still reading its request, and had the time to be read at least once. */
+static bool evictable(const client *c, int64_t now) {
+    return !c->closing && !c->responded && (c->read_any || now - c->opened_ms >= FRESH_MS);
+}
+
+/* The oldest evictable connection of addr (any address when NULL), other than self; *unfinished counts addr's. */
+static client *oldest_unfinished(http_server *h, const client *self, const char *addr, int64_t now, int *unfinished) {
+    client *old = NULL;
+    *unfinished = 0;
+    for (client *o = h->clients; o; o = o->next) {
+        if (o == self || o->closing || o->responded || (addr && strcmp(o->addr, addr) != 0)) continue;
+        ++*unfinished;
+        if (evictable(o, now) && (!old || o->opened_ms < old->opened_ms)) old = o;
+    }
+    return old;
+}
+
+static void evict(http_server *h, client *victim, const char *why, int64_t now) {
+    h->evicted++;
+    log_debug("%s: peer=%s closed to make room: %s", h->name, victim->peer, why);
+    if (now - h->evict_logged_ms >= EVICT_LOG_MS || !h->evict_logged_ms) {
+        /* a flood of slow clients would otherwise write a line per connection */
+        log_warn("%s: peer=%s closed with %zu bytes of an unfinished request to make room (%s); %llu such closes "
+                 "in the last %d s", h->name, victim->peer, victim->received, why, (unsigned long long)h->evicted,
+                 EVICT_LOG_MS / 1000);
+        h->evict_logged_ms = now;
+        h->evicted = 0;
+    }
+    client_close(victim);
+}
+
+/* Room for c (already counted in nclients): false when it must be refused. */
+static bool make_room(http_server *h, client *c) {
+    int64_t now = clk_mono_ms();
+    int max = h->opts.max_clients, per_peer = max / 4 > 0 ? max / 4 : 1, mine = 0;
+    client *victim = oldest_unfinished(h, c, c->addr, now, &mine);
+    if (mine >= per_peer && victim) {
+        char why[160];
+        snprintf(why, sizeof why, "%d connections from %s without a whole request, at most %d", mine + 1, c->addr,
+                 per_peer);
+        evict(h, victim, why, now);
+    }
+    if (h->nclients - h->nclosing <= max) return true;
+    /* over the slots: the oldest unfinished one of the address holding most of them */
+    victim = NULL;
+    int most = 0;
+    for (client *o = h->clients; o; o = o->next) {
+        int n;
+        client *v = o == c || o->closing || o->responded ? NULL : oldest_unfinished(h, c, o->addr, now, &n);
+        if (v && n > most) most = n, victim = v;
+    }
+    if (victim) evict(h, victim, "all connection slots taken", now);
+    return h->nclients - h->nclosing <= max * HARD_FACTOR;
+}
 
 static void on_connection(uv_stream_t *server, int status) {
     http_server *h = server->data;
@@ -642,8 +754,12 @@ static void on_connection(uv_stream_t *server, int status) {
         return;
     }
     net_peer_name(&c->tcp, c->peer, sizeof c->peer);
-    if (h->nclients > h->opts.max_clients) {
-        log_warn("%s: peer=%s refused: already %d connections open", h->name, c->peer, h->opts.max_clients);
+    c->opened_ms = clk_mono_ms();
+    snprintf(c->addr, sizeof c->addr, "%s", c->peer);
+    char *colon = strrchr(c->addr, ':'); /* "host:port", an IPv6 host unbracketed: the port is after the last */
+    if (colon) *colon = '\0';
+    if (!make_room(h, c)) {
+        log_warn("%s: peer=%s refused: already %d connections open", h->name, c->peer, h->nclients - h->nclosing - 1);
         client_close(c);
         return;
     }

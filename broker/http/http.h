@@ -13,8 +13,12 @@
  * reads (discarding) until the client's EOF before closing, so the response is never cut by a
  * reset. Limits: HTTP_MAX_HEAD bytes of request line and headers, HTTP_MAX_HEADERS header fields
  * (431 either way), opts.max_body bytes of
- * body (413), opts.max_clients connections (more are closed at once), opts.timeout_ms for a
- * connection's whole life (a slow or idle client is closed; 408 when it had started a request).
+ * body (413), opts.max_clients connections (past it the oldest connection without a whole request
+ * is closed to make room, a peer address holds at most a quarter of the slots with unfinished
+ * requests, and past twice opts.max_clients a new connection is closed at once: see http.c),
+ * opts.timeout_ms for a connection's whole life (a slow or idle client is closed; 408 when it had
+ * started a request). More than one Authorization header is refused (400); an error message is
+ * made UTF-8 (stray bytes of a quoted path become '?') so it is never a 500.
  * One log line per request: peer, method, path (without the query, which may be private),
  * status and the handler's detail.
  *
