@@ -128,6 +128,13 @@ static const key_def keys[] = {
       "new IAM authentications per second, cluster-wide; more get 'Too many connects' (0: no limit)"),
     K("iam.credentials.port", T_INT, iam_credentials_port, "0", NULL, NULL, 0, 65535, NULL,
       "HTTP port of the built-in container-credentials endpoint (GET /role/<name>); 0: off"),
+    K("iam.credentials.authorization.token", T_STR, iam_credentials_authorization_token, "", NULL, NULL, 0, 0, NULL,
+      "when set, the credentials endpoint serves only requests whose Authorization header is this token, as AWS "
+      "SDKs send AWS_CONTAINER_AUTHORIZATION_TOKEN (401 without one, 403 with another); set it whenever the "
+      "endpoint is reachable from other hosts (bind.address 0.0.0.0, a published container port)"),
+    K("iam.credentials.authorization.token.file", T_STR, iam_credentials_authorization_token_file, "", NULL, NULL, 0,
+      0, NULL, "file holding that token, read at start (a trailing newline is dropped), as "
+      "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE is for the SDKs; not with iam.credentials.authorization.token"),
     K("iam.credentials.rotation.interval.ms", T_INT, iam_credentials_rotation_interval_ms, "21600000", NULL, NULL, 0,
       INT64_MAX, NULL, "how often each role's credentials are rotated (6 h, like ECS; 0: never)"),
     K("iam.credentials.lifetime.ms", T_INT, iam_credentials_lifetime_ms, "21600000", NULL, NULL, 1000, INT64_MAX,

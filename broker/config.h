@@ -67,6 +67,8 @@ typedef struct config {
     int64_t iam_session_min_ms;
     int64_t iam_max_connects_per_second;
     int64_t iam_credentials_port;
+    char *iam_credentials_authorization_token;
+    char *iam_credentials_authorization_token_file;
     int64_t iam_credentials_rotation_interval_ms;
     int64_t iam_credentials_lifetime_ms;
     bool iam_credentials_new_session_name;

@@ -4,7 +4,9 @@
  */
 #include "cred_endpoint.h"
 
+#include <errno.h>
 #include <jansson.h>
+#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,7 @@
 struct cred_endpoint {
     http_server *http;
     iam_store *st;
+    char *token; /* the Authorization value every request must carry; NULL: none asked */
 };
 
 #define MAX_NAME 128
@@ -61,8 +64,36 @@ static void serve_role(const cred_endpoint *ep, const char *role, http_resp *rs)
              cr->expiry_ms >= 0 && cr->expiry_ms <= now ? " (already expired: rotation is off or late)" : "");
 }
 
+/*
+ * The token the SDKs send as the whole Authorization value, read from
+ * AWS_CONTAINER_AUTHORIZATION_TOKEN or _FILE (botocore's ContainerProvider, the AWS SDKs' "container
+ * credential provider": https://docs.aws.amazon.com/sdkref/latest/guide/feature-container-credentials.html).
+ * Missing: 401; another: 403, as EKS Pod Identity's agent refuses a request without its token.
+ * Compared in constant time; neither the token nor what was sent reaches the log.
+ */
+static bool token_ok(const cred_endpoint *ep, const http_req *rq, http_resp *rs) {
+    if (!ep->token) return true;
+    const char *got = http_header_get(rq, "authorization"); /* not rq->authorization: a JWT may pass its 1 KiB */
+    size_t gl = got ? strlen(got) : 0, wl = strlen(ep->token);
+    while (gl && (got[gl - 1] == ' ' || got[gl - 1] == '\t')) gl--; /* trailing OWS is not part of a field value */
+    if (!gl) {
+        http_error(rs, 401, "Unauthorized",
+                   "iam.credentials.authorization.token is set: send it as the Authorization header "
+                   "(AWS_CONTAINER_AUTHORIZATION_TOKEN or AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE in the client)");
+        snprintf(rs->detail, sizeof rs->detail, "no authorization token");
+        return false;
+    }
+    if (gl != wl || CRYPTO_memcmp(got, ep->token, wl) != 0) {
+        http_error(rs, 403, "Forbidden", "the Authorization header is not iam.credentials.authorization.token");
+        snprintf(rs->detail, sizeof rs->detail, "wrong authorization token");
+        return false;
+    }
+    return true;
+}
+
 static void route(void *ctx, const http_req *rq, http_resp *rs) {
     const cred_endpoint *ep = ctx;
+    if (!token_ok(ep, rq, rs)) return;
     if (strcmp(rq->method, "GET") != 0) {
         snprintf(rs->allow, sizeof rs->allow, "GET");
         http_error(rs, 405, "MethodNotAllowed", "only GET is served");
@@ -83,21 +114,82 @@ static void route(void *ctx, const http_req *rq, http_resp *rs) {
     http_error(rs, 404, "NotFound", "no such path; credentials are at /role/<role name>");
 }
 
-int cred_endpoint_start(uv_loop_t *loop, const char *bind_address, int port, iam_store *st, cred_endpoint **out,
-                        char *err, size_t n) {
+/* The required token, from the key or its file (one trailing newline, or CRLF, dropped); NULL: none. */
+static int load_token(const cred_endpoint_auth *auth, char **out, char *err, size_t n) {
     *out = NULL;
+    const char *tok = auth && auth->token && *auth->token ? auth->token : NULL;
+    const char *file = auth && auth->token_file && *auth->token_file ? auth->token_file : NULL;
+    if (tok && file) {
+        snprintf(err, n, "cred: set iam.credentials.authorization.token or iam.credentials.authorization.token.file, "
+                 "not both");
+        return -1;
+    }
+    char buf[8192];
+    if (file) {
+        FILE *f = fopen(file, "rb");
+        size_t got = f ? fread(buf, 1, sizeof buf, f) : 0;
+        bool more = f && got == sizeof buf;
+        int e = errno;
+        if (f) fclose(f);
+        if (!f) {
+            snprintf(err, n, "cred: iam.credentials.authorization.token.file %s: %s", file, strerror(e));
+            return -1;
+        }
+        if (more) {
+            snprintf(err, n, "cred: iam.credentials.authorization.token.file %s: longer than %zu bytes", file,
+                     sizeof buf - 1);
+            return -1;
+        }
+        buf[got] = '\0';
+        if (got && buf[got - 1] == '\n') buf[--got] = '\0';
+        if (got && buf[got - 1] == '\r') buf[--got] = '\0';
+        if (!got) {
+            snprintf(err, n, "cred: iam.credentials.authorization.token.file %s is empty", file);
+            return -1;
+        }
+        tok = buf;
+    }
+    if (!tok) return 0;
+    for (const char *p = tok; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+            /* what an SDK could not send as a header value (botocore refuses CR and LF in it) */
+            snprintf(err, n, "cred: the authorization token%s holds a control character", file ? " in its file" : "");
+            return -1;
+        }
+    if (*tok == ' ' || tok[strlen(tok) - 1] == ' ') {
+        snprintf(err, n, "cred: the authorization token%s begins or ends with a space, which HTTP drops",
+                 file ? " in its file" : "");
+        return -1;
+    }
+    *out = xstrdup(tok);
+    return 0;
+}
+
+int cred_endpoint_start(uv_loop_t *loop, const char *bind_address, int port, iam_store *st,
+                        const cred_endpoint_auth *auth, cred_endpoint **out, char *err, size_t n) {
+    *out = NULL;
+    char *token;
+    if (load_token(auth, &token, err, n) != 0) return -1;
     cred_endpoint *ep = xcalloc(1, sizeof *ep);
     ep->st = st;
+    ep->token = token;
     http_opts opts = {.name = "cred", .port_key = "iam.credentials.port", .max_body = 65536,
                       .max_clients = CRED_MAX_CLIENTS,
                       .timeout_ms = CRED_CLIENT_TIMEOUT_MS};
     if (http_start(loop, bind_address, port, &opts, route, ep, &ep->http, err, n) != 0) {
+        free(ep->token);
         free(ep);
         return -1;
     }
-    log_info("cred: container-credentials endpoint on http://%s%s%s:%d/role/<role name> (%zu roles)",
+    log_info("cred: container-credentials endpoint on http://%s%s%s:%d/role/<role name> (%zu roles)%s",
              strchr(bind_address, ':') ? "[" : "", bind_address, strchr(bind_address, ':') ? "]" : "",
-             http_port(ep->http), iam_store_role_count(st));
+             http_port(ep->http), iam_store_role_count(st),
+             token ? ", Authorization token required (iam.credentials.authorization.token)" : "");
+    bool wildcard = !strcmp(bind_address, "0.0.0.0") || !strcmp(bind_address, "::");
+    if (wildcard && !token)
+        log_warn("cred: the credentials endpoint listens on %s without iam.credentials.authorization.token: any "
+                 "host that reaches port %d gets every role's secret key and session token", bind_address,
+                 http_port(ep->http));
     *out = ep;
     return 0;
 }
@@ -107,5 +199,6 @@ int cred_endpoint_port(const cred_endpoint *ep) { return ep ? http_port(ep->http
 void cred_endpoint_close(cred_endpoint *ep) {
     if (!ep) return;
     http_close(ep->http);
+    free(ep->token);
     free(ep);
 }

@@ -14,9 +14,11 @@
  *   another method        405 (Allow: GET)
  *   malformed request     400
  *   request head > 8 KiB  431
- * The HTTP layer is broker/http (http-parser): every answer carries Connection: close; an
- * Authorization header (AWS_CONTAINER_AUTHORIZATION_TOKEN) is accepted and ignored, as is a
- * request body; a request head over 8 KiB gets 431; a connection that has not finished within
+ *   no or another Authorization, when a token is required  401 / 403 (before anything else)
+ * The HTTP layer is broker/http (http-parser): every answer carries Connection: close. The
+ * Authorization header AWS SDKs send from AWS_CONTAINER_AUTHORIZATION_TOKEN (or _FILE) is the
+ * bare token; with iam.credentials.authorization.token (or .file) set, it must be exactly that
+ * token, else ignored. A request body is ignored; a request head over 8 KiB gets 431; a connection that has not finished within
  * CRED_CLIENT_TIMEOUT_MS is closed; at most CRED_MAX_CLIENTS are open at once. One log line per
  * request: peer, method, path, status, role and the access key id served (never the secret or
  * the token). Times come from the clock module. No globals: any number of endpoints can run.
@@ -34,13 +36,20 @@
 
 typedef struct cred_endpoint cred_endpoint;
 
+/* The token requests must carry (iam.credentials.authorization.token, or .file: read at start); both empty: none. */
+typedef struct cred_endpoint_auth {
+    const char *token;
+    const char *token_file;
+} cred_endpoint_auth;
+
 /*
  * Listen on bind_address:port (IPv4 or IPv6 literal; port 0 picks a free port, see
  * cred_endpoint_port) and serve st's roles. st is not owned and must outlive the endpoint.
- * 0, or -1 with a reason in err.
+ * auth: the token required (NULL: none). 0, or -1 with a reason in err (an unreadable token
+ * file too).
  */
-int cred_endpoint_start(uv_loop_t *loop, const char *bind_address, int port, iam_store *st, cred_endpoint **out,
-                        char *err, size_t n);
+int cred_endpoint_start(uv_loop_t *loop, const char *bind_address, int port, iam_store *st,
+                        const cred_endpoint_auth *auth, cred_endpoint **out, char *err, size_t n);
 
 /* The port actually bound. */
 int cred_endpoint_port(const cred_endpoint *ep);

@@ -197,6 +197,8 @@ int sasl_init(srv *s, char *err, size_t n) {
     }
     if (cfg->iam_credentials_port &&
         cred_endpoint_start(s->loop, cfg->bind_address, cfg->ports_auto ? 0 : (int)cfg->iam_credentials_port, x->iam,
+                            &(cred_endpoint_auth){cfg->iam_credentials_authorization_token,
+                                                  cfg->iam_credentials_authorization_token_file},
                             &x->creds, err, n) != 0)
         return -1;
     size_t users = 0; /* long-term keys; a role's issued credentials are not identities of their own */

@@ -6,7 +6,10 @@ AWS_CONTAINER_CREDENTIALS_FULL_URI (and the authorization token, which mskmock i
     that request and as a plain GET returns), with the role's ARN and an ISO-8601 expiration;
   - after a rotation (iam.credentials.rotation.interval.ms=1000) a new botocore session gets a new
     key, the ECS behaviour behind docs/msk-behaviors.md#credential-rotation;
-  - an unknown role is a 404 that botocore reports, other methods a 405, the secret never logged.
+  - an unknown role is a 404 that botocore reports, other methods a 405, the secret never logged;
+  - with iam.credentials.authorization.token (or its .file) set, botocore with the same
+    AWS_CONTAINER_AUTHORIZATION_TOKEN (or _FILE) gets the credentials, without it 401, with
+    another 403 (issue 35: the endpoint served role secrets to any peer).
 
 Skips, with the reason, while the broker does not know the iam.credentials.* keys yet.
 """
@@ -204,3 +207,117 @@ def test_start_up_line_counts_users_and_roles(cred_broker):
     log = cred_broker.log_text()
     assert re.search(r"iam: identities from \S+identities\.json: users=1 roles=1, region \S+, "
                      r"credentials endpoint on", log), log[:3000]
+
+
+TOKEN = "tok-3f9a7c-not-a-secret-anywhere-else"
+
+
+def token_broker(tmp_path_factory, config):
+    d = tmp_path_factory.mktemp("iamtok")
+    ids = d / "identities.json"
+    ids.write_text(json.dumps({"identities": [], "roles": [{"name": ROLE, "arn": ROLE_ARN}]}))
+    base = find_free_port_range(4)
+    b = Broker(broker_count=1, config=dict({"iam.port": 0, "iam.identities.file": str(ids),
+                                            "iam.credentials.port": base + 3}, **config), data_dir=d)
+    b.port, b.cred_port = base, base + 3
+    return b
+
+
+@pytest.fixture(scope="module", params=["key", "file"])
+def token_required(request, tmp_path_factory):
+    """The endpoint with the token required, given as the key or as a file (ending in a newline,
+    as `echo` writes it)."""
+    if request.param == "key":
+        config = {"iam.credentials.authorization.token": TOKEN}
+    else:
+        f = tmp_path_factory.mktemp("tokfile") / "token"
+        f.write_text(TOKEN + "\n")
+        config = {"iam.credentials.authorization.token.file": str(f)}
+    b = token_broker(tmp_path_factory, config)
+    try:
+        b.start()
+        yield b
+        b.assert_alive()
+        b.stop(check=True)
+    finally:
+        b.cleanup()
+
+
+def test_token_required_botocore(token_required, container_env_for, monkeypatch, tmp_path):
+    b = token_required
+    container_env_for(b)
+    monkeypatch.setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", TOKEN)
+    assert botocore_credentials().get_frozen_credentials().access_key.startswith("ASIA")
+    # the _FILE variant, as EKS Pod Identity mounts it (botocore reads it whole: no newline)
+    f = tmp_path / "sdk-token"
+    f.write_text(TOKEN)
+    monkeypatch.delenv("AWS_CONTAINER_AUTHORIZATION_TOKEN")
+    monkeypatch.setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", str(f))
+    assert botocore_credentials().get_frozen_credentials().access_key.startswith("ASIA")
+    monkeypatch.delenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE")
+    # without the token, and with another one, botocore gets nothing
+    for token, status in ((None, 401), ("wrong-" + TOKEN, 403)):
+        if token:
+            monkeypatch.setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", token)
+        with pytest.raises(botocore_exceptions.CredentialRetrievalError) as e:
+            botocore_session.get_session().get_credentials()
+        assert str(status) in str(e.value), e.value
+    log = b.log_text()
+    assert TOKEN not in log
+    assert re.search(r"cred: .* GET /role/app 401 no authorization token", log), log[-3000:]
+    assert re.search(r"cred: .* GET /role/app 403 wrong authorization token", log), log[-3000:]
+
+
+def test_token_required_plain_http(token_required):
+    b = token_required
+    assert http_request(b, "GET", "/role/app")[0] == 401
+    assert http_request(b, "GET", "/role/app", {"Authorization": "x" + TOKEN})[0] == 403
+    assert http_request(b, "GET", "/role/app", {"Authorization": TOKEN[:-1]})[0] == 403
+    assert http_request(b, "GET", "/role/app", {"Authorization": TOKEN})[0] == 200
+    # refused before the path is looked at: which roles exist is not told without the token
+    status, _, body = http_request(b, "GET", "/role/nope")
+    assert status == 401 and b"app" not in body
+    assert http_request(b, "GET", "/role/nope", {"Authorization": TOKEN})[0] == 404
+
+
+@pytest.fixture
+def container_env_for(monkeypatch):
+    def setup(b):
+        for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
+                  "AWS_DEFAULT_PROFILE", "AWS_ROLE_ARN", "AWS_WEB_IDENTITY_TOKEN_FILE",
+                  "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
+                  "AWS_CONTAINER_AUTHORIZATION_TOKEN"):
+            monkeypatch.delenv(k, raising=False)
+        monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
+        monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
+        monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+        monkeypatch.setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", role_uri(b, ROLE))
+    return setup
+
+
+def test_token_config_errors(tmp_path_factory):
+    """Both keys, or a missing or empty file, stop start-up with the reason."""
+    empty = tmp_path_factory.mktemp("tokempty") / "empty"
+    empty.write_text("\n")
+    for config, why in (({"iam.credentials.authorization.token": TOKEN,
+                          "iam.credentials.authorization.token.file": str(empty)}, "not both"),
+                        ({"iam.credentials.authorization.token.file": "/nonexistent/token"}, "No such file"),
+                        ({"iam.credentials.authorization.token.file": str(empty)}, "is empty")):
+        b = token_broker(tmp_path_factory, config)
+        try:
+            with pytest.raises(pytest.fail.Exception):
+                b.start()
+            assert why in b.log_text(), b.log_tail()
+        finally:
+            b.cleanup()
+
+
+def test_wildcard_bind_without_token_warns(tmp_path_factory):
+    b = token_broker(tmp_path_factory, {"bind.address": "0.0.0.0"})
+    try:
+        b.start()
+        assert b.wait_for_log(r"cred: the credentials endpoint listens on 0\.0\.0\.0 without "
+                              r"iam\.credentials\.authorization\.token")
+        b.stop(check=True)
+    finally:
+        b.cleanup()

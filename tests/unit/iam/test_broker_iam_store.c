@@ -641,7 +641,7 @@ static void run_endpoint(iam_store *st, client_job *j) {
     loop_ctx x;
     memset(&x, 0, sizeof x);
     char err[256];
-    if (cred_endpoint_start(&loop, "127.0.0.1", 0, st, &x.ep, err, sizeof err) != 0) fail_msg("start: %s", err);
+    if (cred_endpoint_start(&loop, "127.0.0.1", 0, st, NULL, &x.ep, err, sizeof err) != 0) fail_msg("start: %s", err);
     j->port = cred_endpoint_port(x.ep);
     assert_true(j->port > 0);
     uv_async_init(&loop, &x.done, on_done);
@@ -840,17 +840,17 @@ static void test_endpoint_start_errors(void **state) {
     assert_int_equal(uv_loop_init(&loop), 0);
     cred_endpoint *a = NULL, *b = (cred_endpoint *)1;
     char err[256];
-    assert_int_equal(cred_endpoint_start(&loop, "127.0.0.1", 0, NULL, &a, err, sizeof err), 0);
+    assert_int_equal(cred_endpoint_start(&loop, "127.0.0.1", 0, NULL, NULL, &a, err, sizeof err), 0);
     int port = cred_endpoint_port(a);
-    assert_int_equal(cred_endpoint_start(&loop, "127.0.0.1", port, NULL, &b, err, sizeof err), -1);
+    assert_int_equal(cred_endpoint_start(&loop, "127.0.0.1", port, NULL, NULL, &b, err, sizeof err), -1);
     assert_null(b);
     assert_non_null(strstr(err, "cannot listen on 127.0.0.1:"));
-    assert_int_equal(cred_endpoint_start(&loop, "not-an-ip", 0, NULL, &b, err, sizeof err), -1);
+    assert_int_equal(cred_endpoint_start(&loop, "not-an-ip", 0, NULL, NULL, &b, err, sizeof err), -1);
     assert_non_null(strstr(err, "'not-an-ip' is not an IP address"));
-    assert_int_equal(cred_endpoint_start(&loop, "127.0.0.1", 70000, NULL, &b, err, sizeof err), -1);
+    assert_int_equal(cred_endpoint_start(&loop, "127.0.0.1", 70000, NULL, NULL, &b, err, sizeof err), -1);
     /* IPv6 loopback, when the machine has it */
     cred_endpoint *c = NULL;
-    if (cred_endpoint_start(&loop, "::1", 0, NULL, &c, err, sizeof err) == 0) assert_true(cred_endpoint_port(c) > 0);
+    if (cred_endpoint_start(&loop, "::1", 0, NULL, NULL, &c, err, sizeof err) == 0) assert_true(cred_endpoint_port(c) > 0);
     cred_endpoint_close(c);
     cred_endpoint_close(a);
     cred_endpoint_close(NULL);
