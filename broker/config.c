@@ -173,6 +173,11 @@ static const key_def keys[] = {
       "cluster id reported in Metadata and DescribeCluster"),
     K("socket.request.max.bytes", T_INT, socket_request_max_bytes, "104857600", NULL, NULL, 64, INT32_MAX, NULL,
       "largest request frame; a larger one closes the connection"),
+    K("queued.max.request.bytes", T_INT, queued_max_request_bytes, "268435456", NULL, NULL, -1, INT64_MAX, NULL,
+      "request bytes read and not yet answered, per listener kind (Kafka's key, KIP-72; Kafka's default -1 is "
+      "unbounded): past it, connections sending large frames are not read until bytes are released, while small "
+      "requests go on; the pool may overshoot by one frame (socket.request.max.bytes), so 256 MiB keeps a flood of "
+      "100 MB frames under about 360 MB per listener kind; -1 or 0: no bound"),
     K("sasl.server.max.receive.size", T_INT, sasl_server_max_receive_size, "524288", NULL, NULL, 64, INT32_MAX,
       NULL, "largest frame on a SASL listener before the connection has authenticated; a larger one closes it "
       "before it is buffered"),

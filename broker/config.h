@@ -84,6 +84,7 @@ typedef struct config {
     char *broker_ids;
     char *cluster_id;
     int64_t socket_request_max_bytes;
+    int64_t queued_max_request_bytes;
     int64_t sasl_server_max_receive_size;
     int64_t socket_response_queue_max_bytes;
     int64_t request_read_timeout_ms;

@@ -70,6 +70,13 @@ typedef struct net_admission {
     bool logged;       /* this episode of holding was logged */
 } net_admission;
 
+/* queued.max.request.bytes (net/net.c): request bytes read and not yet answered, of one listener kind. */
+typedef struct net_req_pool {
+    int64_t used;      /* frames taken and not yet freed, a frame still arriving at its announced size */
+    conn *waiters;     /* connections not read until bytes are released (conn.pool_next) */
+    int64_t logged_ms; /* clk_mono_ms of the last warning that connections wait */
+} net_req_pool;
+
 
 struct srv {
     uv_loop_t *loop;
@@ -93,6 +100,7 @@ struct srv {
     conn *commit_list;       /* connections with answers held for the next commit (net/net.c) */
     conn *pump_list;         /* connections to resume before the loop waits (net/net.c) */
     net_admission adm;
+    net_req_pool req_pool[LSN_COUNT];
     struct topic_waiter *waiters; /* parked fetches (topic/commit.c's topic_wait) */
     struct group *groups;    /* consumer groups (broker/group/group.c) */
     struct grp_config_set *group_configs; /* group config overrides by group id (broker/group/group_config.c) */

@@ -2,7 +2,7 @@
  * net: the transport. TCP listeners (one set per synthetic broker), connections, Kafka framing
  * (an int32 size prefix; large frames read straight into their own buffer), TLS through
  * memory BIOs (tls.c: the loop does all socket I/O), admission (max.connections, the creation
- * rate), mutes (quota throttles), idle sweeps, and writing answers strictly in request order,
+ * rate), mutes (quota throttles), the request memory pool (queued.max.request.bytes), idle sweeps, and writing answers strictly in request order,
  * the held ones after the storage commit. It knows nothing above it: each whole frame goes to
  * srv.dispatch (the request pipeline) and each closed connection to srv.conn_closed, both set at
  * start-up (lifecycle.c), as Redis's networking.c hands a parsed command to processCommand.
@@ -49,6 +49,7 @@ static void count_closed(const req *r, int64_t now_us) {
 
 
 static void admission_after_close(srv *s); /* admission: below, beside on_connection */
+static void pool_unwait(conn *c);          /* queued.max.request.bytes: below, beside take_frames */
 static void free_timer(uv_handle_t *h) { free(h); }
 
 static void on_close(uv_handle_t *h) {
@@ -128,6 +129,7 @@ void net_close(conn *c, const char *why) {
     if (c->next) c->next->prev = c->prev;
     s->nconns--;
     admission_after_close(s);
+    pool_unwait(c);
     if (c->mute_timer) {
         c->mute_timer->data = NULL;
         uv_close((uv_handle_t *)c->mute_timer, free_timer);
@@ -174,7 +176,7 @@ static size_t unsent(const conn *c) { return uv_stream_get_write_queue_size((con
 static bool muted(const conn *c) { return c->muted_until_ms && c->muted_until_ms > clk_mono_ms(); }
 
 static bool may_read(const conn *c) {
-    return c->nqueued < MAX_QUEUED && unsent(c) <= (size_t)c->s->cfg->socket_response_queue_max_bytes && !muted(c);
+    return !c->pool_wait && c->nqueued < MAX_QUEUED && unsent(c) <= (size_t)c->s->cfg->socket_response_queue_max_bytes && !muted(c);
 }
 
 static void on_mute_end(uv_timer_t *t) {
@@ -313,6 +315,72 @@ static void enqueue(conn *c, req *r) {
     c->nqueued++;
 }
 
+/*
+ * queued.max.request.bytes: Kafka's memory pool for requests read and not yet processed
+ * (KIP-72; SocketServer's SimpleMemoryPool, non-strict: while any room is left a whole frame
+ * is granted, so the pool overshoots by at most one frame and a frame it grants always
+ * completes). Here one pool per listener kind, so a flood of unauthenticated plaintext frames
+ * cannot stall the IAM listeners' clients. A frame large enough to be filled in its own buffer
+ * (FILL_MIN) takes its announced size from the pool when it starts (its buffer still grows only
+ * with what arrives); when the pool is full its connection is not read (Kafka mutes the
+ * channel for memory pressure) until a frame is freed, which wakes the waiters: nothing is
+ * dropped, and the waiting is not counted against request.read.timeout.ms. Smaller frames are
+ * counted but never wait: they are bounded per connection (MAX_QUEUED) and keep small clients
+ * answered while large ones wait. A frame's bytes go back when its request is freed, after its
+ * answer is written (req_free).
+ */
+static bool pool_full(const conn *c) {
+    int64_t cap = c->s->cfg->queued_max_request_bytes;
+    return cap > 0 && c->s->req_pool[c->listener].used >= cap;
+}
+
+static void pool_take(conn *c, req *r) {
+    r->pooled = r->len;
+    c->s->req_pool[c->listener].used += (int64_t)r->len;
+}
+
+static void pool_wait(conn *c, int32_t size) {
+    net_req_pool *p = &c->s->req_pool[c->listener];
+    if (c->pool_wait) return;
+    c->pool_wait = true;
+    c->pool_next = p->waiters;
+    p->waiters = c;
+    int64_t now = clk_mono_ms();
+    if (!p->logged_ms || now - p->logged_ms >= 10000) {
+        p->logged_ms = now;
+        log_warn("conn=%llu peer=%s waits: its %d-byte frame does not fit in queued.max.request.bytes=%lld (%lld bytes "
+                 "of requests on the %s listeners are not yet answered); it is read once some are (at most one such "
+                 "line per 10 s)", (unsigned long long)c->id, c->peer, size,
+                 (long long)c->s->cfg->queued_max_request_bytes, (long long)p->used, lsn_name(c->listener));
+    }
+}
+
+static void pool_unwait(conn *c) {
+    if (!c->pool_wait) return;
+    for (conn **pp = &c->s->req_pool[c->listener].waiters; *pp; pp = &(*pp)->pool_next)
+        if (*pp == c) {
+            *pp = c->pool_next;
+            break;
+        }
+    c->pool_wait = false;
+}
+
+void net_pool_release(req *r) {
+    conn *c = r->c;
+    net_req_pool *p = &c->s->req_pool[c->listener];
+    p->used -= (int64_t)r->pooled;
+    r->pooled = 0;
+    if (pool_full(c)) return;
+    /* every waiter tries again (from the pumps, not from inside whoever freed r) */
+    while (p->waiters) {
+        conn *w = p->waiters;
+        p->waiters = w->pool_next;
+        w->pool_wait = false;
+        w->pool_retry = true;
+        net_pump_later(w);
+    }
+}
+
 /* Where the next bytes of the frame being filled go, growing its buffer if it is full. */
 static uint8_t *fill_room(conn *c, size_t *room) {
     req *r = c->filling;
@@ -395,10 +463,22 @@ static bool take_frames(conn *c) {
         size_t have = c->rlen - pos - 4;
         bool whole = have >= (size_t)size;
         if (!whole && (size_t)size < FILL_MIN) break;
+        if (!whole && pool_full(c)) {
+            pool_wait(c, size); /* its bytes stay in rbuf; net_pump cuts them again once woken */
+            break;
+        }
         req *r = xcalloc(1, sizeof(*r));
         r->c = c;
         r->len = (size_t)size;
-        size_t cap = whole ? r->len : (r->len < FILL_FIRST_CAP ? r->len : FILL_FIRST_CAP);
+        pool_take(c, r);
+        /*
+         * Under a bounded pool the frame's whole size is already counted: one allocation of it
+         * saves the copies of growing it (a realloc of a heap block copies it, which doubled the
+         * peak of a flood), and pages not yet written are not resident (glibc maps blocks over
+         * 32 MiB fresh), so a sender that announces much and sends little still costs little.
+         */
+        size_t cap = whole || c->s->cfg->queued_max_request_bytes > 0 ? r->len
+                                                                       : (r->len < FILL_FIRST_CAP ? r->len : FILL_FIRST_CAP);
         if (cap < have) cap = have;
         r->frame = xmalloc(cap ? cap : 1);
         size_t take = whole ? r->len : have;
@@ -452,6 +532,11 @@ static size_t answer_bytes(const req *r) {
 
 void net_pump(conn *c) {
     if (c->closing || c->s->fatal_exit) return;
+    if (c->pool_retry) { /* woken by net_pool_release: the frame that waited may start now */
+        c->pool_retry = false;
+        if (!take_frames(c)) return;
+        track_frame_start(c);
+    }
     size_t limit = (size_t)c->s->cfg->socket_response_queue_max_bytes;
     size_t answered = 0; /* bytes of answers made in this pump, not yet handed to the socket */
     while (c->next_start && !c->close_after_flush) {
@@ -885,7 +970,7 @@ void net_sweep_idle(srv *s) {
     conn *c = s->conns;
     while (c) {
         conn *next = c->next;
-        if (!read_timed_out(c, now) && idle > 0 && !c->head && now - c->last_active_ms > idle)
+        if (!read_timed_out(c, now) && idle > 0 && !c->head && !c->pool_wait && now - c->last_active_ms > idle)
             net_close(c, "idle longer than connections.max.idle.ms");
         c = next;
     }

@@ -35,6 +35,9 @@ struct conn {
     uint8_t *rbuf;
     size_t rlen, rcap;
     req *filling;             /* a large frame read straight into its own buffer (net.c) */
+    bool pool_wait;           /* queued.max.request.bytes: not read until the pool has room (net.c) */
+    bool pool_retry;          /* the pool has room again: cut frames from rbuf at the next pump */
+    conn *pool_next;          /* srv.req_pool[listener].waiters */
     size_t fill_have, fill_cap;
     req *head, *tail;         /* requests in arrival order, answered from the head */
     req *next_start;          /* first request not yet started */
@@ -102,6 +105,8 @@ void net_log_open(conn *c);
 void net_log_scope(const conn *c);
 /* A quota throttle (req_throttle): read and start nothing more of c for ms. */
 void net_mute(conn *c, int32_t ms);
+/* req_free's: r's pooled bytes go back to its listener's queued.max.request.bytes, waking who waits. */
+void net_pool_release(req *r);
 #define PROBE_CLIENT_ID "mskmock-probe"
 const char *conn_client_id(const conn *c);
 /* "host:port" of the peer of a TCP handle, for log lines ("?" when unknown). */

@@ -38,6 +38,7 @@ void req_adopt(req *r, void *p) {
 }
 
 void req_free(req *r) {
+    if (r->pooled) net_pool_release(r);
     for (int i = 0; i < r->nadopted; i++) free(r->adopted[i]);
     free(r->adopted);
     kp_arena_free(&r->arena);

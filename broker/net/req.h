@@ -35,6 +35,7 @@ struct req {
     req *next;
     uint8_t *frame;          /* the request without its size prefix; owned */
     size_t len;
+    size_t pooled;           /* of len, counted in its listener's queued.max.request.bytes (net.c) */
     kp_req_header hdr;
     const kp_msg *msg;
     void *body;              /* decoded request */
@@ -115,7 +116,7 @@ void req_cancel_park(srv *s, req *r);
 /* Answer a parked request; the connection then resumes. */
 void req_unpark_respond(srv *s, req *r, const void *resp);
 void req_silent(req *r);
-void req_free(req *r);
+void req_free(req *r); /* its pooled bytes go back to queued.max.request.bytes (net_pool_release) */
 void *req_alloc(req *r, size_t n);
 /* Take ownership of a malloc'd buffer (e.g. fetched records) so it lives as long as the request. */
 void req_adopt(req *r, void *p);
