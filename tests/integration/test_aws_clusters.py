@@ -178,6 +178,16 @@ def test_create_serverless_then_iam_on_it_and_refused_on_the_other(broker):
     delete(broker, arn)
 
 
+def read_ready(path, timeout=10):
+    """The ready file, once written: the harness knows the broker started from its first listener
+    accepting, which the kernel does before the ready file is written."""
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < deadline, "no ready file at %s" % path
+        time.sleep(0.05)
+    return json.loads(path.read_text())
+
+
 def test_ready_file_lists_the_created_clusters(tmp_path):
     """The ready file names the clusters that serve, written again at each CreateClusterV2 and
     DeleteCluster, with the bootstrap lists GetBootstrapBrokers gives, and again at start."""
@@ -186,7 +196,7 @@ def test_ready_file_lists_the_created_clusters(tmp_path):
     b = AwsBroker(ids, broker_count=1, config={"aws.cluster.transition.ms": 0, "ready.file": str(ready)})
     b.start()
     try:
-        assert json.loads(ready.read_text())["clusters"] == []
+        assert read_ready(ready)["clusters"] == []
         k = kafka(b)
         arn = k.create_cluster_v2(ClusterName="listed", Provisioned=PROVISIONED)["ClusterArn"]
         bb = k.get_bootstrap_brokers(ClusterArn=arn)
@@ -194,7 +204,7 @@ def test_ready_file_lists_the_created_clusters(tmp_path):
                  "bootstrap": {"plaintext": bb["BootstrapBrokerString"], "iam": bb["BootstrapBrokerStringSaslIam"]}}]
         assert json.loads(ready.read_text())["clusters"] == want
         b.restart()
-        doc = json.loads(ready.read_text())
+        doc = read_ready(ready)
         assert [c["arn"] for c in doc["clusters"]] == [arn], doc
         kafka(b).delete_cluster(ClusterArn=arn)
         assert json.loads(ready.read_text())["clusters"] == []
