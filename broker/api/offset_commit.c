@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "checked.h"
 #include "clock.h"
 #include "group/group.h"
 #include "txn/txn.h"
@@ -24,7 +25,14 @@ void api_offset_commit(srv *s, req *r) {
     group *g = NULL;
     int16_t top = api_authz(s, r, IAM_RES_GROUP, q->group_id);
     if (!top) top = grp_commit_check(s, r, q->group_id, generation, q->member_id, q->group_instance_id, &g);
-    int64_t expire = ver >= 2 && ver <= 4 && q->retention_time_ms >= 0 ? clk_now_ms() + q->retention_time_ms : -1;
+    /*
+     * Kafka computes currentTimeMs + retentionTimeMs in Java (expireTimestampMs of
+     * OffsetMetadataManager, GroupCoordinatorAdapter.commitOffsets in 3.x), where INT64_MAX
+     * wraps to a past time and the commit expires at the next sweep; in C it is undefined
+     * behaviour. We saturate: the client asked to keep the offset as long as it can be kept.
+     */
+    int64_t expire =
+        ver >= 2 && ver <= 4 && q->retention_time_ms >= 0 ? sat_add_i64(clk_now_ms(), q->retention_time_ms) : -1;
     REQ_ARR(r, resp->topics, q->topics.n);
     for (int32_t i = 0; i < q->topics.n; i++) {
         kp_offset_commit_request_topic *qt = &q->topics.v[i];

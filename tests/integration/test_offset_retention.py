@@ -66,3 +66,15 @@ def test_default_retention_keeps_offsets(broker, topic):
     time.sleep(0.5)  # several expiry sweeps (every 100 ms) pass
     assert fetch_v1(s, "kept-group", "ret-offsets", 0) == (7, "m", 0)
     s.close()
+
+
+def test_int64_max_retention_time_keeps_the_commit(broker, topic):
+    """Issue 35: retention_time_ms = INT64_MAX overflowed now + retention (undefined behaviour; the
+    sanitized broker stopped). It saturates: the commit is kept, as with a long retention."""
+    port = kw.coordinator_port(broker.port, "max-ret-group")
+    s = kw.connect(port)
+    assert commit_v2(s, "max-ret-group", "ret-offsets", 0, 11, (1 << 63) - 1) == 0
+    time.sleep(0.5)  # several expiry sweeps (every 100 ms) pass
+    assert fetch_v1(s, "max-ret-group", "ret-offsets", 0) == (11, "m", 0)
+    s.close()
+    broker.assert_alive()
