@@ -12,6 +12,7 @@
  * TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
  */
 #include "api.h"
+#include "checked.h"
 #include "txn/txn.h"
 
 void api_init_producer_id(srv *s, req *r) {
@@ -31,9 +32,11 @@ void api_init_producer_id(srv *s, req *r) {
     } else if (q->producer_id >= 0 && q->producer_epoch >= 0 && q->producer_epoch < INT16_MAX - 1) {
         resp->producer_id = q->producer_id;
         resp->producer_epoch = (int16_t)(q->producer_epoch + 1);
-        if (q->producer_id >= s->next_producer_id) s->next_producer_id = q->producer_id + 1;
+        if (q->producer_id >= s->next_producer_id) s->next_producer_id = sat_add_i64(q->producer_id, 1);
+    } else if ((resp->producer_id = txn_next_producer_id(s)) < 0) {
+        resp->error_code = KERR_UNKNOWN_SERVER_ERROR;
+        req_log_refusal(r, resp->error_code, "no producer id left to give");
     } else {
-        resp->producer_id = txn_next_producer_id(s);
         resp->producer_epoch = 0;
     }
     /* the id's new epoch (or the next producer id block) is stored before the producer may use it */

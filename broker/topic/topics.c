@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checked.h"
 #include "clock.h"
 #include "group/group.h"
 #include "ids.h"
@@ -360,7 +361,7 @@ static void record_producer(srv *s, int64_t topic_id, int32_t index, const stor_
         topic_producer_record(ps, m->producer_epoch, m->base_sequence, m->last_sequence, m->base_offset, m->last_offset,
                               m->max_timestamp);
     }
-    if (m->producer_id >= s->next_producer_id) s->next_producer_id = m->producer_id + 1;
+    if (m->producer_id >= s->next_producer_id) s->next_producer_id = sat_add_i64(m->producer_id, 1);
 }
 
 static void load_producer(void *ctx, int64_t topic_id, int32_t index, const stor_batch_meta *m) {

@@ -138,8 +138,16 @@ static void setting_put_int(srv *s, const char *key, int64_t v) {
     if (stor_setting_put(s->st, key, buf) != 0) txn_storage_failed(s, "storing a setting", key);
 }
 
+bool txn_producer_ids_exhausted(const srv *s) { return s->next_producer_id > INT64_MAX - PID_BLOCK; }
+
 int64_t txn_next_producer_id(srv *s) {
     txn_coord *c = s->txn;
+    if (txn_producer_ids_exhausted(s)) {
+        log_error("producer ids are exhausted: the next would be %lld, past the last block that fits below "
+                  "INT64_MAX (a client used producer ids that large); InitProducerId gets UNKNOWN_SERVER_ERROR",
+                  (long long)s->next_producer_id);
+        return -1;
+    }
     if (s->next_producer_id >= c->pid_block_end) {
         c->pid_block_end = s->next_producer_id + PID_BLOCK;
         setting_put_int(s, "producer.id.block.end", c->pid_block_end);

@@ -89,7 +89,10 @@ int16_t txn_check_coordinator(srv *s, req *r, kp_str id);
 
 /*
  * A producer id no producer had, from a block stored ahead (producer.id.block.end), so a
- * restart never hands out one again even if nothing was written with it.
+ * restart never hands out one again even if nothing was written with it. -1 once the ids are
+ * exhausted: clients choose the producer ids in their batches and in InitProducerId, and the
+ * next id follows the largest seen, so one client can bring it near INT64_MAX. Kafka answers
+ * UNKNOWN_SERVER_ERROR then ("Exhausted all producerIds", ProducerIdControlManager).
  */
 int64_t txn_next_producer_id(srv *s);
 

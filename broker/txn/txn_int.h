@@ -20,6 +20,8 @@ struct txn_coord {
 };
 
 txn *txn_new(srv *s, const char *id, size_t len);
+/* No producer id is left to give (txn_next_producer_id would answer -1). */
+bool txn_producer_ids_exhausted(const srv *s);
 void txn_part_add(txn *t, int64_t topic_id, int32_t partition);
 void txn_group_add(txn *t, const char *group_id);
 /* The pending offset of (group, topic, partition), created empty if there is none. */

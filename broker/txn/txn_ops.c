@@ -119,6 +119,12 @@ static void start_new_epoch(srv *s, txn *t, bool expected, int32_t timeout_ms) {
     txn_store(s, t);
 }
 
+/* Kafka's answer once producer ids are exhausted (ProducerIdControlManager): UNKNOWN_SERVER_ERROR */
+static int16_t no_producer_id(req *r, kp_str id) {
+    req_log_refusal(r, KERR_UNKNOWN_SERVER_ERROR, "transactional id %.*s: no producer id left to give", id.len, id.p);
+    return KERR_UNKNOWN_SERVER_ERROR;
+}
+
 int16_t txn_init_producer_id(srv *s, req *r, kp_str id, int32_t timeout_ms, int64_t expected_pid,
                              int16_t expected_epoch, int64_t *pid, int16_t *epoch) {
     *pid = -1;
@@ -130,13 +136,16 @@ int16_t txn_init_producer_id(srv *s, req *r, kp_str id, int32_t timeout_ms, int6
     if (code) return code;
     txn *t = txn_find(s, id.p, (size_t)id.len);
     if (!t) {
+        int64_t pid0 = txn_next_producer_id(s);
+        if (pid0 < 0) return no_producer_id(r, id);
         t = txn_new(s, id.p, (size_t)id.len);
-        t->producer_id = txn_next_producer_id(s);
+        t->producer_id = pid0;
         t->timeout_ms = timeout_ms;
     }
     bool retry;
     code = init_transit_check(s, r, t, expected_pid, expected_epoch, &retry);
     if (code) return code;
+    if (!retry && t->epoch >= TXN_EPOCH_EXHAUSTED && txn_producer_ids_exhausted(s)) return no_producer_id(r, id);
     if (!retry) {
         start_new_epoch(s, t, expected_pid >= 0, timeout_ms);
         log_info("transactional id %s: producer id %lld epoch %d (transaction.timeout.ms=%d)", t->id,
