@@ -105,7 +105,7 @@ static void wr_record(kp_writer *w, const kp_record *rec, int32_t offset_delta, 
         kp_writer *o = pass ? w : &body;
         if (pass) kp_wr_varint(w, (int32_t)body.len);
         kp_wr_i8(o, rec->attributes);
-        kp_wr_varlong(o, rec->timestamp_delta + ts_shift);
+        kp_wr_varlong(o, kp_ts_add(rec->timestamp_delta, ts_shift));
         kp_wr_varint(o, offset_delta);
         wr_field(o, rec->key, rec->key_len);
         wr_field(o, rec->value, rec->value_len);
@@ -130,9 +130,9 @@ int kp_batch_rebuild(const kp_batch *orig, int codec, const kp_record *recs, int
         base_ts = delete_horizon;
         attrs |= KP_ATTR_DELETE_HORIZON;
     } else if (orig->attributes & KP_ATTR_DELETE_HORIZON) {
-        base_ts = n > 0 ? orig->base_timestamp + recs[0].timestamp_delta : orig->max_timestamp;
+        base_ts = n > 0 ? kp_ts_add(orig->base_timestamp, recs[0].timestamp_delta) : orig->max_timestamp;
     }
-    int64_t shift = orig->base_timestamp - base_ts;
+    int64_t shift = kp_ts_sub(orig->base_timestamp, base_ts);
     kp_writer w;
     kp_writer_init(&w, 256);
     int64_t max_delta = INT64_MIN;
@@ -166,7 +166,7 @@ int kp_batch_rebuild(const kp_batch *orig, int codec, const kp_record *recs, int
     kp_put_i64(b + OFF_BASE_TIMESTAMP, base_ts);
     if (renumber) kp_put_i32(b + OFF_LAST_OFFSET_DELTA, n > 0 ? n - 1 : 0);
     if (n > 0 && !(orig->attributes & KP_ATTR_LOG_APPEND_TIME))
-        kp_put_i64(b + OFF_MAX_TIMESTAMP, orig->base_timestamp + max_delta);
+        kp_put_i64(b + OFF_MAX_TIMESTAMP, kp_ts_add(orig->base_timestamp, max_delta));
     kp_put_i32(b + OFF_RECORDS_COUNT, n);
     kp_put_i32(b + OFF_CRC, (int32_t)kp_crc32c(0, b + OFF_ATTRIBUTES, total - OFF_ATTRIBUTES));
     *out = b;

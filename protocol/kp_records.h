@@ -14,6 +14,16 @@
 
 #include "kp_batch.h"
 
+/*
+ * Timestamp arithmetic as Kafka's: a record's timestamp is its batch's base timestamp plus its
+ * delta (DefaultRecord in DefaultRecordBatch), both chosen by the producer, computed in Java
+ * longs, which wrap. So do these, without C's undefined signed overflow: a batch whose sum
+ * overflows reads here as it reads in Kafka, and rewriting a batch (a new base, the deltas
+ * shifted) keeps every record's timestamp.
+ */
+static inline int64_t kp_ts_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static inline int64_t kp_ts_sub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
+
 /* One record, pointing into the records section it was read from. */
 typedef struct kp_record {
     int8_t attributes;

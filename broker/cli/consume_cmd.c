@@ -105,7 +105,7 @@ static int print_records(consumer *k, cpart *p, const uint8_t *buf, size_t len) 
                              .partition = p->index,
                              .offset = off,
                              .timestamp = b.attributes & KP_ATTR_LOG_APPEND_TIME ? b.max_timestamp
-                                                                                 : b.base_timestamp + rec.timestamp_delta,
+                                                                                 : kp_ts_add(b.base_timestamp, rec.timestamp_delta),
                              .key = rec.key,
                              .key_len = rec.key_len,
                              .value = rec.value,

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <uv.h>
 
+#include "checked.h"
 #include "clock.h"
 #include "kp.h"
 #include "kp_mem.h"
@@ -257,7 +258,8 @@ static bool rewrite_batch(topic_cleaner *c, const stor_batch_meta *m, const kp_b
         pending p = {.base = m->base_offset, .producer_id = b->producer_id, .count = n, .max_ts = m->max_timestamp,
                      .keep_empty = m->base_offset == c->last_base};
         if (n > 0 || b->producer_id >= 0 || p.keep_empty) {
-            int64_t horizon = tombstones ? (has_horizon ? b->base_timestamp : c->now_ms + c->delete_retention_ms) : -1;
+            int64_t horizon =
+                tombstones ? (has_horizon ? b->base_timestamp : sat_add_i64(c->now_ms, c->delete_retention_ms)) : -1;
             if (kp_batch_rebuild(b, kp_batch_codec(b), keep, n, false, horizon, &p.data, &p.len, &c->failed) != 0)
                 ok = false;
             else if (n > 0 && !(b->attributes & KP_ATTR_LOG_APPEND_TIME))

@@ -51,7 +51,7 @@ static bool scan_batch(void *ctx, const stor_batch_meta *m, const void *data, si
     int rc;
     while ((rc = kp_records_next(&it, &rec, &sc->why)) == 1) {
         int64_t offset = b.base_offset + rec.offset_delta;
-        int64_t ts = append_time ? b.max_timestamp : b.base_timestamp + rec.timestamp_delta;
+        int64_t ts = append_time ? b.max_timestamp : kp_ts_add(b.base_timestamp, rec.timestamp_delta);
         if (ts >= sc->target && offset >= sc->log_start) {
             sc->offset = offset;
             sc->timestamp = ts;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checked.h"
 #include "clock.h"
 #include "kp_errors.h"
 #include "kp_mem.h"
@@ -17,8 +18,6 @@
 #include "srv.h"
 #include "topic.h"
 
-/* now + ms without overflowing: the window's bounds for the refusal message */
-static int64_t sat_add(int64_t now, int64_t ms) { return ms > INT64_MAX - now ? INT64_MAX : now + ms; }
 
 static bool needs_pass(const topic *t, const kp_batch *b) {
     bool window = !t->log_append_time && (t->ts_before_ms != INT64_MAX || t->ts_after_ms != INT64_MAX);
@@ -58,15 +57,15 @@ int16_t topic_check_records(srv *s, partition *p, const kp_batch *b, topic_check
             errors++;
             continue;
         }
-        int64_t ts = b->base_timestamp + rec.timestamp_delta;
+        int64_t ts = kp_ts_add(b->base_timestamp, rec.timestamp_delta);
         if (t->log_append_time || ts == -1) continue; /* -1: NO_TIMESTAMP, which Kafka lets through */
-        int64_t diff = now - ts;
+        int64_t diff = sat_sub_i64(now, ts); /* any ts: a far past one is as far out of the window */
         if (diff > t->ts_before_ms || (diff < 0 && -diff > t->ts_after_ms)) {
             snprintf(msg, sizeof msg,
                      "Timestamp %lld of message with offset %d is out of range. The timestamp should be within "
                      "[%lld, %lld]",
                      (long long)ts, rec.offset_delta, (long long)(now - t->ts_before_ms),
-                     (long long)sat_add(now, t->ts_after_ms));
+                     (long long)sat_add_i64(now, t->ts_after_ms));
             fn(ctx, index, msg);
             errors++;
             bad_time = true;

@@ -209,6 +209,26 @@ static void test_tombstone_goes_after_delete_retention(void **state) {
     done(h);
 }
 
+/* Issue 35: delete.retention.ms = INT64_MAX overflowed now + retention for the tombstone's horizon. */
+static void test_int64_max_delete_retention_keeps_the_tombstone(void **state) {
+    (void)state;
+    static const char *const cfg[] = {"log.cleaner.delete.retention.ms", "9223372036854775807", NULL};
+    harness *h = cleaner_harness(cfg);
+    topic *t = make_topic(h, "c", "cleanup.policy", "compact");
+    const char *keys[] = {"k1", "k2"}, *vals[] = {"v1", "v2"}, *tomb[] = {NULL};
+    produce_ok(h, "c", batch(h, -1, -1, 2, keys, vals, NULL, KP_CODEC_NONE));
+    produce_ok(h, "c", batch(h, -1, -1, 1, keys, tomb, NULL, KP_CODEC_NONE));
+    assert_int_equal(topic_cleaner_run_now(&h->s, 10, false), 1);
+    stored *st = read_log(h, t);
+    assert_int_equal(st->n, 2);
+    assert_true(st->null_value[1]);
+    clk_advance(86400000LL * 365);
+    topic_cleaner_run_now(&h->s, 10, false);
+    st = read_log(h, t);
+    assert_int_equal(st->n, 2); /* the horizon saturated: the tombstone stays */
+    done(h);
+}
+
 /*
  * A consumer at the end of the log must reach the high watermark: the partition's last batch is
  * emptied at most, never removed, so the log's last offset stays held (Kafka's active segment).
@@ -321,6 +341,22 @@ static void test_timestamp_outside_the_window_is_invalid_timestamp(void **state)
     topic *la = make_topic(h, "la", "message.timestamp.type", "LogAppendTime");
     assert_int_equal(topic_set_config(&h->s, la, "message.timestamp.difference.max.ms", "1"), 0);
     produce_ok(h, "la", batch(h, -1, -1, 3, K10, v, late, KP_CODEC_NONE));
+    done(h);
+}
+
+/*
+ * Issue 35: base timestamp + delta past INT64_MAX (both the producer's) was a signed overflow in
+ * the record pass. It wraps as in Kafka's Java (DefaultRecord), and the window refuses it.
+ */
+static void test_record_timestamp_past_int64_max_is_invalid_timestamp(void **state) {
+    (void)state;
+    harness *h = cleaner_harness(NULL);
+    topic *t = make_topic(h, "w", "message.timestamp.before.max.ms", "60000");
+    const char *v[] = {"a"};
+    int64_t far[] = {INT64_MAX};
+    kp_produce_partition_produce_response *pr = produce(h, "w", batch(h, -1, -1, 1, K10, v, far, KP_CODEC_NONE));
+    assert_int_equal(pr->error_code, 32);
+    assert_int_equal(t->parts[0].end, 0);
     done(h);
 }
 
@@ -444,11 +480,13 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_compaction_keeps_the_newest_record_of_each_key_at_its_offset, h_teardown),
         cmocka_unit_test_teardown(test_tombstone_goes_after_delete_retention, h_teardown),
+        cmocka_unit_test_teardown(test_int64_max_delete_retention_keeps_the_tombstone, h_teardown),
         cmocka_unit_test_teardown(test_last_batch_is_emptied_not_removed, h_teardown),
         cmocka_unit_test_teardown(test_producer_newest_batch_stays_empty, h_teardown),
         cmocka_unit_test_teardown(test_compact_only_topic_is_not_emptied_by_retention, h_teardown),
         cmocka_unit_test_teardown(test_null_key_refused_on_a_compacted_topic, h_teardown),
         cmocka_unit_test_teardown(test_timestamp_outside_the_window_is_invalid_timestamp, h_teardown),
+        cmocka_unit_test_teardown(test_record_timestamp_past_int64_max_is_invalid_timestamp, h_teardown),
         cmocka_unit_test_teardown(test_compression_type_rebuilds_the_batch_in_its_codec, h_teardown),
         cmocka_unit_test_teardown(test_zstd_needs_fetch_v10, h_teardown),
         cmocka_unit_test_teardown(test_after_fail_stop_nothing_is_committed_or_answered, h_teardown),
