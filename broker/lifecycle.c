@@ -144,6 +144,7 @@ static int open_storage(srv *s, char *err, size_t errlen) {
         s->st = NULL;
         return -1;
     }
+    stor_reserve_keep(s->st); /* room for deleting a topic on a full disk (storage/stor_reserve.c) */
     s->storage_check_ms = clk_mono_ms() - t0;
     s->storage_check_partial = rc == 1 && s->cfg->storage_startup_check_ms > 0;
     return 0;

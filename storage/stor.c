@@ -366,6 +366,7 @@ void stor_close(stor *s) {
     stor_seg_close(s);
     for (int i = 0; i < STOR_STMT_COUNT; i++) sqlite3_finalize(s->stmt[i]);
     sqlite3_close_v2(s->db);
+    free(s->reserve_path);
     free(s);
 }
 

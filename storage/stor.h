@@ -133,6 +133,15 @@ typedef struct stor_topic {
 int stor_topic_create(stor *s, stor_topic *t);
 /* Removes the topic with its partitions, configs and batches; -1 if there is no such topic. */
 int stor_topic_delete(stor *s, int64_t topic_id);
+
+/*
+ * The reserve (stor_reserve.c): room set aside on the database's disk so that a topic can be
+ * deleted when the disk is full. keep: allocates it if it is missing, true when it is there;
+ * release: frees it, true when there was one to free.
+ */
+#define STOR_RESERVE_BYTES (8 << 20)
+bool stor_reserve_keep(stor *s);
+bool stor_reserve_release(stor *s);
 /* Adds partitions [old count, new_count); new_count must exceed the old count. */
 int stor_topic_add_partitions(stor *s, int64_t topic_id, int32_t new_count);
 /* value NULL deletes the override. */

@@ -156,6 +156,7 @@ struct stor {
     unsigned txn_kinds; /* STOR_TXN_* of the writes in the open transaction */
     uint64_t commit_seq;
     stor_segs segs;
+    char *reserve_path; /* stor_reserve.c: <db>-reserve, NULL until first asked (and for :memory:) */
     char err[512];
 };
 

@@ -244,10 +244,35 @@ void topic_free(topic *t) {
     free(t);
 }
 
+/*
+ * The delete in a commit of its own, so that a failure rolls back storage while memory still
+ * holds the topic: the request is refused, and the broker goes on (a failed commit of topic
+ * state stops it otherwise). On a full disk the commit has no room for its WAL pages: the
+ * reserve (storage/stor_reserve.c) is freed and the delete tried once more, which frees the
+ * topic's segments, and the reserve is taken again from them.
+ */
+static int delete_stored(srv *s, topic *t) {
+    if (stor_topic_delete(s->st, t->id) == 0 && stor_commit(s->st) == 0) return 0;
+    stor_commit(s->st); /* after a failed statement: rolls back, or commits the nothing left */
+    return -1;
+}
+
 int topic_delete(srv *s, topic *t) {
     /* the dirty list points into the partition array: settle it first */
     topic_commit_now(s);
-    if (stor_topic_delete(s->st, t->id) != 0) return -1;
+    if (s->fatal_exit) return -1;
+    if (delete_stored(s, t) != 0) {
+        char err[512];
+        snprintf(err, sizeof err, "%s", stor_errmsg(s->st));
+        if (!stor_reserve_release(s->st)) return -1;
+        log_info("topic %s: deleting it failed (%s); freed the storage reserve (%d MiB) to delete it", t->name, err,
+                 STOR_RESERVE_BYTES >> 20);
+        int rc = delete_stored(s, t);
+        stor_reserve_keep(s->st);
+        if (rc != 0) return -1;
+    } else {
+        stor_reserve_keep(s->st); /* a reserve missing since a full disk: its room may be back */
+    }
     for (topic **pp = &s->topics; *pp; pp = &(*pp)->next)
         if (*pp == t) {
             *pp = t->next;

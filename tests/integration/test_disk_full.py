@@ -11,6 +11,8 @@ passes integrity_check.
                                                  goes on; an OffsetCommit whose commit fails gets
                                                  NOT_COORDINATOR and its offsets are not served;
                                                  writes resume once a file is deleted
+  test_delete_topics_on_a_full_disk_without_reserve   no reserve and the disk 100 % full:
+                                                 DeleteTopics works (issue 35: it exited 3)
 
 Regression tests for issue 11: before, the first failed commit stopped the broker (exit 3) and
 every restart crashed again on the next write.
@@ -220,3 +222,68 @@ def test_failed_commit_is_survived(small_fs):
         w.close()
         b.stop(check=False)
         b.cleanup()
+
+
+def fill_to_the_last_byte(small_fs):
+    """Someone else's file takes every byte left: the disk is 100 % full."""
+    with open(small_fs / "last-bytes", "wb", buffering=0) as f:
+        for size in (1 << 20, 4096, 1):
+            try:
+                while True:
+                    f.write(b"\0" * size)
+            except OSError:
+                pass
+    assert os.statvfs(small_fs).f_bavail == 0
+
+
+def produce_small_batches(b, topic, count):
+    """count one-record batches, pipelined on one connection (acks=1): many index rows, few bytes."""
+    with kw.connect(b.port, timeout=60) as s:
+        for start in range(0, count, 1000):
+            n = min(1000, count - start)
+            s.sendall(b"".join(kw.produce_request(kw.PRODUCE_V, start + i, "it", topic, (start + i) % 3,
+                                                  kw.record_batch([(b"k", b"v%d" % (start + i), ())]), acks=1)
+                               for i in range(n)))
+            for _ in range(n):
+                _, body = kw.recv_frame(s)
+                assert kw.parse_produce(kw.PRODUCE_V, body)[0]["partitions"][0]["error"] == 0
+
+
+def test_delete_topics_on_a_full_disk_without_reserve(small_fs):
+    """Issue 35: with storage.min.free.bytes=0 and the disk 100 % full, DeleteTopics stopped the
+    broker (exit 3): the delete's pages had no room in the WAL (a fresh one after a restart), so
+    its commit failed. Deleting must always be possible: the storage reserve gives that room."""
+    b = start(small_fs, {"storage.min.free.bytes": 0})
+    try:
+        create(b, "doomed")
+        create(b, "keep")
+        produce_small_batches(b, "doomed", 30000)
+        b.stop(check=True)  # the WAL goes with the last connection: the delete will need new room
+        b.start()
+        fill_to_the_last_byte(small_fs)
+        since = b.log_size()
+        delete_topic(b, "doomed")
+        assert b.wait_for_log(r"deleted topic doomed", since=since), b.log_tail()
+        line = b.wait_for_log(r"topic doomed: deleting it failed .*freed the storage reserve", since=since)
+        assert line, b.log_tail()
+        print("broker: " + line)
+        b.assert_alive()
+        assert os.statvfs(small_fs).f_bavail > 0  # its segments went
+        (small_fs / "last-bytes").unlink()
+        w = Writer(b)
+        for i in range(5):
+            assert w.produce("keep", i) == 0, "produce after the delete %d" % i
+        w.close()
+        b.stop(check=True)
+        assert integrity(b) == "ok"
+        b.start()
+        assert check_acked(b, w, "keep") == 5
+        assert not [t for t in kw_topics(b) if t == "doomed"]  # and it stays deleted
+    finally:
+        b.stop(check=False)
+        b.cleanup()
+
+
+def kw_topics(b):
+    from confluent_kafka.admin import AdminClient
+    return list(AdminClient({"bootstrap.servers": b.bootstrap}).list_topics(timeout=10).topics)
