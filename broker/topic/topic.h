@@ -99,7 +99,10 @@ typedef struct topic {
 
 /* ---- the registry (topics.c) ---- */
 topic *topic_find(srv *s, const char *name, size_t len);
-/* 0 if `more` partitions fit under max.partitions, else POLICY_VIOLATION with the message in why. */
+/*
+ * 0 if `more` partitions fit under max.partitions and in one operation (at most 10000, as
+ * KRaft), else POLICY_VIOLATION with the message in why.
+ */
 int16_t topic_partition_room(srv *s, int64_t more, char *why, size_t n);
 topic *topic_find_uuid(srv *s, const uint8_t uuid[16]);
 /* By storage row id (what the transaction coordinator keeps, as partitions move in memory). */

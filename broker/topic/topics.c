@@ -19,9 +19,25 @@ topic *topic_find(srv *s, const char *name, size_t len) {
     return NULL;
 }
 
+/*
+ * KRaft's controller writes the records of one operation in one batch of at most 10000
+ * (QuorumController.MAX_RECORDS_PER_USER_OP): one per new partition, plus the topic's record
+ * and one per config for a creation. Past that it answers POLICY_VIOLATION
+ * (EventHandlerExceptionInfo, BoundedListTooLongException). Without it, max.partitions=0 let
+ * one CreateTopics of 2^31-1 partitions hold the loop for good, creating them.
+ */
+#define MAX_RECORDS_PER_OP 10000
+
+static int16_t too_many_records(int64_t records, char *why, size_t n) {
+    if (records <= MAX_RECORDS_PER_OP) return 0;
+    snprintf(why, n, "Unable to perform excessively large batch operation.");
+    return KERR_POLICY_VIOLATION;
+}
+
 int16_t topic_partition_room(srv *s, int64_t more, char *why, size_t n) {
     int64_t cap = s->cfg->max_partitions, have = 0;
-    if (cap <= 0) return 0;
+    int16_t code = too_many_records(more, why, n);
+    if (code || cap <= 0) return code;
     for (topic *t = s->topics; t; t = t->next) have += t->nparts;
     if (have + more <= cap) return 0;
     /* MSK's code is not public; POLICY_VIOLATION is what Kafka's create-topic policies answer */
@@ -186,7 +202,8 @@ int16_t topic_check_new_shape(srv *s, int32_t *nparts, int16_t *rf, const topic_
                  "reached because only %d broker(s) are registered.", *rf, *rf, s->nnodes);
         return KERR_INVALID_REPLICATION_FACTOR;
     }
-    int16_t code = topic_partition_room(s, *nparts, why, n);
+    int16_t code = too_many_records((int64_t)*nparts + 1 + nov, why, n);
+    if (!code) code = topic_partition_room(s, *nparts, why, n);
     for (int i = 0; !code && i < nov; i++) code = tcfg_check(s, ov[i].key, ov[i].value, true, why, n);
     return code;
 }
