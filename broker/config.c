@@ -204,7 +204,7 @@ static const key_def keys[] = {
       "55 MB per request); the first batch is returned even if larger"),
     K("max.partitions", T_INT, max_partitions, "2400", "0", "0", 0, INT32_MAX, NULL,
       "partitions the cluster may hold (MSK Serverless: 2,400); CreateTopics and CreatePartitions past it get "
-      "POLICY_VIOLATION; 0: no limit"),
+      "POLICY_VIOLATION; 0: no limit (one operation still makes at most 10,000, as Kafka's controller does)"),
     K("max.connections", T_INT, max_connections, "3000", "0", "0", 0, INT32_MAX, NULL,
       "client connections the broker holds at once (MSK Serverless: 3,000); past it new connections wait in the "
       "listen backlog until one closes, as Kafka's acceptor does; 0: no limit"),
