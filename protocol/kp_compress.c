@@ -20,7 +20,7 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
-#define TOO_LONG "decompressed data exceeds the size limit"
+static const char TOO_LONG[] = "decompressed data exceeds the size limit";
 
 /* snappy-java's stream header: magic, version 1, minimum compatible version 1 */
 static const uint8_t xerial_magic[8] = {0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0};
@@ -252,11 +252,9 @@ static int copy_out(const uint8_t *in, size_t in_len, uint8_t **out, size_t *out
     return 0;
 }
 
-int kp_decompress(int codec, const uint8_t *in, size_t in_len, size_t max_out, uint8_t **out, size_t *out_len,
-                  const char **why) {
+static int decompress(int codec, const uint8_t *in, size_t in_len, size_t max_out, uint8_t **out, size_t *out_len,
+                      const char **why) {
     static const uint8_t nothing[1];
-    *out = NULL;
-    *out_len = 0;
     if (!in) {
         if (in_len) return fail(why, "no input");
         in = nothing; /* the libraries do pointer arithmetic on it */
@@ -277,6 +275,16 @@ int kp_decompress(int codec, const uint8_t *in, size_t in_len, size_t max_out, u
     *out = o.p;
     *out_len = o.len;
     return 0;
+}
+
+int kp_decompress(int codec, const uint8_t *in, size_t in_len, size_t max_out, uint8_t **out, size_t *out_len,
+                  const char **why) {
+    const char *w = NULL;
+    *out = NULL;
+    *out_len = 0;
+    if (decompress(codec, in, in_len, max_out, out, out_len, &w) == 0) return 0;
+    if (why) *why = w;
+    return w == TOO_LONG ? KP_TOO_LARGE : -1; /* the one place TOO_LONG is compared: it is this file's string */
 }
 
 static int gzip(const uint8_t *in, size_t in_len, uint8_t **out, size_t *out_len, const char **why) {

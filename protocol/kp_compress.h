@@ -11,11 +11,15 @@
 
 #include "kp_batch.h"
 
+/* What kp_decompress and kp_batch_records return for output that would exceed their limit. */
+#define KP_TOO_LARGE (-2)
+
 /*
  * Decompress a record batch's records section as Kafka's codecs write it. Returns 0 with *out
- * (malloc'd, caller frees; non-NULL even for 0 bytes) and *out_len, or -1 with *why (a static string) for
- * an unknown codec, corrupt or truncated input, or output that would exceed max_out bytes (a
- * decompression bomb is refused without allocating more than about max_out).
+ * (malloc'd, caller frees; non-NULL even for 0 bytes) and *out_len; -1 with *why (a static
+ * string) for an unknown codec or corrupt or truncated input; KP_TOO_LARGE with *why for output
+ * that would exceed max_out bytes (a decompression bomb is refused without allocating more than
+ * about max_out).
  */
 int kp_decompress(int codec, const uint8_t *in, size_t in_len, size_t max_out, uint8_t **out, size_t *out_len,
                   const char **why);

@@ -29,9 +29,21 @@ int kp_batch_records(const kp_batch *b, size_t max_out, const uint8_t **sec, siz
         *sec_len = n;
         return 0;
     }
+    /*
+     * The header's count against the bytes its records need, before anything is allocated or
+     * decompressed: each record takes at least KP_RECORD_MIN_SIZE bytes, so a few compressed
+     * bytes cannot claim millions of records. (A count the section then falls short of is the
+     * iterator's refusal, as it is for uncompressed records, read in place.)
+     */
+    size_t count = b->records_count > 0 ? (size_t)b->records_count : 0;
+    if (count > max_out / KP_RECORD_MIN_SIZE) {
+        if (why) *why = "the batch's record count needs more bytes than its records may decompress to";
+        return KP_TOO_LARGE;
+    }
     uint8_t *out;
     size_t out_len;
-    if (kp_decompress(kp_batch_codec(b), p, n, max_out, &out, &out_len, why) != 0) return -1;
+    int rc = kp_decompress(kp_batch_codec(b), p, n, max_out, &out, &out_len, why);
+    if (rc != 0) return rc;
     *owned = out;
     *sec = out;
     *sec_len = out_len;
@@ -118,34 +130,65 @@ static void wr_record(kp_writer *w, const kp_record *rec, int32_t offset_delta, 
 enum { OFF_BATCH_LENGTH = 8, OFF_CRC = 17, OFF_ATTRIBUTES = 21, OFF_LAST_OFFSET_DELTA = 23, OFF_BASE_TIMESTAMP = 27,
        OFF_MAX_TIMESTAMP = 35, OFF_RECORDS_COUNT = 57 };
 
-int kp_batch_rebuild(const kp_batch *orig, int codec, const kp_record *recs, int32_t n, bool renumber,
-                     int64_t delete_horizon, uint8_t **out, size_t *out_len, const char **why) {
-    if (orig->size < KP_BATCH_HEADER_SIZE) return fail(why, "batch shorter than its header");
-    if (n < 0 || codec < KP_CODEC_NONE || codec > KP_CODEC_ZSTD) return fail(why, "invalid rebuild arguments");
-    if (n == 0) codec = KP_CODEC_NONE;
+void kp_builder_begin(kp_batch_builder *bb, const kp_batch *orig, int codec, bool renumber, int64_t delete_horizon) {
+    memset(bb, 0, sizeof *bb);
+    bb->orig = orig;
+    bb->codec = codec;
+    bb->renumber = renumber;
+    bb->max_delta = INT64_MIN;
+    if (orig->size < KP_BATCH_HEADER_SIZE) bb->err = "batch shorter than its header";
+    else if (codec < KP_CODEC_NONE || codec > KP_CODEC_ZSTD) bb->err = "invalid rebuild arguments";
     /* records keep their timestamps: base + delta before and after, whatever the new base */
-    int16_t attrs = (int16_t)((orig->attributes & ~(KP_ATTR_CODEC_MASK | KP_ATTR_DELETE_HORIZON)) | codec);
-    int64_t base_ts = orig->base_timestamp;
     if (delete_horizon >= 0) {
-        base_ts = delete_horizon;
-        attrs |= KP_ATTR_DELETE_HORIZON;
-    } else if (orig->attributes & KP_ATTR_DELETE_HORIZON) {
-        base_ts = n > 0 ? kp_ts_add(orig->base_timestamp, recs[0].timestamp_delta) : orig->max_timestamp;
+        bb->base_ts = delete_horizon;
+        bb->horizon = true;
+        bb->based = true;
+    } else if (!(orig->attributes & KP_ATTR_DELETE_HORIZON)) {
+        bb->base_ts = orig->base_timestamp;
+        bb->based = true;
+    } /* else the first record's timestamp becomes the base (kp_builder_add), or orig's max with none */
+    bb->shift = kp_ts_sub(orig->base_timestamp, bb->base_ts);
+    kp_writer_init(&bb->w, 256);
+}
+
+void kp_builder_add(kp_batch_builder *bb, const kp_record *rec) {
+    if (bb->err) return;
+    if (!bb->based) {
+        bb->base_ts = kp_ts_add(bb->orig->base_timestamp, rec->timestamp_delta);
+        bb->shift = kp_ts_sub(bb->orig->base_timestamp, bb->base_ts);
+        bb->based = true;
     }
-    int64_t shift = kp_ts_sub(orig->base_timestamp, base_ts);
-    kp_writer w;
-    kp_writer_init(&w, 256);
-    int64_t max_delta = INT64_MIN;
-    for (int32_t i = 0; i < n; i++) {
-        wr_record(&w, &recs[i], renumber ? i : recs[i].offset_delta, shift);
-        if (recs[i].timestamp_delta > max_delta) max_delta = recs[i].timestamp_delta;
+    if (bb->n == INT32_MAX) {
+        bb->err = "too many records for one batch";
+        return;
     }
-    uint8_t *body = w.buf;
-    size_t body_len = w.len;
+    wr_record(&bb->w, rec, bb->renumber ? bb->n : rec->offset_delta, bb->shift);
+    if (rec->timestamp_delta > bb->max_delta) bb->max_delta = rec->timestamp_delta;
+    bb->n++;
+}
+
+size_t kp_builder_len(const kp_batch_builder *bb) { return bb->w.len; }
+
+void kp_builder_discard(kp_batch_builder *bb) { kp_writer_free(&bb->w); }
+
+int kp_builder_finish(kp_batch_builder *bb, uint8_t **out, size_t *out_len, const char **why) {
+    const kp_batch *orig = bb->orig;
+    if (bb->err) {
+        kp_builder_discard(bb);
+        return fail(why, bb->err);
+    }
+    int32_t n = bb->n;
+    int codec = n == 0 ? KP_CODEC_NONE : bb->codec;
+    int16_t attrs = (int16_t)((orig->attributes & ~(KP_ATTR_CODEC_MASK | KP_ATTR_DELETE_HORIZON)) | codec);
+    if (bb->horizon) attrs |= KP_ATTR_DELETE_HORIZON;
+    int64_t base_ts = bb->based ? bb->base_ts : orig->max_timestamp;
+    kp_writer *w = &bb->w;
+    uint8_t *body = w->buf;
+    size_t body_len = w->len;
     uint8_t *packed = NULL;
     if (codec != KP_CODEC_NONE) {
-        if (kp_compress(codec, w.buf, w.len, &packed, &body_len, why) != 0) {
-            kp_writer_free(&w);
+        if (kp_compress(codec, w->buf, w->len, &packed, &body_len, why) != 0) {
+            kp_builder_discard(bb);
             return -1;
         }
         body = packed;
@@ -153,23 +196,32 @@ int kp_batch_rebuild(const kp_batch *orig, int codec, const kp_record *recs, int
     size_t total = KP_BATCH_HEADER_SIZE + body_len;
     if (total - KP_BATCH_LOG_OVERHEAD > (size_t)INT32_MAX) {
         free(packed);
-        kp_writer_free(&w);
+        kp_builder_discard(bb);
         return fail(why, "rebuilt batch is too large");
     }
     uint8_t *b = xmalloc(total);
     memcpy(b, orig->data, KP_BATCH_HEADER_SIZE);
     memcpy(b + KP_BATCH_HEADER_SIZE, body, body_len);
     free(packed);
-    kp_writer_free(&w);
+    kp_builder_discard(bb);
     kp_put_i32(b + OFF_BATCH_LENGTH, (int32_t)(total - KP_BATCH_LOG_OVERHEAD));
     kp_put_i16(b + OFF_ATTRIBUTES, attrs);
     kp_put_i64(b + OFF_BASE_TIMESTAMP, base_ts);
-    if (renumber) kp_put_i32(b + OFF_LAST_OFFSET_DELTA, n > 0 ? n - 1 : 0);
+    if (bb->renumber) kp_put_i32(b + OFF_LAST_OFFSET_DELTA, n > 0 ? n - 1 : 0);
     if (n > 0 && !(orig->attributes & KP_ATTR_LOG_APPEND_TIME))
-        kp_put_i64(b + OFF_MAX_TIMESTAMP, kp_ts_add(orig->base_timestamp, max_delta));
+        kp_put_i64(b + OFF_MAX_TIMESTAMP, kp_ts_add(orig->base_timestamp, bb->max_delta));
     kp_put_i32(b + OFF_RECORDS_COUNT, n);
     kp_put_i32(b + OFF_CRC, (int32_t)kp_crc32c(0, b + OFF_ATTRIBUTES, total - OFF_ATTRIBUTES));
     *out = b;
     *out_len = total;
     return 0;
+}
+
+int kp_batch_rebuild(const kp_batch *orig, int codec, const kp_record *recs, int32_t n, bool renumber,
+                     int64_t delete_horizon, uint8_t **out, size_t *out_len, const char **why) {
+    if (n < 0) return fail(why, "invalid rebuild arguments");
+    kp_batch_builder bb;
+    kp_builder_begin(&bb, orig, codec, renumber, delete_horizon);
+    for (int32_t i = 0; i < n; i++) kp_builder_add(&bb, &recs[i]);
+    return kp_builder_finish(&bb, out, out_len, why);
 }

@@ -12,7 +12,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kp.h"
 #include "kp_batch.h"
+#include "kp_compress.h"
+
+/*
+ * The fewest bytes a record takes (Kafka's DefaultRecord): a one-byte length varint, then
+ * attributes, timestamp delta, offset delta, key length, value length and header count, one
+ * byte each at their smallest.
+ */
+#define KP_RECORD_MIN_SIZE 7
 
 /*
  * Timestamp arithmetic as Kafka's: a record's timestamp is its batch's base timestamp plus its
@@ -40,7 +49,9 @@ typedef struct kp_record {
 /*
  * The records section of b: b's own bytes when uncompressed, else decompressed into *owned
  * (free it; NULL when nothing was allocated). max_out bounds what decompression may produce.
- * 0, or -1 with *why (a corrupt or oversized compressed section).
+ * 0; -1 with *why for a corrupt compressed section; KP_TOO_LARGE with *why when the section
+ * would exceed max_out, or (checked before decompressing) when the header's record count could
+ * not fit in max_out.
  */
 int kp_batch_records(const kp_batch *b, size_t max_out, const uint8_t **sec, size_t *sec_len, uint8_t **owned,
                      const char **why);
@@ -74,5 +85,27 @@ int kp_records_next(kp_record_iter *it, kp_record *rec, const char **why);
  */
 int kp_batch_rebuild(const kp_batch *orig, int codec, const kp_record *recs, int32_t n, bool renumber,
                      int64_t delete_horizon, uint8_t **out, size_t *out_len, const char **why);
+
+/*
+ * kp_batch_rebuild one record at a time, for a caller that reads records as it writes them
+ * (the produce record pass) instead of holding them all: begin, add each record (its bytes are
+ * copied: the section it points into may go), then finish (the batch, as kp_batch_rebuild
+ * makes it) or discard. Memory is the records' bytes, not a struct per record.
+ */
+typedef struct kp_batch_builder {
+    const kp_batch *orig;
+    int codec;
+    bool renumber, horizon, based;
+    int64_t base_ts, shift, max_delta;
+    int32_t n;
+    const char *err;
+    kp_writer w;
+} kp_batch_builder;
+
+void kp_builder_begin(kp_batch_builder *bb, const kp_batch *orig, int codec, bool renumber, int64_t delete_horizon);
+void kp_builder_add(kp_batch_builder *bb, const kp_record *rec);
+size_t kp_builder_len(const kp_batch_builder *bb); /* the records' bytes so far, uncompressed */
+int kp_builder_finish(kp_batch_builder *bb, uint8_t **out, size_t *out_len, const char **why);
+void kp_builder_discard(kp_batch_builder *bb);
 
 #endif

@@ -248,6 +248,89 @@ static void test_corrupt_compressed_section(void **state) {
     assert_non_null(why);
 }
 
+/* Sets a batch's record count (and last offset delta, which must agree) and fixes its CRC. */
+static void set_count(uint8_t *buf, size_t n, int32_t count) {
+    kp_put_i32(buf + 23, count - 1);
+    kp_put_i32(buf + 57, count);
+    kp_put_i32(buf + 17, (int32_t)kp_crc32c(0, buf + 21, n - 21));
+}
+
+/*
+ * The header's record count is checked against the bytes records may take before anything is
+ * allocated: each record is at least KP_RECORD_MIN_SIZE bytes, so a compressed section claiming
+ * more records than max_out can hold is KP_TOO_LARGE without being decompressed; one that then
+ * holds fewer records than its count is the iterator's refusal.
+ */
+static void test_record_count_checked_first(void **state) {
+    (void)state;
+    kp_batch b;
+    parse(rdk_batch, sizeof rdk_batch, &b);
+    kp_record r[4];
+    uint8_t *owned, *z;
+    size_t zn;
+    const char *why = NULL;
+    int32_t cnt = read_all(&b, &owned, r, 4);
+    assert_int_equal(kp_batch_rebuild(&b, KP_CODEC_ZSTD, r, cnt, true, -1, &z, &zn, &why), 0);
+    kp_batch c;
+    const uint8_t *sec;
+    size_t len;
+    set_count(z, zn, 33554432); /* the 24 KB zstd bomb's claim: 224 MiB at least */
+    parse(z, zn, &c);
+    assert_int_equal(kp_batch_records(&c, 32 << 20, &sec, &len, &owned, &why), KP_TOO_LARGE); /* the default topic's limit */
+    assert_null(owned);
+    set_count(z, zn, 1000); /* fits the limit, not the decompressed bytes */
+    parse(z, zn, &c);
+    assert_int_equal(kp_batch_records(&c, 1 << 20, &sec, &len, &owned, &why), 0);
+    kp_record_iter it;
+    kp_records_begin(&it, sec, len, c.records_count);
+    while (kp_records_next(&it, &r[0], &why) == 1) {
+    }
+    assert_non_null(strstr(why, "fewer records"));
+    free(owned);
+    /* the decompressed size past max_out is KP_TOO_LARGE too, not corrupt */
+    set_count(z, zn, 2);
+    parse(z, zn, &c);
+    int rc = kp_batch_records(&c, 16, &sec, &len, &owned, &why);
+    if (rc != KP_TOO_LARGE) fail_msg("rc %d: %s", rc, why);
+    free(z);
+}
+
+/* The builder, fed one record at a time, makes the bytes kp_batch_rebuild makes from a list. */
+static void test_builder_matches_rebuild(void **state) {
+    (void)state;
+    kp_batch b;
+    parse(rdk_batch, sizeof rdk_batch, &b);
+    kp_record r[4];
+    uint8_t *owned;
+    int32_t cnt = read_all(&b, &owned, r, 4);
+    for (int codec = KP_CODEC_NONE; codec <= KP_CODEC_ZSTD; codec++) {
+        uint8_t *a, *c;
+        size_t an, cn;
+        const char *why = NULL;
+        assert_int_equal(kp_batch_rebuild(&b, codec, r, cnt, true, -1, &a, &an, &why), 0);
+        kp_batch_builder bb;
+        kp_builder_begin(&bb, &b, codec, true, -1);
+        for (int32_t i = 0; i < cnt; i++) kp_builder_add(&bb, &r[i]);
+        assert_true(kp_builder_len(&bb) > 0);
+        assert_int_equal(kp_builder_finish(&bb, &c, &cn, &why), 0);
+        assert_int_equal(an, cn);
+        assert_memory_equal(a, c, an);
+        free(a);
+        free(c);
+    }
+    kp_batch_builder bb;
+    kp_builder_begin(&bb, &b, 9, true, -1);
+    kp_builder_add(&bb, &r[0]);
+    uint8_t *x = NULL;
+    size_t xn;
+    const char *why = NULL;
+    assert_int_equal(kp_builder_finish(&bb, &x, &xn, &why), -1);
+    assert_null(x);
+    kp_builder_begin(&bb, &b, KP_CODEC_LZ4, true, -1);
+    kp_builder_add(&bb, &r[0]);
+    kp_builder_discard(&bb);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reads_librdkafka_records),
@@ -257,6 +340,8 @@ int main(void) {
         cmocka_unit_test(test_delete_horizon_keeps_record_timestamps),
         cmocka_unit_test(test_malformed_records),
         cmocka_unit_test(test_corrupt_compressed_section),
+        cmocka_unit_test(test_record_count_checked_first),
+        cmocka_unit_test(test_builder_matches_rebuild),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
