@@ -243,10 +243,20 @@ int16_t topic_append(srv *s, partition *p, uint8_t *batch, size_t size, const kp
 void topic_enforce_retention(srv *s);
 
 /*
- * What one produced batch may decompress to: Kafka sets no bound, but a broker that looks
- * inside batches must not let a few compressed bytes of a hostile client take its memory.
+ * What one batch may decompress to: Kafka sets no bound, but a broker that looks inside batches
+ * must not let a few compressed bytes of a hostile client take its memory and its loop.
+ * TOPIC_MAX_DECOMPRESSED bounds stored batches (the cleaner, time lookups); a produced batch
+ * gets topic_max_decompressed: TOPIC_DECOMPRESSED_FACTOR times the topic's max.message.bytes,
+ * at least TOPIC_MIN_DECOMPRESSED, at most TOPIC_MAX_DECOMPRESSED (1 MiB, the default, allows
+ * 32 MiB: a 32:1 ratio is beyond what record data compresses to with any of Kafka's codecs
+ * short of deliberately repetitive bytes).
  */
 #define TOPIC_MAX_DECOMPRESSED ((size_t)256 << 20)
+#define TOPIC_MIN_DECOMPRESSED ((size_t)16 << 20)
+#define TOPIC_DECOMPRESSED_FACTOR 32
+size_t topic_max_decompressed(const topic *t);
+/* The refused records a produce answer lists for one batch (record_errors); more are counted only. */
+#define TOPIC_MAX_RECORD_ERRORS 1000
 typedef struct topic_checked {
     uint8_t *batch; /* the batch rebuilt in the topic's codec (free it), or NULL: append it as produced */
     size_t size;
@@ -255,10 +265,12 @@ typedef struct topic_checked {
 typedef void (*topic_record_error_fn)(void *ctx, int32_t index, const char *msg);
 /*
  * The record pass of Kafka's LogValidator (validate.c), made when p's topic needs one: keys on
- * a compacted topic, the CreateTime window, recompression to compression.type. Returns 0, with
- * out->batch set when the batch was rebuilt; or INVALID_RECORD / INVALID_TIMESTAMP after
- * calling fn for each bad record, or CORRUPT_MESSAGE / INVALID_RECORD for a batch whose records
- * cannot be read, with *why.
+ * a compacted topic, the CreateTime window, recompression to compression.type; on other topics
+ * a compressed batch's records are read to see that they decode. Returns 0, with out->batch set
+ * when the batch was rebuilt; or INVALID_RECORD / INVALID_TIMESTAMP after calling fn for each
+ * bad record (the first TOPIC_MAX_RECORD_ERRORS), or CORRUPT_MESSAGE / INVALID_RECORD for a
+ * batch whose records cannot be read, or MESSAGE_TOO_LARGE for one whose records would
+ * decompress past topic_max_decompressed, with *why.
  */
 int16_t topic_check_records(srv *s, partition *p, const kp_batch *b, topic_checked *out, topic_record_error_fn fn,
                             void *ctx, const char **why);

@@ -3,8 +3,12 @@
  * topic refuses records without a key, message.timestamp.before/after.max.ms (and MSK's
  * message.timestamp.difference.max.ms) refuse CreateTime timestamps outside the window, and a
  * compression.type other than "producer" rebuilds the batch in that codec. Kafka looks inside
- * every batch; we do it only when one of these applies, so a topic on the defaults appends its
- * batches untouched.
+ * every batch; we read the records of every compressed batch (so a payload that does not decode
+ * is refused, not stored), and of an uncompressed one only when one of these applies, so a topic
+ * on the defaults appends uncompressed batches untouched. The work is bounded before it starts:
+ * the header's record count against what the records may decompress to (a multiple of
+ * max.message.bytes), decompression stopped at that size, and records read one at a time and
+ * copied straight into the rebuilt batch, never held as a list.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +17,6 @@
 #include "checked.h"
 #include "clock.h"
 #include "kp_errors.h"
-#include "kp_mem.h"
 #include "kp_records.h"
 #include "srv.h"
 #include "topic.h"
@@ -24,51 +27,118 @@ static bool needs_pass(const topic *t, const kp_batch *b) {
     return window || t->compact || (t->codec >= 0 && t->codec != kp_batch_codec(b));
 }
 
+size_t topic_max_decompressed(const topic *t) {
+    size_t mmb = t->max_message_bytes > 0 ? (size_t)t->max_message_bytes : 0;
+    size_t limit = mmb > TOPIC_MAX_DECOMPRESSED / TOPIC_DECOMPRESSED_FACTOR ? TOPIC_MAX_DECOMPRESSED
+                                                                            : mmb * TOPIC_DECOMPRESSED_FACTOR;
+    return limit < TOPIC_MIN_DECOMPRESSED ? TOPIC_MIN_DECOMPRESSED : limit;
+}
+
+/* Every record of a section, read and dropped: whether the section holds what its header says. */
+static int read_all(const uint8_t *sec, size_t len, int32_t count, const char **why) {
+    kp_record_iter it;
+    kp_records_begin(&it, sec, len, count);
+    kp_record rec;
+    int rc;
+    while ((rc = kp_records_next(&it, &rec, why)) == 1) {
+    }
+    return rc;
+}
+
+/* The section's records, each copied into a batch in codec as they are read. */
+static int rebuild(const kp_batch *b, const uint8_t *sec, size_t len, int codec, topic_checked *out, const char **why) {
+    kp_batch_builder bb;
+    kp_builder_begin(&bb, b, codec, true, -1);
+    kp_record_iter it;
+    kp_records_begin(&it, sec, len, b->records_count);
+    kp_record rec;
+    while (kp_records_next(&it, &rec, why) == 1) kp_builder_add(&bb, &rec); /* read once already: they all read */
+    return kp_builder_finish(&bb, &out->batch, &out->size, why);
+}
+
 int16_t topic_check_records(srv *s, partition *p, const kp_batch *b, topic_checked *out, topic_record_error_fn fn,
                             void *ctx, const char **why) {
     (void)s;
     topic *t = p->topic;
     out->batch = NULL;
     out->size = 0;
-    if (!needs_pass(t, b)) return 0;
+    bool pass = needs_pass(t, b);
+    int from = kp_batch_codec(b);
+    if (!pass && from == KP_CODEC_NONE) return 0;
     const uint8_t *sec;
     size_t sec_len;
     uint8_t *owned;
-    if (kp_batch_records(b, TOPIC_MAX_DECOMPRESSED, &sec, &sec_len, &owned, why) != 0) return KERR_CORRUPT_MESSAGE;
+    int rc = kp_batch_records(b, topic_max_decompressed(t), &sec, &sec_len, &owned, why);
+    if (rc == KP_TOO_LARGE) {
+        *why = "the batch's records decompress to more than the topic allows (32 x max.message.bytes, at least "
+               "16 MiB)";
+        return KERR_MESSAGE_TOO_LARGE;
+    }
+    if (rc != 0) return KERR_CORRUPT_MESSAGE;
+    if (!pass) {
+        /*
+         * A compressed batch on a topic that keeps it as produced: Kafka's LogValidator still reads
+         * every record of it (validateMessagesAndAssignOffsetsCompressed, skipKeyValueIterator),
+         * so a payload that does not decompress, or does not hold the records its header says, is
+         * refused rather than stored to fail every consumer.
+         */
+        rc = read_all(sec, sec_len, b->records_count, why);
+        free(owned);
+        return rc == 0 ? 0 : KERR_INVALID_RECORD;
+    }
+    /*
+     * One record at a time, as Kafka's streaming iterator reads them: no struct per record is
+     * kept. A batch that changes codec is written as it is read; one that only needs its offset
+     * deltas renumbered is written in a second pass once the checks have passed.
+     */
+    int to = t->codec >= 0 ? t->codec : from;
+    bool recode = to != from, building = recode;
+    kp_batch_builder bb;
+    if (building) kp_builder_begin(&bb, b, to, true, -1);
     kp_record_iter it;
     kp_records_begin(&it, sec, sec_len, b->records_count);
-    kp_record *recs = NULL;
-    int32_t n = 0, cap = 0, errors = 0;
+    int32_t n = 0, errors = 0;
     bool renumber = false, bad_time = false;
     int64_t now = clk_now_ms();
     int16_t code = 0;
     char msg[256];
     kp_record rec;
-    int rc;
     while ((rc = kp_records_next(&it, &rec, why)) == 1) {
-        XGROW(recs, cap, n + 1, 64);
-        int32_t index = n;
-        recs[n++] = rec;
+        int32_t index = n++;
         if (rec.offset_delta != index) renumber = true; /* Kafka rewrites such batches rather than refusing them */
+        bool bad = false;
         if (t->compact && !rec.key) {
             snprintf(msg, sizeof msg, "Compacted topic cannot accept message without key in topic partition %s-%d",
                      t->name, p->index);
-            fn(ctx, index, msg);
-            errors++;
-            continue;
+            bad = true;
+        } else {
+            int64_t ts = kp_ts_add(b->base_timestamp, rec.timestamp_delta);
+            int64_t diff = sat_sub_i64(now, ts); /* any ts: a far past one is as far out of the window */
+            /* -1: NO_TIMESTAMP, which Kafka lets through */
+            if (!t->log_append_time && ts != -1 && (diff > t->ts_before_ms || (diff < 0 && -diff > t->ts_after_ms))) {
+                snprintf(msg, sizeof msg,
+                         "Timestamp %lld of message with offset %d is out of range. The timestamp should be within "
+                         "[%lld, %lld]",
+                         (long long)ts, rec.offset_delta, (long long)sat_sub_i64(now, t->ts_before_ms),
+                         (long long)sat_add_i64(now, t->ts_after_ms));
+                bad = bad_time = true;
+            }
         }
-        int64_t ts = kp_ts_add(b->base_timestamp, rec.timestamp_delta);
-        if (t->log_append_time || ts == -1) continue; /* -1: NO_TIMESTAMP, which Kafka lets through */
-        int64_t diff = sat_sub_i64(now, ts); /* any ts: a far past one is as far out of the window */
-        if (diff > t->ts_before_ms || (diff < 0 && -diff > t->ts_after_ms)) {
-            snprintf(msg, sizeof msg,
-                     "Timestamp %lld of message with offset %d is out of range. The timestamp should be within "
-                     "[%lld, %lld]",
-                     (long long)ts, rec.offset_delta, (long long)(now - t->ts_before_ms),
-                     (long long)sat_add_i64(now, t->ts_after_ms));
-            fn(ctx, index, msg);
+        if (bad) {
+            /*
+             * Kafka lists every refused record; past TOPIC_MAX_RECORD_ERRORS the rest are only
+             * counted, so a batch of millions of keyless records cannot grow the answer without
+             * bound. A producer gives records without an entry the batch's error (Kafka's
+             * Sender.failBatch).
+             */
+            if (errors < TOPIC_MAX_RECORD_ERRORS) fn(ctx, index, msg);
             errors++;
-            bad_time = true;
+            if (building) {
+                kp_builder_discard(&bb);
+                building = false;
+            }
+        } else if (building) {
+            kp_builder_add(&bb, &rec);
         }
     }
     if (rc < 0) {
@@ -78,11 +148,13 @@ int16_t topic_check_records(srv *s, partition *p, const kp_batch *b, topic_check
         code = bad_time ? KERR_INVALID_TIMESTAMP : KERR_INVALID_RECORD;
         *why = bad_time ? "One or more records have been rejected due to invalid timestamp"
                         : "One or more records have been rejected due to record errors";
-    } else if (renumber || (t->codec >= 0 && t->codec != kp_batch_codec(b))) {
-        int codec = t->codec >= 0 ? t->codec : kp_batch_codec(b);
-        if (kp_batch_rebuild(b, codec, recs, n, true, -1, &out->batch, &out->size, why) != 0) code = KERR_CORRUPT_MESSAGE;
+    } else if (building) {
+        if (kp_builder_finish(&bb, &out->batch, &out->size, why) != 0) code = KERR_CORRUPT_MESSAGE;
+        building = false;
+    } else if (renumber) {
+        if (rebuild(b, sec, sec_len, to, out, why) != 0) code = KERR_CORRUPT_MESSAGE;
     }
-    free(recs);
+    if (building) kp_builder_discard(&bb);
     free(owned);
     return code;
 }

@@ -1,7 +1,8 @@
 """Hostile and careless batches against the record pass that topic configs make the broker run
 (keys of a compacted topic, the timestamp window, recompression): malformed records inside a
 compressed batch, a codec that does not decode, a decompression bomb, a record that runs past
-itself. Each is refused with Kafka's code and a log line, nothing of it is stored, and the broker
+itself. A plain topic reads the records of every compressed batch too, as Kafka's LogValidator
+does: garbage labelled gzip, snappy, lz4 or zstd is refused there, not stored to fail consumers. Each is refused with Kafka's code and a log line, nothing of it is stored, and the broker
 goes on serving. Raw Produce v8 requests; run under ASan/UBSan by tools/run-sanitized.
 """
 
@@ -41,6 +42,7 @@ def topics(broker):
         NewTopic("hostile-compact", 1, config={"cleanup.policy": "compact"}),
         NewTopic("hostile-zstd", 1, config={"compression.type": "zstd"}),
         NewTopic("hostile-window", 1, config={"message.timestamp.difference.max.ms": "60000"}),
+        NewTopic("hostile-plain", 1),
     ])
     for f in fs.values():
         f.result(30)
@@ -92,13 +94,28 @@ CASES = [
     ("snappy that is not snappy", "hostile-compact", lambda: batch(b"\xff" * 64, 1, CODEC["snappy"]),
      2, "snappy"),
     ("a decompression bomb", "hostile-zstd", lambda: batch(gzip_bomb(260 << 20), 1, CODEC["gzip"]),
-     2, "exceeds the size limit"),
+     10, "decompress to more than the topic allows"),
     ("a key that runs past its record", "hostile-compact",
      lambda: batch(kw.varint(4) + kw.i8(0) + kw.varint(0) + kw.varint(0) + kw.varint(50), 1), 87, "key runs past"),
     ("no key on a compacted topic, inside lz4's neighbour gzip", "hostile-compact",
      lambda: batch(gz(records(2, key=None)), 2, CODEC["gzip"]), 87, "without key"),
     ("an hour-old timestamp in a gzip batch", "hostile-window",
      lambda: batch(gz(records(1)), 1, CODEC["gzip"], ts=int(time.time() * 1000) - 3_600_000), 32, "out of range"),
+    # garbage compressed payloads on a plain topic (before: stored with error 0)
+    ("garbage gzip on a plain topic", "hostile-plain", lambda: batch(b"\x1f\x8b" + b"\x5a" * 40, 1, CODEC["gzip"]),
+     2, "gzip"),
+    ("garbage snappy on a plain topic", "hostile-plain", lambda: batch(b"\xff" * 64, 1, CODEC["snappy"]),
+     2, "snappy"),
+    ("garbage lz4 on a plain topic", "hostile-plain", lambda: batch(b"\x04\x22\x4d\x18" + b"\x5a" * 40, 1, CODEC["lz4"]),
+     2, "lz4"),
+    ("garbage zstd on a plain topic", "hostile-plain", lambda: batch(b"\x5a" * 64, 1, CODEC["zstd"]),
+     2, "zstd"),
+    ("plain records labelled zstd on a plain topic", "hostile-plain", lambda: batch(records(2), 2, CODEC["zstd"]),
+     2, "zstd"),
+    ("gzip with fewer records than its count, plain topic", "hostile-plain",
+     lambda: batch(gz(records(2)), 3, CODEC["gzip"]), 87, "fewer records"),
+    ("a decompression bomb on a plain topic", "hostile-plain", lambda: batch(gzip_bomb(260 << 20), 1, CODEC["gzip"]),
+     10, "decompress to more than the topic allows"),
 ]
 
 
@@ -114,7 +131,7 @@ def test_refused_with_a_reason_and_nothing_stored(topics, name, topic, make, cod
 
 def test_good_batches_still_go_in(topics):
     broker = topics
-    for topic in ("hostile-compact", "hostile-zstd", "hostile-window"):
+    for topic in ("hostile-compact", "hostile-zstd", "hostile-window", "hostile-plain"):
         r = produce(broker, topic, batch(gz(records(3)), 3, CODEC["gzip"]))
         assert r["error"] == 0, (topic, r)
         assert r["base_offset"] == 0, "a refused batch took offsets"
