@@ -45,15 +45,29 @@ static int read_all(const uint8_t *sec, size_t len, int32_t count, const char **
     return rc;
 }
 
-/* The section's records, each copied into a batch in codec as they are read. */
-static int rebuild(const kp_batch *b, const uint8_t *sec, size_t len, int codec, topic_checked *out, const char **why) {
+static const char TOO_LARGE[] = "the batch's records decompress to more than the topic allows (32 x "
+                                "max.message.bytes, at least 16 MiB)";
+
+/*
+ * The section's records, each copied into a batch in codec as they are read; MESSAGE_TOO_LARGE
+ * once the records written pass limit (renumbered offset deltas can make them longer).
+ */
+static int16_t rebuild(const kp_batch *b, const uint8_t *sec, size_t len, int codec, size_t limit, topic_checked *out,
+                       const char **why) {
     kp_batch_builder bb;
     kp_builder_begin(&bb, b, codec, true, -1);
     kp_record_iter it;
     kp_records_begin(&it, sec, len, b->records_count);
     kp_record rec;
-    while (kp_records_next(&it, &rec, why) == 1) kp_builder_add(&bb, &rec); /* read once already: they all read */
-    return kp_builder_finish(&bb, &out->batch, &out->size, why);
+    while (kp_records_next(&it, &rec, why) == 1) { /* read once already: they all read */
+        kp_builder_add(&bb, &rec);
+        if (kp_builder_len(&bb) > limit) {
+            kp_builder_discard(&bb);
+            *why = TOO_LARGE;
+            return KERR_MESSAGE_TOO_LARGE;
+        }
+    }
+    return kp_builder_finish(&bb, &out->batch, &out->size, why) == 0 ? 0 : KERR_CORRUPT_MESSAGE;
 }
 
 int16_t topic_check_records(srv *s, partition *p, const kp_batch *b, topic_checked *out, topic_record_error_fn fn,
@@ -68,10 +82,10 @@ int16_t topic_check_records(srv *s, partition *p, const kp_batch *b, topic_check
     const uint8_t *sec;
     size_t sec_len;
     uint8_t *owned;
-    int rc = kp_batch_records(b, topic_max_decompressed(t), &sec, &sec_len, &owned, why);
+    size_t limit = topic_max_decompressed(t);
+    int rc = kp_batch_records(b, limit, &sec, &sec_len, &owned, why);
     if (rc == KP_TOO_LARGE) {
-        *why = "the batch's records decompress to more than the topic allows (32 x max.message.bytes, at least "
-               "16 MiB)";
+        *why = TOO_LARGE;
         return KERR_MESSAGE_TOO_LARGE;
     }
     if (rc != 0) return KERR_CORRUPT_MESSAGE;
@@ -139,9 +153,16 @@ int16_t topic_check_records(srv *s, partition *p, const kp_batch *b, topic_check
             }
         } else if (building) {
             kp_builder_add(&bb, &rec);
+            if (kp_builder_len(&bb) > limit) {
+                *why = TOO_LARGE;
+                code = KERR_MESSAGE_TOO_LARGE;
+                break;
+            }
         }
     }
-    if (rc < 0) {
+    if (code) {
+        /* the rebuilt batch outgrew the limit */
+    } else if (rc < 0) {
         code = KERR_INVALID_RECORD;
     } else if (errors) {
         /* Kafka's processRecordErrors: one timestamp error makes the whole batch INVALID_TIMESTAMP */
@@ -152,7 +173,7 @@ int16_t topic_check_records(srv *s, partition *p, const kp_batch *b, topic_check
         if (kp_builder_finish(&bb, &out->batch, &out->size, why) != 0) code = KERR_CORRUPT_MESSAGE;
         building = false;
     } else if (renumber) {
-        if (rebuild(b, sec, sec_len, to, out, why) != 0) code = KERR_CORRUPT_MESSAGE;
+        code = rebuild(b, sec, sec_len, to, limit, out, why);
     }
     if (building) kp_builder_discard(&bb);
     free(owned);
