@@ -190,8 +190,15 @@ static void srv_fields(srv *s, uv_loop_t *loop, config *cfg, fleet *f) {
     }
 }
 
+/* Storage's lines for the operator: segment files it moved aside rather than delete (storage/stor_orphans.c). */
+static void storage_notice(void *ctx, const char *line) {
+    (void)ctx;
+    log_warn("%s", line);
+}
+
 /* A cluster's state loaded from its open storage, then its listeners: what every cluster does at start. */
 static int cluster_load(srv *s, char *err, size_t errlen) {
+    stor_set_notice(s->st, storage_notice, s); /* on the loop's thread: stor_recover's lines were held until now */
     if (s->storage_check_partial)
         log_info("storage: the start-up check stopped after %lld ms (storage.startup.check.ms); the rest of the "
                  "database was not checked", (long long)s->storage_check_ms);

@@ -93,6 +93,13 @@ void stor_seg_set_bytes(stor *s, int64_t bytes);
  * start refused on damage leaves the files as they were. 0 or -1 (stor_errmsg).
  */
 int stor_recover(stor *s);
+/*
+ * Where storage's lines for the operator go (files it moved aside rather than delete,
+ * stor_orphans.c): fn(ctx, line) on the thread calling storage. Lines made before this is set
+ * (stor_recover's) are held and given to fn when it is.
+ */
+typedef void (*stor_notice_fn)(void *ctx, const char *line);
+void stor_set_notice(stor *s, stor_notice_fn fn, void *ctx);
 /* Bytes written to segment files and how many there are (*count); -1 when unknown. */
 int64_t stor_seg_bytes(stor *s, int64_t *count);
 /* What stor_recover's check after a reboot did: batch rows removed (returned), bytes read back. */

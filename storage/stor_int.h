@@ -143,6 +143,12 @@ typedef struct stor_segs {
     struct stor_seg_fd *fds;
     int nfds;
     uint64_t clock;
+    /* stor_orphans.c: lines for the log, and where unaccounted files go */
+    stor_notice_fn notice;
+    void *notice_ctx;
+    char **notes; /* made before stor_set_notice */
+    size_t nnotes, capnotes;
+    char orphan_stamp[48];
 } stor_segs;
 
 struct stor {
@@ -202,8 +208,24 @@ void stor_seg_close(stor *s);
 int stor_seg_append(stor *s, int64_t topic_id, int32_t partition, const void *data, size_t len, int64_t *seg,
                     int64_t *pos);
 int stor_seg_read(stor *s, int64_t topic_id, int32_t partition, int64_t seg, int64_t pos, void *buf, size_t len);
-/* The open transaction removes a topic: its segment files go after the commit. */
-void stor_seg_topic_deleted(stor *s, int64_t topic_id);
+/* The open transaction removes a topic: its segment files go after the commit (recorded in it). */
+int stor_seg_topic_deleted(stor *s, int64_t topic_id);
+/* The id a new topic gets: past every topic row and every directory in the segment directory. */
+int stor_seg_topic_id(stor *s, int64_t *id);
+
+/* ---- stor_orphans.c ---- */
+
+/* A line for the log (stor_set_notice), held until someone listens. */
+void stor_seg_notice(stor *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void stor_seg_notes_free(stor_segs *g);
+/* Rename path to DATA/orphaned/<stamp>/<its path under DATA>, never over anything; *to: where. */
+int stor_seg_move_aside(stor *s, const char *path, char *to, size_t n);
+/* A partition directory no row and no deletion accounts for: moved aside (removed when empty), logged. */
+int stor_seg_orphan_dir(stor *s, const char *dir, int64_t topic_id, int32_t partition);
+/* A segment file no row accounts for: moved aside (removed when empty), logged with why. */
+int stor_seg_orphan_file(stor *s, const char *path, const char *why);
+/* The highest topic id a directory in the segment directory names (0: none). */
+int64_t stor_seg_dir_max_topic(stor *s);
 /* The open transaction removes or moves batch rows: look for dead segments after the commit. */
 void stor_seg_maybe_dead(stor *s);
 /* storage.sync=full: the segment's appends reach the disk before the commit that names them. */

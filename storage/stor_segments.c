@@ -48,6 +48,8 @@
 
 #define SEG_SETTING "segments.dir"
 #define SEG_BOOT_SETTING "segments.boot_id"
+/* segments.deleting.<topic id>: committed with a topic's deletion, cleared once its files are gone */
+#define SEG_DELETING_SETTING "segments.deleting."
 #define SEG_DEFAULT_BYTES (16 * 1024 * 1024)
 /* Open segment files kept; more are closed least recently used first (a topic may have thousands of partitions). */
 #define SEG_FD_CACHE 256
@@ -347,14 +349,40 @@ out:
     return ret;
 }
 
-/* In a directory this database named as its own: partitions it no longer has, segments no commit made. */
+/* The recorded deletions of topics that are gone (the files are too, by then). */
+static const char clear_deletions[] =
+    "DELETE FROM settings WHERE key LIKE '" SEG_DELETING_SETTING "%' AND CAST(substr(key, length('"
+    SEG_DELETING_SETTING "') + 1) AS INTEGER) NOT IN (SELECT id FROM topics)";
+
+/* Delete a partition directory this broker deleted the topic of (its deletion was committed). */
+static void seg_remove_dir(const char *dir) {
+    DIR *pd = opendir(dir);
+    struct dirent *f;
+    while (pd && (f = readdir(pd))) {
+        if (!strcmp(f->d_name, ".") || !strcmp(f->d_name, "..")) continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, f->d_name);
+        unlink(path);
+    }
+    if (pd) closedir(pd);
+    rmdir(dir);
+}
+
+/*
+ * In a directory this database named as its own: partitions it no longer has, segments past
+ * its newest. Only what the broker recorded deleting (a committed DeleteTopics whose files a
+ * kill interrupted) is deleted; the rest may be the last copy of records whose rows a salvage
+ * lost, so it is moved aside and logged (stor_orphans.c). An empty segment past the newest is
+ * one a transaction created and never committed: nothing is lost removing it.
+ */
 static void seg_remove_strays(stor *s) {
     stor_segs *g = &s->segs;
     DIR *d = opendir(g->dir);
     if (!d) return;
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(s->db, "SELECT (SELECT 1 FROM partitions WHERE topic_id = ?1 AND partition = ?2),"
-                                  " (SELECT max(id) FROM segments WHERE topic_id = ?1 AND partition = ?2)",
+                                  " (SELECT max(id) FROM segments WHERE topic_id = ?1 AND partition = ?2),"
+                                  " (SELECT 1 FROM settings WHERE key = '" SEG_DELETING_SETTING "' || ?1)",
                            -1, &st, NULL) != SQLITE_OK) {
         closedir(d);
         return;
@@ -370,24 +398,32 @@ static void seg_remove_strays(stor *s) {
         if (sqlite3_step(st) != SQLITE_ROW) continue;
         bool exists = sqlite3_column_type(st, 0) != SQLITE_NULL;
         int64_t newest = sqlite3_column_int64(st, 1);
+        bool deleted = sqlite3_column_type(st, 2) != SQLITE_NULL;
         char dir[sizeof g->dir + 64];
         seg_path(g, tid, part, 0, dir, sizeof dir);
+        if (!exists) {
+            if (deleted) seg_remove_dir(dir);
+            else stor_seg_orphan_dir(s, dir, tid, part);
+            continue;
+        }
         DIR *pd = opendir(dir);
         if (!pd) continue;
         struct dirent *f;
         while ((f = readdir(pd))) {
             char *end = NULL;
             long long id = strtoll(f->d_name, &end, 10);
-            if (!end || strcmp(end, ".log") != 0 || (exists && id <= newest)) continue;
+            if (!end || strcmp(end, ".log") != 0 || id <= newest) continue;
             char path[sizeof dir + 300];
             snprintf(path, sizeof path, "%s/%s", dir, f->d_name);
-            unlink(path);
+            stor_seg_orphan_file(s, path, "is past the newest segment the database has for its partition (no commit "
+                                          "made it, or a salvage lost its row)");
         }
         closedir(pd);
-        if (!exists) rmdir(dir);
     }
     sqlite3_finalize(st);
     closedir(d);
+    /* every deletion recorded is finished now */
+    sqlite3_exec(s->db, clear_deletions, NULL, NULL, NULL);
 }
 
 int stor_recover(stor *s) {
@@ -466,6 +502,7 @@ void stor_seg_close(stor *s) {
     g->capdirty = 0;
     free(g->gone_topics);
     g->gone_topics = NULL;
+    stor_seg_notes_free(g);
 }
 
 /* ---- appends ---- */
@@ -510,7 +547,12 @@ static int seg_create(stor *s, struct stor_seg_part *p) {
     }
     int64_t id = p->active + 1;
     seg_path(g, p->topic_id, p->partition, id, path, sizeof path);
-    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* never over a file: one there is none of this database's (its rows would name it), so it may be the last copy */
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == EEXIST &&
+        stor_seg_orphan_file(s, path, "was in the way of a new segment of its partition and no row of the database "
+                                      "names it") == 0)
+        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return stor_failf(s, "create segment %s: %s", path, strerror(errno));
     close(fd);
     /* the new name must outlive a power cut as the bytes synced into it do (not for storage.sync=off) */
@@ -590,19 +632,12 @@ static void forget_gone_topics(stor *s) {
             if (strncmp(e->d_name, prefix, (size_t)plen) != 0) continue;
             char dir[sizeof g->dir + 300];
             snprintf(dir, sizeof dir, "%s/%s", g->dir, e->d_name);
-            DIR *pd = opendir(dir);
-            struct dirent *f;
-            while (pd && (f = readdir(pd))) {
-                if (f->d_name[0] == '.') continue;
-                char path[sizeof dir + 300];
-                snprintf(path, sizeof path, "%s/%s", dir, f->d_name);
-                unlink(path);
-            }
-            if (pd) closedir(pd);
-            rmdir(dir);
+            seg_remove_dir(dir);
         }
         closedir(d);
     }
+    /* done: a start after this has nothing of theirs to delete (an error leaves that start to delete them again) */
+    if (g->ngone) sqlite3_exec(s->db, clear_deletions, NULL, NULL, NULL);
     if (g->ngone) parts_reset(g); /* the topic's partition states; the others reload on use */
     g->ngone = 0;
 }
@@ -659,11 +694,35 @@ void stor_seg_after_rollback(stor *s) {
     parts_reset(g);
 }
 
-void stor_seg_topic_deleted(stor *s, int64_t topic_id) {
+int stor_seg_topic_deleted(stor *s, int64_t topic_id) {
     stor_segs *g = &s->segs;
-    if (!g->enabled) return;
+    if (!g->enabled) return 0;
+    /* with the deletion's commit: a kill before its files go leaves them to the next start to delete, not keep */
+    if (seg_exec(s, "record topic deletion", "INSERT OR IGNORE INTO settings (key, value) VALUES ('%s%lld', '')",
+                 SEG_DELETING_SETTING, (long long)topic_id))
+        return -1;
     XGROW(g->gone_topics, g->capgone, g->ngone + 1, 8);
     g->gone_topics[g->ngone++] = topic_id;
+    return 0;
+}
+
+int stor_seg_topic_id(stor *s, int64_t *id) {
+    stor_segs *g = &s->segs;
+    *id = 0; /* 0: SQLite's next rowid */
+    if (!g->enabled) return 0;
+    sqlite3_stmt *st = NULL;
+    int64_t max = -1;
+    if (sqlite3_prepare_v2(s->db, "SELECT coalesce(max(id), 0) FROM topics", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        max = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (max < 0) return stor_fail(s, "next topic id");
+    /* an id whose directory exists (an orphan a salvage left, a deletion not finished) is never reused */
+    int64_t on_disk = stor_seg_dir_max_topic(s);
+    *id = (on_disk > max ? on_disk : max) + 1;
+    /* a deletion of this id recorded and not cleared (the files went; the clearing failed) is over */
+    return seg_exec(s, "next topic id", "DELETE FROM settings WHERE key = '%s%lld'", SEG_DELETING_SETTING,
+                    (long long)*id);
 }
 
 void stor_seg_maybe_dead(stor *s) { s->segs.maybe_dead = true; }

@@ -15,7 +15,7 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
     [STOR_RELEASE] = "RELEASE stor_op",
     [STOR_ROLLBACK_TO] = "ROLLBACK TO stor_op",
 
-    [STOR_TOPIC_INSERT] = "INSERT INTO topics (name, uuid, partitions, created_ms) VALUES (?1, ?2, ?3, ?4)",
+    [STOR_TOPIC_INSERT] = "INSERT INTO topics (id, name, uuid, partitions, created_ms) VALUES (?5, ?1, ?2, ?3, ?4)",
     /* Partitions, configs and batches go with it (ON DELETE CASCADE). */
     [STOR_TOPIC_DELETE] = "DELETE FROM topics WHERE id = ?1",
     [STOR_TOPIC_PARTITIONS_GET] = "SELECT partitions FROM topics WHERE id = ?1",

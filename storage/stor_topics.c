@@ -16,8 +16,11 @@ static int stor_partitions_insert(stor *s, int64_t topic_id, int32_t from, int32
 }
 
 static int stor_topic_insert(stor *s, stor_topic *t) {
+    int64_t id;
+    if (stor_seg_topic_id(s, &id)) return -1;
     sqlite3_stmt *st = stor_stmt(s, STOR_TOPIC_INSERT);
-    if (sqlite3_bind_text(st, 1, t->name, -1, SQLITE_STATIC) ||
+    if ((id > 0 ? sqlite3_bind_int64(st, 5, id) : sqlite3_bind_null(st, 5)) ||
+        sqlite3_bind_text(st, 1, t->name, -1, SQLITE_STATIC) ||
         sqlite3_bind_blob(st, 2, t->uuid, sizeof t->uuid, SQLITE_STATIC) || sqlite3_bind_int(st, 3, t->partitions) ||
         sqlite3_bind_int64(st, 4, t->created_ms))
         return stor_fail(s, "bind topic");
@@ -45,8 +48,7 @@ int stor_topic_delete(stor *s, int64_t topic_id) {
     if (sqlite3_bind_int64(st, 1, topic_id)) return stor_fail(s, "bind topic id");
     if (stor_step_done(s, st, "delete topic")) return -1;
     if (sqlite3_changes(s->db) == 0) return stor_failf(s, "delete topic: no topic with id %lld", (long long)topic_id);
-    stor_seg_topic_deleted(s, topic_id);
-    return 0;
+    return stor_seg_topic_deleted(s, topic_id);
 }
 
 /* Current partition count of a topic: 0 with *count set, or -1. */

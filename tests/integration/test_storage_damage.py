@@ -9,8 +9,17 @@
                                            --salvage copies what is readable into a new database,
                                            reports the damaged table, and the broker starts on the
                                            result with every record of the untouched topic
+  test_page2_damage_then_salvage_then_start_keeps_every_segment_file
+                                           the topics table's page overwritten: the salvage drops its
+                                           partitions' rows; the start after it moves their segment
+                                           directories aside under orphaned/, logged, and deletes none
+  test_new_topic_after_unreadable_schema_salvage_does_not_overwrite_the_orphaned_segment
+                                           the schema page overwritten: the salvage copies nothing;
+                                           a new topic takes an id no directory has, the old segment
+                                           files keep their bytes
 """
 
+import hashlib
 import os
 import re
 import sqlite3
@@ -125,3 +134,86 @@ def test_mid_file_damage_is_refused_then_recovered(broker):
     damaged_left = read_all(broker.bootstrap, "damaged")
     assert 0 < len(damaged_left) < 600, len(damaged_left)
     broker.stop(check=True)
+
+
+def segment_files(b):
+    """{sha256: size} of every file under b's data directory, at any depth (moved aside or not)."""
+    out = {}
+    for root, _, files in os.walk(b.data_dir):
+        if "segments" not in root and "orphaned" not in root:
+            continue
+        for name in files:
+            with open(os.path.join(root, name), "rb") as f:
+                data = f.read()
+            out[hashlib.sha256(data).hexdigest()] = len(data)
+    return out
+
+
+def salvage(b):
+    db = str(b.db_path)
+    os.rename(db, db + ".damaged")
+    p = subprocess.run([str(b.binary), "--salvage", db + ".damaged"], env=b.env(),
+                       capture_output=True, text=True, timeout=60)
+    print(p.stdout + p.stderr)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return p.stderr
+
+
+def test_page2_damage_then_salvage_then_start_keeps_every_segment_file(broker):
+    broker.start()
+    for t in ("a", "b"):
+        fill(broker, t, 300)
+    broker.stop(check=True)
+    before = segment_files(broker)
+    assert sum(before.values()) > 500_000, before
+    con = sqlite3.connect(broker.db_path)
+    pages = [r[0] for r in con.execute("SELECT pageno FROM dbstat WHERE name = 'topics'")]
+    con.close()
+    with open(broker.db_path, "r+b") as f:  # the topics table: the rows every partition hangs from
+        for page in pages:
+            f.seek((page - 1) * PAGE)
+            f.write(os.urandom(PAGE))
+    rc, out = failed_start(broker)
+    assert rc != 0, out
+    salvage(broker)
+
+    broker.start()
+    broker.stop(check=True)
+    after = segment_files(broker)
+    lost = {h: n for h, n in before.items() if h not in after}
+    assert not lost, "segment files gone after salvage and start: %s" % lost
+    orphaned = broker.data_dir / "orphaned"
+    assert orphaned.is_dir(), broker.log_text()
+    moved = re.findall(r"partition directory \S+ \(topic id \d+ partition \d+: \d+ files, \d+ bytes\) is not in the "
+                       r"database .* moved aside to (\S+), nothing deleted", broker.log_text())
+    assert len(moved) == 6, broker.log_text()  # 2 topics x 3 partitions, one line each
+    for to in moved:
+        assert os.path.isdir(to) and str(orphaned) in to, to
+
+
+def test_new_topic_after_unreadable_schema_salvage_does_not_overwrite_the_orphaned_segment(broker):
+    broker.start()
+    fill(broker, "old", 300)
+    broker.stop(check=True)
+    before = segment_files(broker)
+    assert sum(before.values()) > 200_000, before
+    with open(broker.db_path, "r+b") as f:  # the schema page past the file header: no table can be found
+        f.seek(100)
+        f.write(os.urandom(PAGE - 100))
+    rc, out = failed_start(broker)
+    assert rc != 0, out
+    salvage(broker)
+
+    broker.start()
+    fill(broker, "new", 30)
+    broker.stop(check=True)
+    after = segment_files(broker)
+    lost = {h: n for h, n in before.items() if h not in after}
+    assert not lost, "old segment files changed by a new topic: %s" % lost
+    # and the start after the one that named the directory again moves the old ones aside, logged
+    broker.start()
+    assert len(read_all(broker.bootstrap, "new")) == 30
+    broker.stop(check=True)
+    after = segment_files(broker)
+    assert not {h: n for h, n in before.items() if h not in after}
+    assert "is not in the database and was not deleted by this broker: moved aside" in broker.log_text()

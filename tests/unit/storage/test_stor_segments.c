@@ -1,6 +1,7 @@
 /*
  * stor: record bytes in segment files (stor_segments.c): where appends go, rolling and
- * deleting segments, what open cuts and checks, rollbacks, rows from before migration 8.
+ * deleting segments, what open cuts and checks, rollbacks, rows from before migration 8; files no
+ * row accounts for moved aside, never deleted (stor_orphans.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -297,6 +298,126 @@ static void test_partitions_have_their_own_segments(void **state) {
     assert_int_equal(read_all(f, 1).n, 6);
 }
 
+/* Notices storage gives the operator's log (stor_set_notice), collected. */
+typedef struct notes {
+    int n;
+    char last[1600];
+} notes;
+
+static void on_notice(void *ctx, const char *line) {
+    notes *ns = ctx;
+    ns->n++;
+    snprintf(ns->last, sizeof ns->last, "%s", line);
+}
+
+/* Files and bytes under a directory, at any depth. */
+static int64_t tree_bytes(const char *dir, int *files) {
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "find '%s' -type f -printf '%%s\\n' 2>/dev/null", dir);
+    FILE *p = popen(cmd, "r");
+    int64_t sum = 0;
+    long long v;
+    *files = 0;
+    while (p && fscanf(p, "%lld", &v) == 1) {
+        sum += v;
+        (*files)++;
+    }
+    if (p) pclose(p);
+    return sum;
+}
+
+/*
+ * A salvage that lost a topic's rows leaves its partition directories with no row: the next
+ * start moves them aside whole, logs one line per directory, and deletes nothing.
+ */
+static void test_partitions_without_rows_are_moved_aside(void **state) {
+    fx *f = *state;
+    for (int i = 0; i < 3; i++) append_real(f, 0, i);
+    append_real(f, 1, 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    stor_close(f->s);
+    f->s = NULL;
+    /* what a salvage that could not read the topics table leaves: the rows gone, the directory named */
+    char sql[200];
+    snprintf(sql, sizeof sql, "PRAGMA foreign_keys = ON; DELETE FROM topics WHERE id = %lld", (long long)f->topic);
+    fx_raw_exec(f->path, sql);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM partitions"), 0);
+    fx_open(f);
+    notes ns = {0};
+    stor_set_notice(f->s, on_notice, &ns); /* lines made at open are held until now */
+    assert_int_equal(ns.n, 2);
+    assert_non_null(strstr(ns.last, "is not in the database"));
+    assert_non_null(strstr(ns.last, "moved aside to"));
+    char dir[256], aside[256];
+    snprintf(dir, sizeof dir, "%s.segments/%lld-0", f->path, (long long)f->topic);
+    assert_int_equal(size_of(dir), -1);
+    snprintf(aside, sizeof aside, "%s/orphaned", f->dir);
+    int files = 0;
+    assert_int_equal(tree_bytes(aside, &files), 4 * (int64_t)sizeof rdk_batch_0);
+    assert_int_equal(files, 2);
+}
+
+/* A topic the broker deleted, killed before its files went: the next start deletes them (the commit recorded it). */
+static void test_deleted_topic_files_go_at_next_start(void **state) {
+    fx *f = *state;
+    append_real(f, 0, 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(stor_topic_delete(f->s, f->topic), 0);
+    /* the commit, without what follows it (a kill between the two) */
+    assert_int_equal(sqlite3_exec(f->s->db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+    f->s->in_txn = false;
+    f->s->segs.ngone = 0;
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s.segments/%lld-0", f->path, (long long)f->topic);
+    assert_true(size_of(dir) >= 0);
+    fx_reopen(f);
+    notes ns = {0};
+    stor_set_notice(f->s, on_notice, &ns);
+    assert_int_equal(ns.n, 0);
+    assert_int_equal(size_of(dir), -1);
+    char aside[256];
+    snprintf(aside, sizeof aside, "%s/orphaned", f->dir);
+    assert_int_equal(size_of(aside), -1);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM settings WHERE key LIKE 'segments.deleting.%'"), 0);
+}
+
+/* A new topic never takes an id whose directory exists, and a new segment never overwrites a file. */
+static void test_new_topic_skips_ids_on_disk(void **state) {
+    fx *f = *state;
+    char stray[256];
+    snprintf(stray, sizeof stray, "%s.segments", f->path);
+    mkdir(stray, 0755); /* no append made it yet */
+    snprintf(stray, sizeof stray, "%s.segments/%lld-0", f->path, (long long)f->topic + 5);
+    assert_int_equal(mkdir(stray, 0755), 0);
+    stor_topic t = {.name = "u", .partitions = 1, .created_ms = 1};
+    assert_int_equal(stor_topic_create(f->s, &t), 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(t.id, f->topic + 6);
+    /* a file where the partition's next segment goes (no row names it): moved aside, not truncated */
+    char dir[256], seg[300];
+    snprintf(dir, sizeof dir, "%s.segments/%lld-0", f->path, (long long)t.id);
+    snprintf(seg, sizeof seg, "%s/%020d.log", dir, 1);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    FILE *old = fopen(seg, "wb");
+    assert_non_null(old);
+    fputs("bytes of another life", old);
+    fclose(old);
+    notes ns = {0};
+    stor_set_notice(f->s, on_notice, &ns);
+    uint8_t b[sizeof rdk_batch_0];
+    real_batch(0, b);
+    stor_batch_meta m = meta1(0);
+    assert_int_equal(stor_batch_append(f->s, t.id, 0, &m, b, sizeof b), 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(ns.n, 1);
+    assert_non_null(strstr(ns.last, "was in the way of a new segment"));
+    assert_int_equal(size_of(seg), (int64_t)sizeof rdk_batch_0);
+    char aside[256];
+    snprintf(aside, sizeof aside, "%s/orphaned", f->dir);
+    int files = 0;
+    assert_int_equal(tree_bytes(aside, &files), (int64_t)strlen("bytes of another life"));
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void) {
@@ -310,6 +431,9 @@ int main(void) {
         T(test_rows_with_bytes_inline),
         T(test_topic_delete_frees_segments),
         T(test_partitions_have_their_own_segments),
+        T(test_partitions_without_rows_are_moved_aside),
+        T(test_deleted_topic_files_go_at_next_start),
+        T(test_new_topic_skips_ids_on_disk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
