@@ -65,15 +65,7 @@ cluster *fleet_find_name(fleet *f, const char *account, const char *name) {
     return NULL;
 }
 
-void arn_account(const char *arn, char *out, size_t n) {
-    const char *p = arn;
-    for (int i = 0; i < 4 && p; i++) p = strchr(p, ':'), p = p ? p + 1 : NULL;
-    const char *e = p ? strchr(p, ':') : NULL;
-    size_t l = e ? (size_t)(e - p) : 0;
-    if (l >= n) l = 0; /* longer than any account id: none */
-    if (l) memcpy(out, p, l);
-    out[l] = '\0';
-}
+
 
 void fleet_add(fleet *f, cluster *c) {
     XGROW(f->list, f->cap, f->n + 1, 4);

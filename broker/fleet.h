@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "arn.h"
 #include "config.h"
 
 typedef struct srv srv;
@@ -73,8 +74,7 @@ const char *cluster_state_name(cluster_state st);
 cluster *fleet_find_arn(fleet *f, const char *arn);
 /* The account's cluster of that name that is not yet gone, or NULL (names are unique per account, as MSK's). */
 cluster *fleet_find_name(fleet *f, const char *account, const char *name);
-/* The account of an ARN (its fifth field) into out; "" when there is none (or it does not fit). */
-void arn_account(const char *arn, char *out, size_t n);
+
 /* Takes c (fleet_free frees it). */
 void fleet_add(fleet *f, cluster *c);
 /* Clusters whose DELETING is over leave the list. */

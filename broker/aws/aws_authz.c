@@ -38,6 +38,11 @@ static srv *resource_srv(aws_call *c, const char *resource, bool *is_cluster) {
     return cl && cl->s ? cl->s : c->s;
 }
 
+static bool add_tag_key(void *ctx, const char *key) {
+    iam_ctx_add(ctx, "aws:TagKeys", key);
+    return true;
+}
+
 iam_ctx *aws_condition_context(aws_call *c, const char *op, const char *resource) {
     iam_ctx *x = iam_ctx_new();
     /* the peer is "host:port" (net_peer_name), an IPv6 host unbracketed */
@@ -83,17 +88,7 @@ iam_ctx *aws_condition_context(aws_call *c, const char *op, const char *resource
         json_decref(body);
     } else if (op && !strcmp(op, "UntagResource")) {
         /* ?tagKeys=a&tagKeys=b: the keys to remove are the request's aws:TagKeys */
-        const char *q = c->rq->query ? c->rq->query : "";
-        while (*q) {
-            size_t len = strcspn(q, "&");
-            char part[2048 + 1], key[2048 + 1];
-            if (len >= sizeof part) len = sizeof part - 1;
-            memcpy(part, q, len);
-            part[len] = '\0';
-            if (http_query_get(part, "tagKeys", key, sizeof key)) iam_ctx_add(x, "aws:TagKeys", key);
-            q += strcspn(q, "&");
-            q += *q == '&';
-        }
+        http_query_each(c->rq->query, "tagKeys", add_tag_key, x);
     }
     return x;
 }

@@ -126,30 +126,33 @@ out:
     json_decref(body);
 }
 
+/* UntagResource's tagKeys, gathered one by one (http_query_each); a refusal answered stops them. */
+typedef struct untag {
+    aws_call *c;
+    char *keys[MAX_TAGS * 2]; /* a key may be named more than once */
+    size_t n;
+    bool ok;
+} untag;
+
+static bool untag_key(void *ctx, const char *key) {
+    untag *u = ctx;
+    if (u->n == sizeof u->keys / sizeof *u->keys) {
+        aws_rest_error(u->c, 400, "BadRequestException", "tagKeys", "At most %zu tagKeys in one request.", u->n);
+        u->ok = false;
+    } else if ((u->ok = key_ok(u->c, "tagKeys", key))) {
+        u->keys[u->n++] = strdup(key);
+    }
+    return u->ok;
+}
+
 void kafka_untag_resource(aws_call *c, const char *arn) {
     if (!kafka_authorized(c, "UntagResource", arn) || !kafka_known_cluster(c, arn)) return;
     /* tagKeys is a list in the query string, repeated: ?tagKeys=a&tagKeys=b */
-    char *keys[MAX_TAGS * 2]; /* a key may be named more than once */
-    size_t n = 0;
-    bool ok = true;
-    const char *q = c->rq->query ? c->rq->query : "";
-    while (*q && ok) {
-        size_t len = strcspn(q, "&");
-        char part[2048 + 1], key[2048 + 1]; /* the request target is at most 2048 bytes (http.c) */
-        if (len >= sizeof part) len = sizeof part - 1;
-        memcpy(part, q, len);
-        part[len] = '\0';
-        if (http_query_get(part, "tagKeys", key, sizeof key)) {
-            if (n == sizeof keys / sizeof *keys) {
-                aws_rest_error(c, 400, "BadRequestException", "tagKeys", "At most %zu tagKeys in one request.", n);
-                ok = false;
-            } else if ((ok = key_ok(c, "tagKeys", key))) {
-                keys[n++] = strdup(key);
-            }
-        }
-        q += strcspn(q, "&");
-        q += *q == '&';
-    }
+    untag u = {.c = c, .ok = true};
+    http_query_each(c->rq->query, "tagKeys", untag_key, &u);
+    char **keys = u.keys;
+    size_t n = u.n;
+    bool ok = u.ok;
     if (ok && !n) {
         aws_rest_error(c, 400, "BadRequestException", "tagKeys", "tagKeys is required.");
         ok = false;

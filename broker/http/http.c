@@ -210,6 +210,22 @@ bool http_query_get(const char *query, const char *name, char *out, size_t cap) 
     return false;
 }
 
+void http_query_each(const char *query, const char *name, bool (*fn)(void *ctx, const char *value), void *ctx) {
+    size_t nl = strlen(name);
+    char value[HTTP_MAX_HEAD + 1]; /* a decoded value is never longer than the request target */
+    for (const char *p = query ? query : ""; *p;) {
+        const char *amp = strchr(p, '&');
+        size_t len = amp ? (size_t)(amp - p) : strlen(p);
+        const char *eq = memchr(p, '=', len);
+        size_t kl = eq ? (size_t)(eq - p) : len;
+        if (kl == nl && !memcmp(p, name, nl)) {
+            if (!eq) value[0] = '\0';
+            if ((!eq || pct_decode(eq + 1, len - kl - 1, value, sizeof value, true) == 0) && !fn(ctx, value)) return;
+        }
+        p += len + (amp ? 1 : 0);
+    }
+}
+
 static const char *reason_phrase(int status) {
     const char *s = http_status_str((enum http_status)status);
     return s && *s && strcmp(s, "<unknown>") ? s : "Unknown";

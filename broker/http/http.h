@@ -107,5 +107,10 @@ const char *http_header_get(const http_req *rq, const char *name);
 bool http_resp_header(http_resp *rs, const char *name, const char *value);
 /* The value of name in a query string (percent-decoded, '+' as space) into out; false if absent. */
 bool http_query_get(const char *query, const char *name, char *out, size_t cap);
+/*
+ * Every value of name in a query string, in order (a list: ?k=a&k=b), each percent-decoded and
+ * given to fn until it returns false. The values live only during the call.
+ */
+void http_query_each(const char *query, const char *name, bool (*fn)(void *ctx, const char *value), void *ctx);
 
 #endif

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arn.h"
 #include "clock.h"
 #include "http/http.h"
 #include "iam_token.h"
@@ -46,14 +47,8 @@ static void serve_role(const cred_endpoint *ep, const char *role, http_resp *rs)
     char when[32];
     iam_format_time(expiry, when);
     /* arn:<partition>:iam::<account>:role/... : the account is the fifth field */
-    char account[64] = "";
-    const char *p = arn;
-    for (int i = 0; i < 4 && p; i++) p = strchr(p, ':'), p = p ? p + 1 : NULL;
-    if (p) {
-        const char *e = strchr(p, ':');
-        size_t al = e ? (size_t)(e - p) : 0;
-        if (al < sizeof account) memcpy(account, p, al), account[al] = '\0';
-    }
+    char account[64];
+    arn_account(arn, account, sizeof account);
     http_json(rs, 200,
               json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "AccessKeyId", cr->access_key_id, "SecretAccessKey",
                         cr->secret_access_key, "Token", cr->session_token ? cr->session_token : "", "Expiration", when,

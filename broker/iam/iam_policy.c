@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "arn.h"
 #include "iam_condition.h"
 #include "iam_token.h"
 #include "kp_mem.h"
@@ -171,17 +172,6 @@ static pset *pset_copy(const pset *w) {
     c->arns = xcalloc(w->n ? w->n : 1, sizeof *c->arns);
     for (size_t i = 0; i < w->n; i++) c->arns[i] = xstrdup(w->arns[i]);
     return c;
-}
-
-/* The account of an ARN (its fifth field), into out; false when it has none. */
-static bool arn_account(const char *arn, char *out, size_t cap) {
-    const char *p = arn;
-    for (int i = 0; i < 4 && p; i++) p = strchr(p, ':'), p = p ? p + 1 : NULL;
-    const char *e = p ? strchr(p, ':') : NULL;
-    if (!e || e == p || (size_t)(e - p) >= cap) return false;
-    memcpy(out, p, (size_t)(e - p));
-    out[e - p] = '\0';
-    return true;
 }
 
 /*
