@@ -264,18 +264,16 @@ static void arn_base(const aws_call *c, char *out, size_t n) {
 static bool create(aws_call *c, cluster *cl, json_t *tags) {
     fleet *f = c->s->fleet;
     stor *st = c->s->st;
-    char why[1024];
-    if (f->start(f, cl, why, sizeof why) != 0) {
-        aws_rest_error(c, 500, "InternalServerErrorException", NULL, "The cluster could not be started: %s", why);
-        return false;
-    }
+    /* the tags are the request's last check: before anything is started */
     const char *keys[KAFKA_MAX_TAGS], *values[KAFKA_MAX_TAGS];
     size_t n = 0;
     json_t *merged = json_object();
     bool tags_ok = !tags || kafka_tags_check(c, tags, merged, keys, values, &n);
     json_decref(merged);
-    if (!tags_ok) {
-        f->stop(f, cl);
+    if (!tags_ok) return false;
+    char why[1024];
+    if (f->start(f, cl, why, sizeof why) != 0) {
+        aws_rest_error(c, 500, "InternalServerErrorException", NULL, "The cluster could not be started: %s", why);
         return false;
     }
     char *spec = cluster_spec_json(cl);
