@@ -233,16 +233,18 @@ def test_compaction_interrupted_by_kill9_loses_nothing():
     key's newest value survives at its offset, and the next pass finishes the job."""
     rng = random.Random(16)
     keys = 5000
-    # passes start at most every 2 s, so that each round's pass has a whole round of records to do
-    cfg = {"log.cleaner.backoff.ms": 2000, "log.cleaner.slice.ms": 1}
-    with running(Broker(config=cfg)) as broker:
+    # No pass runs while a round is produced (log.cleaner.backoff.ms of an hour); then the broker
+    # restarts with a short backoff so that one pass starts over the whole round, and the kill
+    # lands after it starts. Regression (test_compaction_interrupted_by_kill9_loses_nothing): with
+    # a 2 s backoff throughout, a pass could start near the end of a slow produce (CI, loaded
+    # machine) and leave too little dirty for another one, and the test waited 20 s in vain.
+    idle = {"log.cleaner.backoff.ms": 3_600_000, "log.cleaner.slice.ms": 1}
+    with running(Broker(config=dict(idle))) as broker:
         b, topic = broker.bootstrap, "compact-kill9"
         create(b, topic, cleanup_policy="compact")
         want, seq, interrupted, rounds = {}, 0, 0, 0
-        # Three rounds, and up to six until a kill lands inside a pass: the kill comes after the
-        # test saw the pass start in the log, which on a busy machine (other test workers) can
-        # take longer than a pass. The padding (cheap on the wire with zstd) gives the cleaner
-        # more bytes to rewrite, so a pass lasts about a second.
+        # Three rounds, and up to six until a kill lands inside a pass. The padding (cheap on the
+        # wire with zstd) gives the cleaner more bytes to rewrite, so a pass lasts about a second.
         pad = b"x" * 200
         while rounds < 3 or (interrupted == 0 and rounds < 6):
             rounds += 1
@@ -250,15 +252,17 @@ def test_compaction_interrupted_by_kill9_loses_nothing():
             seq += len(records)
             acked = produce_keyed(b, topic, records, **{"compression.type": "zstd", "enable.idempotence": True})
             want.update(expected_latest(records, acked))
-            # a pass that starts after the produce: one that started during it may be over already
-            # (the kill then lands after it, as it did in a CI run on a loaded machine: 0 of 6)
+            broker.stop(check=True)
+            broker.config["log.cleaner.backoff.ms"] = 100
             since = broker.log_size()
+            broker.start()
             assert broker.wait_for_log(r"compaction: compact-kill9-0 starts", since=since, timeout=20), \
                 broker.log_tail()
             time.sleep(rng.uniform(0, 0.05))
             broker.kill9(restart=False)
             if not broker.wait_for_log(r"compaction: compact-kill9-0 offsets", since=since, timeout=0):
                 interrupted += 1
+            broker.config.update(idle)
             broker.start()
             got = read_all(b, topic, timeout=60)
             offsets = [off for _, off, _, _ in got]
