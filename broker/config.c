@@ -199,6 +199,10 @@ static const key_def keys[] = {
       "orders:3,events:6:compact; a bad entry stops start-up"),
     K("default.replication.factor", T_INT, default_replication_factor, "3", NULL, "1", 1, CFG_MAX_BROKERS, NULL,
       "replication factor reported for topics created with replication_factor -1"),
+    K("min.insync.replicas", T_INT, min_insync_replicas, "0", NULL, "1", 0, INT32_MAX, NULL,
+      "in-sync replicas a partition needs for acks=all (all) produce; fewer get NOT_ENOUGH_REPLICAS, as in Kafka; "
+      "the default of every topic's min.insync.replicas. 0: from broker.count as MSK sets it by Availability "
+      "Zones, 2 with three brokers or more, else 1 (1 in the kafka profile, Kafka's default)"),
     K("fetch.max.bytes", T_INT, fetch_max_bytes, "57671680", NULL, NULL, 1024, INT32_MAX, NULL,
       "most record bytes one Fetch response carries, whatever the request asks (Kafka's broker key; MSK Serverless: "
       "55 MB per request); the first batch is returned even if larger"),
@@ -282,6 +286,13 @@ static const key_def keys[] = {
       "members per group; one more gets GROUP_MAX_SIZE_REACHED"),
     K("offset.metadata.max.bytes", T_INT, offset_metadata_max_bytes, "4096", NULL, NULL, 0, INT32_MAX, NULL,
       "longest commit metadata; longer gets OFFSET_METADATA_TOO_LARGE"),
+    K("offsets.topic.num.partitions", T_INT, offsets_topic_num_partitions, "0", "50", "50", 0, 10000, NULL,
+      "partitions of __consumer_offsets, listed in Metadata as an internal topic as Apache Kafka (and so MSK "
+      "Provisioned) lists it; read-only and without records, since offsets live in SQLite; 0: not listed (the "
+      "serverless profile: no public source shows MSK Serverless listing it)"),
+    K("transaction.state.log.num.partitions", T_INT, transaction_state_log_num_partitions, "0", "50", "50", 0, 10000,
+      NULL, "partitions of __transaction_state, listed like __consumer_offsets once a transactional producer has "
+      "looked for its coordinator, as Kafka creates it then; 0: not listed"),
     K("offsets.retention.minutes", T_INT, offsets_retention_minutes, "10080", NULL, NULL, 1, INT32_MAX, NULL,
       "committed offsets of a group that stayed empty this long are removed"),
     K("offsets.retention.check.interval.ms", T_INT, offsets_retention_check_interval_ms, "600000", NULL, NULL, 10,
@@ -732,6 +743,8 @@ int cfg_finish(config *cfg, char *err, size_t errlen) {
             }
     }
     if (check_group_consumer_bounds(cfg, err, errlen) != 0) return -1;
+    /* https://docs.aws.amazon.com/msk/latest/developerguide/msk-default-configuration.html */
+    if (cfg->min_insync_replicas == 0) cfg->min_insync_replicas = n >= 3 ? 2 : 1;
     if (!*cfg->broker_ids) {
         for (int i = 0; i < n; i++) {
             int base = (int)(sizeof msk_ids / sizeof msk_ids[0]);

@@ -93,6 +93,7 @@ typedef struct config {
     int64_t num_partitions;
     char *topics_create;
     int64_t default_replication_factor;
+    int64_t min_insync_replicas; /* 0 until cfg_finish resolves it from broker.count */
     int64_t message_max_bytes;
     int64_t fetch_max_bytes;
     int64_t max_partitions;
@@ -127,6 +128,8 @@ typedef struct config {
     int64_t group_max_size;
     int64_t offset_metadata_max_bytes;
     int64_t offsets_retention_minutes;
+    int64_t offsets_topic_num_partitions;
+    int64_t transaction_state_log_num_partitions;
     int64_t offsets_retention_check_interval_ms;
     int64_t group_consumer_protocol_validation;
     bool group_configs_enable;

@@ -228,6 +228,10 @@ static int cluster_load(srv *s, char *err, size_t errlen) {
     }
     /* before any listener: a client never sees the cluster without them */
     if (topic_create_configured(s, err, errlen) != 0) return -1;
+    if (topic_internal_ensure(s, TOPIC_OFFSETS) != 0) {
+        snprintf(err, errlen, "creating %s: %s", TOPIC_OFFSETS, stor_errmsg(s->st));
+        return -1;
+    }
     if (topic_commit_now(s) != 0) {
         snprintf(err, errlen, "storing the topics of topics.create: %s", stor_errmsg(s->st));
         return -1;

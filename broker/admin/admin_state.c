@@ -65,7 +65,9 @@ static json_t *topic_json(const srv *s, const topic *t, bool detail) {
 
 void admin_get_topics(admin_call *c) {
     json_t *a = json_array();
-    for (const topic *t = c->s->topics; t; t = t->next) json_array_append_new(a, topic_json(c->s, t, true));
+    /* Kafka's internal topics are left out, as AdminClient.listTopics leaves them out; GET /v1/topics/<name> shows them */
+    for (const topic *t = c->s->topics; t; t = t->next)
+        if (!topic_is_internal(t->name, strlen(t->name))) json_array_append_new(a, topic_json(c->s, t, true));
     admin_ok(c, json_pack("{s:o}", "topics", a));
 }
 
@@ -277,6 +279,7 @@ void admin_post_reset(admin_call *c) {
     }
     for (topic *t = s->topics, *next; t; t = next) {
         next = t->next;
+        if (topic_is_internal(t->name, strlen(t->name))) continue; /* a fresh Kafka cluster has them too */
         bool kept = false;
         json_array_foreach(keep, i, v) kept = kept || !strcmp(json_string_value(v), t->name);
         if (kept) {

@@ -20,6 +20,11 @@ static int16_t delete_partition(srv *s, req *r, topic *t, const kp_delete_record
     partition *p;
     int16_t code = api_partition_check(s, r, t, qp->partition_index, &p);
     if (code) return code;
+    if (topic_is_internal(t->name, strlen(t->name))) { /* as Kafka's ReplicaManager.deleteRecordsOnLocalLog */
+        *low = INVALID_LOW_WATERMARK;
+        req_log_refusal(r, KERR_INVALID_TOPIC_EXCEPTION, "Cannot delete records of internal topic %s", t->name);
+        return KERR_INVALID_TOPIC_EXCEPTION;
+    }
     int64_t before = p->log_start;
     char why[256];
     code = topic_delete_records(s, p, qp->offset, low, why, sizeof why);

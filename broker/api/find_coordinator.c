@@ -10,6 +10,7 @@
 #include "api.h"
 #include "group/group.h"
 #include "net/net.h"
+#include "topic/topic.h"
 
 static int16_t lookup(srv *s, req *r, kp_str key, int8_t type, int *node) {
     if (type == 0 || type == 1) {
@@ -21,6 +22,8 @@ static int16_t lookup(srv *s, req *r, kp_str key, int8_t type, int *node) {
                         "are served", type);
         return KERR_COORDINATOR_NOT_AVAILABLE;
     }
+    /* Kafka creates its transaction log when the first transactional producer looks for a coordinator */
+    if (type == 1) topic_internal_ensure(s, TOPIC_TXN_STATE);
     *node = grp_coordinator_for(s, key.p ? key.p : "", key.len > 0 ? (size_t)key.len : 0);
     return 0;
 }

@@ -23,7 +23,7 @@ static void describe_topic(srv *s, req *r, const kp_metadata_request *q, topic *
     out->error_code = 0;
     out->name = kp_str_c(t->name);
     memcpy(out->topic_id.b, t->uuid, 16);
-    out->is_internal = false;
+    out->is_internal = topic_is_internal(t->name, strlen(t->name));
     if (q->include_topic_authorized_operations)
         out->topic_authorized_operations = authz_operations(s, r->c, IAM_RES_TOPIC, t->name, strlen(t->name));
     REQ_ARR(r, out->partitions, t->nparts);

@@ -2,7 +2,8 @@
  * Produce (key 0), v0–11. Each partition's records must be exactly one
  * magic-2 batch (Kafka 4 rejects the old formats); it is validated (CRC,
  * counts, codec, control and sequence fields), checked against
- * max.message.bytes and the idempotent-producer state, given its offsets and
+ * max.message.bytes and the idempotent-producer state (acks=all first needs
+ * min.insync.replicas replicas on brokers up: NOT_ENOUGH_REPLICAS otherwise), given its offsets and
  * stored as produced. acks=1/-1 are answered only after the storage commit
  * that holds the batch; acks=0 is never answered, and a failed acks=0
  * produce closes the connection, as Kafka does. A transactional batch must
@@ -52,6 +53,19 @@ static int16_t produce_partition(srv *s, req *r, topic *t, kp_produce_partition_
     int16_t code = api_partition_check(s, r, t, pd->index, &p);
     if (code) return code;
     out->log_start_offset = p->log_start;
+    if (topic_is_internal(t->name, strlen(t->name))) {
+        req_log_refusal(r, KERR_INVALID_TOPIC_EXCEPTION, "Cannot append to internal topic %s (read-only here: offsets "
+                        "and transactions are kept in the database)", t->name);
+        return KERR_INVALID_TOPIC_EXCEPTION;
+    }
+    /* before the batch is looked at, as Kafka's Partition.appendRecordsToLeader checks it */
+    int32_t in_sync = topic_in_sync(s, t, pd->index);
+    if (((kp_produce_request *)r->body)->acks == -1 && in_sync < t->min_insync_replicas) {
+        req_log_refusal(r, KERR_NOT_ENOUGH_REPLICAS, "%s-%d: %d in-sync replica(s) (replication factor %d), "
+                        "min.insync.replicas is %lld: acks=all cannot be met (acks=1 can)", t->name, pd->index,
+                        in_sync, topic_replication_factor(s, t), (long long)t->min_insync_replicas);
+        return KERR_NOT_ENOUGH_REPLICAS;
+    }
     if (pd->records.len <= 0) {
         req_log_refusal(r, KERR_INVALID_RECORD, "%s-%d: no record batch in the request", t->name, pd->index);
         return KERR_INVALID_RECORD;

@@ -40,6 +40,13 @@ bool topic_is_replica(const srv *s, const topic *t, int32_t i, int node) {
     return false;
 }
 
+int32_t topic_in_sync(const srv *s, const topic *t, int32_t i) {
+    int32_t r[TOPIC_MAX_REPLICAS];
+    int32_t n = topic_replicas(s, t, i, r), up = 0;
+    for (int32_t k = 0; k < n; k++) up += !s->nodes[r[k]].down;
+    return up;
+}
+
 int32_t topic_elect_leader(const srv *s, const topic *t, int32_t i) {
     int32_t r[TOPIC_MAX_REPLICAS];
     int32_t n = topic_replicas(s, t, i, r);

@@ -84,6 +84,7 @@ typedef struct topic {
     int noverrides;
     /* cached values of the settings the data path reads */
     int64_t max_message_bytes;
+    int64_t min_insync_replicas;
     int64_t retention_ms;
     int64_t retention_bytes;
     bool log_append_time;
@@ -136,6 +137,16 @@ topic *topic_create_checked(srv *s, const char *name, int32_t nparts, int16_t rf
  * malformed or refused.
  */
 int topic_create_configured(srv *s, char *err, size_t errlen);
+/*
+ * Kafka's internal topics (topics_internal.c): __consumer_offsets and __transaction_state, by name
+ * as Kafka's Topic.isInternal decides. topic_internal_ensure creates one when its partition
+ * key (offsets.topic.num.partitions, transaction.state.log.num.partitions) is above 0 and it is
+ * missing: -1 only when storing it failed.
+ */
+bool topic_is_internal(const char *name, size_t len);
+#define TOPIC_OFFSETS "__consumer_offsets"
+#define TOPIC_TXN_STATE "__transaction_state"
+int topic_internal_ensure(srv *s, const char *name);
 /* The replication factor Metadata and DescribeTopics report: as created, at most the broker count. */
 int32_t topic_replication_factor(const srv *s, const topic *t);
 int topic_delete(srv *s, topic *t);
@@ -200,6 +211,8 @@ int topic_move_leader(srv *s, topic *t, partition *p, int to);
  */
 int32_t topic_replicas(const srv *s, const topic *t, int32_t i, int32_t out[TOPIC_MAX_REPLICAS]);
 bool topic_is_replica(const srv *s, const topic *t, int32_t i, int node);
+/* Partition i's in-sync replicas: those on brokers up (Metadata lists the same ones as its ISR). */
+int32_t topic_in_sync(const srv *s, const topic *t, int32_t i);
 /* Who should lead partition i now: its first replica up, as Kafka elects; TOPIC_NO_LEADER when none is. */
 int32_t topic_elect_leader(const srv *s, const topic *t, int32_t i);
 

@@ -72,8 +72,9 @@ static const tdef defs[] = {
      "A compacted partition is compacted once its uncompacted bytes reach this share of it."},
     {"min.compaction.lag.ms", C_LONG, NULL, 0, LMAX, NULL, false, false, 0, "log.cleaner.min.compaction.lag.ms",
      "Records younger than this are not compacted."},
-    {"min.insync.replicas", C_INT, "2", 1, INT32_MAX, NULL, false, false, 0, "min.insync.replicas",
-     "Replicas that must have a batch before acks=all is answered."},
+    {"min.insync.replicas", C_INT, NULL, 1, INT32_MAX, NULL, false, false, 0, "min.insync.replicas",
+     "In-sync replicas a partition needs for acks=all produce; with fewer (a replication factor below it, or "
+     "brokers down) acks=all gets NOT_ENOUGH_REPLICAS."},
     {"preallocate", C_BOOL, "false", 0, 0, NULL, false, false, 0, "log.preallocate",
      "Preallocate segment files (no files here)."},
     {"remote.storage.enable", C_BOOL, "false", 0, 0, NULL, false, false, 0, NULL, "Tiered storage for the topic."},
@@ -137,6 +138,7 @@ const char *tcfg_default(const srv *s, const char *key, char *buf, size_t n) {
     else if (strcmp(key, "delete.retention.ms") == 0) v = s->cfg->log_cleaner_delete_retention_ms;
     else if (strcmp(key, "min.compaction.lag.ms") == 0) v = s->cfg->log_cleaner_min_compaction_lag_ms;
     else if (strcmp(key, "max.compaction.lag.ms") == 0) v = s->cfg->log_cleaner_max_compaction_lag_ms;
+    else if (strcmp(key, "min.insync.replicas") == 0) v = s->cfg->min_insync_replicas;
     snprintf(buf, n, "%lld", (long long)v);
     return buf;
 }

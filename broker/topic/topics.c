@@ -82,6 +82,7 @@ static int64_t num_setting(const srv *s, const topic *t, const char *key) {
 static void refresh_settings(const srv *s, topic *t) {
     bool d;
     t->max_message_bytes = num_setting(s, t, "max.message.bytes");
+    t->min_insync_replicas = num_setting(s, t, "min.insync.replicas");
     t->retention_ms = num_setting(s, t, "retention.ms");
     t->retention_bytes = num_setting(s, t, "retention.bytes");
     const char *ts = topic_config_value(s, t, "message.timestamp.type", &d);
