@@ -268,6 +268,11 @@ static const key_def keys[] = {
     K("storage.startup.check.ms", T_INT, storage_startup_check_ms, "3000", NULL, NULL, 0, INT64_MAX, NULL,
       "at start-up, check the database's structure (PRAGMA quick_check) for at most this long and refuse to "
       "start on damage (0: no check)"),
+    K("storage.verify", T_ENUM, storage_verify, "start", NULL, NULL, 0, 0, "off|start|full",
+      "segment files against the index: start (before start-up, each file the index names exists and holds its "
+      "rows, the rows do not overlap, and each file's newest batch reads back with its CRC; a mismatch refuses to "
+      "start, naming the file), full (every batch's CRC at start, and every batch a Fetch serves is checked first: "
+      "one that fails is answered KAFKA_STORAGE_ERROR for its partition, logged, never sent), off (neither)"),
     K("storage.min.free.bytes", T_INT, storage_min_free_bytes, "67108864", NULL, NULL, 0, INT64_MAX, NULL,
       "produce is refused with KAFKA_STORAGE_ERROR while less than this would stay free for the database (free disk "
       "plus its free pages); the rest is kept for deletes, retention and metadata (0: no check)"),

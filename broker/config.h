@@ -118,6 +118,7 @@ typedef struct config {
     int64_t log_cleaner_slice_ms;
     int64_t storage_sync;
     int64_t storage_startup_check_ms;
+    int64_t storage_verify; /* stor_verify_mode: off|start|full */
     int64_t storage_min_free_bytes;
     int64_t storage_segment_bytes;
     int64_t fetch_max_wait_cap_ms;

@@ -138,6 +138,24 @@ static int open_storage(srv *s, char *err, size_t errlen) {
         return -1;
     }
     stor_seg_set_bytes(s->st, s->cfg->storage_segment_bytes);
+    /* before stor_recover, whose truncation to the index's length would cut a swapped-in file */
+    int64_t v0 = clk_mono_ms();
+    rc = stor_verify(s->st, (stor_verify_mode)s->cfg->storage_verify, &s->storage_verify, why, sizeof why);
+    s->storage_verify_ms = clk_mono_ms() - v0;
+    if (rc != 0) {
+        stor_close(s->st); /* the check writes nothing: every file is as it was found */
+        s->st = NULL;
+        if (rc < 0) {
+            snprintf(err, errlen, "storage %.3000s: checking its segment files: %.1000s", path, why);
+            return -1;
+        }
+        snprintf(err, errlen,
+                 "storage %.3000s: %.1000s; refusing to start on it (storage.verify=%s), no file was changed. Restore "
+                 "that file, or keep every batch whose bytes are sound: with DB that database, mv DB DB.damaged && "
+                 "mskmock --salvage DB.damaged (with the same data directory), then start as before (README: \"A "
+                 "damaged segment file\")", path, why, s->cfg->storage_verify == STOR_VERIFY_FULL ? "full" : "start");
+        return -1;
+    }
     if (stor_recover(s->st) != 0) {
         snprintf(err, errlen, "storage %.3000s: %.1000s", path, stor_errmsg(s->st));
         stor_close(s->st);
@@ -202,6 +220,12 @@ static int cluster_load(srv *s, char *err, size_t errlen) {
     if (s->storage_check_partial)
         log_info("storage: the start-up check stopped after %lld ms (storage.startup.check.ms); the rest of the "
                  "database was not checked", (long long)s->storage_check_ms);
+    if (s->storage_verify.segments > 0)
+        log_info("storage: %lld segment files checked against the index (storage.verify=%s: %lld batches read, %lld "
+                 "bytes) in %lld ms", (long long)s->storage_verify.segments,
+                 s->cfg->storage_verify == STOR_VERIFY_FULL ? "full" : "start",
+                 (long long)s->storage_verify.batches_read, (long long)s->storage_verify.bytes_read,
+                 (long long)s->storage_verify_ms);
     int64_t checked = 0, dropped = stor_seg_recovery(s->st, &checked);
     if (checked > 0)
         log_warn("storage: the system restarted since this database was last open; read back %lld bytes of record "

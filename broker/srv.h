@@ -132,6 +132,8 @@ struct srv {
     uint64_t ckpt_failures_logged;
     int64_t storage_check_ms;     /* the start-up check took this long */
     bool storage_check_partial;   /* ... and ran out of storage.startup.check.ms */
+    stor_verify_stats storage_verify; /* what storage.verify read at start (stor_verify) */
+    int64_t storage_verify_ms;
     int64_t room_free, room_used, room_checked_ms; /* srv_storage_room's measure */
     rate_bucket quota_in, quota_out; /* the cluster's ingress and egress (topic/quota.c) */
     rate_bucket quota_mutations;     /* partitions created and deleted (topic/quota.c) */

@@ -88,6 +88,25 @@ uint64_t stor_commit_seq(stor *s);
  */
 void stor_seg_set_bytes(stor *s, int64_t bytes);
 /*
+ * storage.verify (stor_verify.c). START: before stor_recover, every segment file the batch rows
+ * name is checked against them: it exists and is long enough, the rows overlap neither in
+ * offsets nor in bytes, and the newest batch of each file reads back as its row's with its
+ * CRC holding. FULL: every batch so at start, and every batch a read serves (a read stops at
+ * one that fails: stor_read_bad_batch). OFF: neither.
+ */
+typedef enum stor_verify_mode { STOR_VERIFY_OFF, STOR_VERIFY_START, STOR_VERIFY_FULL } stor_verify_mode;
+typedef struct stor_verify_stats {
+    int64_t rows, segments, batches_read, bytes_read;
+} stor_verify_stats;
+/*
+ * The check (after stor_check, before stor_recover; it writes nothing), and the mode reads use
+ * from now on. 0 when every file matches; 1 when one does not, with the file and what is wrong
+ * in err; -1 when the check itself failed (err).
+ */
+int stor_verify(stor *s, stor_verify_mode mode, stor_verify_stats *stats, char *err, size_t errlen);
+/* The last failed read stopped at a batch whose bytes are not the batch its row names (storage.verify=full). */
+bool stor_read_bad_batch(stor *s);
+/*
  * After stor_open (and stor_check): cut segment bytes no commit holds, check after a reboot
  * what a power cut may have lost, delete dead segments. stor_open itself writes nothing, so a
  * start refused on damage leaves the files as they were. 0 or -1 (stor_errmsg).

@@ -1,7 +1,9 @@
 /* Record batches: append, fetch, offset and timestamp look-ups, log start (retention, DeleteRecords). */
 #include "stor_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int stor_bind_key(stor *s, sqlite3_stmt *st, int64_t topic_id, int32_t partition) {
     if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition))
@@ -99,6 +101,27 @@ int stor_batch_append(stor *s, int64_t topic_id, int32_t partition, const stor_b
 }
 
 /*
+ * storage.verify=full: a batch is checked (offsets, length, CRC-32C) before anyone sees it, and
+ * one that fails stops the read with its place in the error; the caller has the batches before it.
+ */
+static int batch_unsound(stor *s, int64_t topic_id, int32_t partition, int64_t seg, int64_t pos,
+                         const stor_batch_meta *m, const void *data, size_t len) {
+    char why[200], where[600];
+    if (!stor_batch_unsound(data, len, m->base_offset, m->last_offset, why, sizeof why)) return 0;
+    s->read_bad = true;
+    if (seg > 0) {
+        char path[560];
+        stor_seg_path(s, topic_id, partition, seg, path, sizeof path);
+        snprintf(where, sizeof where, "segment %s at byte %lld", path, (long long)pos);
+    } else {
+        snprintf(where, sizeof where, "the database");
+    }
+    return stor_failf(s, "the batch at offset %lld (offsets %lld-%lld, in %s) %s%s; not served (storage.verify=full)",
+                      (long long)m->base_offset, (long long)m->base_offset, (long long)m->last_offset, where,
+                      strncmp(why, "CRC", 3) == 0 ? "has a " : "", why);
+}
+
+/*
  * The read statement leaves the data column out: naming it would make each
  * step assemble the whole blob in SQLite's memory. The bytes are read from
  * the batch's segment, or for a row that keeps them inline with the blob API,
@@ -112,6 +135,7 @@ static int batch_read(stor *s, int64_t topic_id, int32_t partition, int64_t from
         return stor_fail(s, "bind read range");
     sqlite3_blob *blob = NULL;
     int ret = 0, rc;
+    s->read_bad = false;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         stor_batch_meta m;
         stor_meta_from_row(st, 0, &m);
@@ -120,8 +144,9 @@ static int batch_read(stor *s, int64_t topic_id, int32_t partition, int64_t from
         void *p = dest(ctx, &m, (size_t)size);
         if (!p) break;
         if (sqlite3_column_type(st, STOR_META_NCOLS + 2) != SQLITE_NULL) {
-            if (stor_seg_read(s, topic_id, partition, sqlite3_column_int64(st, STOR_META_NCOLS + 2),
-                              sqlite3_column_int64(st, STOR_META_NCOLS + 3), p, (size_t)size)) {
+            int64_t seg = sqlite3_column_int64(st, STOR_META_NCOLS + 2), pos = sqlite3_column_int64(st, STOR_META_NCOLS + 3);
+            if (stor_seg_read(s, topic_id, partition, seg, pos, p, (size_t)size) ||
+                (s->verify == STOR_VERIFY_FULL && batch_unsound(s, topic_id, partition, seg, pos, &m, p, (size_t)size))) {
                 ret = -1;
                 break;
             }
@@ -138,6 +163,10 @@ static int batch_read(stor *s, int64_t topic_id, int32_t partition, int64_t from
         if (brc == SQLITE_OK) brc = sqlite3_blob_read(blob, p, (int)size, 0);
         if (brc != SQLITE_OK) {
             ret = stor_fail(s, "read batch data");
+            break;
+        }
+        if (s->verify == STOR_VERIFY_FULL && batch_unsound(s, topic_id, partition, 0, 0, &m, p, (size_t)size)) {
+            ret = -1;
             break;
         }
         if (after && !after(ctx, &m, p, (size_t)size)) break;

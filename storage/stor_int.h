@@ -162,6 +162,8 @@ struct stor {
     unsigned txn_kinds; /* STOR_TXN_* of the writes in the open transaction */
     uint64_t commit_seq;
     stor_segs segs;
+    stor_verify_mode verify; /* storage.verify (stor_verify.c): FULL checks every batch a read serves */
+    bool read_bad;           /* the last read stopped at a batch that failed that check */
     char *reserve_path; /* stor_reserve.c: <db>-reserve, NULL until first asked (and for :memory:) */
     char err[512];
 };
@@ -212,6 +214,22 @@ int stor_seg_read(stor *s, int64_t topic_id, int32_t partition, int64_t seg, int
 int stor_seg_topic_deleted(stor *s, int64_t topic_id);
 /* The id a new topic gets: past every topic row and every directory in the segment directory. */
 int stor_seg_topic_id(stor *s, int64_t *id);
+/* DIR/<topic id>-<partition>/<id>.log of the database's segment directory. */
+void stor_seg_path(stor *s, int64_t topic_id, int32_t partition, int64_t id, char *out, size_t n);
+/*
+ * 1 when the system restarted since the database was last open and storage.sync is not off:
+ * stor_recover then reads back what is past each segment's synced mark. 0 when not, -1 on error.
+ */
+int stor_seg_power_cut(stor *s);
+
+/* ---- stor_verify.c ---- */
+
+/*
+ * NULL when data (len bytes) is exactly one record batch of offsets base..last whose CRC-32C
+ * holds; else what differs, written into why ("is offsets 200-299, the index says 0-99",
+ * "CRC mismatch").
+ */
+const char *stor_batch_unsound(const uint8_t *data, size_t len, int64_t base, int64_t last, char *why, size_t n);
 
 /* ---- stor_orphans.c ---- */
 

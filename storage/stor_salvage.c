@@ -277,17 +277,11 @@ static long long drop_bad_batches(sqlite3 *fresh, const char *seg_dir, char *fir
             data = sqlite3_column_blob(rd, 3);
             len = (size_t)sqlite3_column_bytes(rd, 3);
         }
-        size_t pos = 0;
-        kp_batch b;
-        int got = data ? kp_batch_next(data, len, &pos, &b, &why) : -1;
-        if (got == 1 && pos != len) why = "bytes past the batch";
-        else if (got == 1 && b.base_offset != sqlite3_column_int64(rd, 1)) why = "base offset differs from its row";
-        else if (got == 1 && kp_batch_last_offset(&b) != sqlite3_column_int64(rd, 2))
-            why = "last offset differs from its row";
-        else if (got == 1 && !kp_batch_crc_ok(&b)) why = "CRC mismatch";
-        else if (got == 0) why = "empty";
+        char unsound[200];
+        if (data) why = stor_batch_unsound(data, len, sqlite3_column_int64(rd, 1), sqlite3_column_int64(rd, 2), unsound,
+                                           sizeof unsound);
         free(owned);
-        if (got == 1 && !why) continue;
+        if (data && !why) continue;
         if (!dropped)
             snprintf(first, nfirst, "offset %lld: %s", (long long)sqlite3_column_int64(rd, 1), why ? why : "unparsable");
         sqlite3_bind_int64(del, 1, sqlite3_column_int64(rd, 0));

@@ -77,6 +77,10 @@ static void seg_path(const stor_segs *g, int64_t topic_id, int32_t partition, in
         snprintf(out, n, "%s/%" PRId64 "-%d", g->dir, topic_id, partition);
 }
 
+void stor_seg_path(stor *s, int64_t topic_id, int32_t partition, int64_t id, char *out, size_t n) {
+    seg_path(&s->segs, topic_id, partition, id, out, n);
+}
+
 /* sqlite3_mprintf formats (%Q quotes a string), so no printf format attribute. */
 static int seg_exec(stor *s, const char *what, const char *fmt, ...) {
     va_list ap;
@@ -322,12 +326,10 @@ static int seg_verify(stor *s, int64_t topic_id, int32_t partition, int64_t id, 
             }
             buf = p, cap = (size_t)size;
         }
-        kp_batch b;
-        size_t at = 0;
-        const char *why = NULL;
-        bool ok = pread_all(fd, buf, (size_t)size, pos) == 0 && kp_batch_next(buf, (size_t)size, &at, &b, &why) == 1 &&
-                  at == (size_t)size && b.base_offset == sqlite3_column_int64(st, 0) &&
-                  kp_batch_last_offset(&b) == sqlite3_column_int64(st, 1) && kp_batch_crc_ok(&b);
+        char why[200];
+        bool ok = pread_all(fd, buf, (size_t)size, pos) == 0 &&
+                  !stor_batch_unsound(buf, (size_t)size, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), why,
+                                      sizeof why);
         if (!ok) {
             bad = sqlite3_column_int64(st, 0);
             break;
@@ -426,14 +428,28 @@ static void seg_remove_strays(stor *s) {
     sqlite3_exec(s->db, clear_deletions, NULL, NULL, NULL);
 }
 
+/* Whether the system restarted since the database was last open (boot holds this boot's id, "" if unknown). */
+static int seg_rebooted(stor *s, char *boot, size_t n, char *last, size_t nlast) {
+    boot_id(boot, n);
+    last[0] = 0;
+    if (stor_setting_get(s, SEG_BOOT_SETTING, last, nlast) < 0) return -1;
+    return !boot[0] || strcmp(boot, last) != 0;
+}
+
+int stor_seg_power_cut(stor *s) {
+    char boot[64], last[64];
+    int r = seg_rebooted(s, boot, sizeof boot, last, sizeof last);
+    return r < 0 ? -1 : r && s->segs.sync != STOR_SYNC_OFF;
+}
+
 int stor_recover(stor *s) {
     stor_segs *g = &s->segs;
     if (!g->enabled || g->recovered) return 0;
     g->recovered = true;
     char boot[64], last[64] = "";
-    boot_id(boot, sizeof boot);
-    if (stor_setting_get(s, SEG_BOOT_SETTING, last, sizeof last) < 0) return -1;
-    bool check = g->sync != STOR_SYNC_OFF && (!boot[0] || strcmp(boot, last) != 0);
+    int rebooted = seg_rebooted(s, boot, sizeof boot, last, sizeof last);
+    if (rebooted < 0) return -1;
+    bool check = g->sync != STOR_SYNC_OFF && rebooted;
     if (boot[0] && strcmp(boot, last) != 0 &&
         seg_exec(s, "record boot id", "INSERT INTO settings (key, value) VALUES ('%s', %Q)"
                  " ON CONFLICT (key) DO UPDATE SET value = excluded.value", SEG_BOOT_SETTING, boot))

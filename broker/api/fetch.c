@@ -37,12 +37,16 @@ typedef struct collect {
     int64_t budget_partition, budget_total;
     bool first;                 /* nothing returned yet: the first batch goes out whatever its size */
     int64_t next;               /* the offset after the last batch placed */
+    size_t before_last;         /* w.len and next before the last batch placed: what is kept when it fails its */
+    int64_t next_before_last;   /* check (storage.verify=full) */
 } collect;
 
 /* Where the next batch goes: the end of the partition's buffer. NULL stops the read. */
 static void *place_batch(void *ctx, const stor_batch_meta *m, size_t len) {
     collect *c = ctx;
     if (!c->first && ((int64_t)len > c->budget_partition || (int64_t)len > c->budget_total)) return NULL;
+    c->before_last = c->w.len;
+    c->next_before_last = c->next;
     void *p = kp_wr_reserve(&c->w, len);
     c->next = m->last_offset + 1;
     c->first = false;
@@ -133,8 +137,14 @@ static int16_t fetch_partition(srv *s, req *r, topic *t, const kp_fetch_partitio
     int64_t want = c.budget_partition < c.budget_total ? c.budget_partition : c.budget_total;
     kp_writer_init(&c.w, want <= 0 ? 0 : (size_t)(want < FETCH_FIRST_CAP ? want : FETCH_FIRST_CAP));
     aborted_list al = {r, out, 0};
-    if (stor_batch_read_into(s->st, t->id, p->index, fp->fetch_offset, upto, place_batch, &c) != 0 ||
-        (committed && c.w.len && topic_aborted_read(s, p, fp->fetch_offset, c.next, add_aborted, &al) != 0)) {
+    int rc = stor_batch_read_into(s->st, t->id, p->index, fp->fetch_offset, upto, place_batch, &c);
+    if (rc != 0 && stor_read_bad_batch(s->st) && c.before_last > 0) {
+        /* the sound batches before a damaged one go out; the next fetch, from the damaged one, is refused */
+        c.w.len = c.before_last;
+        c.next = c.next_before_last;
+        rc = 0;
+    }
+    if (rc != 0 || (committed && c.w.len && topic_aborted_read(s, p, fp->fetch_offset, c.next, add_aborted, &al) != 0)) {
         kp_writer_free(&c.w);
         out->aborted_transactions.n = committed ? 0 : -1;
         req_log_refusal(r, KERR_KAFKA_STORAGE_ERROR, "%s-%d: reading the log failed: %s", t->name, fp->partition,

@@ -232,6 +232,131 @@ static void test_missing_segment_is_refused(void **state) {
     assert_non_null(strstr(stor_errmsg(f->s), "mskmock --salvage"));
 }
 
+/* ---- storage.verify (stor_verify.c): the segment files checked against the rows before stor_recover ---- */
+
+/* The store closed and opened again without stor_recover, as the broker does before its check. */
+static int verify_reopened(fx *f, stor_verify_mode mode, char *err, size_t n) {
+    if (f->s) stor_close(f->s);
+    f->s = NULL;
+    char why[512];
+    if (stor_open(&f->s, f->path, STOR_SYNC_NORMAL, why, sizeof why) != 0) fail_msg("stor_open: %s", why);
+    return stor_verify(f->s, mode, NULL, err, n);
+}
+
+static void test_verify_passes_sound_files_and_after_kill9(void **state) {
+    fx *f = *state;
+    for (int i = 0; i < 3; i++) append_real(f, 0, i);
+    append_real(f, 1, 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    append_real(f, 0, 3); /* written, never committed: a kill -9 leaves these bytes past segments.used */
+    char err[512] = "";
+    stor_verify_stats st;
+    stor_close(f->s);
+    f->s = NULL;
+    assert_int_equal(stor_open(&f->s, f->path, STOR_SYNC_NORMAL, err, sizeof err), 0);
+    assert_int_equal(stor_verify(f->s, STOR_VERIFY_START, &st, err, sizeof err), 0);
+    assert_int_equal(st.segments, 2);
+    assert_int_equal(st.batches_read, 2); /* the newest of each file */
+    assert_int_equal(st.rows, 4);
+    assert_int_equal(stor_verify(f->s, STOR_VERIFY_FULL, &st, err, sizeof err), 0);
+    assert_int_equal(st.batches_read, 4);
+    assert_int_equal(stor_recover(f->s), 0);
+    assert_int_equal(read_all(f, 0).n, 3);
+}
+
+/* A file shorter than its rows need is refused, named, with what the rows need. */
+static void test_verify_refuses_truncated_segment(void **state) {
+    fx *f = *state;
+    for (int i = 0; i < 3; i++) append_real(f, 0, i);
+    assert_int_equal(stor_commit(f->s), 0);
+    char seg[256], err[512] = "", want[600];
+    seg_path(f, 0, 1, seg, sizeof seg);
+    assert_int_equal(truncate(seg, (off_t)sizeof rdk_batch_0), 0);
+    assert_int_equal(verify_reopened(f, STOR_VERIFY_START, err, sizeof err), 1);
+    snprintf(want, sizeof want, "segment %s is %zu bytes, the index needs %zu (its batch of offsets 2-2 ends there)", seg,
+             sizeof rdk_batch_0, 3 * sizeof rdk_batch_0);
+    if (!strstr(err, want)) fail_msg("%s", err);
+    assert_non_null(strstr(err, "(topic t partition 0)"));
+    assert_int_equal(verify_reopened(f, STOR_VERIFY_OFF, err, sizeof err), 0);
+}
+
+/* Another partition's file in this one's place: its newest batch is not the row's. */
+static void test_verify_refuses_swapped_segment(void **state) {
+    fx *f = *state;
+    append_real(f, 0, 0);
+    append_real(f, 0, 1);
+    append_real(f, 1, 5);
+    append_real(f, 1, 6);
+    append_real(f, 1, 7);
+    assert_int_equal(stor_commit(f->s), 0);
+    char s0[256], s1[256], tmp[300], err[512] = "";
+    seg_path(f, 0, 1, s0, sizeof s0);
+    seg_path(f, 1, 1, s1, sizeof s1);
+    snprintf(tmp, sizeof tmp, "%s.tmp", s0);
+    assert_int_equal(rename(s0, tmp), 0);
+    assert_int_equal(rename(s1, s0), 0);
+    assert_int_equal(rename(tmp, s1), 0);
+    assert_int_equal(verify_reopened(f, STOR_VERIFY_START, err, sizeof err), 1);
+    if (!strstr(err, "the batch at byte 88 (offsets 1-1 in the index) is offsets 6-6, the index says 1-1 (swapped or "
+                     "overwritten?)") || !strstr(err, s0))
+        fail_msg("%s", err);
+    /* nothing was cut: partition 1's bytes are whole in partition 0's place */
+    assert_int_equal(size_of(s0), 3 * (int64_t)sizeof rdk_batch_0);
+}
+
+/* A byte changed in a batch other than the newest: start does not read it, full does, and reads stop there. */
+static void test_verify_full_reads_every_batch_and_reads_stop_at_damage(void **state) {
+    fx *f = *state;
+    for (int i = 0; i < 4; i++) append_real(f, 0, i);
+    assert_int_equal(stor_commit(f->s), 0);
+    char seg[256], err[512] = "";
+    seg_path(f, 0, 1, seg, sizeof seg);
+    flip_byte(seg, (long)sizeof rdk_batch_0 * 2 + 70); /* a record byte of offset 2 */
+    assert_int_equal(verify_reopened(f, STOR_VERIFY_START, err, sizeof err), 0);
+    got g = read_all(f, 0); /* start does not check reads */
+    assert_int_equal(g.n, 4);
+    assert_false(g.bytes_ok);
+    assert_int_equal(verify_reopened(f, STOR_VERIFY_FULL, err, sizeof err), 1);
+    if (!strstr(err, "the batch at byte 176 (offsets 2-2 in the index) has a CRC mismatch (overwritten?)"))
+        fail_msg("%s", err);
+    /* full on a running store (the damage came after its start): a read serves what is before the batch */
+    g = (got){.bytes_ok = true};
+    assert_int_equal(stor_batch_read(f->s, f->topic, 0, 0, INT64_MAX, on_batch, &g), -1);
+    assert_true(stor_read_bad_batch(f->s));
+    assert_int_equal(g.n, 2);
+    assert_true(g.bytes_ok);
+    if (!strstr(stor_errmsg(f->s), "the batch at offset 2 (offsets 2-2, in segment ") ||
+        !strstr(stor_errmsg(f->s), "at byte 176) has a CRC mismatch; not served (storage.verify=full)"))
+        fail_msg("%s", stor_errmsg(f->s));
+    g = (got){.bytes_ok = true};
+    assert_int_equal(stor_batch_read(f->s, f->topic, 0, 3, INT64_MAX, on_batch, &g), 0);
+    assert_false(stor_read_bad_batch(f->s));
+    assert_int_equal(g.n, 1);
+}
+
+/*
+ * After a reboot, bytes past a segment's synced mark may be lost with the page cache: they are
+ * stor_recover's to check and remove, not a reason to refuse the start.
+ */
+static void test_verify_leaves_unsynced_bytes_to_recovery_after_reboot(void **state) {
+    fx *f = *state;
+    for (int i = 0; i < 3; i++) append_real(f, 0, i);
+    assert_int_equal(stor_commit(f->s), 0);
+    stor_close(f->s);
+    f->s = NULL;
+    char seg[256], err[512] = "";
+    seg_path(f, 0, 1, seg, sizeof seg);
+    assert_int_equal(truncate(seg, (off_t)sizeof rdk_batch_0 + 10), 0); /* the power cut took the rest */
+    assert_int_equal(verify_reopened(f, STOR_VERIFY_START, err, sizeof err), 1); /* same boot: refused */
+    stor_close(f->s);
+    f->s = NULL;
+    fx_raw_exec(f->path, "UPDATE settings SET value = 'another boot' WHERE key = 'segments.boot_id'");
+    fx_raw_exec(f->path, "UPDATE segments SET synced = 88");
+    assert_int_equal(verify_reopened(f, STOR_VERIFY_FULL, err, sizeof err), 0);
+    assert_int_equal(stor_recover(f->s), 0);
+    assert_int_equal(read_all(f, 0).n, 1);
+}
+
 /* Rows from before migration 8 keep their bytes in the row; reads take them, compaction moves them out. */
 static void test_rows_with_bytes_inline(void **state) {
     fx *f = *state;
@@ -427,6 +552,11 @@ int main(void) {
         T(test_open_cuts_uncommitted_appends),
         T(test_rollback_undoes_segment_writes),
         T(test_reboot_checks_unsynced_bytes),
+        T(test_verify_passes_sound_files_and_after_kill9),
+        T(test_verify_refuses_truncated_segment),
+        T(test_verify_refuses_swapped_segment),
+        T(test_verify_full_reads_every_batch_and_reads_stop_at_damage),
+        T(test_verify_leaves_unsynced_bytes_to_recovery_after_reboot),
         T(test_missing_segment_is_refused),
         T(test_rows_with_bytes_inline),
         T(test_topic_delete_frees_segments),
