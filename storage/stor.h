@@ -52,6 +52,12 @@ int stor_schema_version(stor *s);
  */
 typedef void (*stor_salvage_report)(void *ctx, const char *line);
 int stor_salvage(const char *from, const char *to, stor_salvage_report fn, void *ctx, char *err, size_t errlen);
+/*
+ * The same, with every partition's index (batch and segment rows, log start, transaction index)
+ * rebuilt from its segment files whatever the copy kept: mskmock --rebuild-index.
+ */
+int stor_salvage_rebuild(const char *from, const char *to, stor_salvage_report fn, void *ctx, char *err,
+                         size_t errlen);
 
 /*
  * Write functions open a transaction on first use (BEGIN IMMEDIATE);

@@ -254,6 +254,57 @@ void stor_seg_after_rollback(stor *s);
 /* Delete segments no row points into any more (outside a transaction). */
 void stor_seg_collect(stor *s);
 
+/* ---- stor_scan.c: a partition's segment files read back without the database ---- */
+
+/* One batch found: where it is and the fields of its index row (stor_batch_meta's, from its header). */
+typedef struct stor_scan_batch {
+    int64_t seg, pos, size;
+    int64_t base_offset, last_offset, max_timestamp, producer_id;
+    int32_t base_sequence, last_sequence, records_count;
+    int16_t producer_epoch, attributes;
+    int marker; /* kp_batch_marker_type: 1 COMMIT, 0 ABORT, -1 not a marker */
+} stor_scan_batch;
+
+/* One segment file: its size, where its sound batches end (valid), what was dropped past them and why. */
+typedef struct stor_scan_seg {
+    int64_t id;
+    int64_t limit;       /* the end the database last committed (segments.used), -1 unknown */
+    int64_t size, valid; /* valid: the end of the last whole batch whose CRC holds */
+    int64_t end;         /* where the scan stopped reading: the limit, or the file's end */
+    int64_t dropped;     /* bytes of damaged or torn batches, up to end */
+    int64_t bad_from;    /* where the first of them starts, -1 none */
+    int64_t uncommitted; /* bytes past the limit: appends no commit held */
+    char why[160];       /* the first damage, "" when there was none */
+} stor_scan_seg;
+
+typedef struct stor_scan {
+    stor_scan_batch *b; /* kept: no two overlap, in offset order */
+    size_t n;
+    stor_scan_seg *segs; /* in id order */
+    size_t nsegs;
+    int64_t records, dropped_bytes;
+    int64_t superseded;  /* older copies of offsets a later batch holds (the cleaner's rewrites) */
+    int64_t below_start; /* batches ending before log_start */
+} stor_scan;
+
+/* The end the database committed for segment id (segments.used), or -1 when it does not know. */
+typedef int64_t (*stor_scan_limit_fn)(void *ctx, int64_t id);
+/* Scan the partition directory pdir (DIR/<topic id>-<partition>); limit may be NULL. 0, or -1 with err. */
+int stor_scan_partition(const char *pdir, int64_t log_start, stor_scan_limit_fn limit, void *ctx, stor_scan *out,
+                        char *err, size_t errlen);
+void stor_scan_free(stor_scan *s);
+
+/* ---- stor_rebuild.c: the index rebuilt from the segment files, inside a salvage ---- */
+
+/*
+ * In fresh (a salvage's new database, its transaction open): topics rows for topic ids whose
+ * row was lost (names from old's index on topic names, else placeholders), and the rows of
+ * every partition directory under seg_dir that all is set for or that has no segments row, from
+ * its segment files. Reports through fn; *rebuilt: partitions rebuilt. 0, or -1 with err.
+ */
+int stor_rebuild_index(sqlite3 *fresh, sqlite3 *old, const char *seg_dir, bool all, bool configs_damaged,
+                       stor_salvage_report fn, void *ctx, long long *rebuilt, char *err, size_t errlen);
+
 /* ---- stor.c: helpers for the other files ---- */
 
 /* Format into a caller's buffer that may be NULL or empty. */

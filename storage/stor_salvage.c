@@ -11,9 +11,12 @@
  * says per table how many rows were copied and what could not be read.
  *
  * The new database is made by stor_open, so it has this binary's schema; columns are copied
- * by name. Then what the lost rows leave inconsistent is repaired: rows whose topic, partition,
- * group or transactional id is gone are dropped, partitions a topic names but lost are
- * recreated, and each partition's byte count is recomputed from the batches that survived.
+ * by name. Then the index is rebuilt from the segment files where the copy lost it
+ * (stor_rebuild.c): a topic whose row was lost gets one again, and partitions whose batch or
+ * segment rows cannot be trusted are read back from their segments. Then what the lost rows
+ * leave inconsistent is repaired: rows whose partition, group or transactional id is gone are
+ * dropped, partitions a topic names but lost are recreated, and each partition's byte count is
+ * recomputed from the batches that survived.
  * A table that a later migration added is empty in an older database, not lost.
  */
 #include "stor_int.h"
@@ -338,9 +341,19 @@ typedef struct salvage {
     char seg_dir[600];  /* its segment files, or "" */
     stor_salvage_report fn;
     void *ctx;
-    long long lost_tables, damaged_tables;
+    long long tables, lost_tables, damaged_tables;
     bool batches_damaged;
+    bool index_damaged;   /* batches or segments rows lost or unsound: every partition is rebuilt */
+    bool configs_damaged; /* topic_configs lost rows: a recreated topic may miss its overrides */
+    bool rebuild_all;     /* --rebuild-index: every partition from its segments, whatever was copied */
+    long long rebuilt;    /* partitions rebuilt from their segment files */
 } salvage;
+
+/* A damaged or lost table t: what the rebuild must not trust. */
+static void table_damaged(salvage *sv, const char *t) {
+    if (!strcmp(t, "batches") || !strcmp(t, "segments")) sv->index_damaged = true;
+    if (!strcmp(t, "topic_configs")) sv->configs_damaged = true;
+}
 
 /* The damaged database, opened read-only, if it can be salvaged here at all. */
 static int open_damaged(salvage *sv, char *err, size_t errlen) {
@@ -373,6 +386,15 @@ static int open_damaged(salvage *sv, char *err, size_t errlen) {
     }
     /* segment files stay where they are: the new database must be next to the old one to find them */
     segment_dir(sv->old, sv->from, sv->seg_dir, sizeof sv->seg_dir);
+    if (!sv->seg_dir[0]) {
+        /* settings unreadable: the name stor_segments.c gives a database's segment directory by default */
+        char d[512], b[512], guess[600];
+        struct stat sd;
+        snprintf(d, sizeof d, "%s", sv->to);
+        snprintf(b, sizeof b, "%s", sv->to);
+        snprintf(guess, sizeof guess, "%s/%s.segments", dirname(d), basename(b));
+        if (stat(guess, &sd) == 0 && S_ISDIR(sd.st_mode)) snprintf(sv->seg_dir, sizeof sv->seg_dir, "%s", guess);
+    }
     if (sv->seg_dir[0]) {
         char a[512], b[512], seg_dir_to[600];
         snprintf(a, sizeof a, "%s", sv->from);
@@ -417,6 +439,7 @@ static void copy_table(salvage *sv, const char *t) {
     if (ncols <= 0) {
         report(fn, ctx, "salvage: table %s: not in %s, or unreadable; nothing copied", t, sv->from);
         sv->lost_tables++;
+        table_damaged(sv, t);
         return;
     }
     long long rows;
@@ -428,6 +451,7 @@ static void copy_table(salvage *sv, const char *t) {
         rows = copy_by_rowid(sv->old, sv->fresh, t, cols, ncols, &unreadable, &tree, reason, sizeof reason);
         if (tree || unreadable) {
             sv->damaged_tables++;
+            table_damaged(sv, t);
             if (!strcmp(t, "batches")) sv->batches_damaged = true;
             report(fn, ctx, "salvage: table %s: %lld rows copied, %lld unreadable%s (%s)", t, rows, unreadable,
                    tree ? ", and rows under damaged tree pages not even listed" : "", reason);
@@ -444,6 +468,7 @@ static void copy_table(salvage *sv, const char *t) {
         long long back = copy_rows(sv->old, sv->fresh, t, cols, ncols, desc, true, &failed2, why2, sizeof why2);
         rows += back;
         sv->damaged_tables++;
+        table_damaged(sv, t);
         report(fn, ctx, "salvage: table %s: %lld rows copied; reading stopped at damage (%s), %lld more read "
                         "from the end", t, rows, reason, back);
     } else {
@@ -462,6 +487,7 @@ static int copy_tables(salvage *sv, char *err, size_t errlen) {
         char t[64];
         snprintf(t, sizeof t, "%s", (const char *)sqlite3_column_text(st, 0));
         copy_table(sv, t);
+        sv->tables++;
     }
     sqlite3_finalize(st);
     return rc;
@@ -477,6 +503,7 @@ static int keep_sound_batches(salvage *sv, char *err, size_t errlen) {
     }
     if (bad) {
         if (!sv->batches_damaged) sv->damaged_tables++;
+        sv->index_damaged = true;
         report(sv->fn, sv->ctx, "salvage: table batches: %lld rows dropped: read without error, their bytes are not the "
                                 "batch they were (first at %s)", bad, first);
     }
@@ -515,8 +542,30 @@ static int check_sound(sqlite3 *fresh, char *err, size_t errlen) {
     return rc;
 }
 
-int stor_salvage(const char *from, const char *to, stor_salvage_report fn, void *ctx, char *err, size_t errlen) {
-    salvage sv = {.from = from, .to = to, .version = -1, .fn = fn, .ctx = ctx};
+/*
+ * Topics whose rows were lost, and partitions whose index rows cannot be trusted, from the
+ * segment files (stor_rebuild.c): before the repairs, which drop what hangs from no topic.
+ */
+static int rebuild_index(salvage *sv, char *err, size_t errlen) {
+    if (!sv->seg_dir[0]) {
+        if (sv->rebuild_all) {
+            stor_errf(err, errlen, "%s names no segment directory, and none is next to it: no index to rebuild", sv->from);
+            return -1;
+        }
+        return 0;
+    }
+    bool all = sv->rebuild_all || sv->index_damaged;
+    if (all)
+        report(sv->fn, sv->ctx, "salvage: rebuilding every partition's index from its segment files in %s (%s)",
+               sv->seg_dir, sv->rebuild_all ? "--rebuild-index" : "the batches or segments rows cannot be trusted");
+    return stor_rebuild_index(sv->fresh, sv->old, sv->seg_dir, all, sv->configs_damaged, sv->fn, sv->ctx, &sv->rebuilt,
+                              err, errlen);
+}
+
+static int salvage_run(salvage sv, char *err, size_t errlen) {
+    const char *from = sv.from, *to = sv.to;
+    stor_salvage_report fn = sv.fn;
+    void *ctx = sv.ctx;
     if (open_damaged(&sv, err, errlen) != 0) {
         sqlite3_close(sv.old);
         return -1;
@@ -529,15 +578,32 @@ int stor_salvage(const char *from, const char *to, stor_salvage_report fn, void 
     }
     int rc = copy_tables(&sv, err, errlen);
     if (rc == 0) rc = keep_sound_batches(&sv, err, errlen);
+    if (rc == 0) rc = rebuild_index(&sv, err, errlen);
     if (rc == 0) rc = repair(&sv, err, errlen);
     if (rc == 0) rc = stor_sql_exec(sv.fresh, "COMMIT", err, errlen);
     if (rc == 0) rc = check_sound(sv.fresh, err, errlen);
+    if (rc == 0 && sv.lost_tables == sv.tables && !sv.rebuilt) {
+        /* "done" with nothing in it would start an empty cluster over the old one's files */
+        stor_errf(err, errlen, "no table of %s is readable and no segment files were found to rebuild from%s%s; "
+                  "nothing was salvaged", from, sv.seg_dir[0] ? " in " : "", sv.seg_dir);
+        rc = -1;
+    }
     sqlite3_close(sv.old);
     sqlite3_close(sv.fresh);
     if (rc == 0)
-        report(fn, ctx, "salvage: done: %lld tables damaged, %lld not readable; start mskmock on %s",
-               sv.damaged_tables, sv.lost_tables, to);
+        report(fn, ctx, "salvage: done: %lld tables damaged, %lld not readable, %lld partitions rebuilt from their "
+                        "segment files; start mskmock on %s", sv.damaged_tables, sv.lost_tables, sv.rebuilt, to);
     else
         remove(to);
     return rc;
+}
+
+int stor_salvage(const char *from, const char *to, stor_salvage_report fn, void *ctx, char *err, size_t errlen) {
+    return salvage_run((salvage){.from = from, .to = to, .version = -1, .fn = fn, .ctx = ctx}, err, errlen);
+}
+
+int stor_salvage_rebuild(const char *from, const char *to, stor_salvage_report fn, void *ctx, char *err,
+                         size_t errlen) {
+    return salvage_run((salvage){.from = from, .to = to, .version = -1, .fn = fn, .ctx = ctx, .rebuild_all = true},
+                       err, errlen);
 }
