@@ -1,11 +1,14 @@
 /* mskmock: command line, configuration, and the one event loop. */
+#include <errno.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -31,7 +34,10 @@ static void usage(FILE *f) {
             "               that writes the ready file FILE serves; fail at once, with LOG's last lines, if PID\n"
             "               (the broker you started) exits first; default timeout 30 s; exit 0 or 1\n"
             "       mskmock --salvage DAMAGED.db [--data-dir DIR] ...   copy what is readable of a damaged\n"
-            "               database into a new DIR/mskmock.db (which must not exist), then exit\n"
+            "               database into a new DIR/mskmock.db (which must not exist), topics and partitions\n"
+            "               whose rows were lost rebuilt from their segment files, then exit\n"
+            "       mskmock --rebuild-index [--data-dir DIR] ...   the same for DIR/mskmock.db (kept aside as\n"
+            "               mskmock.db.before-rebuild-<time>), every partition's index rebuilt from its segments\n"
             "--ports auto is ports.auto=true (free ports the OS picks), --port-base N is port.base=N (every port\n"
             "moved together: admin N, plaintext N+12.., iam N+18..) and --ready-file PATH is ready.file=PATH;\n"
             "once serving, one line \"mskmock ready {JSON}\" on stdout gives the ports and bootstrap lists.\n"
@@ -121,13 +127,52 @@ static int run_salvage(const char *from, const char *data_dir) {
     return 0;
 }
 
+/*
+ * --rebuild-index: the data directory's database moved aside (with its WAL, never deleted) and
+ * salvaged back with every partition's index rebuilt from its segment files; on failure the
+ * old file goes back where it was.
+ */
+static int run_rebuild_index(const char *data_dir) {
+    if (strcmp(data_dir, ":memory:") == 0) return fail("--rebuild-index needs a data directory, not ", data_dir);
+    char db[4096], aside[4200], err[1024], stamp[32];
+    time_t now = time(NULL);
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", gmtime(&now));
+    snprintf(db, sizeof db, "%s/mskmock.db", data_dir);
+    snprintf(aside, sizeof aside, "%s.before-rebuild-%s", db, stamp);
+    struct stat sb;
+    if (stat(db, &sb) != 0) return fail("--rebuild-index: no database at ", db);
+    if (stat(aside, &sb) == 0) return fail("--rebuild-index: already exists (try again in a second): ", aside);
+    static const char *const parts[] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 3; i++) {
+        char a[4300], b[4300];
+        snprintf(a, sizeof a, "%s%s", db, parts[i]);
+        snprintf(b, sizeof b, "%s%s", aside, parts[i]);
+        if (rename(a, b) != 0 && (i == 0 || errno != ENOENT)) {
+            fprintf(stderr, "mskmock: --rebuild-index: moving %s aside: %s\n", a, strerror(errno));
+            return 1;
+        }
+    }
+    log_info("rebuild-index: %s moved aside to %s", db, aside);
+    if (stor_salvage_rebuild(aside, db, salvage_line, NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "mskmock: rebuild-index failed: %s\n", err);
+        for (int i = 0; i < 3; i++) {
+            char a[4300], b[4300];
+            snprintf(a, sizeof a, "%s%s", aside, parts[i]);
+            snprintf(b, sizeof b, "%s%s", db, parts[i]);
+            if (rename(a, b) == 0 && i == 0) fprintf(stderr, "mskmock: %s is back where it was\n", db);
+        }
+        return 1;
+    }
+    return 0;
+}
+
 /* What the command line asked for; the values point into argv. */
 typedef struct flags {
     const char *config_file, *data_dir, *profile, *level, *salvage, *ports, *ready_file, *port_base;
     const char *wait_ready, *wait_pid, *wait_log, *wait_timeout;
     const char *sets[64];
     int nsets;
-    bool probe;
+    bool probe, rebuild_index;
 } flags;
 
 /* The command line into *f. Returns -1 to go on, else the exit code (--help, --version, --man, a bad flag). */
@@ -150,6 +195,10 @@ static int parse_flags(int argc, char **argv, flags *f) {
         }
         if (!strcmp(a, "--probe")) {
             f->probe = true;
+            continue;
+        }
+        if (!strcmp(a, "--rebuild-index")) {
+            f->rebuild_index = true;
             continue;
         }
         if (!strcmp(a, "--config")) target = &f->config_file;
@@ -311,6 +360,7 @@ int main(int argc, char **argv) {
     static fleet fl;
     if ((rc = load_config(&f, &cfg, &fl.src)) >= 0) return rc;
     if (f.salvage) return run_salvage(f.salvage, cfg.data_dir);
+    if (f.rebuild_index) return run_rebuild_index(cfg.data_dir);
     if (f.probe) return ready_probe(&cfg, 2000);
 
     static srv s;
