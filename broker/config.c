@@ -720,7 +720,7 @@ int cfg_finish(config *cfg, char *err, size_t errlen) {
     int n = (int)cfg->broker_count;
     if (apply_port_base(cfg, err, errlen) != 0) return -1;
     for (int k = 0; k < CFG_API_KEYS; k++) {
-        cfg->api_floor[k] = 0;
+        cfg->api_floor[k] = -1;
         cfg->api_ceiling[k] = -1;
     }
     if (parse_versions("api.versions.min", cfg->api_versions_min, cfg->api_floor, err, errlen) != 0 ||

@@ -148,7 +148,7 @@ typedef struct config {
 
     /* derived */
     int32_t node_ids[CFG_MAX_BROKERS];
-    int16_t api_floor[CFG_API_KEYS];   /* api.versions.min per key; 0: none */
+    int16_t api_floor[CFG_API_KEYS];   /* api.versions.min per key; -1: none */
     int16_t api_ceiling[CFG_API_KEYS]; /* api.versions.max per key; -1: none */
 } config;
 

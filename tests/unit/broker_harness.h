@@ -51,8 +51,9 @@ typedef struct harness {
 static harness *h_current;
 
 /*
- * A harness with the serverless profile, broker.count 1 and the given
- * overrides: a NULL-terminated list of key, value pairs. Logging stays
+ * A harness with the serverless profile (or the one a "profile" override
+ * names), broker.count 1 and the given overrides: a NULL-terminated list of
+ * key, value pairs. Logging stays
  * quiet unless MSKMOCK_TEST_LOG names a level (e.g. "info").
  */
 static inline harness *h_new(const char *const *overrides) {
@@ -66,7 +67,12 @@ static inline harness *h_new(const char *const *overrides) {
     if (lvl) log_level_parse(lvl, &ll);
     log_threshold = ll;
     char err[512] = "";
-    cfg_defaults(&h->cfg, PROFILE_SERVERLESS);
+    /* a "profile" override chooses the defaults, as cfg_load settles the profile first */
+    cfg_profile prof = PROFILE_SERVERLESS;
+    for (int i = 0; overrides && overrides[i]; i += 2)
+        if (!strcmp(overrides[i], "profile") && cfg_profile_parse(overrides[i + 1], &prof) != 0)
+            fail_msg("profile %s", overrides[i + 1]);
+    cfg_defaults(&h->cfg, prof);
     if (cfg_set(&h->cfg, "broker.count", "1", err, sizeof err) != 0) fail_msg("cfg_set: %s", err);
     /* unit tests pin Kafka's behaviour at every version, old ones too; a test of the floors sets them */
     if (cfg_set(&h->cfg, "api.versions.min", "", err, sizeof err) != 0) fail_msg("cfg_set: %s", err);

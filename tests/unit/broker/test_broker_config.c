@@ -88,8 +88,8 @@ static void test_version_floors_and_ceilings(void **state) {
     assert_int_equal(cfg_finish(&c, err, sizeof err), 0);
     assert_int_equal(c.api_floor[3], 6);  /* Metadata */
     assert_int_equal(c.api_floor[0], 7);  /* Produce */
-    assert_int_equal(c.api_floor[8], 0);  /* OffsetCommit: kafkajs tops out at v5 */
-    assert_int_equal(c.api_floor[13], 0); /* LeaveGroup: librdkafka tops out at v1 */
+    assert_int_equal(c.api_floor[8], -1);  /* OffsetCommit: kafkajs tops out at v5 (-1: no floor) */
+    assert_int_equal(c.api_floor[13], -1); /* LeaveGroup: librdkafka tops out at v1 */
     assert_int_equal(c.api_ceiling[3], -1);
     /* names in any case or numeric keys, spaces around */
     assert_int_equal(cfg_set(&c, "api.versions.min", " metadata = 8 ,19=4", err, sizeof err), 0);
@@ -97,7 +97,7 @@ static void test_version_floors_and_ceilings(void **state) {
     assert_int_equal(cfg_finish(&c, err, sizeof err), 0);
     assert_int_equal(c.api_floor[3], 8);
     assert_int_equal(c.api_floor[19], 4);
-    assert_int_equal(c.api_floor[0], 0); /* the list replaces the default, it does not add to it */
+    assert_int_equal(c.api_floor[0], -1); /* the list replaces the default, it does not add to it */
     assert_int_equal(c.api_ceiling[1], 12);
     const char *bad[][2] = {{"Nope=3", "'Nope' is not an API"}, {"Metadata=-1", "not a version of Metadata"},
                             {"Metadata", "is not Name=version"}, {"9999=1", "'9999' is not an API"}};
@@ -108,7 +108,7 @@ static void test_version_floors_and_ceilings(void **state) {
     }
     cfg_defaults(&c, PROFILE_KAFKA);
     assert_int_equal(cfg_finish(&c, err, sizeof err), 0);
-    assert_int_equal(c.api_floor[3], 0);
+    assert_int_equal(c.api_floor[3], -1);
     cfg_free(&c);
 }
 
