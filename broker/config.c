@@ -106,6 +106,12 @@ static const key_def keys[] = {
       "uncertain (see conf/mskmock.properties)"),
     K("api.versions.max", T_STR, api_versions_max, "", NULL, NULL, 0, 0, NULL,
       "version ceilings in the same form, to pin what a given MSK generation advertised; empty: what mskmock serves"),
+    K("kafka.version", T_ENUM, kafka_version, "none", "3.8", "latest", 0, 0, CFG_KAFKA_VERSIONS,
+      "the Apache Kafka release whose API version ranges (KIP-896's removals in 4.0 included) and ApiVersions "
+      "features the provisioned and kafka profiles answer, within what mskmock serves; api.versions.min/max still "
+      "win per API; latest: the newest listed; none: every version mskmock serves, no features. provisioned: 3.8, "
+      "MSK's recommended version; a cluster CreateClusterV2 makes takes its kafkaVersion's. The serverless profile "
+      "refuses any value but none: MSK Serverless names no Kafka version"),
     K("controller.visibility", T_ENUM, controller_visibility, "metadata", "all", "all", 0, 0, "metadata|all|none",
       "which responses name a controller: metadata (MSK Serverless: Metadata names a broker, where admin clients "
       "send CreateTopics, while DescribeCluster reports none, -1), all (Kafka), none (both -1)"),
@@ -341,6 +347,13 @@ static const key_def keys[] = {
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
 static const char *const profile_names[] = {"serverless", "provisioned", "kafka"};
+static const char *const kafka_version_names[] = {"none", "3.6", "3.7", "3.8", "3.9", "4.0", "4.1", "4.2", "latest"};
+_Static_assert(sizeof kafka_version_names / sizeof kafka_version_names[0] == KAFKA_VERSION_LATEST + 1,
+               "kafka_version_names follows cfg_kafka_version");
+
+const char *cfg_kafka_version_name(int64_t v) {
+    return v >= 0 && v <= KAFKA_VERSION_LATEST ? kafka_version_names[v] : "?";
+}
 
 const char *cfg_profile_name(cfg_profile p) { return profile_names[p]; }
 
@@ -748,6 +761,13 @@ int cfg_finish(config *cfg, char *err, size_t errlen) {
             }
     }
     if (check_group_consumer_bounds(cfg, err, errlen) != 0) return -1;
+    /* MSK Serverless lets no one choose a Kafka version and says of none that it runs it: its ranges are its own */
+    if (cfg->profile == PROFILE_SERVERLESS && cfg->kafka_version != KAFKA_VERSION_NONE) {
+        snprintf(err, errlen, "kafka.version: the serverless profile has none (MSK Serverless names no Kafka version; "
+                 "api.versions.min/max pin its ranges); use it with profile=provisioned or kafka");
+        return -1;
+    }
+    if (cfg->kafka_version == KAFKA_VERSION_LATEST) cfg->kafka_version = KAFKA_VERSION_LATEST - 1;
     /* https://docs.aws.amazon.com/msk/latest/developerguide/msk-default-configuration.html */
     if (cfg->min_insync_replicas == 0) cfg->min_insync_replicas = n >= 3 ? 2 : 1;
     if (!*cfg->broker_ids) {

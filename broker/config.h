@@ -18,6 +18,26 @@ typedef enum cfg_topic_policy { TOPIC_POLICY_SERVERLESS, TOPIC_POLICY_KAFKA } cf
 typedef enum cfg_validation { VALIDATION_STRICT, VALIDATION_LENIENT } cfg_validation;
 
 typedef enum cfg_profile { PROFILE_SERVERLESS, PROFILE_PROVISIONED, PROFILE_KAFKA } cfg_profile;
+/*
+ * kafka.version: the Apache Kafka release whose API ranges and features the broker answers
+ * (broker/api/kafka_versions_table.c has one column per release, in this order). NONE: no
+ * release, the ranges mskmock serves (the serverless profile's only value); LATEST is resolved
+ * to the newest release by cfg_finish. CFG_KAFKA_VERSIONS is the key's list, in the same order.
+ */
+typedef enum cfg_kafka_version {
+    KAFKA_VERSION_NONE,
+    KAFKA_3_6,
+    KAFKA_3_7,
+    KAFKA_3_8,
+    KAFKA_3_9,
+    KAFKA_4_0,
+    KAFKA_4_1,
+    KAFKA_4_2,
+    KAFKA_VERSION_LATEST
+} cfg_kafka_version;
+#define CFG_KAFKA_VERSIONS "none|3.6|3.7|3.8|3.9|4.0|4.1|4.2|latest"
+#define CFG_KAFKA_RELEASES (KAFKA_VERSION_LATEST - 1) /* the releases: KAFKA_3_6 .. KAFKA_4_2 */
+
 /* controller.visibility: which responses name a controller (broker/api/metadata.c, describe_cluster.c) */
 typedef enum cfg_controller { CONTROLLER_METADATA, CONTROLLER_ALL, CONTROLLER_NONE } cfg_controller;
 
@@ -57,6 +77,7 @@ typedef struct config {
     bool sasl_handshake_v0_enable;
     char *api_versions_min;
     char *api_versions_max;
+    int64_t kafka_version; /* cfg_kafka_version; never LATEST after cfg_finish */
     int64_t controller_visibility;
     char *iam_region;
     char *iam_oauthbearer_hosts;
@@ -200,6 +221,8 @@ typedef struct cfg_key_info {
 size_t cfg_key_count(void);
 cfg_key_info cfg_key_at(size_t i);
 const char *cfg_profile_name(cfg_profile p);
+/* "3.6", "4.0", ... as kafka.version spells it; "none" for KAFKA_VERSION_NONE. */
+const char *cfg_kafka_version_name(int64_t v);
 int cfg_profile_parse(const char *s, cfg_profile *out);
 
 /*

@@ -23,6 +23,19 @@ const api_handler *api_lookup(int16_t key);
  * api.versions.max and SaslHandshake v0's switch; *vmax < *vmin when the API is not served at all.
  */
 void api_range(const srv *s, const api_handler *h, int16_t *vmin, int16_t *vmax);
+/*
+ * The range ApiVersions lists: api_range's, but for Kafka 4.x's Produce, listed from v0 though
+ * v0-2 are refused (KAFKA-18659, kafka_versions_table.c).
+ */
+void api_advertised_range(const srv *s, const api_handler *h, int16_t *vmin, int16_t *vmax);
+/*
+ * The range Apache Kafka of a release (kafka.version, config.h) serves of an API
+ * (kafka_versions_table.c): false when the version is none or the table has no row for the key;
+ * *hi < *lo when that release does not serve it.
+ */
+bool api_kafka_range(int64_t version, int16_t key, int16_t *lo, int16_t *hi);
+/* Whether api_range's floor (or ceiling) of h is kafka.version's, for the refusal's log line. */
+bool api_bound_by_kafka_version(const srv *s, const api_handler *h, bool floor);
 
 /*
  * One handler per API of protocol/kp_apis.h's list, named for its file: api_<file>(), in
@@ -102,5 +115,8 @@ void api_offsets_commit_failed(srv *s, req *r);
 
 /* Every served API with its range under the active configuration (ApiVersions, and its v0 fallback). */
 void api_fill_versions(srv *s, req *r, kp_api_versions_response *resp);
+/* ApiVersions v3+: the features (metadata.version, group.version, ...) of kafka.version's release,
+   capped at what mskmock implements (kafka_versions_table.c); none without a kafka.version. */
+void api_fill_features(srv *s, req *r, kp_api_versions_response *resp);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * ApiVersions (key 18), v0–4. The ranges come from the handler table, so
- * what is advertised is what is served. v3+ checks client_software_name and
- * version against Kafka's pattern (INVALID_REQUEST otherwise). A version
+ * what is advertised is what is served (but Kafka 4's Produce, KAFKA-18659). v3+ checks client_software_name and
+ * version against Kafka's pattern (INVALID_REQUEST otherwise); v3+ lists the
+ * features of kafka.version's release (api_fill_features). A version
  * above 4 never reaches here: req.c answers it with a v0 UNSUPPORTED_VERSION.
  */
 #include "api.h"
@@ -28,5 +29,6 @@ void api_api_versions(srv *s, req *r) {
         resp->error_code = KERR_INVALID_REQUEST;
     }
     api_fill_versions(s, r, resp);
+    api_fill_features(s, r, resp);
     req_respond(r, resp);
 }

@@ -51,7 +51,7 @@ void api_fill_versions(srv *s, req *r, kp_api_versions_response *resp) {
         const api_handler *h = api_lookup(key);
         int16_t lo, hi;
         if (!h) continue;
-        api_range(s, h, &lo, &hi);
+        api_advertised_range(s, h, &lo, &hi);
         if (hi >= lo) resp->api_keys.v[k++] = (kp_api_versions_api_version){key, lo, hi};
     }
     resp->api_keys.n = (int32_t)k;

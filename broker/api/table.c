@@ -10,6 +10,9 @@
  * The AZ(...) column is IAM authorization: the kafka-cluster action each API needs on each
  * resource type it touches (iam/authz.h). Handlers name the resource, never the action.
  *
+ * kafka.version narrows these ranges to what Apache Kafka of that release serves
+ * (kafka_versions_table.c), as api.versions.min/max do, which win over it per API.
+ *
  * The table is indexed by the API's key (kp_api_key), whose list is protocol/kp_apis.h. It
  * cannot be generated from that list: protocol/ is pure and knows nothing of handlers, IAM
  * actions or profiles, so a served API is one line there and one row here. A key listed there
@@ -102,9 +105,22 @@ void api_range(const srv *s, const api_handler *h, int16_t *vmin, int16_t *vmax)
     }
     /* MSK Serverless offers SaslHandshake v1 only (raw v0 tokens are kafka-python's old way) */
     if (h->key == KP_API_SASL_HANDSHAKE && !cfg->sasl_handshake_v0_enable) *vmin = 1;
-    /* a floor above the table's maximum (or a ceiling below its minimum) leaves nothing served */
-    if (h->key >= 0 && h->key < CFG_API_KEYS) {
-        if (cfg->api_floor[h->key] > *vmin) *vmin = cfg->api_floor[h->key];
-        if (cfg->api_ceiling[h->key] >= 0 && cfg->api_ceiling[h->key] < *vmax) *vmax = cfg->api_ceiling[h->key];
+    /* kafka.version's range (kafka_versions_table.c), each bound of it unless api.versions.min/max names the API */
+    int16_t floor = -1, ceiling = -1, klo, khi;
+    if (h->key >= 0 && h->key < CFG_API_KEYS) floor = cfg->api_floor[h->key], ceiling = cfg->api_ceiling[h->key];
+    if (api_kafka_range(cfg->kafka_version, h->key, &klo, &khi)) {
+        if (floor < 0) floor = klo;
+        if (ceiling < 0) ceiling = khi >= klo ? khi : -2; /* not served by that release: nothing */
     }
+    /* a floor above the table's maximum (or a ceiling below its minimum) leaves nothing served */
+    if (floor > *vmin) *vmin = floor;
+    if (ceiling == -2) *vmax = -1;
+    if (ceiling >= 0 && ceiling < *vmax) *vmax = ceiling;
+}
+
+bool api_bound_by_kafka_version(const srv *s, const api_handler *h, bool floor) {
+    const config *cfg = s->cfg;
+    int16_t klo, khi;
+    if (h->key < 0 || h->key >= CFG_API_KEYS || !api_kafka_range(cfg->kafka_version, h->key, &klo, &khi)) return false;
+    return floor ? cfg->api_floor[h->key] < 0 && klo > h->vmin : cfg->api_ceiling[h->key] < 0 && khi < h->vmax;
 }

@@ -87,6 +87,13 @@ static bool refuse_version(srv *s, req *r, const api_handler *h, int16_t vmin, i
         refuse_api_versions(s, r);
         return true;
     }
+    /* Kafka closes the connection on a version its release does not enable (KIP-896's removals) */
+    if (api_bound_by_kafka_version(s, h, ver < vmin)) {
+        log_warn("conn=%llu client=%s refused %s v%d corr=%d: served versions are %d-%d (kafka.version %s); closing "
+                 "as Kafka does", (unsigned long long)c->id, conn_client_id(c), r->msg->name, ver,
+                 r->hdr.correlation_id, vmin, vmax, cfg_kafka_version_name(s->cfg->kafka_version));
+        return false;
+    }
     /* MSK Serverless drops a request below its floor without an answer (kafka-go saw EOF on Metadata v1) */
     bool floor = ver < vmin && vmin > h->vmin;
     log_warn("conn=%llu client=%s refused %s v%d corr=%d: served versions are %d-%d%s; closing as %s does",

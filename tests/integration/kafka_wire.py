@@ -232,6 +232,38 @@ def parse_api_versions(body, version=API_VERSIONS_V):
     return err, {k: (lo, hi) for k, lo, hi in (keys or [])}, r.remaining()
 
 
+def parse_api_versions_flex(body):
+    """ApiVersions v3+ (response header v0, a flexible body): {"error", "ranges" {key: (min, max)},
+    "supported" {name: (min, max)}, "finalized" {name: level}, "epoch"}; the features are tagged
+    fields 0 (supported), 1 (finalized epoch) and 2 (finalized)."""
+    r = FlexReader(body, True)
+    out = {"error": r.i16(), "supported": {}, "finalized": {}, "epoch": -1}
+
+    def key(r):
+        k, lo, hi = r.i16(), r.i16(), r.i16()
+        r.skip_tags()
+        return k, lo, hi
+    out["ranges"] = {k: (lo, hi) for k, lo, hi in r.compact_array(key)}
+    r.i32()  # throttle_time_ms
+    for _ in range(r.uvarint()):
+        tag, size = r.uvarint(), r.uvarint()
+        t = FlexReader(r.take(size), True)
+        if tag == 0:
+            for _ in range(t.uvarint() - 1):
+                name, lo, hi = t.compact_string(), t.i16(), t.i16()
+                t.skip_tags()
+                out["supported"][name] = (lo, hi)
+        elif tag == 1:
+            out["epoch"] = t.i64()
+        elif tag == 2:
+            for _ in range(t.uvarint() - 1):
+                name, top, low = t.compact_string(), t.i16(), t.i16()
+                t.skip_tags()
+                assert top == low, (name, top, low)
+                out["finalized"][name] = top
+    return out
+
+
 def parse_api_versions_v0(body):
     """The v0 shape, which is also the UNSUPPORTED_VERSION answer to any version the broker
     does not serve (v99, or one below api.versions.min)."""

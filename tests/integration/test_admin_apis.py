@@ -220,7 +220,8 @@ def test_broker_configs_invalid_request_on_serverless(serverless, broker):
 def test_kafka_profile_advertises_them(broker):
     keys = api_versions(broker.port)
     assert keys[API_DELETE_RECORDS] == (0, 2)
-    assert keys[API_DESCRIBE_LOG_DIRS] == (0, 4)
+    # kafka.version=latest (4.x): DescribeLogDirs v0 was removed by KIP-896
+    assert keys[API_DESCRIBE_LOG_DIRS] == (1, 4)
     assert keys[API_LIST_REASSIGNMENTS] == (0, 0)
 
 

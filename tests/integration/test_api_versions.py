@@ -1,8 +1,10 @@
 """MSK Serverless's API surface: version floors (api.versions.min) and ceilings
 (api.versions.max), and which responses name a controller (controller.visibility), checked on
-the wire and with the admin clients of five ecosystems, kafka-python 2.0.2 and kafka-go."""
+the wire and with the admin clients of five ecosystems, kafka-python 2.0.2 and kafka-go; and the
+provisioned and kafka profiles' kafka.version: an Apache Kafka release's ranges and features."""
 
 import json
+import logging
 import shutil
 import struct
 import subprocess
@@ -294,3 +296,127 @@ def test_no_controller_anywhere_breaks_topic_admin(lang):
     assert res["describe_cluster"]["ok"] and res["describe_cluster"]["controller"] is None
     for call in ("create_topics", "create_partitions", "delete_topics"):
         assert not res[call]["ok"], "%s %s: %s" % (lang, call, res[call])
+
+
+# -- kafka.version: the ranges and features of an Apache Kafka release ----------------------
+
+@pytest.fixture(scope="module")
+def kafka36():
+    with running(Broker(broker_count=1, config={"profile": "provisioned", "kafka.version": "3.6"})) as b:
+        yield b
+
+
+@pytest.fixture(scope="module")
+def kafka40():
+    with running(Broker(broker_count=1, config={"profile": "kafka", "kafka.version": "4.0",
+                                                "group.initial.rebalance.delay.ms": 0})) as b:
+        yield b
+
+
+def api_versions_flex(port, version):
+    body = exchange(port, kw.api_versions_request(11, "it-versions", version))
+    assert body is not None, "ApiVersions v%d was not answered" % version
+    return kw.parse_api_versions_flex(body)
+
+
+# Apache Kafka's ranges (validVersions of the message specs at the 3.6.0 tag, where OffsetCommit v9
+# is latestVersionUnstable; 4.0 with KIP-896's removals, Produce still listed from v0 by
+# KAFKA-18659), before they meet what mskmock serves
+KAFKA_RANGES = {
+    "3.6": {0: (0, 9), 1: (0, 15), 2: (0, 8), 3: (0, 12), 8: (0, 8), 11: (0, 9), 18: (0, 3), 19: (0, 7)},
+    "4.0": {0: (0, 12), 1: (4, 17), 2: (1, 10), 3: (0, 13), 8: (2, 9), 11: (2, 9), 18: (0, 4), 19: (2, 7)},
+}
+
+
+@pytest.mark.parametrize("version", ["3.6", "4.0"])
+def test_kafka_version_answers_that_releases_ranges(broker, kafka36, kafka40, version):
+    """Each range is Kafka's, capped where mskmock serves less (the serverless broker, whose
+    floors are its own, lists mskmock's maxima): Kafka 4.0's Produce 12 and Metadata 13 are
+    offered only once mskmock serves them."""
+    _, served = api_versions(broker.port, 2)
+    b = kafka36 if version == "3.6" else kafka40
+    got = api_versions_flex(b.port, 3)["ranges"]
+    for key, (lo, hi) in KAFKA_RANGES[version].items():
+        assert got[key] == (lo, min(hi, served[key][1])), (version, key, got[key])
+    assert 68 not in got or 68 in served, "ConsumerGroupHeartbeat only where mskmock serves it"
+
+
+def test_serverless_refuses_a_kafka_version(tmp_path):
+    """MSK Serverless names no Kafka version: the serverless profile refuses the key at start-up."""
+    p = subprocess.run([str(broker_binary()), "--data-dir", str(tmp_path), "--set", "kafka.version=4.0"],
+                       capture_output=True, text=True, timeout=10, env=broker_env())
+    assert p.returncode != 0
+    assert "kafka.version: the serverless profile has none" in p.stderr, p.stderr
+
+
+def produce_v2_frame(corr):
+    """Produce v2 with no topics: acks, timeout, an empty array."""
+    return kw.request(0, 2, corr, "it-versions", kw.i16(1) + kw.i32(1000) + kw.i32(0))
+
+
+def fetch_v3_frame(corr):
+    """Fetch v3 with no topics: replica_id, max_wait_ms, min_bytes, max_bytes, an empty array."""
+    return kw.request(1, 3, corr, "it-versions", kw.i32(-1) + kw.i32(0) + kw.i32(0) + kw.i32(1024) + kw.i32(0))
+
+
+def test_kip_896_removals_apply_from_4_0(kafka36, kafka40):
+    """Kafka 4.0 removed Produce v0-2 (still listed from v0: KAFKA-18659) and Fetch v0-3, and
+    closes the connection on them; 3.6 answers both."""
+    assert exchange(kafka36.port, produce_v2_frame(21)) is not None
+    assert exchange(kafka36.port, fetch_v3_frame(22)) is not None
+    assert api_versions_flex(kafka40.port, 3)["ranges"][0][0] == 0
+    since = kafka40.log_size()
+    assert exchange(kafka40.port, produce_v2_frame(23)) is None
+    assert exchange(kafka40.port, fetch_v3_frame(24)) is None
+    assert kafka40.wait_for_log(r"refused Produce v2 corr=23: served versions are 3-\d+ \(kafka.version 4.0\); "
+                                r"closing as Kafka does", since=since)
+    assert kafka40.wait_for_log(r"refused Fetch v3 corr=24: served versions are 4-17 \(kafka.version 4.0\); "
+                                r"closing as Kafka does", since=since)
+
+
+def test_kafka_version_features_never_claim_what_is_not_implemented(kafka36, kafka40):
+    """ApiVersions v3+ features as Kafka of the release reports them (metadata.version at its
+    production level), but transaction.version at most 1 (Kafka 4.0 finalizes 2: transactions
+    V2, which mskmock does not implement) and group.version only with ConsumerGroupHeartbeat."""
+    v = api_versions_flex(kafka36.port, 3)
+    assert v["supported"] == {"metadata.version": (1, 14)} and v["finalized"] == {"metadata.version": 14}
+    v = api_versions_flex(kafka40.port, 4)
+    assert v["supported"]["metadata.version"] == (7, 25) and v["finalized"]["metadata.version"] == 25
+    assert v["supported"]["kraft.version"] == (0, 1) and "kraft.version" not in v["finalized"]
+    assert v["supported"]["transaction.version"] == (0, 1) and v["finalized"]["transaction.version"] == 1
+    if 68 in v["ranges"]:
+        assert v["supported"]["group.version"] == (0, 1) and v["finalized"]["group.version"] == 1
+    else:
+        assert "group.version" not in v["supported"] and "group.version" not in v["finalized"]
+    # v3: no supported feature whose lowest level is 0 (KAFKA-17492), as Kafka answers older clients
+    v3 = api_versions_flex(kafka40.port, 3)
+    assert set(v3["supported"]) == {"metadata.version"} and v3["finalized"] == v["finalized"]
+
+
+def test_librdkafka_sees_kafka_4_0s_ranges_and_works_within_them(kafka40):
+    """confluent-kafka (librdkafka) reads the 4.0 ranges (its APIVERSION debug lines) and
+    produces and consumes through them: its Fetch and ListOffsets are above KIP-896's floors."""
+    from confluent_kafka import Consumer, Producer
+    lines = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            lines.append(record.getMessage())
+    log = logging.getLogger("it-kversions")
+    log.addHandler(Keep())
+    log.setLevel(logging.DEBUG)
+    topic = "kv40-" + uuid.uuid4().hex[:6]
+    p = Producer({"bootstrap.servers": kafka40.bootstrap, "debug": "feature", "logger": log})
+    p.produce(topic, b"v")
+    assert p.flush(20) == 0
+    c = Consumer({"bootstrap.servers": kafka40.bootstrap, "group.id": topic, "auto.offset.reset": "earliest"})
+    c.subscribe([topic])
+    msg = None
+    for _ in range(30):
+        msg = c.poll(1)
+        if msg is not None and not msg.error():
+            break
+    c.close()
+    assert msg is not None and msg.value() == b"v"
+    assert any("ApiKey Fetch (1) Versions 4..17" in l for l in lines), lines[:20]
+    assert any("ApiKey CreateTopics (19) Versions 2..7" in l for l in lines), lines[:20]
