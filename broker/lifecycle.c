@@ -304,6 +304,12 @@ static int cluster_config(fleet *f, const cluster *c, config *cfg, char *err, si
     for (const char *p = c->uuid; *p && k < 22; p++)
         if (*p != '-') cluster_id[k++] = *p;
     cluster_id[k] = '\0';
+    /* the Kafka release of MSK's version string: "3.6.0" -> 3.6, "4.0.x.kraft" -> 4.0; none for serverless */
+    char kafka[8] = "none";
+    size_t major = strcspn(c->kafka_version, ".");
+    if (!c->serverless && c->kafka_version[major])
+        snprintf(kafka, sizeof kafka, "%.*s", (int)(major + 1 + strcspn(c->kafka_version + major + 1, ".")),
+                 c->kafka_version);
     const srv *p = primary_of(f);
     /* a serverless cluster keeps the configured cluster's developer listener, as the configured one has it */
     const char *plain = c->serverless ? (p->cfg->plaintext_port ? "9092" : "0") : (c->unauthenticated ? "9092" : "0");
@@ -327,6 +333,7 @@ static int cluster_config(fleet *f, const cluster *c, config *cfg, char *err, si
         {"CreateClusterV2", "iam.credentials.port", "0"},
         {"CreateClusterV2", "ready.file", ""},
         {"CreateClusterV2", "topics.create", ""},
+        {"CreateClusterV2", "kafka.version", kafka},
         /* last: left out for serverless (0), whose profile says */
         {"CreateClusterV2", "default.replication.factor", rf},
         {"CreateClusterV2", "broker.count", brokers},

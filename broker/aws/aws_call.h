@@ -102,6 +102,6 @@ typedef struct kafka_version {
 } kafka_version;
 extern const kafka_version kafka_versions[];
 extern const size_t kafka_versions_n;
-extern const char kafka_cluster_kafka_version[];
+const char *kafka_cluster_kafka_version(const config *cfg);
 
 #endif

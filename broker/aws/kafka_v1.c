@@ -20,8 +20,8 @@
  * The ClusterInfo holds the facts kafka_api.c's DescribeClusterV2 gives (ARN, name, creation,
  * state, tags, brokers, the client authentications of the listeners that are on) and those a v1
  * client reads besides (Terraform's aws_msk_cluster data source: kafka_version,
- * number_of_broker_nodes, zookeeper_connect_string): the Kafka version is kafka_versions.c's, a
- * KRaft one, so no zookeeperConnectString; no fact is made up (no instance type, subnets or KMS
+ * number_of_broker_nodes, zookeeper_connect_string): the Kafka version is the one it was created
+ * with, or kafka.version's (kafka_versions.c), a KRaft one, so no zookeeperConnectString; no fact is made up (no instance type, subnets or KMS
  * key: mskmock has none).
  */
 #include <jansson.h>
@@ -54,7 +54,7 @@ json_t *kafka_cluster_v1_info(aws_call *c, const cluster *cl) {
                          "encryptionInfo", "encryptionInTransit", "clientBroker", client_broker);
     }
     json_object_update_missing_new(info, json_pack("{s:{s:s}, s:s, s:s}", "currentBrokerSoftwareInfo", "kafkaVersion",
-                                                   *cl->kafka_version ? cl->kafka_version : kafka_cluster_kafka_version,
+                                                   *cl->kafka_version ? cl->kafka_version : kafka_cluster_kafka_version(c->s->cfg),
                                                    "enhancedMonitoring", "DEFAULT", "storageMode", "LOCAL"));
     json_object_update_new(info, json_pack("{s:s, s:s, s:s, s:s, s:s, s:o}", "clusterArn", cl->arn, "clusterName",
                                            cl->name, "creationTime", created, "currentVersion", KAFKA_CLUSTER_VERSION,

@@ -14,6 +14,7 @@
  * the page's as endoflife.date/amazon-msk quotes it in 2026.
  */
 #include <stddef.h>
+#include <string.h>
 
 #include "aws_call.h"
 
@@ -57,10 +58,22 @@ const kafka_version kafka_versions[] = {
 const size_t kafka_versions_n = sizeof kafka_versions / sizeof kafka_versions[0];
 
 /*
- * What a provisioned cluster reports as its currentBrokerSoftwareInfo.kafkaVersion: the last
- * line that speaks the protocol versions mskmock serves without Kafka 4's floors (KIP-896), in
- * KRaft mode, as mskmock has no ZooKeeper (a KRaft cluster has no zookeeperConnectString:
- * https://docs.aws.amazon.com/msk/latest/developerguide/metadata-management.html). One of the
- * table's ACTIVE rows.
+ * What a provisioned cluster reports as its currentBrokerSoftwareInfo.kafkaVersion when it was not
+ * created with one (the configured cluster): the row of its kafka.version's release, the KRaft one
+ * where the table has it, as mskmock has no ZooKeeper (a KRaft cluster has no
+ * zookeeperConnectString: https://docs.aws.amazon.com/msk/latest/developerguide/metadata-management.html);
+ * "3.6.0" for 3.6, which MSK ran with ZooKeeper only. With kafka.version=none: the last line
+ * that speaks the protocol versions mskmock serves without Kafka 4's floors (KIP-896).
  */
-const char kafka_cluster_kafka_version[] = "3.9.x.kraft";
+const char *kafka_cluster_kafka_version(const config *cfg) {
+    const char *release = cfg->kafka_version != KAFKA_VERSION_NONE ? cfg_kafka_version_name(cfg->kafka_version) : "3.9";
+    size_t n = strlen(release);
+    const char *found = NULL;
+    for (size_t i = 0; i < kafka_versions_n; i++) {
+        const char *v = kafka_versions[i].version;
+        if (strncmp(v, release, n) || v[n] != '.') continue;
+        size_t len = strlen(v);
+        if (!found || (len > 6 && !strcmp(v + len - 6, ".kraft"))) found = v;
+    }
+    return found ? found : "3.9.x.kraft";
+}

@@ -298,6 +298,25 @@ def test_create_provisioned(broker):
     delete(broker, arn)
 
 
+def test_created_provisioned_cluster_answers_its_kafka_versions_ranges(broker):
+    """A provisioned cluster takes kafka.version from its KafkaVersion ("3.8.x" is 3.8,
+    "4.0.x.kraft" 4.0): ApiVersions on its brokers lists that release's ranges (Fetch up to 16 in
+    3.8; from 4 in 4.0, KIP-896)."""
+    import kafka_wire as kw
+    k = kafka(broker)
+    fetch = {}
+    for version in ("3.8.x", "4.0.x.kraft"):
+        name = "kv-" + version.replace(".", "-")
+        arn = k.create_cluster_v2(ClusterName=name, Provisioned=dict(PROVISIONED, KafkaVersion=version))["ClusterArn"]
+        wait_state(k, arn, "ACTIVE")
+        host, port = k.get_bootstrap_brokers(ClusterArn=arn)["BootstrapBrokerString"].split(",")[0].rsplit(":", 1)
+        with kw.connect(int(port)) as sock:
+            sock.sendall(kw.api_versions_request(5, "it-kversions", 3))
+            fetch[version] = kw.parse_api_versions_flex(kw.recv_frame(sock)[1])["ranges"][1]
+        delete(broker, arn)
+    assert fetch == {"3.8.x": (0, 16), "4.0.x.kraft": (4, 17)}, fetch
+
+
 # -- 3. lists --------------------------------------------------------------------------------------
 
 def test_list_filters_and_pages(broker):

@@ -51,7 +51,7 @@ FRANK = Identity("AKIAMSKMOCKFRANK0006", "fr4nk/SeCrEt+kEy/abcdefghij0123456789K
                      {"Effect": "Allow", "Action": "kafka:ListClusters", "Resource": "*"},
                      {"Sid": "NoVersions", "Effect": "Deny", "Action": "kafka:ListKafkaVersions",
                       "Resource": "*"}]},))
-KRAFT_VERSION = "3.9.x.kraft"
+KRAFT_VERSION = "3.8.x.kraft"  # the provisioned profile's kafka.version, 3.8
 
 
 @pytest.fixture(scope="module")
