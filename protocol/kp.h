@@ -159,7 +159,8 @@ enum kp_type {
     KP_BYTES,   /* kp_bytes: int32 length, or compact */
     KP_RECORDS, /* kp_bytes holding record batches; same wire form as nullable bytes */
     KP_ARRAY,   /* kp_arr of .elem (KP_STRUCT elements use .sub) */
-    KP_STRUCT,  /* a nested struct stored inline at .off, described by .sub */
+    KP_STRUCT,  /* a nested struct stored inline at .off, described by .sub; nullable (null_from set):
+                 * its C struct begins with `bool present` (false: null), before the described fields */
 };
 
 #define KV_MAX 127 /* "every version from vmin on" */

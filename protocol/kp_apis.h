@@ -51,7 +51,9 @@
     X(47, OFFSET_DELETE, OffsetDelete, offset_delete)                        \
     X(60, DESCRIBE_CLUSTER, DescribeCluster, describe_cluster)               \
     X(65, DESCRIBE_TRANSACTIONS, DescribeTransactions, describe_transactions) \
-    X(66, LIST_TRANSACTIONS, ListTransactions, list_transactions)
+    X(66, LIST_TRANSACTIONS, ListTransactions, list_transactions)           \
+    X(68, CONSUMER_GROUP_HEARTBEAT, ConsumerGroupHeartbeat, consumer_group_heartbeat) \
+    X(69, CONSUMER_GROUP_DESCRIBE, ConsumerGroupDescribe, consumer_group_describe)
 
 #define KP_API_ENUMERATOR_(key, E, Name, file) KP_API_##E = key,
 typedef enum kp_api_key { KP_APIS(KP_API_ENUMERATOR_) } kp_api_key;

@@ -42,5 +42,7 @@
 #include "msg_describe_cluster.h"
 #include "msg_describe_transactions.h"
 #include "msg_list_transactions.h"
+#include "msg_consumer_group_heartbeat.h"
+#include "msg_consumer_group_describe.h"
 
 #endif

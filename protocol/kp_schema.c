@@ -65,7 +65,10 @@ static void field_default(const kp_field *f, int ver, void *p) {
     case KP_BYTES:
     case KP_RECORDS: *(kp_str *)p = f->dflt < 0 ? KP_STR_NULL : (kp_str){"", 0}; break;
     case KP_ARRAY: *(kp_arr *)p = (kp_arr){f->dflt < 0 ? -1 : 0, NULL}; break;
-    case KP_STRUCT: kp_defaults(f->sub, ver, p); break;
+    case KP_STRUCT:
+        kp_defaults(f->sub, ver, p);
+        if (f->null_from != KV_NEVER) *(bool *)p = f->dflt >= 0; /* a nullable struct: null by default */
+        break;
     default: set_int(f->type, p, f->dflt); break;
     }
 }
@@ -177,7 +180,24 @@ static bool decode_value(kp_reader *r, uint8_t t, const kp_field *f, int ver, bo
         }
         return true;
     }
-    case KP_STRUCT: return decode_struct(r, f->sub, ver, flex, p, a);
+    case KP_STRUCT:
+        if (f->null_from != KV_NEVER) {
+            /* a nullable struct: an int8 marker, -1 for null, then the fields when present */
+            bool *present = p;
+            *present = true;
+            if (nullable(f, ver)) {
+                size_t at = r->pos;
+                int8_t mark;
+                if (!kp_rd_i8(r, &mark)) return false;
+                if (mark < -1 || mark > 1) return fail_at(r, at, "bad nullable struct marker");
+                if (mark < 0) {
+                    kp_defaults(f->sub, ver, p);
+                    *present = false;
+                    return true;
+                }
+            }
+        }
+        return decode_struct(r, f->sub, ver, flex, p, a);
     }
     return kp_rd_fail(r, "unknown field type");
 }
@@ -302,7 +322,16 @@ static void encode_value(kp_writer *w, uint8_t t, const kp_field *f, int ver, bo
         }
         break;
     }
-    case KP_STRUCT: encode_struct(w, f->sub, ver, flex, p); break;
+    case KP_STRUCT:
+        if (f->null_from != KV_NEVER && nullable(f, ver)) {
+            if (!*(const bool *)p) {
+                kp_wr_i8(w, -1);
+                break;
+            }
+            kp_wr_i8(w, 1);
+        }
+        encode_struct(w, f->sub, ver, flex, p);
+        break;
     }
 }
 
@@ -326,6 +355,8 @@ static bool is_default(const kp_field *f, int ver, const void *p) {
         return f->dflt >= 0 && arr->n == 0;
     }
     case KP_STRUCT:
+        if (f->null_from != KV_NEVER && *(const bool *)p != (f->dflt >= 0)) return false;
+        if (f->null_from != KV_NEVER && !*(const bool *)p) return true;
         for (unsigned i = 0; i < f->sub->nfields; i++) {
             const kp_field *g = &f->sub->fields[i];
             if (in_version(g, ver) && !is_default(g, ver, (const uint8_t *)p + g->off)) return false;

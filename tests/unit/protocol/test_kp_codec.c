@@ -982,7 +982,10 @@ static void fill_field(filler *F, const kp_field *f, int ver, void *p) {
         }
         break;
     }
-    case KP_STRUCT: fill_struct(F, f->sub, ver, p); break;
+    case KP_STRUCT:
+        fill_struct(F, f->sub, ver, p);
+        if (f->null_from != KV_NEVER) *(bool *)p = !nul; /* a nullable struct's `present` */
+        break;
     default: fill_prim(F, f->type, f, f->name, p); break;
     }
 }
@@ -1053,7 +1056,14 @@ static void same_value(rt_ctx *C, uint8_t t, const kp_field *f, int ver, const v
         }
         break;
     }
-    case KP_STRUCT: same_struct(C, f->sub, ver, pa, pb, path); break;
+    case KP_STRUCT:
+        if (f->null_from != KV_NEVER && *(const bool *)pa != *(const bool *)pb) {
+            RT_FAIL(C, "%s: present %d vs %d", path, *(const bool *)pa, *(const bool *)pb);
+            break;
+        }
+        if (f->null_from != KV_NEVER && !*(const bool *)pa) break;
+        same_struct(C, f->sub, ver, pa, pb, path);
+        break;
     }
 }
 
@@ -1090,6 +1100,7 @@ static void check_default(rt_ctx *C, const kp_field *f, const void *p, const cha
         if (((const kp_arr *)p)->n != (f->dflt < 0 ? -1 : 0)) RT_FAIL(C, "%s: not default", path);
         break;
     case KP_STRUCT:
+        if (f->null_from != KV_NEVER && *(const bool *)p != (f->dflt >= 0)) RT_FAIL(C, "%s: not default", path);
         for (unsigned i = 0; i < f->sub->nfields; i++) {
             char p2[256];
             snprintf(p2, sizeof p2, "%s.%s", path, f->sub->fields[i].name);
@@ -1206,7 +1217,8 @@ done:
 static void test_round_trip_all_messages(void **state) {
     (void)state;
     static const int16_t expected[] = {0,  1,  2,  3,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
-                                       22, 23, 24, 25, 26, 28, 32, 33, 35, 36, 37, 42, 44, 46, 47, 60, 65, 66};
+                                       22, 23, 24, 25, 26, 28, 32, 33, 35, 36, 37, 42, 44, 46, 47, 60, 65, 66,
+                                       68, 69};
     for (size_t i = 0; i < N(expected); i++) assert_non_null(kp_msg_get(expected[i]));
     rt_ctx C = {0};
     int msgs = 0, versions = 0;
