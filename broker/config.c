@@ -331,6 +331,12 @@ static const key_def keys[] = {
       "DescribeConfigs, IncrementalAlterConfigs and AlterConfigs serve GROUP resources (type 32: KIP-848's group "
       "configs, Kafka 3.8+); false (MSK Serverless, whose API set predates them): INVALID_REQUEST, as a broker "
       "without them answers"),
+    K("group.coordinator.rebalance.protocols", T_STR, group_coordinator_rebalance_protocols, "classic",
+      "classic,consumer", "classic,consumer", 0, 0, NULL,
+      "the group protocols served (Kafka's key): classic, and consumer for KIP-848's ConsumerGroupHeartbeat and "
+      "ConsumerGroupDescribe (Kafka 4.0+ and MSK Provisioned on 4.x serve it; MSK Serverless is not known to)"),
+    K("group.consumer.max.size", T_INT, group_consumer_max_size, "2147483647", NULL, NULL, 1, INT32_MAX, NULL,
+      "members a consumer group (KIP-848) may hold; a member past it gets GROUP_MAX_SIZE_REACHED"),
     K("group.consumer.session.timeout.ms", T_INT, group_consumer_session_timeout_ms, "45000", NULL, NULL, 1,
       INT32_MAX, NULL, "default consumer.session.timeout.ms of a group (KIP-848 consumer groups)"),
     K("group.consumer.min.session.timeout.ms", T_INT, group_consumer_min_session_timeout_ms, "45000", NULL, NULL, 1,
@@ -700,6 +706,27 @@ static int check_group_consumer_bounds(const config *cfg, char *err, size_t errl
                      rules[i].strict ? "less than" : "at most", rules[i].hi, (long long)rules[i].b);
             return -1;
         }
+    /* group.coordinator.rebalance.protocols: Kafka's GroupCoordinatorConfig requires classic among them */
+    const char *v = cfg->group_coordinator_rebalance_protocols ? cfg->group_coordinator_rebalance_protocols : "";
+    bool classic = false;
+    for (const char *p = v; *p;) {
+        size_t n = strcspn(p, ",");
+        const char *w = p;
+        size_t wn = n;
+        while (wn && *w == ' ') w++, wn--;
+        while (wn && w[wn - 1] == ' ') wn--;
+        if (wn == 7 && strncmp(w, "classic", 7) == 0) classic = true;
+        else if (!(wn == 8 && strncmp(w, "consumer", 8) == 0)) {
+            snprintf(err, errlen, "group.coordinator.rebalance.protocols: unknown protocol '%.*s' (classic, consumer)",
+                     (int)wn, w);
+            return -1;
+        }
+        p += n + (p[n] == ',');
+    }
+    if (!classic) {
+        snprintf(err, errlen, "group.coordinator.rebalance.protocols must contain classic (got '%s')", v);
+        return -1;
+    }
     return 0;
 }
 

@@ -155,6 +155,8 @@ typedef struct config {
     int64_t offsets_retention_check_interval_ms;
     int64_t group_consumer_protocol_validation;
     bool group_configs_enable;
+    char *group_coordinator_rebalance_protocols;
+    int64_t group_consumer_max_size;
     int64_t group_consumer_session_timeout_ms;
     int64_t group_consumer_min_session_timeout_ms;
     int64_t group_consumer_max_session_timeout_ms;

@@ -389,6 +389,31 @@ typedef struct stor_group_load_cb {
 /* Groups in group id order. A NULL callback skips its rows (both NULL: nothing is read). */
 int stor_groups_load(stor *s, const stor_group_load_cb *cb);
 
+/*
+ * Consumer groups (KIP-848), beside the classic ones. Partition sets and topic lists are text the
+ * group coordinator writes and reads (storage keeps them as given); NULL texts are stored as NULL.
+ */
+typedef struct stor_cgroup {
+    const char *group_id;
+    int32_t group_epoch, assignment_epoch;
+    const char *assignor;
+    const char *topics;
+} stor_cgroup;
+typedef struct stor_cmember {
+    const char *member_id, *instance_id, *rack_id, *client_id, *client_host, *server_assignor, *topics;
+    int32_t member_epoch, previous_epoch, state, rebalance_timeout_ms;
+    const char *assigned, *revoking, *target;
+} stor_cmember;
+/* Replace the group's row and all its members, all or nothing. */
+int stor_consumer_group_save(stor *s, const stor_cgroup *g, const stor_cmember *members, int nmembers);
+int stor_consumer_group_delete(stor *s, const char *group_id); /* 0 also when there is none */
+typedef struct stor_cgroup_load_cb {
+    void *ctx;
+    void (*group)(void *ctx, const stor_cgroup *g);
+    void (*member)(void *ctx, const char *group_id, const stor_cmember *m);
+} stor_cgroup_load_cb;
+int stor_consumer_groups_load(stor *s, const stor_cgroup_load_cb *cb);
+
 /* ---- group configs (KIP-848: consumer.session.timeout.ms, ...), by group id ---- */
 
 /* Insert or replace one override (value NULL deletes it); part of the open write transaction. */

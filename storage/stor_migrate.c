@@ -362,6 +362,38 @@ static const char *const stor_migrations[] = {
     "  spec TEXT NOT NULL,"
     "  created_ms INTEGER NOT NULL"
     ") WITHOUT ROWID;",
+    /*
+     * 12: consumer groups of the KIP-848 protocol beside the classic ones (their offsets are in
+     * offsets, shared): the group and assignment epochs, the assignor and the subscribed topics'
+     * partition counts ("topic:count,..."), and per member its epochs, reconciliation state,
+     * subscription and the assigned, revoking and target partitions ("topic:0,1;topic2:3").
+     */
+    "CREATE TABLE IF NOT EXISTS consumer_groups ("
+    "  group_id TEXT NOT NULL PRIMARY KEY,"
+    "  group_epoch INTEGER NOT NULL,"
+    "  assignment_epoch INTEGER NOT NULL,"
+    "  assignor TEXT,"
+    "  topics TEXT NOT NULL"
+    ") WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS consumer_group_members ("
+    "  group_id TEXT NOT NULL REFERENCES consumer_groups (group_id) ON DELETE CASCADE,"
+    "  member_id TEXT NOT NULL,"
+    "  position INTEGER NOT NULL,"
+    "  instance_id TEXT,"
+    "  rack_id TEXT,"
+    "  client_id TEXT NOT NULL,"
+    "  client_host TEXT NOT NULL,"
+    "  server_assignor TEXT,"
+    "  topics TEXT NOT NULL,"
+    "  member_epoch INTEGER NOT NULL,"
+    "  previous_epoch INTEGER NOT NULL,"
+    "  state INTEGER NOT NULL,"
+    "  rebalance_timeout_ms INTEGER NOT NULL,"
+    "  assigned TEXT NOT NULL,"
+    "  revoking TEXT NOT NULL,"
+    "  target TEXT NOT NULL,"
+    "  PRIMARY KEY (group_id, member_id)"
+    ") WITHOUT ROWID;",
 };
 
 #define STOR_MIGRATIONS_N ((int)(sizeof stor_migrations / sizeof stor_migrations[0]))

@@ -215,4 +215,21 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
     [STOR_CLUSTER_PUT] = "INSERT INTO clusters (arn, name, spec, created_ms) VALUES (?1, ?2, ?3, ?4)",
     [STOR_CLUSTER_DELETE] = "DELETE FROM clusters WHERE arn = ?1",
     [STOR_LOAD_CLUSTERS] = "SELECT arn, name, spec, created_ms FROM clusters ORDER BY created_ms, name",
+
+    /* consumer groups (KIP-848): an upsert, as for classic groups, so the members do not cascade away */
+    [STOR_CGROUP_UPSERT] = "INSERT INTO consumer_groups (group_id, group_epoch, assignment_epoch, assignor, topics)"
+                           " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (group_id) DO UPDATE SET"
+                           " group_epoch = excluded.group_epoch, assignment_epoch = excluded.assignment_epoch,"
+                           " assignor = excluded.assignor, topics = excluded.topics",
+    [STOR_CGROUP_DELETE] = "DELETE FROM consumer_groups WHERE group_id = ?1",
+    [STOR_CMEMBERS_DELETE] = "DELETE FROM consumer_group_members WHERE group_id = ?1",
+    [STOR_CMEMBER_INSERT] = "INSERT INTO consumer_group_members (group_id, member_id, position, instance_id, rack_id,"
+                            " client_id, client_host, server_assignor, topics, member_epoch, previous_epoch, state,"
+                            " rebalance_timeout_ms, assigned, revoking, target)"
+                            " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+    [STOR_LOAD_CGROUPS] = "SELECT group_id, group_epoch, assignment_epoch, assignor, topics FROM consumer_groups"
+                          " ORDER BY group_id",
+    [STOR_LOAD_CMEMBERS] = "SELECT member_id, instance_id, rack_id, client_id, client_host, server_assignor, topics,"
+                           " member_epoch, previous_epoch, state, rebalance_timeout_ms, assigned, revoking, target"
+                           " FROM consumer_group_members WHERE group_id = ?1 ORDER BY position",
 };

@@ -13,6 +13,7 @@
 #include "admin_route.h"
 #include "clock.h"
 #include "fault.h"
+#include "group/consumer.h"
 #include "group/group.h"
 #include "log.h"
 #include "net/net.h"
@@ -151,9 +152,10 @@ static void put_config(void *ctx, const char *key, const char *value) {
 }
 
 static json_t *group_json(srv *s, group *g, bool detail) {
-    json_t *j = json_pack("{s:s, s:s, s:i, s:i, s:i}", "group_id", g->id, "state", grp_state_name(g->state),
-                          "generation", (int)g->generation, "members", g->nmembers, "coordinator",
-                          (int)s->nodes[grp_coordinator_for(s, g->id, strlen(g->id))].id);
+    json_t *j = json_pack("{s:s, s:s, s:i, s:i, s:i}", "group_id", g->id, "state", grp_state_label(g),
+                          "generation", (int)(g->cg ? g->cg->group_epoch : g->generation), "members",
+                          grp_member_count(g), "coordinator", (int)s->nodes[grp_coordinator_for(s, g->id, strlen(g->id))].id);
+    json_object_set_new(j, "type", json_string(grp_type(g))); /* classic, or consumer (KIP-848) */
     json_object_set_new(j, "protocol_type", g->protocol_type ? json_string(g->protocol_type) : json_null());
     json_object_set_new(j, "protocol", g->protocol_name ? json_string(g->protocol_name) : json_null());
     int64_t total_lag = 0;
@@ -193,6 +195,23 @@ static json_t *group_json(srv *s, group *g, bool detail) {
                               (int)m->rebalance_timeout_ms, "leader", g->leader && !strcmp(g->leader, m->id));
         json_object_set_new(e, "group_instance_id", m->instance_id ? json_string(m->instance_id) : json_null());
         json_array_append_new(members, e);
+    }
+    for (int k = 0; g->cg && k < g->cg->n; k++) {
+        /* a consumer group's members: epochs and partitions as ConsumerGroupDescribe shows them */
+        const cmember *m = g->cg->m[k];
+        char *a = cg_parts_format(&m->assigned), *t = cg_parts_format(&m->target);
+        json_t *e = json_pack("{s:s, s:s, s:s, s:i, s:s, s:s}", "member_id", m->id, "client_id",
+                              m->client_id ? m->client_id : "", "client_host", m->client_host ? m->client_host : "",
+                              "member_epoch", (int)m->epoch, "assigned", a, "target", t);
+        json_object_set_new(e, "group_instance_id", m->instance_id ? json_string(m->instance_id) : json_null());
+        json_array_append_new(members, e);
+        free(a);
+        free(t);
+    }
+    if (g->cg) {
+        json_object_set_new(j, "group_epoch", json_integer(g->cg->group_epoch));
+        json_object_set_new(j, "assignment_epoch", json_integer(g->cg->assignment_epoch));
+        json_object_set_new(j, "assignor", g->cg->assignor ? json_string(g->cg->assignor) : json_null());
     }
     json_object_set_new(j, "members", members);
     json_object_set_new(j, "offsets", offsets);

@@ -22,10 +22,10 @@ void api_delete_groups(srv *s, req *r) {
         if (!g || g->state == GS_DEAD) {
             out->error_code = KERR_GROUP_ID_NOT_FOUND;
             req_log_refusal(r, out->error_code, "group %.*s does not exist", id.len > 0 ? id.len : 0, id.p);
-        } else if (g->state != GS_EMPTY) {
+        } else if (g->state != GS_EMPTY || grp_member_count(g) > 0) {
             out->error_code = KERR_NON_EMPTY_GROUP;
-            req_log_refusal(r, out->error_code, "group %s is %s with %d members", g->id, grp_state_name(g->state),
-                            g->nmembers);
+            req_log_refusal(r, out->error_code, "group %s is %s with %d members", g->id, grp_state_label(g),
+                            grp_member_count(g));
         } else {
             log_info("group %s deleted with %d committed offsets", g->id, g->noffsets);
             txn_forget_group(s, g->id);

@@ -38,6 +38,12 @@ void api_describe_groups(srv *s, req *r) {
         group *g = grp_find(s, id.p ? id.p : "", id.len > 0 ? (size_t)id.len : 0);
         out->group_state = kp_str_c(grp_state_name(g ? g->state : GS_DEAD));
         if (!g) continue;
+        if (g->cg) {
+            /* Kafka's answer for a consumer group: its state, the consumer type, no members (ConsumerGroupDescribe has them) */
+            out->group_state = kp_str_c(grp_state_label(g));
+            out->protocol_type = kp_str_c("consumer");
+            continue;
+        }
         out->protocol_type = kp_str_c(g->protocol_type ? g->protocol_type : "");
         bool stable = g->state == GS_STABLE;
         if (stable && g->protocol_name) out->protocol_data = kp_str_c(g->protocol_name);

@@ -1,6 +1,6 @@
 /*
  * ListGroups (key 16), v0–5: the groups this node coordinates (admin clients
- * ask every broker), with state (v4+) and type "classic" (v5+) filters.
+ * ask every broker), with state (v4+) and type "classic" or "consumer" (v5+, KIP-848) filters.
  * Offsets-only groups are listed with protocol type "". IAM: only the groups
  * the principal may DescribeGroup are listed, as Kafka filters by DESCRIBE.
  */
@@ -31,14 +31,15 @@ void api_list_groups(srv *s, req *r) {
     int k = 0;
     for (group *g = s->groups; g; g = g->next) {
         if (g->node != r->c->node || g->state == GS_DEAD) continue;
-        if (!matches(&q->states_filter.a, grp_state_name(g->state))) continue;
-        if (!matches(&q->types_filter.a, "classic")) continue;
+        if (!matches(&q->states_filter.a, grp_state_label(g))) continue;
+        if (!matches(&q->types_filter.a, grp_type(g))) continue;
         if (!authz_allowed(s, r->c, IAM_DESCRIBE_GROUP, g->id, strlen(g->id))) continue;
         kp_list_groups_listed_group *e = &resp->groups.v[k++];
         e->group_id = kp_str_c(g->id);
-        e->protocol_type = kp_str_c(g->protocol_type ? g->protocol_type : "");
-        e->group_state = kp_str_c(grp_state_name(g->state));
-        e->group_type = kp_str_c("classic");
+        /* a consumer group's protocol type is "consumer" (ConsumerGroup.protocolType) */
+        e->protocol_type = kp_str_c(g->cg ? "consumer" : g->protocol_type ? g->protocol_type : "");
+        e->group_state = kp_str_c(grp_state_label(g));
+        e->group_type = kp_str_c(grp_type(g));
     }
     resp->groups.n = k;
     req_respond(r, resp);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "group/consumer.h"
 #include "group/group.h"
 #include "net/net.h"
 #include "txn/txn.h"
@@ -139,6 +140,11 @@ void api_offset_fetch(srv *s, req *r) {
             in[k] = (fetch_topic_in){qg->topics.v[k].name, qg->topics.v[k].partition_indexes.n,
                                      qg->topics.v[k].partition_indexes.v};
         rg->error_code = api_group(s, r, qg->group_id);
+        if (!rg->error_code && ver >= 9) {
+            /* v9 (KIP-848): a consumer group's member fetches at its current epoch */
+            group *g = grp_find(s, qg->group_id.p ? qg->group_id.p : "", qg->group_id.len > 0 ? (size_t)qg->group_id.len : 0);
+            if (g && g->cg) rg->error_code = cg_fetch_check(s, r, g, qg->member_epoch, qg->member_id);
+        }
         if (rg->error_code) {
             rg->topics.n = 0;
             continue;

@@ -22,6 +22,7 @@
  */
 #include "api.h"
 #include "iam/authz.h"
+#include "group/consumer.h"
 #include "iam/sasl.h"
 
 #define CLUSTER IAM_RES_CLUSTER
@@ -89,6 +90,11 @@ static const api_handler table[KP_API_LIMIT] = {
     ROW(DESCRIBE_TRANSACTIONS, 0, 0, api_describe_transactions,
         AZ([TOPIC] = IAM_DESCRIBE_TOPIC, [TXN] = IAM_DESCRIBE_TRANSACTIONAL_ID), EVERY_PROFILE),
     ROW(LIST_TRANSACTIONS, 0, 1, api_list_transactions, AZ([TXN] = IAM_DESCRIBE_TRANSACTIONAL_ID), EVERY_PROFILE),
+    /* KIP-848: as their classic counterparts (Heartbeat, DescribeGroups), and the subscribed topics described */
+    ROW(CONSUMER_GROUP_HEARTBEAT, 0, 1, api_consumer_group_heartbeat,
+        AZ([GROUP] = IAM_ALTER_GROUP, [TOPIC] = IAM_DESCRIBE_TOPIC), EVERY_PROFILE),
+    ROW(CONSUMER_GROUP_DESCRIBE, 0, 1, api_consumer_group_describe,
+        AZ([GROUP] = IAM_DESCRIBE_GROUP, [TOPIC] = IAM_DESCRIBE_TOPIC), EVERY_PROFILE),
 };
 
 const api_handler *api_lookup(int16_t key) {
@@ -100,6 +106,12 @@ void api_range(const srv *s, const api_handler *h, int16_t *vmin, int16_t *vmax)
     *vmin = h->vmin;
     *vmax = h->vmax;
     if (h->kafka_profile_only && cfg->profile != PROFILE_KAFKA) {
+        *vmax = -1;
+        return;
+    }
+    /* KIP-848's APIs are served where group.coordinator.rebalance.protocols names consumer */
+    if ((h->key == KP_API_CONSUMER_GROUP_HEARTBEAT || h->key == KP_API_CONSUMER_GROUP_DESCRIBE) &&
+        !cg_enabled(s)) {
         *vmax = -1;
         return;
     }

@@ -8,6 +8,7 @@
 
 #include "clock.h"
 #include "hash.h"
+#include "consumer.h"
 #include "group_store.h"
 #include "ids.h"
 #include "kp_consumer.h"
@@ -21,6 +22,24 @@
 static const char *const state_names[] = {"Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"};
 
 const char *grp_state_name(group_state st) { return state_names[st]; }
+
+const char *grp_state_label(const group *g) { return g->cg ? cg_state_name(g) : grp_state_name(g->state); }
+
+const char *grp_type(const group *g) { return g->cg ? "consumer" : "classic"; }
+
+int grp_member_count(const group *g) { return g->cg ? g->cg->n : g->nmembers; }
+
+/*
+ * A classic request (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) naming a consumer group: Kafka
+ * 3.7's answer (getOrMaybeCreateClassicGroup); Kafka 4.x would take the member in through the
+ * online migration, which is not served yet.
+ */
+static bool not_consumer(const req *r, const group *g) {
+    if (!g || !g->cg) return true;
+    req_log_refusal(r, KERR_GROUP_ID_NOT_FOUND, "Group %s is not a classic group (a consumer group: the online "
+                    "migration between the protocols is not supported by mskmock yet)", g->id);
+    return false;
+}
 
 /*
  * For each state, the states a group may enter it from, as Kafka declares them (GroupMetadata's
@@ -70,7 +89,7 @@ static bool group_counts(const group *g) { return g->nmembers > 0 || g->noffsets
  * error Kafka has for a group the coordinator will not grow, and clients surface it rather than
  * retry (Java: GroupMaxSizeReachedException).
  */
-static bool group_room(srv *s, req *r, const group *g, kp_str id) {
+bool grp_room(srv *s, req *r, const group *g, kp_str id) {
     int64_t cap = s->cfg->max_consumer_groups, n = 0;
     if (cap <= 0 || (g && group_counts(g))) return true;
     for (const group *x = s->groups; x; x = x->next) n += group_counts(x);
@@ -137,6 +156,7 @@ static void free_group(group *g) {
     free(g->protocol_type);
     free(g->protocol_name);
     free(g->leader);
+    cg_free(g->cg);
     free(g);
 }
 
@@ -194,6 +214,7 @@ int64_t grp_next_deadline(const group *g) {
         if (member_expiry(m) < next) next = member_expiry(m);
     for (const pending_member *p = g->pending; p; p = p->next)
         if (p->deadline_ms < next) next = p->deadline_ms;
+    if (g->cg && cg_next_deadline(g) < next) next = cg_next_deadline(g);
     return next;
 }
 
@@ -538,6 +559,11 @@ static void join_phase_deadlines(srv *s, group *g, int64_t now) {
 void grp_tick(group *g) {
     srv *s = g->srv;
     int64_t now = clk_mono_ms();
+    if (g->cg) {
+        cg_tick(s, g);
+        arm(g);
+        return;
+    }
     expire_pending_members(g, now);
     bool removed = expire_sessions(s, g, now);
     removed |= expire_pending_sync(s, g, now);
@@ -790,12 +816,16 @@ static bool join_request_valid(srv *s, req *r, const kp_join_group_request *q) {
  */
 static group *join_group_of(srv *s, req *r, const kp_join_group_request *q) {
     group *g = grp_find(s, q->group_id.p, (size_t)q->group_id.len);
+    if (!not_consumer(r, g)) {
+        join_answer_error(r, KERR_GROUP_ID_NOT_FOUND, q->member_id);
+        return NULL;
+    }
     if (!g && q->member_id.len > 0) {
         join_refuse(s, r, NULL, KERR_UNKNOWN_MEMBER_ID, q->member_id, "group %s: %s",
                     "the group does not exist, but the request names a member id");
         return NULL;
     }
-    if (!group_room(s, r, g, q->group_id)) {
+    if (!grp_room(s, r, g, q->group_id)) {
         join_answer_error(r, KERR_GROUP_MAX_SIZE_REACHED, q->member_id);
         return NULL;
     }
@@ -1027,6 +1057,7 @@ static int16_t sync_check(srv *s, req *r, const kp_sync_group_request *q, group 
         req_log_refusal(r, KERR_UNKNOWN_MEMBER_ID, "group %.*s does not exist", q->group_id.len, q->group_id.p);
         return KERR_UNKNOWN_MEMBER_ID;
     }
+    if (!not_consumer(r, g)) return KERR_GROUP_ID_NOT_FOUND;
     member *m;
     err = check_member(s, r, g, q->member_id, q->group_instance_id, q->generation_id, &m);
     if (err) return err;
@@ -1123,6 +1154,7 @@ int16_t grp_heartbeat(srv *s, req *r, kp_str group_id, int32_t generation, kp_st
         req_log_refusal(r, KERR_UNKNOWN_MEMBER_ID, "group %.*s does not exist", group_id.len, group_id.p);
         return KERR_UNKNOWN_MEMBER_ID;
     }
+    if (!not_consumer(r, g)) return KERR_GROUP_ID_NOT_FOUND;
     member *m;
     err = check_member(s, r, g, member_id, instance_id, generation, &m);
     if (err) return err;
@@ -1141,6 +1173,7 @@ int16_t grp_heartbeat(srv *s, req *r, kp_str group_id, int32_t generation, kp_st
 
 int16_t grp_leave(srv *s, req *r, group *g, kp_str member_id, kp_str instance_id) {
     member *m = NULL;
+    if (!not_consumer(r, g)) return KERR_GROUP_ID_NOT_FOUND;
     if (member_id.len <= 0 && instance_id.len >= 0) {
         m = find_static(g, instance_id); /* administrative removal of a static member */
     } else {
@@ -1229,11 +1262,16 @@ static int16_t commit_check(srv *s, req *r, kp_str group_id, int32_t generation,
                             (int)len, group_id.p, generation);
             return KERR_ILLEGAL_GENERATION;
         }
-        if (!group_room(s, r, NULL, group_id)) return KERR_GROUP_MAX_SIZE_REACHED;
+        if (!grp_room(s, r, NULL, group_id)) return KERR_GROUP_MAX_SIZE_REACHED;
         *out = grp_get_or_create(s, group_id.p ? group_id.p : "", len); /* a simple (offsets-only) group */
         return 0;
     }
-    if (!group_room(s, r, g, group_id)) return KERR_GROUP_MAX_SIZE_REACHED;
+    if (!grp_room(s, r, g, group_id)) return KERR_GROUP_MAX_SIZE_REACHED;
+    if (g->cg) {
+        err = cg_commit_check(s, r, g, generation, member_id);
+        if (!err) *out = g;
+        return err;
+    }
     if (g->state == GS_DEAD) {
         req_log_refusal(r, KERR_COORDINATOR_NOT_AVAILABLE, "group %s is being deleted", g->id);
         return KERR_COORDINATOR_NOT_AVAILABLE;

@@ -82,6 +82,7 @@ typedef struct group {
     int noffsets, cap_offsets;
     uv_timer_t *timer;
     srv *srv;
+    struct cgroup *cg;            /* a consumer group (KIP-848, group/consumer.h); NULL: classic */
     struct group *next;
 } group;
 
@@ -122,6 +123,13 @@ void grp_offset_put(srv *s, group *g, const char *topic, int32_t partition, int6
 committed_offset *grp_offset_get(group *g, const char *topic, size_t topic_len, int32_t partition);
 void grp_offset_remove(srv *s, group *g, size_t index);
 group *grp_get_or_create(srv *s, const char *id, size_t len);
+/* max.consumer.groups: whether g (NULL: a group not yet known) may come to hold something; logs a refusal. */
+bool grp_room(srv *s, req *r, const group *g, kp_str id);
+/* The group's state as DescribeGroups and ListGroups name it, and its type ("classic" or "consumer"). */
+const char *grp_state_label(const group *g);
+const char *grp_type(const group *g);
+/* Members of either kind. */
+int grp_member_count(const group *g);
 int grp_delete(srv *s, group *g);
 void grp_forget_topic(srv *s, const char *topic);
 void grp_rearm(group *g);

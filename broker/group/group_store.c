@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "consumer.h"
 #include "kp_mem.h"
 #include "log.h"
 
@@ -32,7 +33,16 @@ void grp_store_save(srv *s, group *g) {
     free(ms);
 }
 
+void grp_store_forget_classic(srv *s, group *g) {
+    if (stor_group_delete(s->st, g->id) != 0) log_error("group %s: deleting its classic state failed: %s", g->id,
+                                                        stor_errmsg(s->st));
+}
+
 int grp_store_delete(srv *s, group *g) {
+    if (stor_consumer_group_delete(s->st, g->id) != 0) {
+        log_error("group %s: deleting failed: %s", g->id, stor_errmsg(s->st));
+        return -1;
+    }
     if (stor_group_delete(s->st, g->id) != 0 || stor_offsets_delete_group(s->st, g->id) < 0) {
         log_error("group %s: deleting failed: %s", g->id, stor_errmsg(s->st));
         return -1;
@@ -173,9 +183,10 @@ void grp_reload_offsets(srv *s) {
 int grp_load(srv *s) {
     stor_group_load_cb cb = {s, load_group, load_member};
     if (stor_groups_load(s->st, &cb) != 0) return -1;
+    if (cg_store_load(s) != 0) return -1;
     if (stor_offsets_load(s->st, load_offset, s) != 0) return -1;
     for (group *g = s->groups; g; g = g->next) {
-        if (g->state == GS_STABLE && !g->members) g->state = GS_EMPTY;
+        if (g->state == GS_STABLE && !g->members && !g->cg) g->state = GS_EMPTY;
         grp_rearm(g);
     }
     return 0;

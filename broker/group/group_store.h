@@ -8,5 +8,7 @@
 void grp_store_save(srv *s, group *g);
 /* The group and its offsets. */
 int grp_store_delete(srv *s, group *g);
+/* The classic state row of a group that becomes a consumer group (its offsets stay). */
+void grp_store_forget_classic(srv *s, group *g);
 
 #endif

@@ -1,0 +1,641 @@
+/*
+ * The consumer group protocol's coordinator (KIP-848): ConsumerGroupHeartbeat as Apache Kafka's
+ * GroupMetadataManager.consumerGroupHeartbeat serves it (validation, joining, static members,
+ * leaving with epoch -1 or -2, the epoch checks, the group epoch bump, the target assignment,
+ * the reconciliation, the response's assignment), fencing (session timeout, rebalance timeout),
+ * and the member checks of OffsetCommit/OffsetFetch (ConsumerGroup.validateOffsetCommit and
+ * validateOffsetFetch). https://cwiki.apache.org/confluence/display/KAFKA/KIP-848%3A+The+Next+Generation+of+the+Consumer+Rebalance+Protocol
+ *
+ * Every refusal is Kafka's error with its message and one log line, and changes nothing. State
+ * goes to storage (consumer_store.c) whenever a heartbeat or the timer changed it, inside the
+ * loop iteration's commit, so a kill -9 loses nothing a member was told.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "consumer.h"
+#include "group_store.h"
+#include "ids.h"
+#include "kp_mem.h"
+#include "log.h"
+#include "net/net.h"
+#include "srv.h"
+
+enum { EPOCH_LEAVE = -1, EPOCH_STATIC_LEAVE = -2 };
+
+bool cg_enabled(const srv *s) {
+    const char *v = s->cfg->group_coordinator_rebalance_protocols;
+    return v && strstr(v, "consumer") != NULL;
+}
+
+const char *cg_state_name(const group *g) {
+    const cgroup *cg = g->cg;
+    if (!cg || cg->n == 0) return "Empty";
+    if (cg->group_epoch > cg->assignment_epoch) return "Assigning";
+    for (int i = 0; i < cg->n; i++)
+        if (cg->m[i]->epoch != cg->assignment_epoch || cg->m[i]->state != CM_STABLE) return "Reconciling";
+    return "Stable";
+}
+
+/* ---- members ---- */
+
+static void free_member(cmember *m) {
+    free(m->id);
+    free(m->instance_id);
+    free(m->rack_id);
+    free(m->client_id);
+    free(m->client_host);
+    free(m->server_assignor);
+    for (int i = 0; i < m->ntopics; i++) free(m->topics[i]);
+    free(m->topics);
+    cg_parts_free(&m->assigned);
+    cg_parts_free(&m->revoking);
+    cg_parts_free(&m->target);
+    free(m);
+}
+
+void cg_free(cgroup *cg) {
+    if (!cg) return;
+    for (int i = 0; i < cg->n; i++) free_member(cg->m[i]);
+    free(cg->m);
+    for (int i = 0; i < cg->nmeta; i++) free(cg->meta[i].topic);
+    free(cg->meta);
+    free(cg->assignor);
+    free(cg);
+}
+
+static cmember *find_member(const cgroup *cg, kp_str id) {
+    for (int i = 0; i < cg->n; i++)
+        if (kp_str_eq(id, cg->m[i]->id)) return cg->m[i];
+    return NULL;
+}
+
+static cmember *find_static(const cgroup *cg, kp_str instance) {
+    if (instance.len < 0) return NULL;
+    for (int i = 0; i < cg->n; i++)
+        if (cg->m[i]->instance_id && kp_str_eq(instance, cg->m[i]->instance_id)) return cg->m[i];
+    return NULL;
+}
+
+static void add_member(cgroup *cg, cmember *m) {
+    XGROW(cg->m, cg->cap, cg->n + 1, 8);
+    cg->m[cg->n++] = m;
+}
+
+static void unlink_member(cgroup *cg, cmember *m) {
+    for (int i = 0; i < cg->n; i++)
+        if (cg->m[i] == m) {
+            memmove(&cg->m[i], &cg->m[i + 1], sizeof *cg->m * (size_t)(cg->n - i - 1));
+            cg->n--;
+            return;
+        }
+}
+
+/* A classic group's state fields follow the consumer group, so what reads them (DeleteGroups, offset expiry, max.consumer.groups) sees a group with members as not Empty. */
+static void sync_state(group *g) {
+    group_state st = g->cg->n ? GS_STABLE : GS_EMPTY;
+    if (g->state != st) {
+        g->state = st;
+        g->state_ms = clk_now_ms();
+    }
+}
+
+/* consumerGroupFenceMember: the member goes, its partitions are free, the group epoch moves. */
+static void fence(srv *s, group *g, cmember *m, const char *why) {
+    cgroup *cg = g->cg;
+    log_info("group %s: member %s%s%s removed: %s; group epoch %d -> %d", g->id, m->id,
+             m->instance_id ? " instance " : "", m->instance_id ? m->instance_id : "", why, cg->group_epoch,
+             cg->group_epoch + 1);
+    unlink_member(cg, m);
+    free_member(m);
+    cg->group_epoch++;
+    sync_state(g);
+    (void)s;
+}
+
+/* ---- the group's timer ---- */
+
+int64_t cg_next_deadline(const group *g) {
+    int64_t next = INT64_MAX;
+    const cgroup *cg = g->cg;
+    for (int i = 0; cg && i < cg->n; i++) {
+        if (cg->m[i]->session_deadline_ms && cg->m[i]->session_deadline_ms < next) next = cg->m[i]->session_deadline_ms;
+        if (cg->m[i]->revoke_deadline_ms && cg->m[i]->revoke_deadline_ms < next) next = cg->m[i]->revoke_deadline_ms;
+    }
+    return next;
+}
+
+void cg_tick(srv *s, group *g) {
+    if (!g->cg) return;
+    int64_t now = clk_mono_ms();
+    bool changed = false;
+    for (int i = 0; i < g->cg->n;) {
+        cmember *m = g->cg->m[i];
+        if (m->session_deadline_ms && m->session_deadline_ms <= now) {
+            fence(s, g, m, "its session timed out without a heartbeat");
+            changed = true;
+        } else if (m->revoke_deadline_ms && m->revoke_deadline_ms <= now) {
+            /* Kafka's rebalance timeout: the member did not revoke its partitions in time */
+            fence(s, g, m, "it did not revoke its partitions within its rebalance timeout");
+            changed = true;
+        } else {
+            i++;
+        }
+    }
+    if (changed) cg_store_save(s, g);
+}
+
+/* ---- ConsumerGroupHeartbeat ---- */
+
+typedef struct hb {
+    srv *s;
+    req *r;
+    const kp_consumer_group_heartbeat_request *q;
+    kp_consumer_group_heartbeat_response *resp;
+    group *g;
+} hb;
+
+static void refuse(hb *h, int16_t code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void refuse(hb *h, int16_t code, const char *fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    h->resp->error_code = code;
+    size_t n = strlen(msg);
+    char *copy = req_alloc(h->r, n + 1);
+    memcpy(copy, msg, n + 1);
+    h->resp->error_message = (kp_str){copy, (int32_t)n};
+    req_log_refusal(h->r, code, "group %.*s: %s", h->q->group_id.len > 0 ? h->q->group_id.len : 0, h->q->group_id.p,
+                    msg);
+}
+
+static bool empty_str(kp_str v) { return v.len == 0; } /* null is "not given", "" is refused */
+
+/* throwIfConsumerGroupHeartbeatRequestIsInvalid */
+static bool request_valid(hb *h) {
+    const kp_consumer_group_heartbeat_request *q = h->q;
+    if (q->group_id.len <= 0) return refuse(h, KERR_INVALID_REQUEST, "GroupId can't be empty."), false;
+    if (empty_str(q->instance_id)) return refuse(h, KERR_INVALID_REQUEST, "InstanceId can't be empty."), false;
+    if (empty_str(q->rack_id)) return refuse(h, KERR_INVALID_REQUEST, "RackId can't be empty."), false;
+    if (q->subscribed_topic_regex.len > 0) {
+        /*
+         * Kafka 3.7's answer; regular expressions (RE2/J in Kafka 4.x) come with a later change.
+         * An empty one is no regular expression: librdkafka 2.16 sends "" with a topic list.
+         */
+        refuse(h, KERR_INVALID_REQUEST, "SubscribedTopicRegex is not supported yet.");
+        return false;
+    }
+    int32_t e = q->member_epoch;
+    /* Kafka 4.0 (KIP-1082): from v1 the client makes its member id, also when it joins */
+    if ((e > 0 || e == EPOCH_LEAVE || e == EPOCH_STATIC_LEAVE || h->r->hdr.api_version >= 1) && q->member_id.len <= 0)
+        return refuse(h, KERR_INVALID_REQUEST, "MemberId can't be empty."), false;
+    if (e == 0) {
+        if (q->rebalance_timeout_ms == -1)
+            return refuse(h, KERR_INVALID_REQUEST, "RebalanceTimeoutMs must be provided in first request."), false;
+        if (q->topic_partitions.n != 0)
+            return refuse(h, KERR_INVALID_REQUEST, "TopicPartitions must be empty when (re-)joining."), false;
+        if (q->subscribed_topic_names.n < 0)
+            return refuse(h, KERR_INVALID_REQUEST,
+                          "SubscribedTopicNames or SubscribedTopicRegex must be set in first request."),
+                   false;
+    } else if (e == EPOCH_STATIC_LEAVE) {
+        if (q->instance_id.len < 0) return refuse(h, KERR_INVALID_REQUEST, "InstanceId can't be null."), false;
+    } else if (e < EPOCH_STATIC_LEAVE) {
+        return refuse(h, KERR_INVALID_REQUEST, "MemberEpoch is invalid."), false;
+    }
+    if (q->server_assignor.len >= 0 && !cg_assignor_known(q->server_assignor.p, (size_t)q->server_assignor.len)) {
+        refuse(h, KERR_UNSUPPORTED_ASSIGNOR, "ServerAssignor %.*s is not supported. Supported assignors: uniform, range.",
+               q->server_assignor.len, q->server_assignor.p);
+        return false;
+    }
+    return true;
+}
+
+static bool subset(const cg_parts *owned, const cg_parts *of) {
+    if (!owned) return false;
+    for (int i = 0; i < owned->n; i++)
+        for (int k = 0; k < owned->t[i].n; k++)
+            if (!cg_parts_has(of, owned->t[i].topic, owned->t[i].p[k])) return false;
+    return true;
+}
+
+/* throwIfConsumerGroupMemberEpochIsInvalid */
+static bool epoch_valid(hb *h, const cmember *m, const cg_parts *owned) {
+    int32_t e = h->q->member_epoch;
+    if (e > m->epoch) {
+        refuse(h, KERR_FENCED_MEMBER_EPOCH, "The consumer group member has a greater member epoch (%d) than the one "
+               "known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", e, m->epoch);
+        return false;
+    }
+    /* the previous epoch with a subset of the assignment: the answer that bumped it was lost */
+    if (e < m->epoch && (e != m->prev_epoch || !subset(owned, &m->assigned))) {
+        refuse(h, KERR_FENCED_MEMBER_EPOCH, "The consumer group member has a smaller member epoch (%d) than the one "
+               "known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", e, m->epoch);
+        return false;
+    }
+    return true;
+}
+
+static cmember *new_member(const char *id) {
+    cmember *m = xcalloc(1, sizeof *m);
+    m->id = xstrdup(id);
+    m->state = CM_STABLE;
+    return m;
+}
+
+static void set_str(char **dst, kp_str v) {
+    if (v.len < 0) return;
+    free(*dst);
+    *dst = kp_str_dup(v);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* maybeUpdateSubscribedTopicNames: whether the subscription changed. */
+static bool set_topics(cmember *m, const kp_arr *names) {
+    if (names->n < 0) return false;
+    const kp_str *v = names->v;
+    char **t = xcalloc((size_t)names->n + 1, sizeof *t);
+    int n = 0;
+    for (int32_t i = 0; i < names->n; i++)
+        if (v[i].len > 0) t[n++] = kp_str_dup(v[i]);
+    qsort(t, (size_t)n, sizeof *t, cmp_str);
+    int u = 0;
+    for (int i = 0; i < n; i++) {
+        if (u && strcmp(t[u - 1], t[i]) == 0) {
+            free(t[i]);
+            continue;
+        }
+        t[u++] = t[i];
+    }
+    bool same = u == m->ntopics;
+    for (int i = 0; same && i < u; i++) same = strcmp(t[i], m->topics[i]) == 0;
+    if (same) {
+        for (int i = 0; i < u; i++) free(t[i]);
+        free(t);
+        return false;
+    }
+    for (int i = 0; i < m->ntopics; i++) free(m->topics[i]);
+    free(m->topics);
+    m->topics = t;
+    m->ntopics = u;
+    return true;
+}
+
+/* computeSubscriptionMetadata: each subscribed topic that exists, with its partition count. */
+static bool refresh_meta(cgroup *cg, const cg_topics *topics) {
+    cg_topic_meta *meta = NULL;
+    int n = 0, cap = 0;
+    for (int i = 0; i < cg->n; i++)
+        for (int k = 0; k < cg->m[i]->ntopics; k++) {
+            const char *t = cg->m[i]->topics[k];
+            bool seen = false;
+            for (int j = 0; j < n && !seen; j++) seen = strcmp(meta[j].topic, t) == 0;
+            if (seen) continue;
+            uint8_t uuid[16];
+            int32_t np = topics->partitions(topics->ctx, t, uuid);
+            if (np < 0) continue;
+            XGROW(meta, cap, n + 1, 8);
+            meta[n++] = (cg_topic_meta){xstrdup(t), np};
+        }
+    /* sorted by name, so that equal subscriptions compare equal */
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && strcmp(meta[j - 1].topic, meta[j].topic) > 0; j--) {
+            cg_topic_meta x = meta[j];
+            meta[j] = meta[j - 1];
+            meta[j - 1] = x;
+        }
+    bool same = n == cg->nmeta;
+    for (int i = 0; same && i < n; i++)
+        same = strcmp(meta[i].topic, cg->meta[i].topic) == 0 && meta[i].nparts == cg->meta[i].nparts;
+    if (same) {
+        for (int i = 0; i < n; i++) free(meta[i].topic);
+        free(meta);
+        return false;
+    }
+    for (int i = 0; i < cg->nmeta; i++) free(cg->meta[i].topic);
+    free(cg->meta);
+    cg->meta = meta;
+    cg->nmeta = n;
+    return true;
+}
+
+/* The assignor: the one most members ask for (Kafka's computePreferredServerAssignor), else uniform. */
+static const char *preferred_assignor(const cgroup *cg) {
+    int uniform = 0, range = 0;
+    for (int i = 0; i < cg->n; i++) {
+        const char *a = cg->m[i]->server_assignor;
+        if (a && strcmp(a, "range") == 0) range++;
+        else if (a && strcmp(a, "uniform") == 0) uniform++;
+    }
+    return range > uniform ? "range" : "uniform";
+}
+
+typedef struct owner_ctx {
+    const cgroup *cg;
+    const cmember *self;
+} owner_ctx;
+
+/* ConsumerGroup.currentPartitionEpoch: the epoch of whoever holds the partition, -1 when free. */
+static int32_t owner_epoch(void *ctx, const char *topic, int32_t p) {
+    const owner_ctx *o = ctx;
+    for (int i = 0; i < o->cg->n; i++) {
+        const cmember *m = o->cg->m[i];
+        if (cg_parts_has(&m->assigned, topic, p) || cg_parts_has(&m->revoking, topic, p)) return m->epoch;
+    }
+    return -1;
+}
+
+static int32_t session_ms(srv *s, const group *g) {
+    return grp_consumer_settings_of(s, g->id, strlen(g->id)).session_timeout_ms;
+}
+
+/* consumerGroupLeave: epoch -1 leaves for good, -2 (static) for now, keeping the assignment. */
+static void leave(hb *h) {
+    const kp_consumer_group_heartbeat_request *q = h->q;
+    group *g = h->g;
+    cgroup *cg = g->cg;
+    h->resp->member_id = q->member_id;
+    h->resp->member_epoch = q->member_epoch;
+    cmember *m;
+    if (q->instance_id.len < 0) {
+        m = find_member(cg, q->member_id);
+        if (!m) {
+            refuse(h, KERR_UNKNOWN_MEMBER_ID, "Member %.*s is not a member of group %s.", q->member_id.len,
+                   q->member_id.p, g->id);
+            return;
+        }
+    } else {
+        m = find_static(cg, q->instance_id);
+        if (!m) {
+            refuse(h, KERR_UNKNOWN_MEMBER_ID, "Instance id %.*s is unknown.", q->instance_id.len, q->instance_id.p);
+            return;
+        }
+        if (!kp_str_eq(q->member_id, m->id)) {
+            refuse(h, KERR_FENCED_INSTANCE_ID, "Static member %.*s with instance id %.*s was fenced by member %s.",
+                   q->member_id.len, q->member_id.p, q->instance_id.len, q->instance_id.p, m->id);
+            return;
+        }
+        if (q->member_epoch == EPOCH_STATIC_LEAVE) {
+            log_info("group %s: static member %s with instance id %s temporarily left the consumer group", g->id,
+                     m->id, m->instance_id);
+            m->epoch = EPOCH_STATIC_LEAVE;
+            cg_parts_free(&m->revoking);
+            m->revoke_deadline_ms = 0;
+            /* its session keeps running: back within it, its replacement takes over the assignment */
+            cg_store_save(h->s, g);
+            return;
+        }
+    }
+    fence(h->s, g, m, "it left the consumer group");
+    cg_store_save(h->s, g);
+}
+
+/* getOrMaybeCreateConsumerGroup */
+static bool find_group(hb *h) {
+    const kp_consumer_group_heartbeat_request *q = h->q;
+    group *g = grp_find(h->s, q->group_id.p, (size_t)q->group_id.len);
+    bool create = q->member_epoch == 0;
+    if (g && g->cg) {
+        h->g = g;
+        return true;
+    }
+    if (g && (g->nmembers > 0 || g->state != GS_EMPTY || g->pending)) {
+        /* Kafka 4.x would upgrade the group member by member; that migration is not served yet */
+        refuse(h, KERR_GROUP_ID_NOT_FOUND, "Group %s is not a consumer group (a classic group with members; the "
+               "online migration between the protocols is not supported by mskmock yet).", g->id);
+        return false;
+    }
+    if (!create) {
+        refuse(h, KERR_GROUP_ID_NOT_FOUND, "Consumer group %.*s not found.", q->group_id.len, q->group_id.p);
+        return false;
+    }
+    if (!g) {
+        if (!grp_room(h->s, h->r, NULL, q->group_id)) {
+            h->resp->error_code = KERR_GROUP_MAX_SIZE_REACHED;
+            return false;
+        }
+        g = grp_get_or_create(h->s, q->group_id.p, (size_t)q->group_id.len);
+    } else {
+        /* an empty classic group (offsets only) becomes a consumer group and keeps its offsets */
+        log_info("group %s: the empty classic group becomes a consumer group", g->id);
+        grp_store_forget_classic(h->s, g);
+        free(g->protocol_type);
+        free(g->protocol_name);
+        free(g->leader);
+        g->protocol_type = g->protocol_name = g->leader = NULL;
+        g->generation = 0;
+    }
+    g->cg = xcalloc(1, sizeof *g->cg);
+    h->g = g;
+    return true;
+}
+
+/* getOrMaybeSubscribeStaticConsumerGroupMember / ...DynamicConsumerGroupMember */
+static cmember *find_or_join(hb *h, const cg_parts *owned, const char *member_id, bool *is_new) {
+    const kp_consumer_group_heartbeat_request *q = h->q;
+    cgroup *cg = h->g->cg;
+    kp_str id = kp_str_c(member_id);
+    *is_new = false;
+    if (q->instance_id.len < 0) {
+        cmember *m = find_member(cg, id);
+        if (!m && q->member_epoch != 0) {
+            refuse(h, KERR_UNKNOWN_MEMBER_ID, "Member %s is not a member of group %s.", member_id, h->g->id);
+            return NULL;
+        }
+        if (!m) {
+            log_info("group %s: member %s joins the consumer group using the consumer protocol", h->g->id, member_id);
+            *is_new = true;
+            return new_member(member_id);
+        }
+        return epoch_valid(h, m, owned) ? m : NULL;
+    }
+    cmember *old = find_static(cg, q->instance_id);
+    if (q->member_epoch == 0) {
+        if (!old) {
+            log_info("group %s: static member %s with instance id %.*s joins the consumer group", h->g->id, member_id,
+                     q->instance_id.len, q->instance_id.p);
+            *is_new = true;
+            return new_member(member_id);
+        }
+        if (old->epoch != EPOCH_STATIC_LEAVE) {
+            refuse(h, KERR_UNRELEASED_INSTANCE_ID, "Static member %s with instance id %.*s cannot join the group "
+                   "because the instance id is owned by %s member.", member_id, q->instance_id.len, q->instance_id.p,
+                   old->id);
+            return NULL;
+        }
+        /* the replacement takes over the previous instance's assignment, at epoch 0 */
+        log_info("group %s: static member with instance id %s re-joins the consumer group; member %s replaces %s",
+                 h->g->id, old->instance_id, member_id, old->id);
+        free(old->id);
+        old->id = xstrdup(member_id);
+        old->epoch = old->prev_epoch = 0;
+        return old;
+    }
+    if (!old) {
+        refuse(h, KERR_UNKNOWN_MEMBER_ID, "Instance id %.*s is unknown.", q->instance_id.len, q->instance_id.p);
+        return NULL;
+    }
+    if (strcmp(old->id, member_id) != 0) {
+        refuse(h, KERR_FENCED_INSTANCE_ID, "Static member %s with instance id %.*s was fenced by member %s.", member_id,
+               q->instance_id.len, q->instance_id.p, old->id);
+        return NULL;
+    }
+    return epoch_valid(h, old, owned) ? old : NULL;
+}
+
+void cg_heartbeat(srv *s, req *r, const kp_consumer_group_heartbeat_request *q, const cg_parts *owned,
+                  const cg_topics *topics, kp_consumer_group_heartbeat_response *resp, const cg_parts **assignment_out) {
+    hb h = {s, r, q, resp, NULL};
+    *assignment_out = NULL;
+    resp->member_epoch = q->member_epoch;
+    if (!request_valid(&h)) return;
+    if ((resp->error_code = grp_check_coordinator(s, r, q->group_id))) return;
+    if (q->member_epoch == EPOCH_LEAVE || q->member_epoch == EPOCH_STATIC_LEAVE) {
+        group *g = grp_find(s, q->group_id.p, (size_t)q->group_id.len);
+        if (!g || !g->cg) {
+            refuse(&h, KERR_GROUP_ID_NOT_FOUND, "Consumer group %.*s not found.", q->group_id.len, q->group_id.p);
+            return;
+        }
+        h.g = g;
+        leave(&h);
+        grp_rearm(g);
+        return;
+    }
+    if (!find_group(&h)) return;
+    group *g = h.g;
+    cgroup *cg = g->cg;
+    int64_t max = s->cfg->group_consumer_max_size;
+    if (cg->n >= max && (q->member_id.len <= 0 || !find_member(cg, q->member_id))) {
+        refuse(&h, KERR_GROUP_MAX_SIZE_REACHED, "The consumer group has reached its maximum capacity of %lld members.",
+               (long long)max);
+        return;
+    }
+    char idbuf[64];
+    const char *member_id = idbuf;
+    if (q->member_id.len > 0) {
+        member_id = req_alloc(r, (size_t)q->member_id.len + 1);
+        memcpy((char *)member_id, q->member_id.p, (size_t)q->member_id.len);
+        ((char *)member_id)[q->member_id.len] = 0;
+    } else {
+        ids_uuid4_str(idbuf);
+    }
+    bool is_new;
+    cmember *m = find_or_join(&h, owned, member_id, &is_new);
+    if (!m) {
+        if (!cg->n && !g->noffsets) sync_state(g); /* a group made for a refused join stays Empty */
+        return;
+    }
+    cg_parts before = {0};
+    cg_parts_copy(&before, &m->assigned);
+    int32_t epoch_before = m->epoch;
+    cm_state state_before = m->state;
+    if (is_new) add_member(cg, m);
+    /* the member's fields (ConsumerGroupMember.Builder.maybeUpdate...) */
+    if (q->instance_id.len >= 0) set_str(&m->instance_id, q->instance_id);
+    set_str(&m->rack_id, q->rack_id);
+    if (q->rebalance_timeout_ms != -1) m->rebalance_timeout_ms = q->rebalance_timeout_ms;
+    set_str(&m->server_assignor, q->server_assignor);
+    free(m->client_id);
+    m->client_id = kp_str_dup(r->hdr.client_id.len >= 0 ? r->hdr.client_id : kp_str_c(""));
+    if (!m->client_host) {
+        char host[80];
+        snprintf(host, sizeof host, "/%s", r->c->peer); /* as the classic members' client_host */
+        m->client_host = xstrdup(host);
+    }
+    bool bump = set_topics(m, &q->subscribed_topic_names.a);
+    /* the subscribed topics' partitions, read at every heartbeat: created, grown or deleted topics bump too */
+    bump |= refresh_meta(cg, topics);
+    bool dirty = is_new || bump;
+    if (bump) {
+        cg->group_epoch++;
+        log_info("group %s: bumped group epoch to %d", g->id, cg->group_epoch);
+    }
+    if (cg->group_epoch > cg->assignment_epoch) {
+        const char *a = preferred_assignor(cg);
+        cg_assign(a, cg->m, cg->n, cg->meta, cg->nmeta);
+        cg->assignment_epoch = cg->group_epoch;
+        free(cg->assignor);
+        cg->assignor = xstrdup(a);
+        log_info("group %s: target assignment computed at epoch %d by the %s assignor for %d members", g->id,
+                 cg->assignment_epoch, a, cg->n);
+        dirty = true;
+    }
+    owner_ctx oc = {cg, m};
+    if (m->epoch != cg->assignment_epoch || m->state != CM_STABLE) {
+        if (cg_reconcile(m, cg->assignment_epoch, owned, owner_epoch, &oc)) {
+            dirty = true;
+            m->revoke_deadline_ms =
+                m->state == CM_UNREVOKED_PARTITIONS ? clk_mono_ms() + (m->rebalance_timeout_ms > 0 ? m->rebalance_timeout_ms : 0) : 0;
+            char *a = cg_parts_format(&m->assigned), *v = cg_parts_format(&m->revoking);
+            log_debug("group %s: member %s epoch %d (previous %d), %s, assigned [%s], revoking [%s]", g->id, m->id,
+                      m->epoch, m->prev_epoch,
+                      m->state == CM_STABLE ? "stable" : m->state == CM_UNREVOKED_PARTITIONS ? "unrevoked partitions"
+                                                                                           : "unreleased partitions",
+                      a, v);
+            free(a);
+            free(v);
+        }
+    }
+    m->session_deadline_ms = clk_mono_ms() + session_ms(s, g);
+    sync_state(g);
+    grp_rearm(g);
+    resp->member_id = kp_str_c(m->id);
+    resp->member_epoch = m->epoch;
+    resp->heartbeat_interval_ms = grp_consumer_settings_of(s, g->id, strlen(g->id)).heartbeat_interval_ms;
+    bool full = q->member_epoch == 0 ||
+                (q->rebalance_timeout_ms != -1 && q->subscribed_topic_names.n >= 0 && q->topic_partitions.n >= 0);
+    if (full || !cg_parts_eq(&before, &m->assigned)) *assignment_out = &m->assigned;
+    if (dirty || epoch_before != m->epoch || state_before != m->state) cg_store_save(s, g);
+    cg_parts_free(&before);
+}
+
+/* ---- offsets ---- */
+
+static cmember *offset_member(srv *s, req *r, group *g, kp_str member_id, int16_t *err) {
+    (void)s;
+    cmember *m = find_member(g->cg, member_id);
+    if (!m) {
+        *err = KERR_UNKNOWN_MEMBER_ID;
+        req_log_refusal(r, *err, "group %s: member '%.*s' is not a member of the consumer group", g->id,
+                        member_id.len > 0 ? member_id.len : 0, member_id.p);
+    }
+    return m;
+}
+
+int16_t cg_commit_check(srv *s, req *r, group *g, int32_t member_epoch, kp_str member_id) {
+    /* the admin client or a consumer without group management: only while nobody is in the group */
+    if (member_epoch < 0 && g->cg->n == 0) return 0;
+    int16_t err = 0;
+    cmember *m = offset_member(s, r, g, member_id, &err);
+    if (!m) return err;
+    if (r->hdr.api_key == KP_API_OFFSET_COMMIT && r->hdr.api_version < 9) {
+        req_log_refusal(r, KERR_UNSUPPORTED_VERSION, "group %s: OffsetCommit version 9 or above must be used by "
+                        "members using the consumer group protocol", g->id);
+        return KERR_UNSUPPORTED_VERSION;
+    }
+    if (member_epoch != m->epoch) {
+        req_log_refusal(r, KERR_STALE_MEMBER_EPOCH, "group %s: member %s commits at epoch %d, its epoch is %d", g->id,
+                        m->id, member_epoch, m->epoch);
+        return KERR_STALE_MEMBER_EPOCH;
+    }
+    return 0;
+}
+
+int16_t cg_fetch_check(srv *s, req *r, group *g, int32_t member_epoch, kp_str member_id) {
+    if (member_epoch < 0 && member_id.len < 0) return 0; /* the admin client */
+    int16_t err = 0;
+    cmember *m = offset_member(s, r, g, member_id, &err);
+    if (!m) return err;
+    if (member_epoch != m->epoch) {
+        req_log_refusal(r, KERR_STALE_MEMBER_EPOCH, "group %s: member %s fetches offsets at epoch %d, its epoch is %d",
+                        g->id, m->id, member_epoch, m->epoch);
+        return KERR_STALE_MEMBER_EPOCH;
+    }
+    return 0;
+}

@@ -1,0 +1,160 @@
+/*
+ * What of a consumer group (KIP-848) survives a restart: the group and assignment epochs, the
+ * assignor, the subscribed topics' partition counts, and every member with its epochs, state,
+ * subscription and partitions. Saved whole whenever a heartbeat or the timer changed any of it
+ * (storage/stor_consumer_groups.c), inside the loop iteration's commit; loaded at start-up with
+ * fresh session deadlines, so a member that keeps heartbeating with its epoch carries on as if
+ * the broker had never stopped, as members of Kafka's coordinator do after a failover.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "consumer.h"
+#include "kp_mem.h"
+#include "log.h"
+#include "srv.h"
+
+/* Topic names are [a-zA-Z0-9._-] (Kafka's Topic.validate), so ':' ',' ';' separate safely. */
+char *cg_parts_format(const cg_parts *p) {
+    size_t cap = 16, len = 0;
+    char *out = xmalloc(cap);
+    out[0] = 0;
+    for (int i = 0; i < p->n; i++) {
+        size_t need = strlen(p->t[i].topic) + 2 + (size_t)p->t[i].n * 12 + 1;
+        if (len + need >= cap) {
+            cap = (len + need) * 2;
+            out = xrealloc(out, cap);
+        }
+        len += (size_t)snprintf(out + len, cap - len, "%s%s:", i ? ";" : "", p->t[i].topic);
+        for (int k = 0; k < p->t[i].n; k++)
+            len += (size_t)snprintf(out + len, cap - len, "%s%d", k ? "," : "", p->t[i].p[k]);
+    }
+    return out;
+}
+
+void cg_parts_parse(cg_parts *p, const char *text) {
+    char *copy = xstrdup(text ? text : ""), *save = NULL;
+    for (char *tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+        char *colon = strchr(tok, ':');
+        if (!colon) continue;
+        *colon = 0;
+        char *save2 = NULL;
+        for (char *n = strtok_r(colon + 1, ",", &save2); n; n = strtok_r(NULL, ",", &save2))
+            cg_parts_add(p, tok, (int32_t)strtol(n, NULL, 10));
+    }
+    free(copy);
+}
+
+static char *join_topics(char **t, int n) {
+    size_t len = 1;
+    for (int i = 0; i < n; i++) len += strlen(t[i]) + 1;
+    char *out = xmalloc(len);
+    out[0] = 0;
+    for (int i = 0; i < n; i++) {
+        if (i) strcat(out, ",");
+        strcat(out, t[i]);
+    }
+    return out;
+}
+
+static char *format_meta(const cgroup *cg) {
+    size_t len = 1;
+    for (int i = 0; i < cg->nmeta; i++) len += strlen(cg->meta[i].topic) + 13;
+    char *out = xmalloc(len), *at = out;
+    out[0] = 0;
+    for (int i = 0; i < cg->nmeta; i++)
+        at += snprintf(at, len - (size_t)(at - out), "%s%s:%d", i ? "," : "", cg->meta[i].topic, cg->meta[i].nparts);
+    return out;
+}
+
+void cg_store_save(srv *s, group *g) {
+    cgroup *cg = g->cg;
+    stor_cmember *ms = xcalloc((size_t)cg->n + 1, sizeof *ms);
+    char **texts = xcalloc((size_t)cg->n * 4 + 1, sizeof *texts);
+    for (int i = 0; i < cg->n; i++) {
+        cmember *m = cg->m[i];
+        texts[4 * i] = join_topics(m->topics, m->ntopics);
+        texts[4 * i + 1] = cg_parts_format(&m->assigned);
+        texts[4 * i + 2] = cg_parts_format(&m->revoking);
+        texts[4 * i + 3] = cg_parts_format(&m->target);
+        ms[i] = (stor_cmember){m->id, m->instance_id, m->rack_id, m->client_id, m->client_host, m->server_assignor,
+                               texts[4 * i], m->epoch, m->prev_epoch, (int32_t)m->state, m->rebalance_timeout_ms,
+                               texts[4 * i + 1], texts[4 * i + 2], texts[4 * i + 3]};
+    }
+    char *meta = format_meta(cg);
+    stor_cgroup sg = {g->id, cg->group_epoch, cg->assignment_epoch, cg->assignor, meta};
+    if (stor_consumer_group_save(s->st, &sg, ms, cg->n) != 0)
+        log_error("group %s: saving the consumer group failed: %s", g->id, stor_errmsg(s->st));
+    free(meta);
+    for (int i = 0; i < cg->n * 4; i++) free(texts[i]);
+    free(texts);
+    free(ms);
+}
+
+static void load_group(void *ctx, const stor_cgroup *sg) {
+    srv *s = ctx;
+    group *g = grp_get_or_create(s, sg->group_id, strlen(sg->group_id));
+    if (!g->cg) g->cg = xcalloc(1, sizeof *g->cg);
+    cgroup *cg = g->cg;
+    cg->group_epoch = sg->group_epoch;
+    cg->assignment_epoch = sg->assignment_epoch;
+    cg->assignor = sg->assignor ? xstrdup(sg->assignor) : NULL;
+    char *copy = xstrdup(sg->topics), *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *colon = strrchr(tok, ':');
+        if (!colon) continue;
+        *colon = 0;
+        cg->meta = xrealloc(cg->meta, sizeof *cg->meta * (size_t)(cg->nmeta + 1));
+        cg->meta[cg->nmeta++] = (cg_topic_meta){xstrdup(tok), (int32_t)strtol(colon + 1, NULL, 10)};
+    }
+    free(copy);
+}
+
+static char *dup_or_null(const char *v) { return v ? xstrdup(v) : NULL; }
+
+static void load_member(void *ctx, const char *group_id, const stor_cmember *sm) {
+    srv *s = ctx;
+    group *g = grp_find(s, group_id, strlen(group_id));
+    if (!g || !g->cg) return;
+    cgroup *cg = g->cg;
+    cmember *m = xcalloc(1, sizeof *m);
+    m->id = xstrdup(sm->member_id);
+    m->instance_id = dup_or_null(sm->instance_id);
+    m->rack_id = dup_or_null(sm->rack_id);
+    m->client_id = xstrdup(sm->client_id);
+    m->client_host = xstrdup(sm->client_host);
+    m->server_assignor = dup_or_null(sm->server_assignor);
+    char *copy = xstrdup(sm->topics), *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        m->topics = xrealloc(m->topics, sizeof *m->topics * (size_t)(m->ntopics + 1));
+        m->topics[m->ntopics++] = xstrdup(tok);
+    }
+    free(copy);
+    m->epoch = sm->member_epoch;
+    m->prev_epoch = sm->previous_epoch;
+    m->state = sm->state >= CM_STABLE && sm->state <= CM_UNRELEASED_PARTITIONS ? (cm_state)sm->state : CM_STABLE;
+    m->rebalance_timeout_ms = sm->rebalance_timeout_ms;
+    cg_parts_parse(&m->assigned, sm->assigned);
+    cg_parts_parse(&m->revoking, sm->revoking);
+    cg_parts_parse(&m->target, sm->target);
+    /* sessions start again at the restart, as Kafka's do when a coordinator loads a group */
+    int64_t now = clk_mono_ms();
+    m->session_deadline_ms = now + grp_consumer_settings_of(s, g->id, strlen(g->id)).session_timeout_ms;
+    if (m->state == CM_UNREVOKED_PARTITIONS) m->revoke_deadline_ms = now + m->rebalance_timeout_ms;
+    XGROW(cg->m, cg->cap, cg->n + 1, 8);
+    cg->m[cg->n++] = m;
+}
+
+int cg_store_load(srv *s) {
+    stor_cgroup_load_cb cb = {s, load_group, load_member};
+    if (stor_consumer_groups_load(s->st, &cb) != 0) return -1;
+    for (group *g = s->groups; g; g = g->next)
+        if (g->cg) {
+            g->state = g->cg->n ? GS_STABLE : GS_EMPTY;
+            log_info("group %s: consumer group loaded at epoch %d with %d members", g->id, g->cg->group_epoch,
+                     g->cg->n);
+        }
+    return 0;
+}
