@@ -7,7 +7,7 @@ Implements the CLI contract shared by every client ecosystem under tests/clients
   produce      --bootstrap B --topic T --count N --partitions P --compression C [--idempotent]
                [--start S]
   consume      --bootstrap B --topic T --count N --partitions P
-  group-consume --bootstrap B --group G --topic T [--assignor NAME] [--instance-id ID]
+  group-consume --bootstrap B --group G --topic T [--assignor NAME] [--group-protocol classic|consumer] [--instance-id ID]
                [--session-timeout-ms MS] [--max-records N] [--commit sync|async|none]
   produce-consume --bootstrap B --topic T --partitions P --duration S [--interval-ms MS]
   txn-transform, txn-produce, txn-consume, txn-committed: transactions (see txn.py)
@@ -436,7 +436,7 @@ def cmd_produce_consume(a):
 
 # -- group-consume ----------------------------------------------------------------------
 
-ASSIGNORS = ("range", "roundrobin", "cooperative-sticky")
+ASSIGNORS = ("range", "roundrobin", "cooperative-sticky", "uniform")
 _emit_lock = threading.Lock()
 
 
@@ -477,7 +477,9 @@ def cmd_group_consume(a):
 
     threading.Thread(target=watch_stdin, name="stdin-watch", daemon=True).start()
 
-    cooperative = a.assignor == "cooperative-sticky"
+    kip848 = a.group_protocol == "consumer"
+    # KIP-848 reconciles incrementally: the callbacks see what is added and revoked
+    cooperative = kip848 or a.assignor == "cooperative-sticky"
     owned = set()
     pending = {}    # partition -> next offset of processed records, not committed yet
     processed = {}  # partition -> next offset of every processed record
@@ -508,7 +510,6 @@ def cmd_group_consume(a):
         "bootstrap.servers": a.bootstrap,
         "client.id": "mskmock-it-python",
         "group.id": a.group,
-        "partition.assignment.strategy": a.assignor,
         "enable.auto.commit": False,
         "enable.auto.offset.store": False,
         "auto.offset.reset": "earliest",
@@ -518,13 +519,19 @@ def cmd_group_consume(a):
         "max.poll.interval.ms": 60000,
         "error_cb": on_error,
     }
+    if kip848:
+        # the broker assigns (group.remote.assignor); session and heartbeat come from the broker
+        conf["group.protocol"] = "consumer"
+        conf["group.remote.assignor"] = a.assignor
+    else:
+        conf["partition.assignment.strategy"] = a.assignor
     if SECURITY is not None:
         conf.update(SECURITY.conf())
     if a.commit == "async":
         conf["on_commit"] = on_commit
     if a.instance_id:
         conf["group.instance.id"] = a.instance_id
-    if a.session_timeout_ms:
+    if a.session_timeout_ms and not kip848:
         conf["session.timeout.ms"] = a.session_timeout_ms
         # Frequent heartbeats: members learn of a rebalance within about a second.
         conf["heartbeat.interval.ms"] = max(100, min(1000, a.session_timeout_ms // 6))
@@ -642,6 +649,7 @@ def main(argv):
     sp.add_argument("--group", required=True)
     sp.add_argument("--topic", required=True)
     sp.add_argument("--assignor", choices=ASSIGNORS, default="range")
+    sp.add_argument("--group-protocol", choices=("classic", "consumer"), default="classic")
     sp.add_argument("--instance-id")
     sp.add_argument("--session-timeout-ms", type=int)
     sp.add_argument("--max-records", type=int)

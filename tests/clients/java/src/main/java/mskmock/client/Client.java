@@ -99,6 +99,7 @@ public final class Client {
         // group-consume
         String group;
         String assignor = "range";
+        String groupProtocol = "classic";
         String instanceId;
         int sessionTimeoutMs = -1;
         int maxRecords = -1;
@@ -180,7 +181,7 @@ public final class Client {
                     + "       client produce-consume --bootstrap B --topic T --partitions P --duration S"
                     + " [--interval-ms MS]\n"
                     + "       every command: [--security-protocol P] [--ca FILE] [--mechanism M] [--region R]\n"
-                    + "       client group-consume --bootstrap B --group G --topic T [--assignor NAME]"
+                    + "       client group-consume --bootstrap B --group G --topic T [--assignor NAME] [--group-protocol classic|consumer]"
                     + " [--instance-id ID] [--session-timeout-ms MS] [--max-records N]"
                     + " [--commit sync|async|none]");
             rc = 2;
@@ -233,6 +234,9 @@ public final class Client {
                     break;
                 case "--assignor":
                     o.assignor = v;
+                    break;
+                case "--group-protocol":
+                    o.groupProtocol = v;
                     break;
                 case "--instance-id":
                     o.instanceId = v;
@@ -296,7 +300,14 @@ public final class Client {
             if (o.group == null) {
                 throw new UsageException("--group is required");
             }
-            if (GroupConsume.assignorClass(o.assignor) == null) {
+            if (!Set.of("classic", "consumer").contains(o.groupProtocol)) {
+                throw new UsageException("--group-protocol must be classic or consumer");
+            }
+            if (o.groupProtocol.equals("consumer")) {
+                if (!Set.of("uniform", "range").contains(o.assignor)) {
+                    throw new UsageException("--assignor must be uniform or range with --group-protocol consumer");
+                }
+            } else if (GroupConsume.assignorClass(o.assignor) == null) {
                 throw new UsageException("--assignor must be one of range, roundrobin, sticky, cooperative-sticky");
             }
             if (!Set.of("sync", "async", "none").contains(o.commit)) {

@@ -63,14 +63,21 @@ final class GroupConsume implements ConsumerRebalanceListener {
 
     private GroupConsume(Client.Options o) {
         this.o = o;
-        this.cooperative = o.assignor.equals("cooperative-sticky");
+        boolean kip848 = o.groupProtocol.equals("consumer");
+        // KIP-848 reconciles incrementally: the listener sees what is added and revoked, as with cooperative-sticky
+        this.cooperative = kip848 || o.assignor.equals("cooperative-sticky");
         Properties p = new Properties();
         p.put("bootstrap.servers", o.bootstrap);
         p.put("client.id", "mskmock-test-java");
         Client.addSecurity(o, p);
         p.put(ConsumerConfig.GROUP_ID_CONFIG, o.group);
-        p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
-        p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, assignorClass(o.assignor));
+        p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, o.groupProtocol);
+        if (kip848) {
+            // the broker assigns (group.remote.assignor); session and heartbeat come from the broker too
+            p.put(ConsumerConfig.GROUP_REMOTE_ASSIGNOR_CONFIG, o.assignor);
+        } else {
+            p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, assignorClass(o.assignor));
+        }
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         p.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, "false");
@@ -80,7 +87,7 @@ final class GroupConsume implements ConsumerRebalanceListener {
         if (o.instanceId != null) {
             p.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, o.instanceId);
         }
-        if (o.sessionTimeoutMs > 0) {
+        if (o.sessionTimeoutMs > 0 && !kip848) {
             p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, Integer.toString(o.sessionTimeoutMs));
             // Frequent heartbeats: members learn of a rebalance within about a second.
             int hb = Math.max(100, Math.min(1000, o.sessionTimeoutMs / 6));
