@@ -334,7 +334,8 @@ static const key_def keys[] = {
     K("group.coordinator.rebalance.protocols", T_STR, group_coordinator_rebalance_protocols, "classic",
       "classic,consumer", "classic,consumer", 0, 0, NULL,
       "the group protocols served (Kafka's key): classic, and consumer for KIP-848's ConsumerGroupHeartbeat and "
-      "ConsumerGroupDescribe (Kafka 4.0+ and MSK Provisioned on 4.x serve it; MSK Serverless is not known to)"),
+      "ConsumerGroupDescribe where kafka.version is 4.0+ (MSK Provisioned on 4.x serves them; MSK Serverless is not "
+      "known to)"),
     K("group.consumer.max.size", T_INT, group_consumer_max_size, "2147483647", NULL, NULL, 1, INT32_MAX, NULL,
       "members a consumer group (KIP-848) may hold; a member past it gets GROUP_MAX_SIZE_REACHED"),
     K("group.consumer.session.timeout.ms", T_INT, group_consumer_session_timeout_ms, "45000", NULL, NULL, 1,

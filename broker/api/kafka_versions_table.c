@@ -87,9 +87,9 @@ static const kv_row rows[] = {
     {KP_API_DESCRIBE_CLUSTER,           {R(0, 0), R(0, 1), R(0, 1), R(0, 1), R(0, 2), R(0, 2), R(0, 2)}},
     {KP_API_DESCRIBE_TRANSACTIONS,      {R(0, 0), R(0, 0), R(0, 0), R(0, 0), R(0, 0), R(0, 0), R(0, 0)}},
     {KP_API_LIST_TRANSACTIONS,          {R(0, 0), R(0, 0), R(0, 1), R(0, 1), R(0, 1), R(0, 2), R(0, 2)}},
-    /* ConsumerGroupHeartbeat, ConsumerGroupDescribe (KIP-848), by number until protocol/kp_apis.h lists them */
-    {68,                                {NO, NO, NO, NO, R(0, 1), R(0, 1), R(0, 1)}},
-    {69,                                {NO, NO, NO, NO, R(0, 1), R(0, 1), R(0, 1)}},
+    /* KIP-848, served while group.coordinator.rebalance.protocols names consumer (api_range) */
+    {KP_API_CONSUMER_GROUP_HEARTBEAT,   {NO, NO, NO, NO, R(0, 1), R(0, 1), R(0, 1)}},
+    {KP_API_CONSUMER_GROUP_DESCRIBE,    {NO, NO, NO, NO, R(0, 1), R(0, 1), R(0, 1)}},
 };
 
 /*
@@ -147,7 +147,7 @@ void api_advertised_range(const srv *s, const api_handler *h, int16_t *vmin, int
 
 static int8_t feature_cap(const srv *s, const struct kv_feature *f) {
     if (f->cap != CAP_GROUP_PROTOCOL) return f->cap;
-    const api_handler *h = api_lookup(68);
+    const api_handler *h = api_lookup(KP_API_CONSUMER_GROUP_HEARTBEAT);
     int16_t lo = 0, hi = -1;
     if (h) api_range(s, h, &lo, &hi);
     return hi >= lo ? 1 : 0;

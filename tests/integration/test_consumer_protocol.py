@@ -3,7 +3,7 @@
 Real clients with group.protocol=consumer (the Java kafka-clients 4.x consumer and librdkafka
 through confluent-kafka), each member a `group-consume` process (groups.py), and raw requests
 (kafka_wire.py framing) for what a client never sends: wrong epochs, unknown members, unknown
-assignors, regular expressions. One provisioned-profile broker serves the module, with a short
+assignors, regular expressions. One provisioned-profile broker on kafka.version 4.0 serves the module, with a short
 consumer session timeout so a crash is noticed within seconds.
 """
 
@@ -36,7 +36,8 @@ ERR_UNSUPPORTED_ASSIGNOR = 112
 
 @pytest.fixture(scope="module")
 def broker_config():
-    return {"profile": "provisioned",
+    # kafka.version 4.0 (MSK Provisioned's 4.0): provisioned's default, 3.8, predates KIP-848's GA
+    return {"profile": "provisioned", "kafka.version": "4.0",
             "group.initial.rebalance.delay.ms": 0,
             "group.consumer.session.timeout.ms": SESSION_MS,
             "group.consumer.min.session.timeout.ms": 1000,
@@ -175,9 +176,24 @@ def api_range(port, key):
         s.close()
 
 
-def test_provisioned_profile_advertises_kip848(broker):
+def test_provisioned_profile_on_kafka_4_advertises_kip848(broker):
     assert api_range(broker.ports[0], API_CGH) == (0, 1)
     assert api_range(broker.ports[0], API_CGD) == (0, 1)
+
+
+@pytest.mark.parametrize("config", [{"profile": "provisioned", "kafka.version": "3.8"},
+                                    {"profile": "kafka",
+                                     "group.coordinator.rebalance.protocols": "classic"}],
+                         ids=["provisioned-3.8", "kafka-classic-only"])
+def test_kip848_not_advertised_before_4_0_or_when_switched_off(config):
+    b = Broker(config=config)
+    b.start()
+    try:
+        assert api_range(b.ports[0], API_CGH) is None
+        assert api_range(b.ports[0], API_CGD) is None
+    finally:
+        b.stop(check=True)
+        b.cleanup()
 
 
 def test_serverless_profile_does_not_advertise_kip848():
