@@ -13,7 +13,7 @@
   assert_exactly_once(consumers, expected)   every expected record consumed exactly once.
 
 group-consume contract (every client): `group-consume --bootstrap B --group G --topic T
-[--assignor NAME] [--instance-id ID] [--session-timeout-ms MS] [--max-records N]
+[--assignor NAME] [--group-protocol classic|consumer] [--instance-id ID] [--session-timeout-ms MS] [--max-records N]
 [--commit sync|async|none]` prints one JSON object per line, flushed at once:
   {"event":"assigned","partitions":[...],"generation":G?}   full current set after a change
   {"event":"record","p":P,"o":OFFSET,"k":"key"}
