@@ -20,11 +20,26 @@
 #include "kp_records.h"
 #include "srv.h"
 #include "topic.h"
+#include "validate.h"
 
+static bool needs_pass(const check_cfg *c, const kp_batch *b) {
+    bool window = !c->log_append_time && (c->ts_before_ms != INT64_MAX || c->ts_after_ms != INT64_MAX);
+    return window || c->compact || (c->codec >= 0 && c->codec != kp_batch_codec(b));
+}
 
-static bool needs_pass(const topic *t, const kp_batch *b) {
-    bool window = !t->log_append_time && (t->ts_before_ms != INT64_MAX || t->ts_after_ms != INT64_MAX);
-    return window || t->compact || (t->codec >= 0 && t->codec != kp_batch_codec(b));
+void check_cfg_of(const partition *p, check_cfg *cfg) {
+    const topic *t = p->topic;
+    *cfg = (check_cfg){
+        .compact = t->compact,
+        .log_append_time = t->log_append_time,
+        .codec = t->codec,
+        .ts_before_ms = t->ts_before_ms,
+        .ts_after_ms = t->ts_after_ms,
+        .limit = topic_max_decompressed(t),
+        .now_ms = clk_now_ms(),
+        .topic = t->name,
+        .partition = p->index,
+    };
 }
 
 size_t topic_max_decompressed(const topic *t) {
@@ -70,19 +85,18 @@ static int16_t rebuild(const kp_batch *b, const uint8_t *sec, size_t len, int co
     return kp_builder_finish(&bb, &out->batch, &out->size, why) == 0 ? 0 : KERR_CORRUPT_MESSAGE;
 }
 
-int16_t topic_check_records(srv *s, partition *p, const kp_batch *b, topic_checked *out, topic_record_error_fn fn,
-                            void *ctx, const char **why) {
-    (void)s;
-    topic *t = p->topic;
+int16_t check_run(const check_cfg *t, const kp_batch *b, topic_checked *out,
+                  topic_record_error_fn fn, void *ctx, const char **why) {
     out->batch = NULL;
     out->size = 0;
     bool pass = needs_pass(t, b);
     int from = kp_batch_codec(b);
     if (!pass && from == KP_CODEC_NONE) return 0;
+    int to = t->codec >= 0 ? t->codec : from;
     const uint8_t *sec;
     size_t sec_len;
     uint8_t *owned;
-    size_t limit = topic_max_decompressed(t);
+    size_t limit = t->limit;
     int rc = kp_batch_records(b, limit, &sec, &sec_len, &owned, why);
     if (rc == KP_TOO_LARGE) {
         *why = TOO_LARGE;
@@ -105,7 +119,6 @@ int16_t topic_check_records(srv *s, partition *p, const kp_batch *b, topic_check
      * kept. A batch that changes codec is written as it is read; one that only needs its offset
      * deltas renumbered is written in a second pass once the checks have passed.
      */
-    int to = t->codec >= 0 ? t->codec : from;
     bool recode = to != from, building = recode;
     kp_batch_builder bb;
     if (building) kp_builder_begin(&bb, b, to, true, -1);
@@ -113,7 +126,7 @@ int16_t topic_check_records(srv *s, partition *p, const kp_batch *b, topic_check
     kp_records_begin(&it, sec, sec_len, b->records_count);
     int32_t n = 0, errors = 0;
     bool renumber = false, bad_time = false;
-    int64_t now = clk_now_ms();
+    int64_t now = t->now_ms;
     int16_t code = 0;
     char msg[256];
     kp_record rec;
@@ -123,7 +136,7 @@ int16_t topic_check_records(srv *s, partition *p, const kp_batch *b, topic_check
         bool bad = false;
         if (t->compact && !rec.key) {
             snprintf(msg, sizeof msg, "Compacted topic cannot accept message without key in topic partition %s-%d",
-                     t->name, p->index);
+                     t->topic, t->partition);
             bad = true;
         } else {
             int64_t ts = kp_ts_add(b->base_timestamp, rec.timestamp_delta);
@@ -178,4 +191,12 @@ int16_t topic_check_records(srv *s, partition *p, const kp_batch *b, topic_check
     if (building) kp_builder_discard(&bb);
     free(owned);
     return code;
+}
+
+int16_t topic_check_records(srv *s, partition *p, const kp_batch *b, topic_checked *out, topic_record_error_fn fn,
+                            void *ctx, const char **why) {
+    (void)s;
+    check_cfg cfg;
+    check_cfg_of(p, &cfg);
+    return check_run(&cfg, b, out, fn, ctx, why);
 }
