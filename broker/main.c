@@ -103,11 +103,15 @@ static int fail(const char *what, const char *err) {
  * glibc serves each megabyte-sized request buffer from a fresh mmap, or trims
  * the heap top after freeing it, so the next one faults in zeroed pages: that
  * was 13% of the loop's time under produce load. Keep up to 256 MiB of freed
- * heap; housekeeping trims it once the broker is idle (lifecycle.c).
+ * heap; housekeeping trims it once the broker is idle (lifecycle.c). One arena
+ * for every thread: the record pass of big batches runs on libuv's threadpool
+ * (topic/validate_async.c), and per-thread arenas each kept up to the
+ * decompression cap of what their last pass freed, several times over.
  */
 static void tune_malloc(void) {
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    mallopt(M_ARENA_MAX, 1);
 }
 
 static void salvage_line(void *ctx, const char *line) {

@@ -11,13 +11,18 @@
  * coordinator's check, txn_verify_produce, KIP-890 part 1). Where the topic
  * asks for it, the records are checked and the batch rebuilt
  * (topic_check_records: keys of a compacted topic, the timestamp window,
- * compression.type); refused records are listed in record_errors (v8+).
+ * compression.type); refused records are listed in record_errors (v8+). A batch whose record
+ * pass would hold the loop more than about a millisecond is checked on libuv's threadpool
+ * (topic_check_records_async) while the request is parked, which mutes its connection as
+ * Kafka's does while a request is processed; the partitions after it wait, and on return the
+ * topic, the partition and the transaction are checked again before the append.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "api.h"
 #include "kp_batch.h"
+#include "log.h"
 #include "net/net.h"
 #include "topic/topic.h"
 #include "txn/txn.h"
@@ -47,8 +52,71 @@ static void record_error(void *ctx, int32_t index, const char *msg) {
     out->record_errors.n = n + 1;
 }
 
-static int16_t produce_partition(srv *s, req *r, topic *t, kp_produce_partition_produce_data *pd,
-                                 kp_produce_partition_produce_response *out, bool *any_stored) {
+/*
+ * A produce on its way through its partitions, in the request's arena: where it stands (i, j),
+ * what it has found so far, and, while parked, the partition whose batch a worker checks.
+ */
+typedef struct produce_run {
+    kp_produce_response *resp;
+    int32_t i, j;
+    bool bad_acks, any_error, any_stored;
+    int16_t txn_denied;
+    int16_t tcode;          /* topic_data[i]'s refusal when t is NULL */
+    topic *t;               /* topic_data[i]'s topic; looked up again after a park */
+    uint8_t uuid[16];       /* t's, to find it again (a topic recreated meanwhile is another one) */
+    quota_throttle throttle;
+    topic_check_job *job;   /* parked: the check under way */
+    kp_batch b;             /* parked: the batch checked (in r->frame) */
+    record_errors re;
+} produce_run;
+
+/* The append of a batch whose records were checked (code: the check's answer). */
+static int16_t produce_checked_batch(srv *s, req *r, topic *t, partition *p, kp_produce_partition_produce_data *pd,
+                                     kp_produce_partition_produce_response *out, kp_batch b, int16_t code,
+                                     topic_checked *checked, const char *why, const record_errors *re,
+                                     bool *any_stored) {
+    if (code) {
+        free(checked->batch);
+        req_log_refusal(r, code, "%s-%d: %s%s%s", t->name, pd->index, why, re->first ? ": " : "",
+                        re->first ? re->first : "");
+        if (r->hdr.api_version >= 8 && re->first) out->error_message = req_strf(r, "%s", why);
+        return code;
+    }
+    uint8_t *buf = (uint8_t *)b.data; /* inside r->frame, which this request owns */
+    kp_batch rebuilt;
+    if (checked->batch) {
+        size_t at = 0;
+        if (kp_batch_next(checked->batch, checked->size, &at, &rebuilt, &why) != 1) abort(); /* we just built it */
+        buf = checked->batch;
+        b = rebuilt;
+    }
+    int64_t base, append_time;
+    code = topic_append(s, p, buf, b.size, &b, &base, &append_time, &why);
+    free(checked->batch);
+    checked->batch = NULL;
+    if (code) {
+        if (code == KERR_MESSAGE_TOO_LARGE)
+            req_log_refusal(r, code, "%s-%d: batch of %zu bytes, max.message.bytes is %lld", t->name, pd->index, b.size,
+                            (long long)t->max_message_bytes);
+        else
+            req_log_refusal(r, code, "%s-%d: %s (producer id %lld epoch %d sequence %d)", t->name, pd->index, why,
+                            (long long)b.producer_id, b.producer_epoch, b.base_sequence);
+        return code;
+    }
+    out->base_offset = base;
+    out->log_append_time_ms = append_time;
+    *any_stored = true;
+    return 0;
+}
+
+static void produce_checked(srv *s, void *ctx, int16_t code, topic_checked *checked, const char *why);
+
+/* PRODUCE_PARKED: the batch went to the threadpool; the request is parked. */
+#define PRODUCE_PARKED (-1)
+
+static int16_t produce_partition(srv *s, req *r, produce_run *run, kp_produce_partition_produce_data *pd,
+                                 kp_produce_partition_produce_response *out) {
+    topic *t = run->t;
     partition *p;
     int16_t code = api_partition_check(s, r, t, pd->index, &p);
     if (code) return code;
@@ -105,38 +173,14 @@ static int16_t produce_partition(srv *s, req *r, topic *t, kp_produce_partition_
                         pd->index, b.size, (long long)t->max_message_bytes);
         return KERR_MESSAGE_TOO_LARGE;
     }
-    record_errors re = {r, out, NULL, 0};
+    run->re = (record_errors){r, out, NULL, 0};
     topic_checked checked;
-    code = topic_check_records(s, p, &b, &checked, record_error, &re, &why);
-    if (code) {
-        req_log_refusal(r, code, "%s-%d: %s%s%s", t->name, pd->index, why, re.first ? ": " : "",
-                        re.first ? re.first : "");
-        if (r->hdr.api_version >= 8 && re.first) out->error_message = kp_str_c(why);
-        return code;
+    code = topic_check_records_async(s, p, &b, &checked, record_error, &run->re, &why, produce_checked, &run->job);
+    if (code == TOPIC_CHECK_PENDING) {
+        run->b = b;
+        return PRODUCE_PARKED;
     }
-    kp_batch rebuilt;
-    if (checked.batch) {
-        size_t at = 0;
-        if (kp_batch_next(checked.batch, checked.size, &at, &rebuilt, &why) != 1) abort(); /* we just built it */
-        buf = checked.batch;
-        b = rebuilt;
-    }
-    int64_t base, append_time;
-    code = topic_append(s, p, buf, b.size, &b, &base, &append_time, &why);
-    free(checked.batch);
-    if (code) {
-        if (code == KERR_MESSAGE_TOO_LARGE)
-            req_log_refusal(r, code, "%s-%d: batch of %zu bytes, max.message.bytes is %lld", t->name, pd->index, b.size,
-                            (long long)t->max_message_bytes);
-        else
-            req_log_refusal(r, code, "%s-%d: %s (producer id %lld epoch %d sequence %d)", t->name, pd->index, why,
-                            (long long)b.producer_id, b.producer_epoch, b.base_sequence);
-        return code;
-    }
-    out->base_offset = base;
-    out->log_append_time_ms = append_time;
-    *any_stored = true;
-    return 0;
+    return produce_checked_batch(s, r, t, p, pd, out, b, code, &checked, why, &run->re, &run->any_stored);
 }
 
 /* The commit holding this produce failed: each partition it answered OK gets KAFKA_STORAGE_ERROR. */
@@ -169,71 +213,156 @@ static bool has_transactional_records(const kp_produce_request *q) {
     return false;
 }
 
-void api_produce(srv *s, req *r) {
-    kp_produce_request *q = r->body;
-    kp_produce_response *resp = req_resp(r);
-    int16_t ver = r->hdr.api_version;
-    bool bad_acks = q->acks != 0 && q->acks != 1 && q->acks != -1;
-    bool any_error = false, any_stored = false;
-    quota_throttle throttle = {0};
+static void produce_cancel(srv *s, req *r);
+
+/* One partition's answer: its error code, and its bytes counted against the produce quotas. */
+static void produce_account(srv *s, produce_run *run, kp_produce_partition_produce_data *pd,
+                            kp_produce_partition_produce_response *out, int16_t code, int16_t ver) {
     /*
-     * a transactional produce needs its transactional id, authorized; without it, or with
-     * transactional records but no id, every partition gets 53 (KafkaApis.handleProduceRequest)
+     * Kafka's produce quota counts the bytes a client sent, whatever became of them: a
+     * batch refused (too large, corrupt, unauthorized) costs what a stored one does.
+     * The partition's account only for a partition that exists; the cluster's always.
      */
-    int16_t txn_denied = q->transactional_id.p ? api_authz(s, r, IAM_RES_TRANSACTIONAL_ID, q->transactional_id) : 0;
-    if (!q->transactional_id.p && has_transactional_records(q)) {
-        txn_denied = KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
-        req_log_refusal(r, txn_denied, "transactional record batches in a produce request without a transactional "
-                        "id: every partition is refused");
+    topic *t = run->t;
+    if (pd->records.len > 0)
+        quota_produced(s, t && pd->index >= 0 && pd->index < t->nparts ? &t->parts[pd->index] : NULL,
+                       pd->records.len, &run->throttle);
+    out->error_code = code;
+    if (code) {
+        run->any_error = true;
+        out->base_offset = -1;
+        if (ver >= 8 && !out->error_message.p) out->error_message = kp_str_c(kp_err_name(code));
     }
-    REQ_ARR(r, resp->responses, q->topic_data.n);
-    for (int32_t i = 0; i < q->topic_data.n; i++) {
-        kp_produce_topic_produce_data *td = &q->topic_data.v[i];
-        kp_produce_topic_produce_response *tr = &resp->responses.v[i];
-        tr->name = td->name;
-        int16_t tcode = txn_denied;
-        topic *t = txn_denied ? NULL : api_topic(s, r, td->name, &tcode);
-        REQ_ARR(r, tr->partition_responses, td->partition_data.n);
-        for (int32_t j = 0; j < td->partition_data.n; j++) {
-            kp_produce_partition_produce_data *pd = &td->partition_data.v[j];
-            kp_produce_partition_produce_response *out = &tr->partition_responses.v[j];
+}
+
+/* The partitions from (run->i, run->j) on, then the answer; returns early when one parks. */
+static void produce_go_on(srv *s, req *r, produce_run *run) {
+    kp_produce_request *q = r->body;
+    kp_produce_response *resp = run->resp;
+    int16_t ver = r->hdr.api_version;
+    for (; run->i < q->topic_data.n; run->i++, run->j = 0) {
+        kp_produce_topic_produce_data *td = &q->topic_data.v[run->i];
+        kp_produce_topic_produce_response *tr = &resp->responses.v[run->i];
+        if (run->j == 0) {
+            tr->name = td->name;
+            run->tcode = run->txn_denied;
+            run->t = run->txn_denied ? NULL : api_topic(s, r, td->name, &run->tcode);
+            if (run->t) memcpy(run->uuid, run->t->uuid, sizeof run->uuid);
+            REQ_ARR(r, tr->partition_responses, td->partition_data.n);
+        }
+        for (; run->j < td->partition_data.n; run->j++) {
+            kp_produce_partition_produce_data *pd = &td->partition_data.v[run->j];
+            kp_produce_partition_produce_response *out = &tr->partition_responses.v[run->j];
             kp_defaults(&kp_produce_partition_produce_response_schema, ver, out);
             out->index = pd->index;
             out->base_offset = -1;
             int16_t code;
-            if (bad_acks) {
+            if (run->bad_acks) {
                 code = KERR_INVALID_REQUIRED_ACKS;
                 req_log_refusal(r, code, "acks=%d; only -1, 0 and 1 are valid", q->acks);
-            } else if (!t) {
-                code = tcode;
+            } else if (!run->t) {
+                code = run->tcode;
             } else {
-                code = produce_partition(s, r, t, pd, out, &any_stored);
+                code = produce_partition(s, r, run, pd, out);
+                if (code == PRODUCE_PARKED) {
+                    req_park(r, run, produce_cancel);
+                    return;
+                }
             }
-            /*
-             * Kafka's produce quota counts the bytes a client sent, whatever became of them: a
-             * batch refused (too large, corrupt, unauthorized) costs what a stored one does.
-             * The partition's account only for a partition that exists; the cluster's always.
-             */
-            if (pd->records.len > 0)
-                quota_produced(s, t && pd->index >= 0 && pd->index < t->nparts ? &t->parts[pd->index] : NULL,
-                               pd->records.len, &throttle);
-            out->error_code = code;
-            if (code) {
-                any_error = true;
-                out->base_offset = -1;
-                if (ver >= 8 && !out->error_message.p) out->error_message = kp_str_c(kp_err_name(code));
-            }
+            produce_account(s, run, pd, out, code, ver);
         }
     }
     char why[192];
-    req_throttle(r, throttle.ms, kp_api_name(KP_API_PRODUCE), quota_throttle_why(&throttle, why, sizeof why));
-    resp->throttle_time_ms = throttle.ms;
+    req_throttle(r, run->throttle.ms, kp_api_name(KP_API_PRODUCE), quota_throttle_why(&run->throttle, why, sizeof why));
+    resp->throttle_time_ms = run->throttle.ms;
     if (q->acks == 0) {
         req_silent(r);
-        if (any_error) net_close(r->c, "acks=0 produce failed (Kafka closes instead of answering)");
+        if (run->any_error) net_close(r->c, "acks=0 produce failed (Kafka closes instead of answering)");
         return;
     }
-    (void)any_stored;
     r->commit_failed = produce_commit_failed;
     req_respond_after_commit(s, r, resp);
+}
+
+/*
+ * The threadpool checked the parked partition's batch: the topic (deleted or recreated
+ * meanwhile), the partition (its count, its leader) and the transaction (ended or fenced
+ * meanwhile) are checked again, then the batch is appended as one checked inline would be and
+ * the request goes on with its next partition. Its connection closed meanwhile: produce_cancel
+ * ran and this is never called.
+ */
+static void produce_checked(srv *s, void *ctx, int16_t code, topic_checked *checked, const char *why) {
+    record_errors *re = ctx;
+    req *r = re->r;
+    produce_run *run = r->park;
+    run->job = NULL;
+    if (code && !why) why = kp_err_name(code);
+    if (s->fatal_exit) { /* the loop stops without answering anything (srv_fail_stop) */
+        free(checked->batch);
+        return;
+    }
+    r->park = NULL;
+    r->park_cancel = NULL;
+    req_set_state(r, REQ_QUEUED);
+    kp_produce_request *q = r->body;
+    kp_produce_topic_produce_data *td = &q->topic_data.v[run->i];
+    kp_produce_partition_produce_data *pd = &td->partition_data.v[run->j];
+    kp_produce_partition_produce_response *out = &run->resp->responses.v[run->i].partition_responses.v[run->j];
+    run->t = topic_find_uuid(s, run->uuid);
+    partition *p = NULL;
+    int16_t c = 0;
+    if (!run->t) {
+        c = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+        req_log_refusal(r, c, "topic '%.*s' was deleted while its batch was checked", td->name.len > 0 ? td->name.len : 0,
+                        td->name.p);
+    } else {
+        c = api_partition_check(s, r, run->t, pd->index, &p);
+        if (!c && (run->b.attributes & KP_ATTR_TRANSACTIONAL))
+            c = txn_verify_produce(s, r, q->transactional_id, run->b.producer_id, run->b.producer_epoch, run->t->id,
+                                   p->index);
+    }
+    if (c) {
+        free(checked->batch);
+        out->record_errors.n = 0;
+    } else {
+        c = produce_checked_batch(s, r, run->t, p, pd, out, run->b, code, checked, why, re, &run->any_stored);
+    }
+    produce_account(s, run, pd, out, c, r->hdr.api_version);
+    run->j++;
+    log_scope saved = log_now;
+    if (log_fmt == LOG_JSON) {
+        net_log_scope(r->c);
+        snprintf(log_now.api, sizeof log_now.api, "%s", r->msg->name);
+    }
+    produce_go_on(s, r, run);
+    log_now = saved;
+    net_pump_later(r->c);
+}
+
+/* The connection closed while the batch was in the threadpool: the result is dropped there. */
+static void produce_cancel(srv *s, req *r) {
+    (void)s;
+    produce_run *run = r->park;
+    if (run && run->job) topic_check_cancel(run->job);
+    if (run) run->job = NULL;
+}
+
+void api_produce(srv *s, req *r) {
+    kp_produce_request *q = r->body;
+    produce_run *run = req_alloc(r, sizeof *run);
+    memset(run, 0, sizeof *run);
+    run->resp = req_resp(r);
+    run->bad_acks = q->acks != 0 && q->acks != 1 && q->acks != -1;
+    /*
+     * a transactional produce needs its transactional id, authorized; without it, or with
+     * transactional records but no id, every partition gets 53 (KafkaApis.handleProduceRequest)
+     */
+    run->txn_denied = q->transactional_id.p ? api_authz(s, r, IAM_RES_TRANSACTIONAL_ID, q->transactional_id) : 0;
+    if (!q->transactional_id.p && has_transactional_records(q)) {
+        run->txn_denied = KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+        req_log_refusal(r, run->txn_denied, "transactional record batches in a produce request without a "
+                        "transactional id: every partition is refused");
+    }
+    REQ_ARR(r, run->resp->responses, q->topic_data.n);
+    produce_go_on(s, r, run);
 }

@@ -287,6 +287,22 @@ typedef void (*topic_record_error_fn)(void *ctx, int32_t index, const char *msg)
  */
 int16_t topic_check_records(srv *s, partition *p, const kp_batch *b, topic_checked *out, topic_record_error_fn fn,
                             void *ctx, const char **why);
+/*
+ * topic_check_records for a request that can wait (validate_async.c): a batch whose pass costs
+ * about a millisecond or less is checked at once and its code returned; a bigger one is copied
+ * and checked on libuv's threadpool: TOPIC_CHECK_PENDING with *job, then later, on the loop, fn
+ * for each refused record and done with the code, the rebuilt batch (the callee's to free) and
+ * why (valid during the call), unless topic_check_cancel(*job) came first (then neither is
+ * called, and the job is freed when its worker ends). The caller re-checks on done whatever may
+ * have changed meanwhile (the topic, the partition, the transaction).
+ */
+#define TOPIC_CHECK_PENDING (-1)
+typedef struct topic_check_job topic_check_job;
+typedef void (*topic_check_done_fn)(srv *s, void *ctx, int16_t code, topic_checked *out, const char *why);
+int16_t topic_check_records_async(srv *s, partition *p, const kp_batch *b, topic_checked *out,
+                                  topic_record_error_fn fn, void *ctx, const char **why, topic_check_done_fn done,
+                                  topic_check_job **job);
+void topic_check_cancel(topic_check_job *job);
 
 /*
  * Move p's log start offset forward to `to` (never back): stored, and every batch wholly below

@@ -22,6 +22,18 @@
 #include "topic.h"
 #include "validate.h"
 
+/*
+ * What the loop spends on one batch's pass before it goes to the threadpool instead
+ * (validate_async.c): measured on the shared 2-core machine (docs/benchmarks.md, "The record
+ * pass off the loop"), a pass costs about 60 ns a record (100 with recompression), decompression
+ * 0.3 (zstd) to 2 (gzip) ms per MB and gzip compression about 20 ms per MB; these bounds keep
+ * one inline pass near a millisecond. A batch within them is checked at once: the hop to a
+ * worker and back costs more than its pass.
+ */
+#define INLINE_RECORDS 8192
+#define INLINE_BYTES ((size_t)256 << 10)
+#define INLINE_GZIP_BYTES ((size_t)32 << 10)
+
 static bool needs_pass(const check_cfg *c, const kp_batch *b) {
     bool window = !c->log_append_time && (c->ts_before_ms != INT64_MAX || c->ts_after_ms != INT64_MAX);
     return window || c->compact || (c->codec >= 0 && c->codec != kp_batch_codec(b));
@@ -85,7 +97,7 @@ static int16_t rebuild(const kp_batch *b, const uint8_t *sec, size_t len, int co
     return kp_builder_finish(&bb, &out->batch, &out->size, why) == 0 ? 0 : KERR_CORRUPT_MESSAGE;
 }
 
-int16_t check_run(const check_cfg *t, const kp_batch *b, topic_checked *out,
+int16_t check_run(const check_cfg *t, const kp_batch *b, bool inline_only, topic_checked *out,
                   topic_record_error_fn fn, void *ctx, const char **why) {
     out->batch = NULL;
     out->size = 0;
@@ -93,16 +105,25 @@ int16_t check_run(const check_cfg *t, const kp_batch *b, topic_checked *out,
     int from = kp_batch_codec(b);
     if (!pass && from == KP_CODEC_NONE) return 0;
     int to = t->codec >= 0 ? t->codec : from;
+    /* the batch's own size and record count say most of the cost before a byte is read */
+    if (inline_only && (b->records_count > INLINE_RECORDS || b->size > INLINE_BYTES)) return CHECK_OVER_BUDGET;
     const uint8_t *sec;
     size_t sec_len;
     uint8_t *owned;
     size_t limit = t->limit;
-    int rc = kp_batch_records(b, limit, &sec, &sec_len, &owned, why);
+    /* inline, a trial: decompression stops at INLINE_BYTES, and the threadpool does it again in full */
+    int rc = kp_batch_records(b, inline_only && INLINE_BYTES < limit ? INLINE_BYTES : limit, &sec, &sec_len, &owned,
+                              why);
     if (rc == KP_TOO_LARGE) {
+        if (inline_only && INLINE_BYTES < limit) return CHECK_OVER_BUDGET;
         *why = TOO_LARGE;
         return KERR_MESSAGE_TOO_LARGE;
     }
     if (rc != 0) return KERR_CORRUPT_MESSAGE;
+    if (inline_only && to != from && to == KP_CODEC_GZIP && sec_len > INLINE_GZIP_BYTES) {
+        free(owned);
+        return CHECK_OVER_BUDGET;
+    }
     if (!pass) {
         /*
          * A compressed batch on a topic that keeps it as produced: Kafka's LogValidator still reads
@@ -198,5 +219,5 @@ int16_t topic_check_records(srv *s, partition *p, const kp_batch *b, topic_check
     (void)s;
     check_cfg cfg;
     check_cfg_of(p, &cfg);
-    return check_run(&cfg, b, out, fn, ctx, why);
+    return check_run(&cfg, b, false, out, fn, ctx, why);
 }
