@@ -111,6 +111,18 @@ static int16_t produce_checked_batch(srv *s, req *r, topic *t, partition *p, kp_
 
 static void produce_checked(srv *s, void *ctx, int16_t code, topic_checked *checked, const char *why);
 
+/* acks=all needs min.insync.replicas replicas on brokers up (checked again after a park). */
+static int16_t produce_in_sync(srv *s, req *r, topic *t, int32_t index) {
+    int32_t in_sync = topic_in_sync(s, t, index);
+    if (((kp_produce_request *)r->body)->acks == -1 && in_sync < t->min_insync_replicas) {
+        req_log_refusal(r, KERR_NOT_ENOUGH_REPLICAS, "%s-%d: %d in-sync replica(s) (replication factor %d), "
+                        "min.insync.replicas is %lld: acks=all cannot be met (acks=1 can)", t->name, index,
+                        in_sync, topic_replication_factor(s, t), (long long)t->min_insync_replicas);
+        return KERR_NOT_ENOUGH_REPLICAS;
+    }
+    return 0;
+}
+
 /* PRODUCE_PARKED: the batch went to the threadpool; the request is parked. */
 #define PRODUCE_PARKED (-1)
 
@@ -127,13 +139,8 @@ static int16_t produce_partition(srv *s, req *r, produce_run *run, kp_produce_pa
         return KERR_INVALID_TOPIC_EXCEPTION;
     }
     /* before the batch is looked at, as Kafka's Partition.appendRecordsToLeader checks it */
-    int32_t in_sync = topic_in_sync(s, t, pd->index);
-    if (((kp_produce_request *)r->body)->acks == -1 && in_sync < t->min_insync_replicas) {
-        req_log_refusal(r, KERR_NOT_ENOUGH_REPLICAS, "%s-%d: %d in-sync replica(s) (replication factor %d), "
-                        "min.insync.replicas is %lld: acks=all cannot be met (acks=1 can)", t->name, pd->index,
-                        in_sync, topic_replication_factor(s, t), (long long)t->min_insync_replicas);
-        return KERR_NOT_ENOUGH_REPLICAS;
-    }
+    code = produce_in_sync(s, r, t, pd->index);
+    if (code) return code;
     if (pd->records.len <= 0) {
         req_log_refusal(r, KERR_INVALID_RECORD, "%s-%d: no record batch in the request", t->name, pd->index);
         return KERR_INVALID_RECORD;
@@ -286,7 +293,7 @@ static void produce_go_on(srv *s, req *r, produce_run *run) {
 
 /*
  * The threadpool checked the parked partition's batch: the topic (deleted or recreated
- * meanwhile), the partition (its count, its leader) and the transaction (ended or fenced
+ * meanwhile), the partition (its count, its leader, its in-sync replicas) and the transaction (ended or fenced
  * meanwhile) are checked again, then the batch is appended as one checked inline would be and
  * the request goes on with its next partition. Its connection closed meanwhile: produce_cancel
  * ran and this is never called.
@@ -317,6 +324,7 @@ static void produce_checked(srv *s, void *ctx, int16_t code, topic_checked *chec
                         td->name.p);
     } else {
         c = api_partition_check(s, r, run->t, pd->index, &p);
+        if (!c) c = produce_in_sync(s, r, run->t, pd->index);
         if (!c && (run->b.attributes & KP_ATTR_TRANSACTIONAL))
             c = txn_verify_produce(s, r, q->transactional_id, run->b.producer_id, run->b.producer_epoch, run->t->id,
                                    p->index);
