@@ -10,7 +10,8 @@ start: one data directory with --partitions partitions (10 topics), each given -
   then --starts starts with each of storage.verify=off, start and full, in turn. Each start is
   timed by the broker itself: the "segment files checked" line (the check alone) and the "ready
   in" line (the whole start).
-fetch: one partition holding --consume-mb MB of 1 KB records (batches of about 64 KB); a
+fetch: in the kafka profile (the serverless one's per-partition egress quota would pace the read),
+  one partition holding --consume-mb MB of 1 KB records (batches of about 64 KB); a
   confluent-kafka consumer reads it all from offset 0, three times with each of
   storage.verify=start and full. Measured: the broker's CPU (utime+stime of /proc/PID/stat)
   during the read, and the wall time of the read.
@@ -44,14 +45,14 @@ def cpu_s(pid):
 
 
 class Broker:
-    def __init__(self, binary, data_dir, verify):
+    def __init__(self, binary, data_dir, verify, profile="serverless"):
         self.log = data_dir / ("broker-%s.log" % verify)
         ready = data_dir / "ready.json"
         if ready.exists():
             ready.unlink()
         env = dict(os.environ, MSKMOCK_DATA_DIR=str(data_dir), MSKMOCK_STORAGE_VERIFY=verify,
                    MSKMOCK_PORTS_AUTO="true", MSKMOCK_READY_FILE=str(ready), MSKMOCK_IAM_PORT="0",
-                   MSKMOCK_ADMIN_PORT="0", MSKMOCK_DEFAULT_REPLICATION_FACTOR="3")
+                   MSKMOCK_ADMIN_PORT="0", MSKMOCK_DEFAULT_REPLICATION_FACTOR="3", MSKMOCK_PROFILE=profile)
         with open(self.log, "ab") as f:
             self.proc = subprocess.Popen([binary], env=env, stdout=f, stderr=f, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
@@ -114,7 +115,7 @@ def start_part(args, binary, tmp):
 def fetch_part(args, binary, tmp):
     data = tmp / "fetch"
     data.mkdir()
-    b = Broker(binary, data, "start")
+    b = Broker(binary, data, "start", "kafka")
     admin = AdminClient({"bootstrap.servers": b.bootstrap})
     admin.create_topics([NewTopic("big", 1)])["big"].result(60)
     p = Producer({"bootstrap.servers": b.bootstrap, "linger.ms": 20, "batch.size": 65536})
@@ -133,7 +134,7 @@ def fetch_part(args, binary, tmp):
     b.stop()
     out = {}
     for verify in ("start", "full") * 3:
-        br = Broker(binary, data, verify)
+        br = Broker(binary, data, verify, "kafka")
         c = Consumer({"bootstrap.servers": br.bootstrap, "group.id": "bench-%s-%f" % (verify, time.time()),
                       "enable.auto.commit": False, "fetch.max.bytes": 52428800,
                       "max.partition.fetch.bytes": 10485760})
