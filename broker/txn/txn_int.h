@@ -44,5 +44,13 @@ void txn_complete(srv *s, txn *t, bool commit);
 /* Bump the epoch (the producer is fenced) and abort the ongoing transaction with it. */
 void txn_fence_and_abort(srv *s, txn *t);
 void txn_marker_timer_close(srv *s);
+/* The request checks txn_ops.c has, for the other files of the coordinator. */
+bool txn_is_prepare(txn_state st);
+/* Ongoing from now: the timeout counts from the first partition or group added. */
+void txn_begin(srv *s, txn *t);
+bool txn_has_group(const txn *t, const char *group, size_t len);
+/* PRODUCER_FENCED, or INVALID_PRODUCER_EPOCH for the versions that predate it. */
+int16_t txn_fenced_code(const req *r);
+
 
 #endif

@@ -17,7 +17,7 @@
  * PRODUCER_FENCED (90) is new in InitProducerId v4 and EndTxn/AddPartitions/AddOffsets v2; older
  * versions, and Produce and TxnOffsetCommit at every version, get INVALID_PRODUCER_EPOCH (47).
  */
-static int16_t fenced_code(const req *r) {
+int16_t txn_fenced_code(const req *r) {
     int16_t k = r->hdr.api_key, v = r->hdr.api_version;
     bool fenced_from_v2 = k == KP_API_ADD_PARTITIONS_TO_TXN || k == KP_API_ADD_OFFSETS_TO_TXN || k == KP_API_END_TXN;
     bool old = (k == KP_API_INIT_PRODUCER_ID && v < 4) || (fenced_from_v2 && v < 2) || k == KP_API_PRODUCE ||
@@ -25,7 +25,7 @@ static int16_t fenced_code(const req *r) {
     return old ? KERR_INVALID_PRODUCER_EPOCH : KERR_PRODUCER_FENCED;
 }
 
-static bool is_prepare(txn_state st) { return st == TS_PREPARE_COMMIT || st == TS_PREPARE_ABORT; }
+bool txn_is_prepare(txn_state st) { return st == TS_PREPARE_COMMIT || st == TS_PREPARE_ABORT; }
 
 /* Kafka's isValidProducerId for an InitProducerId that names the producer it had. */
 static bool expected_producer_ok(const txn *t, int64_t pid, int16_t epoch) {
@@ -64,11 +64,11 @@ static int16_t init_transit_check(srv *s, req *r, txn *t, int64_t expected_pid, 
     *retry = false;
     bool expected = expected_pid >= 0;
     if (expected && !expected_producer_ok(t, expected_pid, expected_epoch)) {
-        req_log_refusal(r, fenced_code(r), "transactional id %s: producer id %lld is not the id's (%lld): fenced",
+        req_log_refusal(r, txn_fenced_code(r), "transactional id %s: producer id %lld is not the id's (%lld): fenced",
                         t->id, (long long)expected_pid, (long long)t->producer_id);
-        return fenced_code(r);
+        return txn_fenced_code(r);
     }
-    if (is_prepare(t->state)) {
+    if (txn_is_prepare(t->state)) {
         req_log_refusal(r, KERR_CONCURRENT_TRANSACTIONS, "transactional id %s is %s: its markers are being written; "
                         "retry", t->id, txn_state_name(t->state));
         return KERR_CONCURRENT_TRANSACTIONS;
@@ -87,9 +87,9 @@ static int16_t init_transit_check(srv *s, req *r, txn *t, int64_t expected_pid, 
             *retry = true;
             return 0;
         }
-        req_log_refusal(r, fenced_code(r), "transactional id %s: epoch %d is neither the current %d nor the "
+        req_log_refusal(r, txn_fenced_code(r), "transactional id %s: epoch %d is neither the current %d nor the "
                         "previous %d: fenced", t->id, expected_epoch, t->epoch, t->last_epoch);
-        return fenced_code(r);
+        return txn_fenced_code(r);
     }
     return 0;
 }
@@ -172,16 +172,16 @@ int16_t txn_check_producer(srv *s, req *r, kp_str id, int64_t pid, int16_t epoch
         return KERR_INVALID_PRODUCER_ID_MAPPING;
     }
     if (epoch != t->epoch) {
-        req_log_refusal(r, fenced_code(r), "transactional id %s: producer epoch %d, the id's is %d: fenced", t->id,
+        req_log_refusal(r, txn_fenced_code(r), "transactional id %s: producer epoch %d, the id's is %d: fenced", t->id,
                         epoch, t->epoch);
-        return fenced_code(r);
+        return txn_fenced_code(r);
     }
     *out = t;
     return 0;
 }
 
 /* Ongoing from now: the timeout counts from the first partition or group added. */
-static void begin(srv *s, txn *t) {
+void txn_begin(srv *s, txn *t) {
     if (t->state == TS_ONGOING) return;
     txn_set_state(t, TS_ONGOING);
     t->start_ms = clk_now_ms();
@@ -189,7 +189,7 @@ static void begin(srv *s, txn *t) {
 }
 
 int16_t txn_add_partitions(srv *s, req *r, txn *t, const txn_partition *parts, int n, bool verify_only) {
-    if (is_prepare(t->state)) {
+    if (txn_is_prepare(t->state)) {
         req_log_refusal(r, KERR_CONCURRENT_TRANSACTIONS, "transactional id %s is %s; retry", t->id,
                         txn_state_name(t->state));
         return KERR_CONCURRENT_TRANSACTIONS;
@@ -198,7 +198,7 @@ int16_t txn_add_partitions(srv *s, req *r, txn *t, const txn_partition *parts, i
     bool all = t->state == TS_ONGOING;
     for (int i = 0; all && i < n; i++) all = txn_has_partition(t, parts[i].topic_id, parts[i].partition);
     if (all) return 0;
-    begin(s, t);
+    txn_begin(s, t);
     for (int i = 0; i < n; i++) {
         txn_part_add(t, parts[i].topic_id, parts[i].partition);
         if (stor_txn_partition_add(s->st, t->id, parts[i].topic_id, parts[i].partition) != 0)
@@ -215,21 +215,21 @@ bool txn_has_partition(const txn *t, int64_t topic_id, int32_t partition) {
     return false;
 }
 
-static bool has_group(const txn *t, const char *group, size_t len) {
+bool txn_has_group(const txn *t, const char *group, size_t len) {
     for (int i = 0; i < t->ngroups; i++)
         if (strlen(t->groups[i]) == len && memcmp(t->groups[i], group, len) == 0) return true;
     return false;
 }
 
 int16_t txn_add_group(srv *s, req *r, txn *t, kp_str group_id) {
-    if (is_prepare(t->state)) {
+    if (txn_is_prepare(t->state)) {
         req_log_refusal(r, KERR_CONCURRENT_TRANSACTIONS, "transactional id %s is %s; retry", t->id,
                         txn_state_name(t->state));
         return KERR_CONCURRENT_TRANSACTIONS;
     }
     size_t len = group_id.len > 0 ? (size_t)group_id.len : 0;
-    if (t->state == TS_ONGOING && has_group(t, group_id.p, len)) return 0;
-    begin(s, t);
+    if (t->state == TS_ONGOING && txn_has_group(t, group_id.p, len)) return 0;
+    txn_begin(s, t);
     char *g = xstrndup(group_id.p ? group_id.p : "", len);
     txn_group_add(t, g);
     if (stor_txn_group_add(s->st, t->id, g) != 0) txn_storage_failed(s, "adding a group", t->id);
@@ -285,7 +285,7 @@ static int16_t verify_state(srv *s, req *r, kp_str id, int64_t pid, int16_t epoc
                         "fenced", t->id, epoch, t->epoch);
         return KERR_INVALID_PRODUCER_EPOCH;
     }
-    if (is_prepare(t->state)) {
+    if (txn_is_prepare(t->state)) {
         req_log_refusal(r, KERR_NOT_ENOUGH_REPLICAS, "transactional id %s is %s; retry", t->id,
                         txn_state_name(t->state));
         return KERR_NOT_ENOUGH_REPLICAS;
@@ -315,7 +315,7 @@ int16_t txn_verify_offsets(srv *s, req *r, kp_str id, int64_t pid, int16_t epoch
     if (code) return code == KERR_NOT_ENOUGH_REPLICAS ? KERR_COORDINATOR_NOT_AVAILABLE : code;
     txn *t = *out;
     size_t len = group_id.len > 0 ? (size_t)group_id.len : 0;
-    if (t->state == TS_ONGOING && has_group(t, group_id.p, len)) return 0;
+    if (t->state == TS_ONGOING && txn_has_group(t, group_id.p, len)) return 0;
     *out = NULL;
     req_log_refusal(r, not_added(r), "transactional id %s (%s): group %.*s was not added to the transaction "
                     "(AddOffsetsToTxn) before TxnOffsetCommit", t->id, txn_state_name(t->state), (int)len,
