@@ -470,6 +470,8 @@ typedef struct stor_txn {
     int32_t state;
     int64_t start_ms;                        /* -1 when no transaction has started */
     int64_t update_ms;
+    int16_t client_tv;                       /* the transaction version its client used: 2 bumps at every EndTxn */
+    int64_t next_producer_id;                /* TV2, epoch exhausted: the id it takes once the markers are written; -1 */
 } stor_txn;
 
 /*

@@ -394,6 +394,14 @@ static const char *const stor_migrations[] = {
     "  target TEXT NOT NULL,"
     "  PRIMARY KEY (group_id, member_id)"
     ") WITHOUT ROWID;",
+
+    /*
+     * 13: transactions V2 (KIP-890 part 2), Kafka's TransactionLogValue tagged fields: the
+     * transaction version the id's client used (2: every EndTxn bumps the epoch) and the producer
+     * id an exhausted epoch rotates to once the markers are written (-1: none). Both are columns
+     * stor_added_columns adds to txns; the statement itself only keeps the list one per version.
+     */
+    "SELECT 1;",
 };
 
 #define STOR_MIGRATIONS_N ((int)(sizeof stor_migrations / sizeof stor_migrations[0]))
@@ -450,6 +458,8 @@ static const struct {
 } stor_added_columns[] = {
     {8, "batches", "seg", "INTEGER"},
     {8, "batches", "pos", "INTEGER"},
+    {13, "txns", "client_tv", "INTEGER NOT NULL DEFAULT 0"},
+    {13, "txns", "next_producer_id", "INTEGER NOT NULL DEFAULT -1"},
 };
 
 static int stor_add_columns(sqlite3 *db, int version, char *err, size_t errlen) {

@@ -120,12 +120,13 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
 
     /* An upsert, not INSERT OR REPLACE: replacing would delete the row and cascade to its members. */
     [STOR_TXNS_UPSERT] = "INSERT INTO txns (transactional_id, producer_id, prev_producer_id, producer_epoch,"
-                         " last_producer_epoch, timeout_ms, state, start_ms, update_ms)"
-                         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+                         " last_producer_epoch, timeout_ms, state, start_ms, update_ms, client_tv, next_producer_id)"
+                         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
                          " ON CONFLICT (transactional_id) DO UPDATE SET producer_id = excluded.producer_id,"
                          " prev_producer_id = excluded.prev_producer_id, producer_epoch = excluded.producer_epoch,"
                          " last_producer_epoch = excluded.last_producer_epoch, timeout_ms = excluded.timeout_ms,"
-                         " state = excluded.state, start_ms = excluded.start_ms, update_ms = excluded.update_ms",
+                         " state = excluded.state, start_ms = excluded.start_ms, update_ms = excluded.update_ms,"
+                         " client_tv = excluded.client_tv, next_producer_id = excluded.next_producer_id",
     /* Partitions, groups and pending offsets go with it (ON DELETE CASCADE). */
     [STOR_TXNS_DELETE] = "DELETE FROM txns WHERE transactional_id = ?1",
     /* DO NOTHING rather than OR IGNORE: only the duplicate is ignored, a missing partition still fails. */
@@ -153,7 +154,8 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
     [STOR_TXN_OFFSET_DELETE_TOPIC] = "DELETE FROM txn_offsets WHERE topic = ?1",
     [STOR_TXN_OFFSET_DELETE_ONE] = "DELETE FROM txn_offsets WHERE group_id = ?1 AND topic = ?2 AND partition = ?3",
     [STOR_LOAD_TXNS] = "SELECT transactional_id, producer_id, prev_producer_id, producer_epoch, last_producer_epoch,"
-                       " timeout_ms, state, start_ms, update_ms FROM txns ORDER BY transactional_id",
+                       " timeout_ms, state, start_ms, update_ms, client_tv, next_producer_id FROM txns"
+                       " ORDER BY transactional_id",
     [STOR_LOAD_TXN_PARTS] = "SELECT topic_id, partition FROM txn_partitions WHERE transactional_id = ?1"
                             " ORDER BY topic_id, partition",
     [STOR_LOAD_TXN_GROUPS] = "SELECT group_id FROM txn_groups WHERE transactional_id = ?1 ORDER BY group_id",

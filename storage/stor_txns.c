@@ -22,7 +22,8 @@ int stor_txn_put(stor *s, const stor_txn *t) {
         sqlite3_bind_int64(st, 3, t->prev_producer_id) || sqlite3_bind_int(st, 4, t->producer_epoch) ||
         sqlite3_bind_int(st, 5, t->last_producer_epoch) || sqlite3_bind_int(st, 6, t->timeout_ms) ||
         sqlite3_bind_int(st, 7, t->state) || sqlite3_bind_int64(st, 8, t->start_ms) ||
-        sqlite3_bind_int64(st, 9, t->update_ms))
+        sqlite3_bind_int64(st, 9, t->update_ms) || sqlite3_bind_int(st, 10, t->client_tv) ||
+        sqlite3_bind_int64(st, 11, t->next_producer_id))
         return stor_fail(s, "bind transaction");
     return stor_step_done(s, st, "save transaction");
 }
@@ -220,6 +221,8 @@ static int stor_txn_load_one(stor *s, sqlite3_stmt *st, const stor_txn_load_cb *
         .state = sqlite3_column_int(st, 6),
         .start_ms = sqlite3_column_int64(st, 7),
         .update_ms = sqlite3_column_int64(st, 8),
+        .client_tv = (int16_t)sqlite3_column_int(st, 9),
+        .next_producer_id = sqlite3_column_int64(st, 10),
     };
     if (!t.transactional_id) return stor_fail(s, "load transactions");
     if (cb->txn) cb->txn(cb->ctx, &t);
