@@ -319,6 +319,12 @@ static const key_def keys[] = {
     K("transaction.remove.expired.transaction.cleanup.interval.ms", T_INT, transaction_expire_check_interval_ms,
       "3600000", NULL, NULL, 1, INT32_MAX, NULL,
       "how often transactional ids past transactional.id.expiration.ms are looked for"),
+    K("transaction.version", T_INT, transaction_version, "1", "2", "2", 0, 2, NULL,
+      "the highest transaction.version feature level finalized in ApiVersions (Kafka's broker-side name); 2 is "
+      "transactions V2 (KIP-890 part 2: Produce v12, EndTxn v5 and TxnOffsetCommit v5, an epoch bump at every "
+      "EndTxn). With a kafka.version, its release's level up to this (4.x finalizes 2, 3.x has no such feature); "
+      "without one (serverless), 2 lists the feature alone. Below 2, those APIs are capped at v11, v4 and v4 and "
+      "clients keep V1. serverless: 1 (no public evidence that MSK Serverless serves V2)"),
     K("transaction.marker.delay.ms", T_INT, transaction_marker_delay_ms, "0", NULL, NULL, 0, INT32_MAX, NULL,
       "test knob (not Kafka's): EndTxn is answered once PrepareCommit/PrepareAbort is stored, and the markers "
       "follow one partition per this many ms, so a crash can be placed between them; 0: the decision, every "

@@ -168,6 +168,7 @@ typedef struct config {
     int64_t transaction_abort_check_interval_ms;
     int64_t transaction_expire_check_interval_ms;
     int64_t transaction_marker_delay_ms;
+    int64_t transaction_version;   /* the transaction.version feature finalized: 2 serves TV2 (KIP-890 part 2) */
 
     /* derived */
     int32_t node_ids[CFG_MAX_BROKERS];

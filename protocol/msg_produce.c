@@ -1,4 +1,8 @@
-/* Produce (API key 0) wire description; fields carry the versions they exist in. */
+/*
+ * Produce (API key 0) wire description; fields carry the versions they exist in. v12 has v11's
+ * fields: it says the client uses transaction version 2, so the broker adds a transactional
+ * batch's partition to the transaction itself (KIP-890 part 2, ProduceRequest.json in Kafka 4.0).
+ */
 #include "msg_produce.h"
 
 static const kp_field kp_produce_partition_produce_data_fields[] = {
@@ -66,4 +70,4 @@ static const kp_field kp_produce_response_fields[] = {
 };
 KSCHEMA(kp_produce_response_schema, kp_produce_response, kp_produce_response_fields);
 
-const kp_msg kp_msg_produce = {KP_MSG_ID(PRODUCE), 0, 11, 9, &kp_produce_request_schema, &kp_produce_response_schema};
+const kp_msg kp_msg_produce = {KP_MSG_ID(PRODUCE), 0, 12, 9, &kp_produce_request_schema, &kp_produce_response_schema};

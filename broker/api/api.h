@@ -115,6 +115,9 @@ void api_offsets_commit_failed(srv *s, req *r);
 
 /* Every served API with its range under the active configuration (ApiVersions, and its v0 fallback). */
 void api_fill_versions(srv *s, req *r, kp_api_versions_response *resp);
+/* transaction.version (kafka_versions_table.c): Produce, EndTxn and TxnOffsetCommit capped at their
+   last V1 versions unless transactions V2 is finalized. */
+void api_txn_version_cap(const srv *s, int16_t key, int16_t *vmax);
 /* ApiVersions v3+: the features (metadata.version, group.version, ...) of kafka.version's release,
    capped at what mskmock implements (kafka_versions_table.c); none without a kafka.version. */
 void api_fill_features(srv *s, req *r, kp_api_versions_response *resp);

@@ -36,6 +36,7 @@
  * needs a row (tests/unit/api/test_kafka_versions.c), or that API would not follow kafka.version.
  */
 #include "api.h"
+#include "txn/txn.h"
 
 typedef struct kv_range {
     int8_t lo, hi; /* hi < lo: that release does not serve the API */
@@ -95,9 +96,9 @@ static const kv_row rows[] = {
 /*
  * Feature levels (ApiVersions v3+). lo/hi: the supported range; fin: the level a new cluster of
  * that release finalizes (0: none, and not listed). The cap is the highest level mskmock
- * implements: transaction.version 2 is KIP-890 part 2 (broker/txn/ implements version 1, whose
- * difference from 0 is the coordinator's own log format, nothing a client sees), so a 4.x
- * producer keeps to TV1; group.version 1 means the consumer group protocol (KIP-848), claimed
+ * implements or is told to: transaction.version up to the transaction.version key (2: KIP-890
+ * part 2, broker/txn/txn_v2.c; 1 differs from 0 only in the coordinator's own log format,
+ * nothing a client sees); group.version 1 means the consumer group protocol (KIP-848), claimed
  * only while ConsumerGroupHeartbeat is served (feature_cap).
  */
 typedef struct kv_level {
@@ -107,6 +108,7 @@ typedef struct kv_level {
 #define L(lo, hi, fin) {lo, hi, fin}
 #define NONE {0, -1, 0}
 #define CAP_GROUP_PROTOCOL -1 /* group.version: 1 if ConsumerGroupHeartbeat is served, else 0 */
+#define CAP_TRANSACTION_VERSION -2 /* transaction.version: the transaction.version key */
 
 static const struct kv_feature {
     const char *name;
@@ -117,7 +119,7 @@ static const struct kv_feature {
     {"metadata.version", INT8_MAX, {L(1, 14, 14), L(1, 19, 19), L(1, 20, 20), L(1, 21, 21), L(7, 25, 25), L(7, 27, 27), L(7, 29, 29)}},
     {"kraft.version", 1, {NONE, NONE, NONE, L(0, 1, 0), L(0, 1, 0), L(0, 1, 0), L(0, 1, 0)}},
     {"group.version", CAP_GROUP_PROTOCOL, {NONE, NONE, NONE, NONE, L(0, 1, 1), L(0, 1, 1), L(0, 1, 1)}},
-    {"transaction.version", 1, {NONE, NONE, NONE, NONE, L(0, 2, 2), L(0, 2, 2), L(0, 2, 2)}},
+    {"transaction.version", CAP_TRANSACTION_VERSION, {NONE, NONE, NONE, NONE, L(0, 2, 2), L(0, 2, 2), L(0, 2, 2)}},
 };
 #define N_FEATURES (sizeof features / sizeof features[0])
 
@@ -146,6 +148,7 @@ void api_advertised_range(const srv *s, const api_handler *h, int16_t *vmin, int
 }
 
 static int8_t feature_cap(const srv *s, const struct kv_feature *f) {
+    if (f->cap == CAP_TRANSACTION_VERSION) return (int8_t)s->cfg->transaction_version;
     if (f->cap != CAP_GROUP_PROTOCOL) return f->cap;
     const api_handler *h = api_lookup(KP_API_CONSUMER_GROUP_HEARTBEAT);
     int16_t lo = 0, hi = -1;
@@ -153,9 +156,61 @@ static int8_t feature_cap(const srv *s, const struct kv_feature *f) {
     return hi >= lo ? 1 : 0;
 }
 
+/*
+ * The transaction.version finalized: kafka.version's release's level up to the transaction.version
+ * key; without a release (serverless), the key's level when it asks for transactions V2 (2), else
+ * none listed, as before (MSK Serverless is not known to list features).
+ */
+static int8_t transaction_version(const srv *s) {
+    int64_t v = s->cfg->kafka_version;
+    if (v <= KAFKA_VERSION_NONE || v > CFG_KAFKA_RELEASES) return s->cfg->transaction_version >= 2 ? 2 : 0;
+    for (size_t i = 0; i < N_FEATURES; i++)
+        if (features[i].cap == CAP_TRANSACTION_VERSION) {
+            int8_t fin = features[i].v[v - 1].fin, cap = feature_cap(s, &features[i]);
+            return fin < cap ? fin : cap;
+        }
+    return 0;
+}
+
+/*
+ * Transactions V2 (KIP-890 part 2): Kafka's producer uses it when a broker finalizes
+ * transaction.version 2 (TransactionManager.maybeUpdateTransactionV2Enabled), then sends Produce
+ * v12, EndTxn v5 and TxnOffsetCommit v5. Kafka 4.x advertises those whatever is finalized;
+ * mskmock caps them at the last V1 versions unless V2 is finalized, so a client that reads the
+ * ranges rather than the feature stays on V1 too. The coordinator keys its behaviour on each
+ * request's version (broker/txn), as Kafka's does.
+ */
+void api_txn_version_cap(const srv *s, int16_t key, int16_t *vmax) {
+    if (transaction_version(s) >= 2) return;
+    /* the last versions before transactions V2 (ProduceRequest.json, EndTxnRequest.json, TxnOffsetCommitRequest.json) */
+    int16_t v1_max = key == KP_API_PRODUCE ? 11 : key == KP_API_END_TXN || key == KP_API_TXN_OFFSET_COMMIT ? 4 : -1;
+    if (v1_max >= 0 && *vmax > v1_max) *vmax = v1_max;
+}
+
+/*
+ * Kafka's finalized-features epoch is the metadata offset of the last feature change; here the
+ * transaction coordinator's epoch, which rises at every start, so a client reading the features
+ * after a restart with other settings takes them. It must not stay -1: the Java producer takes
+ * finalized features only from an epoch above the -1 it starts with, and would never use V2.
+ */
+static void features_epoch(srv *s, kp_api_versions_response *resp) {
+    if (resp->finalized_features.n > 0) resp->finalized_features_epoch = txn_coordinator_epoch(s);
+}
+
 void api_fill_features(srv *s, req *r, kp_api_versions_response *resp) {
     int64_t v = s->cfg->kafka_version;
-    if (v <= KAFKA_VERSION_NONE || v > CFG_KAFKA_RELEASES || r->hdr.api_version < 3) return;
+    if (r->hdr.api_version < 3) return;
+    if ((v <= KAFKA_VERSION_NONE || v > CFG_KAFKA_RELEASES) && transaction_version(s) >= 2) {
+        /* serverless with transaction.version=2: that feature alone (its lowest level is 0: v4+ only, KAFKA-17492) */
+        REQ_ARR(r, resp->supported_features, r->hdr.api_version >= 4 ? 1 : 0);
+        if (r->hdr.api_version >= 4)
+            resp->supported_features.v[0] = (kp_api_versions_supported_feature_key){kp_str_c("transaction.version"), 0, 2};
+        REQ_ARR(r, resp->finalized_features, 1);
+        resp->finalized_features.v[0] = (kp_api_versions_finalized_feature_key){kp_str_c("transaction.version"), 2, 2};
+        features_epoch(s, resp);
+        return;
+    }
+    if (v <= KAFKA_VERSION_NONE || v > CFG_KAFKA_RELEASES) return;
     REQ_ARR(r, resp->supported_features, N_FEATURES);
     REQ_ARR(r, resp->finalized_features, N_FEATURES);
     int32_t ns = 0, nf = 0;
@@ -173,4 +228,5 @@ void api_fill_features(srv *s, req *r, kp_api_versions_response *resp) {
     }
     resp->supported_features.n = ns;
     resp->finalized_features.n = nf;
+    features_epoch(s, resp);
 }

@@ -1,5 +1,5 @@
 /*
- * Produce (key 0), v0–11. Each partition's records must be exactly one
+ * Produce (key 0), v0–12 (v12: transactions V2, served while transaction.version is 2). Each partition's records must be exactly one
  * magic-2 batch (Kafka 4 rejects the old formats); it is validated (CRC,
  * counts, codec, control and sequence fields), checked against
  * max.message.bytes and the idempotent-producer state (acks=all first needs
@@ -8,7 +8,8 @@
  * that holds the batch; acks=0 is never answered, and a failed acks=0
  * produce closes the connection, as Kafka does. A transactional batch must
  * belong to its producer's ongoing transaction on that partition (the
- * coordinator's check, txn_verify_produce, KIP-890 part 1). Where the topic
+ * coordinator's check, txn_verify_produce, KIP-890 part 1; from v12 the
+ * coordinator adds the partition, KIP-890 part 2). Where the topic
  * asks for it, the records are checked and the batch rebuilt
  * (topic_check_records: keys of a compacted topic, the timestamp window,
  * compression.type); refused records are listed in record_errors (v8+). A batch whose record

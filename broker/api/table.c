@@ -4,8 +4,9 @@
  * probes exact versions (src/rdkafka_feature.c before 2.11.1:
  * https://github.com/confluentinc/librdkafka/issues/4948, fixed by PR #5130;
  * https://issues.apache.org/jira/browse/KAFKA-18659, why Kafka 4 still advertises
- * Produce from 0); maxima stop where our handlers stop (no Produce 12 /
- * transaction V2, no Metadata 13).
+ * Produce from 0); maxima stop where our handlers stop (no Metadata 13). Produce 12,
+ * EndTxn 5 and TxnOffsetCommit 5 are transaction version 2's: api_range caps them at 11, 4
+ * and 4 unless transactions V2 is finalized (broker/api/kafka_versions_table.c).
  *
  * The AZ(...) column is IAM authorization: the kafka-cluster action each API needs on each
  * resource type it touches (iam/authz.h). Handlers name the resource, never the action.
@@ -38,7 +39,7 @@
 #define AZ(...) {[CLUSTER] = AUTHZ_NONE, [TOPIC] = AUTHZ_NONE, [GROUP] = AUTHZ_NONE, [TXN] = AUTHZ_NONE, __VA_ARGS__}
 
 static const api_handler table[KP_API_LIMIT] = {
-    ROW(PRODUCE, 0, 11, api_produce, AZ([TOPIC] = IAM_WRITE_DATA, [TXN] = IAM_ALTER_TRANSACTIONAL_ID), EVERY_PROFILE),
+    ROW(PRODUCE, 0, 12, api_produce, AZ([TOPIC] = IAM_WRITE_DATA, [TXN] = IAM_ALTER_TRANSACTIONAL_ID), EVERY_PROFILE),
     ROW(FETCH, 0, 17, api_fetch, AZ([TOPIC] = IAM_READ_DATA), EVERY_PROFILE),
     ROW(LIST_OFFSETS, 0, 10, api_list_offsets, AZ([TOPIC] = IAM_DESCRIBE_TOPIC), EVERY_PROFILE),
     ROW(METADATA, 0, 12, api_metadata, AZ([TOPIC] = IAM_DESCRIBE_TOPIC), EVERY_PROFILE),
@@ -66,8 +67,8 @@ static const api_handler table[KP_API_LIMIT] = {
         AZ([TOPIC] = IAM_WRITE_DATA, [TXN] = IAM_ALTER_TRANSACTIONAL_ID), EVERY_PROFILE),
     ROW(ADD_OFFSETS_TO_TXN, 0, 4, api_add_offsets_to_txn,
         AZ([GROUP] = IAM_ALTER_GROUP, [TXN] = IAM_ALTER_TRANSACTIONAL_ID), EVERY_PROFILE),
-    ROW(END_TXN, 0, 4, api_end_txn, AZ([TXN] = IAM_ALTER_TRANSACTIONAL_ID), EVERY_PROFILE),
-    ROW(TXN_OFFSET_COMMIT, 0, 4, api_txn_offset_commit,
+    ROW(END_TXN, 0, 5, api_end_txn, AZ([TXN] = IAM_ALTER_TRANSACTIONAL_ID), EVERY_PROFILE),
+    ROW(TXN_OFFSET_COMMIT, 0, 5, api_txn_offset_commit,
         AZ([TOPIC] = IAM_READ_DATA, [GROUP] = IAM_ALTER_GROUP, [TXN] = IAM_ALTER_TRANSACTIONAL_ID), EVERY_PROFILE),
     /* group configs (KIP-848): MSK names no action of their own; its group actions stand for them */
     ROW(DESCRIBE_CONFIGS, 0, 4, api_describe_configs,
@@ -124,6 +125,8 @@ void api_range(const srv *s, const api_handler *h, int16_t *vmin, int16_t *vmax)
         if (floor < 0) floor = klo;
         if (ceiling < 0) ceiling = khi >= klo ? khi : -2; /* not served by that release: nothing */
     }
+    /* Produce 12, EndTxn 5, TxnOffsetCommit 5 only with transactions V2 finalized */
+    api_txn_version_cap(s, h->key, vmax);
     /* a floor above the table's maximum (or a ceiling below its minimum) leaves nothing served */
     if (floor > *vmin) *vmin = floor;
     if (ceiling == -2) *vmax = -1;

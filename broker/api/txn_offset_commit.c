@@ -1,6 +1,7 @@
 /*
- * TxnOffsetCommit (key 28), v0–4 (v5–6 are transaction version 2, not served), sent to the
- * group's coordinator: offsets a transaction consumed, held until it ends (broker/txn); a
+ * TxnOffsetCommit (key 28), v0–5 (v5 is transactions V2, served while transaction.version is
+ * 2: the group joins the transaction here, with no AddOffsetsToTxn), sent to the group's
+ * coordinator: offsets a transaction consumed, held until it ends (broker/txn); a
  * COMMIT makes them the group's committed offsets, unless a plain OffsetCommit of the same
  * partition came later, and an ABORT drops them. The group must have joined the transaction
  * (AddOffsetsToTxn) and, from v3 (KIP-447), a member naming its generation must be current:

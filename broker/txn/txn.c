@@ -29,7 +29,7 @@ txn *txn_find(srv *s, const char *id, size_t len) {
 txn *txn_new(srv *s, const char *id, size_t len) {
     txn *t = xcalloc(1, sizeof *t);
     t->id = xstrndup(id, len);
-    t->producer_id = t->prev_producer_id = -1;
+    t->producer_id = t->prev_producer_id = t->next_producer_id = -1;
     t->epoch = t->last_epoch = -1;
     t->start_ms = -1;
     t->update_ms = clk_now_ms();
@@ -168,6 +168,9 @@ static void load_txn(void *ctx, const stor_txn *st) {
     t->state = (txn_state)st->state;
     t->start_ms = st->start_ms;
     t->update_ms = st->update_ms;
+    t->client_tv = st->client_tv;
+    t->next_producer_id = st->next_producer_id;
+    if (t->next_producer_id >= s->next_producer_id) s->next_producer_id = t->next_producer_id + 1;
     if (t->producer_id >= s->next_producer_id) s->next_producer_id = t->producer_id + 1;
     if (t->prev_producer_id >= s->next_producer_id) s->next_producer_id = t->prev_producer_id + 1;
 }
@@ -231,6 +234,8 @@ static bool free_one(void *ctx, txn *t) {
 }
 
 void txn_close(srv *s) { txn_marker_timer_close(s); }
+
+int32_t txn_coordinator_epoch(const srv *s) { return s->txn ? s->txn->epoch : 0; }
 
 void txn_free(srv *s) {
     if (!s->txn) return;

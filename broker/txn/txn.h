@@ -50,6 +50,8 @@ typedef struct txn {
     char *id;
     int64_t producer_id, prev_producer_id;
     int16_t epoch, last_epoch;
+    int16_t client_tv;          /* the transaction version its client used last (2: Produce v12, EndTxn v5, ...) */
+    int64_t next_producer_id;   /* TV2: the exhausted epoch's next producer id, taken once the markers are written */
     int32_t timeout_ms;
     txn_state state;
     int64_t start_ms, update_ms;   /* wall clock, as Kafka keeps them (time down counts) */
@@ -74,6 +76,8 @@ void txn_reset(srv *s);
 void txn_tick(srv *s);
 
 txn *txn_find(srv *s, const char *id, size_t len);
+/* The coordinator epoch markers carry: one more at every start, stored. */
+int32_t txn_coordinator_epoch(const srv *s);
 const char *txn_state_name(txn_state st);
 /*
  * Whether a transactional id may go from one state to another: Kafka's table of valid previous
@@ -112,15 +116,26 @@ int16_t txn_add_partitions(srv *s, req *r, txn *t, const txn_partition *parts, i
 bool txn_has_partition(const txn *t, int64_t topic_id, int32_t partition);
 /* AddOffsetsToTxn: the group joins the transaction. */
 int16_t txn_add_group(srv *s, req *r, txn *t, kp_str group_id);
-/* EndTxn. */
+/* EndTxn up to v4 (transaction version 1). */
 int16_t txn_end(srv *s, req *r, txn *t, bool commit);
+/*
+ * EndTxn v5+ (transactions V2, KIP-890 part 2): the id's checks, its retries (the epoch before the
+ * bump, or the producer id before a rotation), the decision with the epoch bumped, so the markers
+ * fence every batch of the ending transaction that arrives late; an abort with nothing added
+ * bumps too. out_pid and out_epoch: what the producer uses next, the new producer id with epoch 0
+ * once the epoch was exhausted (Short.MAX_VALUE - 1, KAFKA-18660); -1 on an error.
+ */
+int16_t txn_end_v2(srv *s, req *r, kp_str id, int64_t pid, int16_t epoch, bool commit, int64_t *out_pid,
+                   int16_t *out_epoch);
 
 /*
  * Produce of a transactional batch: is the partition in the producer's ongoing transaction?
- * Returns 0 or Kafka's error for the produce version (logged).
+ * From Produce v12 (transactions V2) the partition is added instead, as Kafka's broker does
+ * through AddPartitionsToTxn with verify_only false. Returns 0 or Kafka's error for the produce
+ * version (logged).
  */
 int16_t txn_verify_produce(srv *s, req *r, kp_str id, int64_t pid, int16_t epoch, int64_t topic_id, int32_t partition);
-/* TxnOffsetCommit: the group must have been added; the offset waits for the outcome. */
+/* TxnOffsetCommit: the group must have been added (from v5 it is added); the offset waits for the outcome. */
 int16_t txn_verify_offsets(srv *s, req *r, kp_str id, int64_t pid, int16_t epoch, kp_str group_id, txn **out);
 void txn_offset_put(srv *s, txn *t, const char *group, const char *topic, int32_t partition, int64_t offset,
                     int32_t leader_epoch, kp_str metadata);

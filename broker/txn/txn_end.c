@@ -62,6 +62,8 @@ void txn_store(srv *s, txn *t) {
         .state = (int32_t)t->state,
         .start_ms = t->start_ms,
         .update_ms = t->update_ms,
+        .client_tv = t->client_tv,
+        .next_producer_id = t->next_producer_id,
     };
     if (stor_txn_put(s->st, &st) != 0) txn_storage_failed(s, "storing the state", t->id);
 }
@@ -94,6 +96,16 @@ void txn_complete(srv *s, txn *t, bool commit) {
     txn_clear_members(t);
     if (stor_txn_members_clear(s->st, t->id) != 0) txn_storage_failed(s, "clearing the members", t->id);
     txn_set_state(t, commit ? TS_COMPLETE_COMMIT : TS_COMPLETE_ABORT);
+    if (t->next_producer_id >= 0) {
+        /* TV2 past an exhausted epoch: the markers carry the old id, the producer goes on with the new one (Kafka's prepareComplete) */
+        log_info("transactional id %s: epoch %d exhausted: producer id %lld from now on, epoch 0 (previous %lld)",
+                 t->id, t->epoch, (long long)t->next_producer_id, (long long)t->producer_id);
+        t->prev_producer_id = t->producer_id;
+        t->producer_id = t->next_producer_id;
+        t->next_producer_id = -1;
+        t->last_epoch = t->epoch;
+        t->epoch = 0;
+    }
     t->update_ms = clk_now_ms();
     txn_store(s, t);
     if (commit) s->metrics.txn_committed++;

@@ -51,6 +51,9 @@ void txn_begin(srv *s, txn *t);
 bool txn_has_group(const txn *t, const char *group, size_t len);
 /* PRODUCER_FENCED, or INVALID_PRODUCER_EPOCH for the versions that predate it. */
 int16_t txn_fenced_code(const req *r);
+/* Transactions V2 (txn_v2.c): a write that adds its own partition (part) or group (part NULL): Produce v12, TxnOffsetCommit v5. */
+int16_t txn_v2_add(srv *s, req *r, kp_str id, int64_t pid, int16_t epoch, const txn_partition *part, kp_str group,
+                   txn **out);
 
 
 #endif

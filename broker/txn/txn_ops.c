@@ -302,6 +302,10 @@ static int16_t not_added(const req *r) {
 
 int16_t txn_verify_produce(srv *s, req *r, kp_str id, int64_t pid, int16_t epoch, int64_t topic_id, int32_t partition) {
     txn *t;
+    if (r->hdr.api_version >= 12) { /* transactions V2: the broker adds the partition (txn_v2.c) */
+        txn_partition part = {topic_id, partition};
+        return txn_v2_add(s, r, id, pid, epoch, &part, KP_STR_NULL, &t);
+    }
     int16_t code = verify_state(s, r, id, pid, epoch, &t);
     if (code) return code;
     if (t->state == TS_ONGOING && txn_has_partition(t, topic_id, partition)) return 0;
@@ -311,6 +315,7 @@ int16_t txn_verify_produce(srv *s, req *r, kp_str id, int64_t pid, int16_t epoch
 }
 
 int16_t txn_verify_offsets(srv *s, req *r, kp_str id, int64_t pid, int16_t epoch, kp_str group_id, txn **out) {
+    if (r->hdr.api_version >= 5) return txn_v2_add(s, r, id, pid, epoch, NULL, group_id, out); /* V2: adds the group */
     int16_t code = verify_state(s, r, id, pid, epoch, out);
     if (code) return code == KERR_NOT_ENOUGH_REPLICAS ? KERR_COORDINATOR_NOT_AVAILABLE : code;
     txn *t = *out;
