@@ -10,7 +10,9 @@ uncaught exceptions).
 A deterministic corpus (2,000 lines, 20,000 words, 300 distinct) is fed by confluent-kafka
 (idempotent) while WordCount runs; mid-run either the Streams JVM is killed with SIGKILL and
 started again on the same state directory (twice), or the broker is killed with SIGKILL and
-restarted. At the end a read_committed reader must see, for every word, exactly the counts
+restarted. The kafka profile finalizes transaction.version 2, so Streams' producers run
+transactions V2 (KIP-890 part 2: an epoch bump at every commit, partitions and offsets added by
+the broker), which each test checks in their log. At the end a read_committed reader must see, for every word, exactly the counts
 1, 2, ..., N in order (N its number of occurrences in the corpus): the last value equals the
 expected count, and no count was lost or written twice.
 
@@ -25,6 +27,7 @@ import collections
 import json
 import os
 import random
+import re
 import struct
 import subprocess
 import threading
@@ -47,6 +50,8 @@ RECOVERY_TIMEOUT = 60       # after a kill: the group settles, state is restored
 FINAL_TIMEOUT = 90          # from the last kill until every count is right
 
 pytestmark = pytest.mark.timeout(300)
+
+TXN_MANAGER = "org.apache.kafka.clients.producer.internals.TransactionManager"
 
 
 @pytest.fixture(scope="module")
@@ -163,8 +168,10 @@ class StreamsApp:
         self.events = []
         self.bad = []
         self.cv = threading.Condition()
+        # the producers' TransactionManager at debug: its log says whether it runs transactions V2
+        env = dict(os.environ, JAVA_TOOL_OPTIONS="-Dorg.slf4j.simpleLogger.log.%s=debug" % TXN_MANAGER)
         self.proc = subprocess.Popen(self.argv, cwd=str(ROOT), stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.PIPE, stderr=self.stderr)
+                                     stdout=subprocess.PIPE, stderr=self.stderr, env=env)
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self):
@@ -198,6 +205,12 @@ class StreamsApp:
     def stderr_tail(self, n=6000):
         self.stderr.seek(0)
         return self.stderr.read().decode(errors="replace")[-n:]
+
+    def tv2(self):
+        """Each "Updating isTV2 enabled to X" its producers logged (KIP-890 part 2), X as a bool."""
+        self.stderr.seek(0)
+        text = self.stderr.read().decode(errors="replace")
+        return [x == "true" for x in re.findall(r"Updating isTV2 enabled to (true|false)", text)]
 
     def describe(self):
         return ("%s (%s): exit %s, state %s, uncaught %s\n--- its stderr (%s, tail) ---\n%s"
@@ -404,6 +417,10 @@ def run_wordcount(broker, tmp_path, name, rate, kill):
         uncaught = [e.get("root") for a in apps for e in a.uncaught()]
         print("%s: %d Streams JVMs, stream threads replaced: %d %s"
               % (name, len(apps), len(uncaught), uncaught[:3]))
+        # the kafka profile finalizes transaction.version 2: Streams' producers run transactions V2
+        tv2 = [x for a in apps for x in a.tv2()]
+        assert tv2 and all(tv2), ("Streams' producers must switch to transactions V2 (transaction.version=2 "
+                                  "finalized): they logged %s\n%s" % (tv2, apps[0].describe()))
         assert apps[-1].terminate(), "WordCount did not close cleanly: %s" % apps[-1].describe()
     finally:
         for a in apps:
