@@ -157,10 +157,28 @@ static int16_t as_write(const req *r, int16_t code) {
     return code;
 }
 
+/* Kafka's add.partitions.to.txn.retry.backoff.max.ms default: how long its broker retries an addition refused with CONCURRENT_TRANSACTIONS */
+#define ADD_RETRY_MAX_MS 100
+
 int16_t txn_v2_add(srv *s, req *r, kp_str id, int64_t pid, int16_t epoch, const txn_partition *part, kp_str group,
                    txn **out) {
     *out = NULL;
     txn *t = id.len > 0 ? txn_find(s, id.p, (size_t)id.len) : NULL;
+    /* the producer id and epoch the last EndTxn answered (a rotation's, if the epoch was exhausted) */
+    bool next = t && (t->next_producer_id >= 0 ? pid == t->next_producer_id && epoch == 0
+                                               : pid == t->producer_id && epoch == t->epoch);
+    if (next && txn_is_prepare(t->state) &&
+        (int64_t)t->nparts * s->cfg->transaction_marker_delay_ms <= ADD_RETRY_MAX_MS) {
+        /*
+         * The next transaction's first write while the last one's markers are still being written
+         * (transaction.marker.delay.ms): Kafka's broker retries the addition for up to
+         * add.partitions.to.txn.retry.backoff.max.ms (100) before answering (KAFKA-18654); the
+         * markers left would be written by then, so they are now, and the write goes on.
+         */
+        log_info("transactional id %s: a write of its next transaction while %s: its %d remaining marker(s) "
+                 "written now, as Kafka's broker would wait for them", t->id, txn_state_name(t->state), t->nparts);
+        txn_complete(s, t, t->state == TS_PREPARE_COMMIT);
+    }
     if (t && txn_is_prepare(t->state)) {
         req_log_refusal(r, as_write(r, KERR_CONCURRENT_TRANSACTIONS), "transactional id %s is %s (the coordinator's "
                         "CONCURRENT_TRANSACTIONS); retry", t->id, txn_state_name(t->state));
