@@ -242,6 +242,48 @@ static void test_kafka_profile_advertises_delete_records_and_describe_log_dirs(v
     h_free(h);
 }
 
+/* ---- transaction.version (KIP-890 part 2) ---- */
+
+/* ApiVersions v3's finalized transaction.version (0: not listed), its supported range and epoch. */
+static int16_t finalized_tv(harness *h, conn *c, int64_t *epoch) {
+    kp_api_versions_request q = {.client_software_name = kp_str_c("t"), .client_software_version = kp_str_c("1")};
+    kp_api_versions_response *resp = h_resp(h, h_send(h, c, "probe", 18, 3, &q));
+    assert_int_equal(resp->supported_features.n, 1);
+    assert_true(kp_str_eq(resp->supported_features.v[0].name, "transaction.version"));
+    assert_int_equal(resp->supported_features.v[0].min_version, 0);
+    assert_int_equal(resp->supported_features.v[0].max_version, 2);
+    *epoch = resp->finalized_features_epoch;
+    for (int32_t i = 0; i < resp->finalized_features.n; i++)
+        if (kp_str_eq(resp->finalized_features.v[i].name, "transaction.version"))
+            return resp->finalized_features.v[i].max_version_level;
+    return 0;
+}
+
+static void test_transaction_version_gates_the_v2_versions(void **state) {
+    (void)state;
+    static const struct {
+        const char *level;
+        int16_t produce, end_txn, txn_offset_commit;
+    } cases[] = {{"0", 11, 4, 4}, {"1", 11, 4, 4}, {"2", 12, 5, 5}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *const ov[] = {"transaction.version", cases[i].level, NULL};
+        harness *h = h_new(ov);
+        conn *c = h_conn(h, NULL);
+        int16_t lo, hi;
+        int64_t epoch;
+        assert_int_equal(finalized_tv(h, c, &epoch), atoi(cases[i].level));
+        /* the Java client reads the finalized features only from an epoch above -1 */
+        assert_true(epoch >= 0);
+        assert_true(advertised(h, c, 0, &lo, &hi));
+        assert_int_equal(hi, cases[i].produce);
+        assert_true(advertised(h, c, 26, &lo, &hi));
+        assert_int_equal(hi, cases[i].end_txn);
+        assert_true(advertised(h, c, 28, &lo, &hi));
+        assert_int_equal(hi, cases[i].txn_offset_commit);
+        h_free(h);
+    }
+}
+
 /* ---- DeleteRecords ---- */
 
 static void test_delete_records_mid_batch_keeps_the_batch_and_moves_log_start(void **state) {
@@ -515,6 +557,7 @@ int main(void) {
         T(test_list_partition_reassignments_is_always_empty),
         T(test_serverless_neither_advertises_nor_serves_delete_records_and_describe_log_dirs),
         T(test_kafka_profile_advertises_delete_records_and_describe_log_dirs),
+        T(test_transaction_version_gates_the_v2_versions),
         T(test_delete_records_mid_batch_keeps_the_batch_and_moves_log_start),
         T(test_delete_records_minus_one_means_the_high_watermark),
         T(test_delete_records_refusals),

@@ -2112,6 +2112,157 @@ static void test_offset_delete_drops_pending_offsets(void **state) {
     h_free(h);
 }
 
+
+/* ======================================================================== */
+/* Transactions V2 (KIP-890 part 2): EndTxn v5, Produce v12, TxnOffsetCommit v5 */
+/* ======================================================================== */
+
+static const char *const TV2[] = {"transaction.version", "2", NULL};
+
+/* EndTxn v5: the error, and the producer id and epoch it answers in *pid / *epoch. */
+static int16_t end_v5(harness *h, prod *p, int16_t epoch, bool commit, int64_t *pid, int16_t *out_epoch) {
+    req *r = end_send(h, p->c, 5, p->id, p->pid, epoch, commit);
+    assert_int_equal(topic_commit_now(&h->s), 0);
+    kp_end_txn_response *resp = h_resp(h, r);
+    *pid = resp->producer_id;
+    *out_epoch = resp->producer_epoch;
+    return resp->error_code;
+}
+
+/* The epoch of the last marker of pid in t-index. */
+static int16_t marker_epoch(harness *h, conn *c, int32_t index, int64_t pid) {
+    seen b[32];
+    int n = parse(fetch(h, c, RU, "t", index, 0), b, 32);
+    int16_t e = -1;
+    for (int i = 0; i < n; i++)
+        if (b[i].marker >= 0 && b[i].pid == pid) e = b[i].epoch;
+    return e;
+}
+
+static void test_tv2_end_txn_bumps_the_epoch_and_fences_the_late_batch(void **state) {
+    (void)state;
+    harness *h = h_new(TV2);
+    make_topic(h, "t", 2);
+    prod *p = prod_new(h, "tx");
+    prod_init(h, p, TIMEOUT_MS);
+    int16_t e0 = p->epoch;
+    int64_t pid;
+    int16_t epoch;
+    /* Produce v12 adds the partition itself; Produce v11 still needs AddPartitionsToTxn */
+    assert_int_equal(prod_send_v(h, p, 11, "t", 1, 1, NULL), KERR_TRANSACTION_ABORTABLE);
+    assert_int_equal(prod_send_v(h, p, 12, "t", 0, 2, NULL), 0);
+    assert_string_equal(state_of(h, p->c, "tx"), "Ongoing");
+    assert_int_equal(end_v5(h, p, e0, true, &pid, &epoch), 0);
+    assert_int_equal(pid, p->pid);
+    assert_int_equal(epoch, e0 + 1);
+    /* the COMMIT marker carries the bumped epoch: the partition's producer epoch from now on */
+    assert_int_equal(marker_epoch(h, p->c, 0, p->pid), e0 + 1);
+    /* the answer was lost: the retry with the epoch before the bump gets it again */
+    assert_int_equal(end_v5(h, p, e0, true, &pid, &epoch), 0);
+    assert_int_equal(epoch, e0 + 1);
+    /* an abort retried as such after a commit, or a commit again with nothing added: 48 */
+    assert_int_equal(end_v5(h, p, e0, false, &pid, &epoch), KERR_INVALID_TXN_STATE);
+    assert_int_equal(pid, -1);
+    assert_int_equal(end_v5(h, p, (int16_t)(e0 + 1), true, &pid, &epoch), KERR_INVALID_TXN_STATE);
+    assert_int_equal(end_v5(h, p, (int16_t)(e0 + 3), true, &pid, &epoch), KERR_PRODUCER_FENCED);
+    /* a late batch of the committed transaction (the old epoch): 47, at v12 and at v11 */
+    assert_int_equal(prod_send_v(h, p, 12, "t", 0, 1, NULL), KERR_INVALID_PRODUCER_EPOCH);
+    assert_int_equal(prod_send_v(h, p, 11, "t", 0, 1, NULL), KERR_INVALID_PRODUCER_EPOCH);
+    assert_string_equal(state_of(h, p->c, "tx"), "CompleteCommit");
+    /* the next transaction with the new epoch; an abort with nothing added bumps too */
+    p->epoch = (int16_t)(e0 + 1);
+    memset(p->seq, 0, sizeof p->seq);
+    assert_int_equal(end_v5(h, p, p->epoch, false, &pid, &epoch), 0);
+    assert_int_equal(epoch, e0 + 2);
+    assert_string_equal(state_of(h, p->c, "tx"), "CompleteAbort");
+    p->epoch = epoch;
+    assert_int_equal(prod_send_v(h, p, 12, "t", 1, 1, NULL), 0);
+    assert_int_equal(txn_commit_v(h, p, 5, "g", "t", 1, 7), 0); /* TxnOffsetCommit v5 adds the group */
+    assert_int_equal(txn_commit_v(h, p, 4, "g2", "t", 1, 7), KERR_TRANSACTION_ABORTABLE);
+    assert_int_equal(end_v5(h, p, p->epoch, true, &pid, &epoch), 0);
+    assert_int_equal(epoch, e0 + 3);
+    assert_int_equal(marker_epoch(h, p->c, 1, p->pid), e0 + 3);
+    assert_int_equal(offset_fetch(h, p->c, "g", "t", 1, true)->committed_offset, 7);
+    /* a V1 EndTxn (v4) of the same id does not bump */
+    p->epoch = epoch;
+    assert_int_equal(add_part(h, p, "t", 0), 0);
+    assert_int_equal(end_full(h, p->c, 4, p->id, p->pid, p->epoch, true), 0);
+    assert_int_equal(describe(h, p->c, "tx")->producer_epoch, e0 + 3);
+    h_free(h);
+}
+
+static void test_tv2_produce_v12_refusals(void **state) {
+    (void)state;
+    harness *h = h_new(TV2);
+    make_topic(h, "t", 1);
+    prod *p = prod_new(h, "tx");
+    prod_init(h, p, TIMEOUT_MS);
+    /* an epoch ahead of the id's: PRODUCER_FENCED as a produce answers it, 47 */
+    p->epoch++;
+    assert_int_equal(prod_send_v(h, p, 12, "t", 0, 1, NULL), KERR_INVALID_PRODUCER_EPOCH);
+    p->epoch--;
+    /* a producer id the transactional id does not have */
+    p->pid += 7;
+    assert_int_equal(prod_send_v(h, p, 12, "t", 0, 1, NULL), KERR_INVALID_PRODUCER_ID_MAPPING);
+    p->pid -= 7;
+    assert_string_equal(state_of(h, p->c, "tx"), "Empty");
+    assert_int_equal(part(h, "t", 0)->end, 0);
+    h_free(h);
+}
+
+/*
+ * Epoch overflow (KAFKA-18660): EndTxn v5 at Short.MAX_VALUE - 1 answers a new producer id with
+ * epoch 0; the markers carry the old id at Short.MAX_VALUE; a restart while they are written
+ * keeps the new id (stored with the decision), and a retry with the old id is answered again.
+ */
+static void test_tv2_epoch_overflow_rotates_the_producer_id_across_a_restart(void **state) {
+    (void)state;
+    char dir[64], path[128];
+    tmp_dir_new(dir, sizeof dir, "txn-tv2-overflow");
+    snprintf(path, sizeof path, "%s/mskmock.db", dir);
+    const char *const ov[] = {"transaction.version", "2", "transaction.marker.delay.ms", "600000", NULL};
+    harness *h = file_harness(ov, path);
+    make_topic(h, "t", 1);
+    prod *p = prod_new(h, "tx");
+    prod_init(h, p, TIMEOUT_MS);
+    /* 32 thousand transactions would be slow: the epoch is set, and stored with the next write */
+    txn_find(&h->s, "tx", 2)->epoch = INT16_MAX - 1;
+    p->epoch = INT16_MAX - 1;
+    int64_t old = p->pid, pid;
+    int16_t epoch;
+    assert_int_equal(prod_send_v(h, p, 12, "t", 0, 2, NULL), 0);
+    assert_int_equal(end_v5(h, p, p->epoch, true, &pid, &epoch), 0);
+    assert_true(pid != old && pid >= 0);
+    assert_int_equal(epoch, 0);
+    assert_string_equal(state_of(h, p->c, "tx"), "PrepareCommit");
+    /* the new id cannot write while the markers are being written (600 s apart here): retriable */
+    prod next = *p;
+    next.pid = pid;
+    next.epoch = 0;
+    memset(next.seq, 0, sizeof next.seq);
+    assert_int_equal(prod_send_v(h, &next, 12, "t", 0, 1, NULL), KERR_NOT_ENOUGH_REPLICAS);
+    prod saved = *p;
+    h_free(h); /* the "kill" */
+
+    h = file_harness(ov, path);
+    p = prod_again(h, &saved);
+    assert_string_equal(state_of(h, p->c, "tx"), "CompleteCommit");
+    assert_int_equal(describe(h, p->c, "tx")->producer_id, pid);
+    assert_int_equal(describe(h, p->c, "tx")->producer_epoch, 0);
+    assert_int_equal(marker_epoch(h, p->c, 0, old), INT16_MAX);
+    /* the answer was lost: the old id at the exhausted epoch is a retry */
+    assert_int_equal(end_v5(h, p, p->epoch, true, &pid, &epoch), 0);
+    assert_int_equal(epoch, 0);
+    p->pid = pid;
+    p->epoch = 0;
+    memset(p->seq, 0, sizeof p->seq);
+    assert_int_equal(prod_send_v(h, p, 12, "t", 0, 1, NULL), 0);
+    assert_int_equal(end_v5(h, p, 0, true, &pid, &epoch), 0);
+    assert_int_equal(epoch, 1);
+    h_free(h);
+    tmp_dir_remove(dir);
+}
+
 /* every test frees its harness in the teardown too, so a failed assertion leaks nothing */
 #define T(f) cmocka_unit_test_teardown(f, h_teardown)
 
@@ -2156,6 +2307,9 @@ int main(void) {
         T(test_transactional_ids_are_spread_over_the_brokers),
         T(test_add_partitions_v4_batched_and_verify_only),
         T(test_restart_downtime_counts_toward_the_timeout),
+        T(test_tv2_end_txn_bumps_the_epoch_and_fences_the_late_batch),
+        T(test_tv2_produce_v12_refusals),
+        T(test_tv2_epoch_overflow_rotates_the_producer_id_across_a_restart),
         /* Kafka behaviour the broker does not match yet (see each test's comment) */
         T(test_produce_transactional_records_without_id_refuse_the_whole_request),
         T(test_list_offsets_by_timestamp_is_bounded_by_the_lso),
