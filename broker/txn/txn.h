@@ -1,8 +1,8 @@
 /*
  * txn: the transaction coordinator, as Apache Kafka's TransactionCoordinator (KIP-98, KIP-360,
- * KIP-447; transaction version 1, the one every client speaks when the broker does not
- * advertise transaction.version). Each transactional id has a producer id and epoch and one
- * state machine (Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit, CompleteAbort),
+ * KIP-447; transaction version 1, and version 2 of KIP-890 part 2 for a client sending EndTxn
+ * v5, Produce v12 and TxnOffsetCommit v5, txn_v2.c). Each transactional id has a producer id
+ * and epoch and one state machine (Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit, CompleteAbort),
  * every transition stored before the request that caused it is answered. EndTxn writes the
  * markers itself (there are no other brokers to send WriteTxnMarkers to): with
  * transaction.marker.delay.ms 0, the decision, every marker, the transactional offsets and the
