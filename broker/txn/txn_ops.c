@@ -199,6 +199,8 @@ int16_t txn_add_partitions(srv *s, req *r, txn *t, const txn_partition *parts, i
     for (int i = 0; all && i < n; i++) all = txn_has_partition(t, parts[i].topic_id, parts[i].partition);
     if (all) return 0;
     txn_begin(s, t);
+    /* the version the id's client speaks, as Kafka records it: AddPartitionsToTxn v5 is a V2 broker's */
+    t->client_tv = r->hdr.api_key == KP_API_ADD_PARTITIONS_TO_TXN && r->hdr.api_version > 4 ? 2 : 0;
     for (int i = 0; i < n; i++) {
         txn_part_add(t, parts[i].topic_id, parts[i].partition);
         if (stor_txn_partition_add(s->st, t->id, parts[i].topic_id, parts[i].partition) != 0)
@@ -230,6 +232,7 @@ int16_t txn_add_group(srv *s, req *r, txn *t, kp_str group_id) {
     size_t len = group_id.len > 0 ? (size_t)group_id.len : 0;
     if (t->state == TS_ONGOING && txn_has_group(t, group_id.p, len)) return 0;
     txn_begin(s, t);
+    t->client_tv = 0; /* AddOffsetsToTxn: a V1 client (Kafka's handleAddOffsetsToTxnRequest passes TV_0) */
     char *g = xstrndup(group_id.p ? group_id.p : "", len);
     txn_group_add(t, g);
     if (stor_txn_group_add(s->st, t->id, g) != 0) txn_storage_failed(s, "adding a group", t->id);
@@ -243,6 +246,7 @@ int16_t txn_end(srv *s, req *r, txn *t, bool commit) {
     const char *want = commit ? "commit" : "abort";
     switch (t->state) {
     case TS_ONGOING:
+        t->client_tv = 0; /* EndTxn up to v4: the epoch stays */
         txn_decide(s, t, commit);
         return 0;
     case TS_COMPLETE_COMMIT:
