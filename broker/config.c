@@ -109,7 +109,7 @@ static const key_def keys[] = {
     K("kafka.version", T_ENUM, kafka_version, "none", "3.8", "latest", 0, 0, CFG_KAFKA_VERSIONS,
       "the Apache Kafka release whose API version ranges (KIP-896's removals in 4.0 included) and ApiVersions "
       "features the provisioned and kafka profiles answer, within what mskmock serves; api.versions.min/max still "
-      "win per API; latest: the newest listed; none: every version mskmock serves, no features. provisioned: 3.8, "
+      "win per API; latest: the newest listed; none: every version mskmock serves, no features (but transaction.version 2 when that key is 2). provisioned: 3.8, "
       "MSK's recommended version; a cluster CreateClusterV2 makes takes its kafkaVersion's. The serverless profile "
       "refuses any value but none: MSK Serverless names no Kafka version"),
     K("controller.visibility", T_ENUM, controller_visibility, "metadata", "all", "all", 0, 0, "metadata|all|none",

@@ -336,8 +336,11 @@ def test_kafka_version_answers_that_releases_ranges(broker, kafka36, kafka40, ve
     _, served = api_versions(broker.port, 2)
     b = kafka36 if version == "3.6" else kafka40
     got = api_versions_flex(b.port, 3)["ranges"]
+    # Produce 12 is transactions V2's: the serverless broker (transaction.version 1) caps it at 11
+    mskmock_max = {key: served[key][1] for key in served}
+    mskmock_max[0] = 12
     for key, (lo, hi) in KAFKA_RANGES[version].items():
-        assert got[key] == (lo, min(hi, served[key][1])), (version, key, got[key])
+        assert got[key] == (lo, min(hi, mskmock_max[key])), (version, key, got[key])
     # KIP-848 (test_consumer_protocol.py): Kafka 4.0 enables it by default, 3.6 does not
     want = {"3.6": None, "4.0": (0, 1)}[version]
     assert got.get(68) == want and got.get(69) == want, (version, got.get(68), got.get(69))
@@ -378,14 +381,14 @@ def test_kip_896_removals_apply_from_4_0(kafka36, kafka40):
 
 def test_kafka_version_features_never_claim_what_is_not_implemented(kafka36, kafka40):
     """ApiVersions v3+ features as Kafka of the release reports them (metadata.version at its
-    production level), but transaction.version at most 1 (Kafka 4.0 finalizes 2: transactions
-    V2, which mskmock does not implement) and group.version only with ConsumerGroupHeartbeat."""
+    production level), transaction.version 2 as Kafka 4.0 finalizes it (transactions V2, up to the
+    transaction.version key, test_txn_v2.py) and group.version only with ConsumerGroupHeartbeat."""
     v = api_versions_flex(kafka36.port, 3)
     assert v["supported"] == {"metadata.version": (1, 14)} and v["finalized"] == {"metadata.version": 14}
     v = api_versions_flex(kafka40.port, 4)
     assert v["supported"]["metadata.version"] == (7, 25) and v["finalized"]["metadata.version"] == 25
     assert v["supported"]["kraft.version"] == (0, 1) and "kraft.version" not in v["finalized"]
-    assert v["supported"]["transaction.version"] == (0, 1) and v["finalized"]["transaction.version"] == 1
+    assert v["supported"]["transaction.version"] == (0, 2) and v["finalized"]["transaction.version"] == 2
     if 68 in v["ranges"]:
         assert v["supported"]["group.version"] == (0, 1) and v["finalized"]["group.version"] == 1
     else:

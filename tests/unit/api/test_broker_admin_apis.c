@@ -244,14 +244,10 @@ static void test_kafka_profile_advertises_delete_records_and_describe_log_dirs(v
 
 /* ---- transaction.version (KIP-890 part 2) ---- */
 
-/* ApiVersions v3's finalized transaction.version (0: not listed), its supported range and epoch. */
+/* ApiVersions v3's (serverless serves no v4) finalized transaction.version (0: not listed) and the features' epoch. */
 static int16_t finalized_tv(harness *h, conn *c, int64_t *epoch) {
     kp_api_versions_request q = {.client_software_name = kp_str_c("t"), .client_software_version = kp_str_c("1")};
     kp_api_versions_response *resp = h_resp(h, h_send(h, c, "probe", 18, 3, &q));
-    assert_int_equal(resp->supported_features.n, 1);
-    assert_true(kp_str_eq(resp->supported_features.v[0].name, "transaction.version"));
-    assert_int_equal(resp->supported_features.v[0].min_version, 0);
-    assert_int_equal(resp->supported_features.v[0].max_version, 2);
     *epoch = resp->finalized_features_epoch;
     for (int32_t i = 0; i < resp->finalized_features.n; i++)
         if (kp_str_eq(resp->finalized_features.v[i].name, "transaction.version"))
@@ -262,18 +258,26 @@ static int16_t finalized_tv(harness *h, conn *c, int64_t *epoch) {
 static void test_transaction_version_gates_the_v2_versions(void **state) {
     (void)state;
     static const struct {
-        const char *level;
-        int16_t produce, end_txn, txn_offset_commit;
-    } cases[] = {{"0", 11, 4, 4}, {"1", 11, 4, 4}, {"2", 12, 5, 5}};
+        const char *profile, *kafka_version, *tv;
+        int16_t finalized, produce, end_txn, txn_offset_commit;
+    } cases[] = {
+        {"serverless", "none", "1", 0, 11, 4, 4},  /* the default: V1, no feature listed */
+        {"serverless", "none", "2", 2, 12, 5, 5},  /* configured: that feature alone */
+        {"kafka", "4.0", "2", 2, 12, 5, 5},        /* Kafka 4.x finalizes 2 */
+        {"kafka", "4.0", "1", 1, 11, 4, 4},
+        {"kafka", "4.0", "0", 0, 11, 4, 4},
+        {"provisioned", "3.8", "2", 0, 11, 4, 4},  /* 3.8 has no transaction.version */
+    };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const char *const ov[] = {"transaction.version", cases[i].level, NULL};
+        const char *const ov[] = {"profile", cases[i].profile, "kafka.version", cases[i].kafka_version,
+                                  "transaction.version", cases[i].tv, NULL};
         harness *h = h_new(ov);
         conn *c = h_conn(h, NULL);
         int16_t lo, hi;
         int64_t epoch;
-        assert_int_equal(finalized_tv(h, c, &epoch), atoi(cases[i].level));
+        assert_int_equal(finalized_tv(h, c, &epoch), cases[i].finalized);
         /* the Java client reads the finalized features only from an epoch above -1 */
-        assert_true(epoch >= 0);
+        if (cases[i].finalized) assert_true(epoch >= 0);
         assert_true(advertised(h, c, 0, &lo, &hi));
         assert_int_equal(hi, cases[i].produce);
         assert_true(advertised(h, c, 26, &lo, &hi));

@@ -183,8 +183,10 @@ static void test_features_follow_the_release_and_what_is_implemented(void **stat
     feat tv = feature(v4, "transaction.version"), gv = feature(v4, "group.version");
     assert_true(mv.lo == 7 && mv.hi == 25 && mv.fin == 25);
     assert_true(kraft.lo == 0 && kraft.hi == 1 && kraft.fin == -1);
-    /* transactions V2 (KIP-890 part 2) is not implemented: Kafka 4.0's 0-2, finalized 2, capped at 1 */
-    assert_true(tv.lo == 0 && tv.hi == 1 && tv.fin == 1);
+    /* transactions V2 (KIP-890 part 2): Kafka 4.0's 0-2, finalized 2 (transaction.version caps it, below) */
+    assert_true(tv.lo == 0 && tv.hi == 2 && tv.fin == 2);
+    /* the Java producer takes finalized features only from an epoch above -1 */
+    assert_true(v4->finalized_features_epoch >= 0);
     /* the consumer protocol only while ConsumerGroupHeartbeat is served */
     if (api_lookup(68)) assert_true(gv.lo == 0 && gv.hi == 1 && gv.fin == 1);
     else assert_true(gv.hi == -1 && gv.fin == -1);
@@ -192,8 +194,15 @@ static void test_features_follow_the_release_and_what_is_implemented(void **stat
     kp_api_versions_response *v3 = api_versions(h, c, 3);
     assert_int_equal(feature(v3, "kraft.version").hi, -1);
     assert_int_equal(feature(v3, "transaction.version").hi, -1);
-    assert_int_equal(feature(v3, "transaction.version").fin, 1);
+    assert_int_equal(feature(v3, "transaction.version").fin, 2);
     assert_int_equal(feature(v3, "metadata.version").hi, 25);
+    h_free(h);
+
+    /* transaction.version=1: the release's level capped, and V1 kept (Produce, EndTxn, TxnOffsetCommit) */
+    h = h_new((const char *const[]){"profile", "kafka", "kafka.version", "4.0", "transaction.version", "1", NULL});
+    c = h_conn(h, NULL);
+    tv = feature(api_versions(h, c, 4), "transaction.version");
+    assert_true(tv.lo == 0 && tv.hi == 1 && tv.fin == 1);
     h_free(h);
 
     h = h_new((const char *const[]){"profile", "provisioned", "kafka.version", "3.6", NULL});
@@ -205,11 +214,19 @@ static void test_features_follow_the_release_and_what_is_implemented(void **stat
     assert_int_equal(v4->finalized_features.n, 1);
     h_free(h);
 
-    h = h_new((const char *const[]){"profile", "provisioned", "kafka.version", "none", NULL});
+    /* no release: no features, but transactions V2 where transaction.version asks for it (2, provisioned's default) */
+    h = h_new((const char *const[]){"profile", "provisioned", "kafka.version", "none", "transaction.version", "1", NULL});
     c = h_conn(h, NULL);
     v4 = api_versions(h, c, 4);
     assert_int_equal(v4->supported_features.n, 0);
     assert_int_equal(v4->finalized_features.n, 0);
+    h_free(h);
+    h = h_new((const char *const[]){"profile", "provisioned", "kafka.version", "none", NULL});
+    c = h_conn(h, NULL);
+    v4 = api_versions(h, c, 4);
+    assert_int_equal(v4->finalized_features.n, 1);
+    tv = feature(v4, "transaction.version");
+    assert_true(tv.lo == 0 && tv.hi == 2 && tv.fin == 2);
     h_free(h);
 }
 
