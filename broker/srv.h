@@ -93,6 +93,7 @@ struct srv {
     char *adv_host[LSN_COUNT]; /* set by the admin API (admin_listeners.c); NULL: lsn_cfg_host */
     topic *topics;           /* list; topic counts are small */
     int ntopics;
+    uint64_t topics_generation; /* +1 at each topic created or deleted (consumer groups' regexes) */
     int64_t next_producer_id;
     uint64_t next_conn_id;
     conn *conns;             /* every open connection */

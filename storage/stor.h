@@ -403,6 +403,8 @@ typedef struct stor_cmember {
     const char *member_id, *instance_id, *rack_id, *client_id, *client_host, *server_assignor, *topics;
     int32_t member_epoch, previous_epoch, state, rebalance_timeout_ms;
     const char *assigned, *revoking, *target;
+    const char *regex; /* SubscribedTopicRegex; NULL: none */
+    const char *names; /* SubscribedTopicNames when a regex is set ("a,b"); NULL: topics */
 } stor_cmember;
 /* Replace the group's row and all its members, all or nothing. */
 int stor_consumer_group_save(stor *s, const stor_cgroup *g, const stor_cmember *members, int nmembers);

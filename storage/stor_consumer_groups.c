@@ -19,7 +19,7 @@ static int stor_cmember_insert(stor *s, const char *group_id, int position, cons
         sqlite3_bind_int(st, 10, m->member_epoch) || sqlite3_bind_int(st, 11, m->previous_epoch) ||
         sqlite3_bind_int(st, 12, m->state) || sqlite3_bind_int(st, 13, m->rebalance_timeout_ms) ||
         bind_text(st, 14, m->assigned ? m->assigned : "") || bind_text(st, 15, m->revoking ? m->revoking : "") ||
-        bind_text(st, 16, m->target ? m->target : ""))
+        bind_text(st, 16, m->target ? m->target : "") || bind_text(st, 17, m->regex) || bind_text(st, 18, m->names))
         return stor_fail(s, "bind consumer group member");
     int rc = stor_step_done(s, st, "save consumer group member");
     sqlite3_clear_bindings(st);
@@ -66,7 +66,7 @@ static int stor_load_cmembers(stor *s, const char *group_id, const stor_cgroup_l
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         stor_cmember m = {col(st, 0), col(st, 1), col(st, 2), col(st, 3), col(st, 4), col(st, 5), col(st, 6),
                           sqlite3_column_int(st, 7), sqlite3_column_int(st, 8), sqlite3_column_int(st, 9),
-                          sqlite3_column_int(st, 10), col(st, 11), col(st, 12), col(st, 13)};
+                          sqlite3_column_int(st, 10), col(st, 11), col(st, 12), col(st, 13), col(st, 14), col(st, 15)};
         if (!m.member_id || !m.client_id || !m.client_host || !m.topics || !m.assigned || !m.revoking || !m.target) {
             ret = stor_fail(s, "load consumer group members");
             break;

@@ -402,6 +402,13 @@ static const char *const stor_migrations[] = {
      * stor_added_columns adds to txns; the statement itself only keeps the list one per version.
      */
     "SELECT 1;",
+
+    /*
+     * 14: consumer group members subscribed by regular expression (KIP-848's
+     * SubscribedTopicRegex): the regex, and the topic names the member gave beside it (topics
+     * stays the whole subscription). Columns stor_added_columns adds to consumer_group_members.
+     */
+    "SELECT 1;",
 };
 
 #define STOR_MIGRATIONS_N ((int)(sizeof stor_migrations / sizeof stor_migrations[0]))
@@ -460,6 +467,8 @@ static const struct {
     {8, "batches", "pos", "INTEGER"},
     {13, "txns", "client_tv", "INTEGER NOT NULL DEFAULT 0"},
     {13, "txns", "next_producer_id", "INTEGER NOT NULL DEFAULT -1"},
+    {14, "consumer_group_members", "regex", "TEXT"},
+    {14, "consumer_group_members", "names", "TEXT"},
 };
 
 static int stor_add_columns(sqlite3 *db, int version, char *err, size_t errlen) {

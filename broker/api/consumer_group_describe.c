@@ -64,8 +64,10 @@ void api_consumer_group_describe(srv *s, req *r) {
             e->member_epoch = m->epoch;
             e->client_id = kp_str_c(m->client_id ? m->client_id : "");
             e->client_host = kp_str_c(m->client_host ? m->client_host : "");
-            REQ_ARR(r, e->subscribed_topic_names, m->ntopics);
-            for (int t = 0; t < m->ntopics; t++) e->subscribed_topic_names.v[t] = kp_str_c(m->topics[t]);
+            /* what the member sent, as Kafka's ConsumerGroupMember.asConsumerGroupDescribeMember */
+            REQ_ARR(r, e->subscribed_topic_names, m->nnames);
+            for (int t = 0; t < m->nnames; t++) e->subscribed_topic_names.v[t] = kp_str_c(m->names[t]);
+            if (m->regex) e->subscribed_topic_regex = kp_str_c(m->regex);
             fill_assignment(r, s, &m->assigned, &e->assignment);
             fill_assignment(r, s, &m->target, &e->target_assignment);
             e->member_type = 1; /* the consumer protocol (KIP-1099) */

@@ -4,20 +4,36 @@
  * request's topic ids become names and the assignment's names ids again, and IAM is checked as
  * Kafka's KafkaApis.handleConsumerGroupHeartbeat does: the group, then every subscribed topic
  * (TOPIC_AUTHORIZATION_FAILED when one may not be described). Answered after the storage commit,
- * so an epoch a member was told survives a kill -9. Regular-expression subscriptions (v1) are
- * refused with INVALID_REQUEST for now.
+ * so an epoch a member was told survives a kill -9. A regular expression (v1) matches only the
+ * topics the principal may describe, never an internal one, as Kafka 4.x's coordinator filters
+ * a regex's topics with the authorizer and leaves out Topic.isInternal names.
  */
 #include <string.h>
 
 #include "api.h"
 #include "group/consumer.h"
+#include "iam/authz.h"
 #include "topic/topic.h"
 
+typedef struct each_ctx {
+    srv *s;
+    req *r;
+} each_ctx;
+
 static int32_t partitions_of(void *ctx, const char *name, uint8_t uuid[16]) {
-    topic *t = topic_find(ctx, name, strlen(name));
+    topic *t = topic_find(((each_ctx *)ctx)->s, name, strlen(name));
     if (!t) return -1;
     memcpy(uuid, t->uuid, 16);
     return t->nparts;
+}
+
+static void each_topic(void *ctx, void (*fn)(void *arg, const char *name), void *arg) {
+    each_ctx *e = ctx;
+    for (topic *t = e->s->topics; t; t = t->next) {
+        size_t n = strlen(t->name);
+        if (topic_is_internal(t->name, n) || !authz_allowed(e->s, e->r->c, IAM_DESCRIBE_TOPIC, t->name, n)) continue;
+        fn(arg, t->name);
+    }
 }
 
 void api_consumer_group_heartbeat(srv *s, req *r) {
@@ -38,7 +54,9 @@ void api_consumer_group_heartbeat(srv *s, req *r) {
         for (int32_t k = 0; t && k < q->topic_partitions.v[i].partitions.n; k++)
             cg_parts_add(&owned, t->name, q->topic_partitions.v[i].partitions.v[k]);
     }
-    cg_topics topics = {partitions_of, s};
+    each_ctx ec = {s, r};
+    /* +1: a generation of 0 is a regex never resolved */
+    cg_topics topics = {partitions_of, &ec, each_topic, s->topics_generation + 1};
     const cg_parts *a = NULL;
     cg_heartbeat(s, r, q, q->topic_partitions.n >= 0 ? &owned : NULL, &topics, resp, &a);
     cg_parts_free(&owned);

@@ -51,10 +51,20 @@ static void free_member(cmember *m) {
     free(m->server_assignor);
     for (int i = 0; i < m->ntopics; i++) free(m->topics[i]);
     free(m->topics);
+    for (int i = 0; i < m->nnames; i++) free(m->names[i]);
+    free(m->names);
+    free(m->regex);
     cg_parts_free(&m->assigned);
     cg_parts_free(&m->revoking);
     cg_parts_free(&m->target);
     free(m);
+}
+
+static void free_resolved(cg_resolved *x) {
+    free(x->pattern);
+    cg_regex_free(x->re);
+    for (int i = 0; i < x->ntopics; i++) free(x->topics[i]);
+    free(x->topics);
 }
 
 void cg_free(cgroup *cg) {
@@ -64,6 +74,8 @@ void cg_free(cgroup *cg) {
     for (int i = 0; i < cg->nmeta; i++) free(cg->meta[i].topic);
     free(cg->meta);
     free(cg->assignor);
+    for (int i = 0; i < cg->nrx; i++) free_resolved(&cg->rx[i]);
+    free(cg->rx);
     free(cg);
 }
 
@@ -156,6 +168,7 @@ typedef struct hb {
     const kp_consumer_group_heartbeat_request *q;
     kp_consumer_group_heartbeat_response *resp;
     group *g;
+    cg_regex *re; /* the request's regex, compiled when validated */
 } hb;
 
 static void refuse(hb *h, int16_t code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -182,14 +195,6 @@ static bool request_valid(hb *h) {
     if (q->group_id.len <= 0) return refuse(h, KERR_INVALID_REQUEST, "GroupId can't be empty."), false;
     if (empty_str(q->instance_id)) return refuse(h, KERR_INVALID_REQUEST, "InstanceId can't be empty."), false;
     if (empty_str(q->rack_id)) return refuse(h, KERR_INVALID_REQUEST, "RackId can't be empty."), false;
-    if (q->subscribed_topic_regex.len > 0) {
-        /*
-         * Kafka 3.7's answer; regular expressions (RE2/J in Kafka 4.x) come with a later change.
-         * An empty one is no regular expression: librdkafka 2.16 sends "" with a topic list.
-         */
-        refuse(h, KERR_INVALID_REQUEST, "SubscribedTopicRegex is not supported yet.");
-        return false;
-    }
     int32_t e = q->member_epoch;
     /* Kafka 4.0 (KIP-1082): from v1 the client makes its member id, also when it joins */
     if ((e > 0 || e == EPOCH_LEAVE || e == EPOCH_STATIC_LEAVE || h->r->hdr.api_version >= 1) && q->member_id.len <= 0)
@@ -199,7 +204,7 @@ static bool request_valid(hb *h) {
             return refuse(h, KERR_INVALID_REQUEST, "RebalanceTimeoutMs must be provided in first request."), false;
         if (q->topic_partitions.n != 0)
             return refuse(h, KERR_INVALID_REQUEST, "TopicPartitions must be empty when (re-)joining."), false;
-        if (q->subscribed_topic_names.n < 0)
+        if (q->subscribed_topic_names.n < 0 && q->subscribed_topic_regex.len < 0)
             return refuse(h, KERR_INVALID_REQUEST,
                           "SubscribedTopicNames or SubscribedTopicRegex must be set in first request."),
                    false;
@@ -212,6 +217,25 @@ static bool request_valid(hb *h) {
         refuse(h, KERR_UNSUPPORTED_ASSIGNOR, "ServerAssignor %.*s is not supported. Supported assignors: uniform, range.",
                q->server_assignor.len, q->server_assignor.p);
         return false;
+    }
+    /*
+     * Kafka 4.x's throwIfRegularExpressionIsInvalid. An empty one is no regular expression (it
+     * clears a previous one): librdkafka sends "" beside a topic list.
+     */
+    if (q->subscribed_topic_regex.len > 0) {
+        char why[200];
+        h->re = cg_regex_compile(q->subscribed_topic_regex.p, (size_t)q->subscribed_topic_regex.len, why, sizeof why);
+        if (h->re && cg_regex_probe(h->re, why, sizeof why) != 0) {
+            cg_regex_free(h->re);
+            h->re = NULL;
+        }
+        if (!h->re) {
+            int shown = q->subscribed_topic_regex.len > 200 ? 200 : q->subscribed_topic_regex.len;
+            refuse(h, KERR_INVALID_REGULAR_EXPRESSION,
+                   "SubscribedTopicRegex `%.*s%s` is not a valid regular expression: %s.", shown,
+                   q->subscribed_topic_regex.p, shown < q->subscribed_topic_regex.len ? "..." : "", why);
+            return false;
+        }
     }
     return true;
 }
@@ -256,14 +280,20 @@ static void set_str(char **dst, kp_str v) {
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* maybeUpdateSubscribedTopicNames: whether the subscription changed. */
-static bool set_topics(cmember *m, const kp_arr *names) {
-    if (names->n < 0) return false;
-    const kp_str *v = names->v;
-    char **t = xcalloc((size_t)names->n + 1, sizeof *t);
-    int n = 0;
-    for (int32_t i = 0; i < names->n; i++)
-        if (v[i].len > 0) t[n++] = kp_str_dup(v[i]);
+static bool same_list(char **a, int na, char **b, int nb) {
+    if (na != nb) return false;
+    for (int i = 0; i < na; i++)
+        if (strcmp(a[i], b[i]) != 0) return false;
+    return true;
+}
+
+static void free_list(char **t, int n) {
+    for (int i = 0; i < n; i++) free(t[i]);
+    free(t);
+}
+
+/* Sorts t and drops repeats; returns the new count. */
+static int sort_unique(char **t, int n) {
     qsort(t, (size_t)n, sizeof *t, cmp_str);
     int u = 0;
     for (int i = 0; i < n; i++) {
@@ -273,18 +303,136 @@ static bool set_topics(cmember *m, const kp_arr *names) {
         }
         t[u++] = t[i];
     }
-    bool same = u == m->ntopics;
-    for (int i = 0; same && i < u; i++) same = strcmp(t[i], m->topics[i]) == 0;
-    if (same) {
-        for (int i = 0; i < u; i++) free(t[i]);
-        free(t);
+    return u;
+}
+
+/* maybeUpdateSubscribedTopicNames: whether the subscription changed. */
+static bool set_names(cmember *m, const kp_arr *names) {
+    if (names->n < 0) return false;
+    const kp_str *v = names->v;
+    char **t = xcalloc((size_t)names->n + 1, sizeof *t);
+    int n = 0;
+    for (int32_t i = 0; i < names->n; i++)
+        if (v[i].len > 0) t[n++] = kp_str_dup(v[i]);
+    int u = sort_unique(t, n);
+    if (same_list(t, u, m->names, m->nnames)) {
+        free_list(t, u);
         return false;
     }
-    for (int i = 0; i < m->ntopics; i++) free(m->topics[i]);
-    free(m->topics);
+    free_list(m->names, m->nnames);
+    m->names = t;
+    m->nnames = u;
+    return true;
+}
+
+/* maybeUpdateSubscribedTopicRegex: null keeps it, "" clears it. Whether it changed. */
+static bool set_regex(cmember *m, kp_str regex) {
+    if (regex.len < 0) return false;
+    if (regex.len == 0) {
+        if (!m->regex) return false;
+        free(m->regex);
+        m->regex = NULL;
+        return true;
+    }
+    if (m->regex && kp_str_eq(regex, m->regex)) return false;
+    free(m->regex);
+    m->regex = kp_str_dup(regex);
+    return true;
+}
+
+/* ---- regular expressions (Kafka 4.x's GroupMetadataManager.refreshRegularExpressions) ---- */
+
+static cg_resolved *find_resolved(cgroup *cg, const char *pattern) {
+    for (int i = 0; i < cg->nrx; i++)
+        if (strcmp(cg->rx[i].pattern, pattern) == 0) return &cg->rx[i];
+    return NULL;
+}
+
+typedef struct match_ctx {
+    const cg_regex *re;
+    char **t;
+    int n, cap;
+} match_ctx;
+
+static void match_one(void *arg, const char *name) {
+    match_ctx *mc = arg;
+    if (cg_regex_match(mc->re, name, strlen(name)) != 1) return;
+    XGROW(mc->t, mc->cap, mc->n + 1, 8);
+    mc->t[mc->n++] = xstrdup(name);
+}
+
+/* The regex's topics again, when a topic was created or deleted since; whether they changed. */
+static bool resolve(const group *g, cg_resolved *x, const cg_topics *topics) {
+    if (x->generation == topics->generation) return false;
+    x->generation = topics->generation;
+    match_ctx mc = {x->re, NULL, 0, 0};
+    if (x->re && topics->each) topics->each(topics->ctx, match_one, &mc);
+    int u = sort_unique(mc.t, mc.n);
+    if (same_list(mc.t, u, x->topics, x->ntopics)) {
+        free_list(mc.t, u);
+        return false;
+    }
+    log_info("group %s: regular expression `%s` now matches %d topics (it matched %d)", g->id, x->pattern, u,
+             x->ntopics);
+    free_list(x->topics, x->ntopics);
+    x->topics = mc.t;
+    x->ntopics = u;
+    return true;
+}
+
+/* The member's subscription: its names and its regex's topics. Whether it changed. */
+static bool set_subscription(cgroup *cg, cmember *m) {
+    const cg_resolved *x = m->regex ? find_resolved(cg, m->regex) : NULL;
+    int n = m->nnames + (x ? x->ntopics : 0);
+    char **t = xcalloc((size_t)n + 1, sizeof *t);
+    for (int i = 0; i < m->nnames; i++) t[i] = xstrdup(m->names[i]);
+    for (int i = 0; x && i < x->ntopics; i++) t[m->nnames + i] = xstrdup(x->topics[i]);
+    int u = sort_unique(t, n);
+    if (same_list(t, u, m->topics, m->ntopics)) {
+        free_list(t, u);
+        return false;
+    }
+    free_list(m->topics, m->ntopics);
     m->topics = t;
     m->ntopics = u;
     return true;
+}
+
+/*
+ * Every regex of the members compiled once for the group (fresh: the request's, already
+ * compiled), resolved again after topics were created or deleted, the ones nobody uses dropped;
+ * then every member's subscription. Whether any subscription changed (the group epoch moves).
+ */
+static bool refresh_regexes(group *g, const cg_topics *topics, cg_regex **fresh) {
+    cgroup *cg = g->cg;
+    int keep = 0;
+    for (int i = 0; i < cg->nrx; i++) {
+        bool used = false;
+        for (int k = 0; k < cg->n && !used; k++) used = cg->m[k]->regex && strcmp(cg->m[k]->regex, cg->rx[i].pattern) == 0;
+        if (used) cg->rx[keep++] = cg->rx[i];
+        else free_resolved(&cg->rx[i]);
+    }
+    cg->nrx = keep;
+    for (int k = 0; k < cg->n; k++) {
+        const char *p = cg->m[k]->regex;
+        if (!p || find_resolved(cg, p)) continue;
+        cg_regex *re = NULL;
+        if (*fresh) {
+            re = *fresh; /* the request's own, the only new one a heartbeat brings */
+            *fresh = NULL;
+        } else {
+            char why[200];
+            re = cg_regex_compile(p, strlen(p), why, sizeof why); /* loaded from storage */
+            if (!re) log_warn("group %s: regular expression `%s` of member %s no longer compiles: %s", g->id, p,
+                              cg->m[k]->id, why);
+        }
+        cg->rx = xrealloc(cg->rx, sizeof *cg->rx * (size_t)(cg->nrx + 1));
+        cg->rx[cg->nrx++] = (cg_resolved){xstrdup(p), re, NULL, 0, 0};
+    }
+    for (int i = 0; i < cg->nrx; i++) resolve(g, &cg->rx[i], topics);
+    bool changed = false;
+    for (int k = 0; k < cg->n; k++) changed |= set_subscription(cg, cg->m[k]);
+    return changed;
 }
 
 /* computeSubscriptionMetadata: each subscribed topic that exists, with its partition count. */
@@ -489,30 +637,32 @@ static cmember *find_or_join(hb *h, const cg_parts *owned, const char *member_id
     return epoch_valid(h, old, owned) ? old : NULL;
 }
 
-void cg_heartbeat(srv *s, req *r, const kp_consumer_group_heartbeat_request *q, const cg_parts *owned,
-                  const cg_topics *topics, kp_consumer_group_heartbeat_response *resp, const cg_parts **assignment_out) {
-    hb h = {s, r, q, resp, NULL};
+static void heartbeat(hb *h, const cg_parts *owned, const cg_topics *topics, const cg_parts **assignment_out) {
+    srv *s = h->s;
+    req *r = h->r;
+    const kp_consumer_group_heartbeat_request *q = h->q;
+    kp_consumer_group_heartbeat_response *resp = h->resp;
     *assignment_out = NULL;
     resp->member_epoch = q->member_epoch;
-    if (!request_valid(&h)) return;
+    if (!request_valid(h)) return;
     if ((resp->error_code = grp_check_coordinator(s, r, q->group_id))) return;
     if (q->member_epoch == EPOCH_LEAVE || q->member_epoch == EPOCH_STATIC_LEAVE) {
         group *g = grp_find(s, q->group_id.p, (size_t)q->group_id.len);
         if (!g || !g->cg) {
-            refuse(&h, KERR_GROUP_ID_NOT_FOUND, "Consumer group %.*s not found.", q->group_id.len, q->group_id.p);
+            refuse(h, KERR_GROUP_ID_NOT_FOUND, "Consumer group %.*s not found.", q->group_id.len, q->group_id.p);
             return;
         }
-        h.g = g;
-        leave(&h);
+        h->g = g;
+        leave(h);
         grp_rearm(g);
         return;
     }
-    if (!find_group(&h)) return;
-    group *g = h.g;
+    if (!find_group(h)) return;
+    group *g = h->g;
     cgroup *cg = g->cg;
     int64_t max = s->cfg->group_consumer_max_size;
     if (cg->n >= max && (q->member_id.len <= 0 || !find_member(cg, q->member_id))) {
-        refuse(&h, KERR_GROUP_MAX_SIZE_REACHED, "The consumer group has reached its maximum capacity of %lld members.",
+        refuse(h, KERR_GROUP_MAX_SIZE_REACHED, "The consumer group has reached its maximum capacity of %lld members.",
                (long long)max);
         return;
     }
@@ -526,7 +676,7 @@ void cg_heartbeat(srv *s, req *r, const kp_consumer_group_heartbeat_request *q, 
         ids_uuid4_str(idbuf);
     }
     bool is_new;
-    cmember *m = find_or_join(&h, owned, member_id, &is_new);
+    cmember *m = find_or_join(h, owned, member_id, &is_new);
     if (!m) {
         if (!cg->n && !g->noffsets) sync_state(g); /* a group made for a refused join stays Empty */
         return;
@@ -548,7 +698,9 @@ void cg_heartbeat(srv *s, req *r, const kp_consumer_group_heartbeat_request *q, 
         snprintf(host, sizeof host, "/%s", r->c->peer); /* as the classic members' client_host */
         m->client_host = xstrdup(host);
     }
-    bool bump = set_topics(m, &q->subscribed_topic_names.a);
+    set_names(m, &q->subscribed_topic_names.a);
+    set_regex(m, q->subscribed_topic_regex);
+    bool bump = refresh_regexes(g, topics, &h->re);
     /* the subscribed topics' partitions, read at every heartbeat: created, grown or deleted topics bump too */
     bump |= refresh_meta(cg, topics);
     bool dirty = is_new || bump;
@@ -588,11 +740,19 @@ void cg_heartbeat(srv *s, req *r, const kp_consumer_group_heartbeat_request *q, 
     resp->member_id = kp_str_c(m->id);
     resp->member_epoch = m->epoch;
     resp->heartbeat_interval_ms = grp_consumer_settings_of(s, g->id, strlen(g->id)).heartbeat_interval_ms;
-    bool full = q->member_epoch == 0 ||
-                (q->rebalance_timeout_ms != -1 && q->subscribed_topic_names.n >= 0 && q->topic_partitions.n >= 0);
+    bool full = q->member_epoch == 0 || (q->rebalance_timeout_ms != -1 &&
+                                         (q->subscribed_topic_names.n >= 0 || q->subscribed_topic_regex.len >= 0) &&
+                                         q->topic_partitions.n >= 0);
     if (full || !cg_parts_eq(&before, &m->assigned)) *assignment_out = &m->assigned;
     if (dirty || epoch_before != m->epoch || state_before != m->state) cg_store_save(s, g);
     cg_parts_free(&before);
+}
+
+void cg_heartbeat(srv *s, req *r, const kp_consumer_group_heartbeat_request *q, const cg_parts *owned,
+                  const cg_topics *topics, kp_consumer_group_heartbeat_response *resp, const cg_parts **assignment_out) {
+    hb h = {s, r, q, resp, NULL, NULL};
+    heartbeat(&h, owned, topics, assignment_out);
+    cg_regex_free(h.re); /* unless the group took it */
 }
 
 /* ---- offsets ---- */

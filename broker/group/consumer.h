@@ -9,8 +9,9 @@
  *
  * A consumer group is a `group` (group.h) whose `cg` is set: the id namespace, the committed
  * offsets, the coordinator node and the group's one timer are shared with classic groups; the
- * classic member list stays empty. Subscriptions by regular expression and the online migration
- * between the classic and consumer protocols are not served (refused, logged).
+ * classic member list stays empty. A member subscribes by topic names, a regular expression
+ * (consumer_regex.c) or both; its subscription is their union. The online migration between the
+ * classic and consumer protocols is not served (refused, logged).
  *
  * group/ sits below topic/, so what the coordinator needs of topics (partition counts, topic ids)
  * comes from the caller as a cg_topics resolver.
@@ -40,8 +41,11 @@ typedef struct cmember {
     char *rack_id;                  /* NULL: none */
     char *client_id, *client_host;
     char *server_assignor;          /* NULL: the group's default */
-    char **topics;                  /* subscribed topic names, sorted, unique */
+    char **topics;                  /* the subscription: names and the regex's topics, sorted, unique */
     int ntopics;
+    char *regex;                    /* SubscribedTopicRegex; NULL: none */
+    char **names;                   /* SubscribedTopicNames, sorted, unique (regex set; else topics) */
+    int nnames;
     int32_t epoch, prev_epoch;      /* -2: a static member that left for now */
     cm_state state;
     int32_t rebalance_timeout_ms;
@@ -58,6 +62,16 @@ typedef struct cg_topic_meta {
     int32_t nparts;
 } cg_topic_meta;
 
+/* A regular expression of the group's members, compiled once, with the topics it resolved to. */
+typedef struct cg_regex cg_regex;
+typedef struct cg_resolved {
+    char *pattern;
+    cg_regex *re;
+    char **topics;                  /* sorted */
+    int ntopics;
+    uint64_t generation;            /* cg_topics.generation when resolved; 0: never */
+} cg_resolved;
+
 typedef struct cgroup {
     int32_t group_epoch, assignment_epoch;
     cmember **m;                    /* in join order */
@@ -65,12 +79,21 @@ typedef struct cgroup {
     cg_topic_meta *meta;
     int nmeta;
     char *assignor;                 /* the assignor of the current target assignment */
+    cg_resolved *rx;                /* one per distinct regex of the members */
+    int nrx;
 } cgroup;
 
-/* What the coordinator reads of topics: the partition count (-1: no such topic) and the id. */
+/*
+ * What the coordinator reads of topics: the partition count (-1: no such topic) and the id; for
+ * regular expressions, every topic one may match (each: not internal, and described by the
+ * request's principal, as Kafka filters a regex's topics) and a generation that changes whenever
+ * a topic is created or deleted, so a regex is resolved again only then.
+ */
 typedef struct cg_topics {
     int32_t (*partitions)(void *ctx, const char *name, uint8_t uuid[16]);
     void *ctx;
+    void (*each)(void *ctx, void (*fn)(void *arg, const char *name), void *arg);
+    uint64_t generation;
 } cg_topics;
 
 /* "Empty", "Assigning", "Reconciling" or "Stable" (ConsumerGroup.ConsumerGroupState). */
@@ -112,6 +135,16 @@ void cg_assign(const char *assignor, cmember **m, int n, const cg_topic_meta *me
  */
 bool cg_reconcile(cmember *m, int32_t target_epoch, const cg_parts *owned,
                   int32_t (*owner_epoch)(void *ctx, const char *topic, int32_t p), void *ctx);
+
+/*
+ * Regular expressions (consumer_regex.c), RE2/J's syntax as far as PCRE2 shares it, matched
+ * against whole topic names without backtracking. compile: NULL with the reason in err when the
+ * pattern is refused. match: 1, 0, or -1 when the matcher gave up (counts as no match).
+ */
+cg_regex *cg_regex_compile(const char *pattern, size_t len, char *err, size_t errlen);
+int cg_regex_match(const cg_regex *re, const char *subject, size_t len);
+int cg_regex_probe(const cg_regex *re, char *err, size_t errlen);
+void cg_regex_free(cg_regex *re);
 
 /* Persistence (consumer_store.c). */
 void cg_store_save(srv *s, group *g);

@@ -1,7 +1,8 @@
 /*
  * What of a consumer group (KIP-848) survives a restart: the group and assignment epochs, the
  * assignor, the subscribed topics' partition counts, and every member with its epochs, state,
- * subscription and partitions. Saved whole whenever a heartbeat or the timer changed any of it
+ * subscription (its regex and names too; a regex's topics are resolved again at the first
+ * heartbeat, which changes nothing while the topics are the same) and partitions. Saved whole whenever a heartbeat or the timer changed any of it
  * (storage/stor_consumer_groups.c), inside the loop iteration's commit; loaded at start-up with
  * fresh session deadlines, so a member that keeps heartbeating with its epoch carries on as if
  * the broker had never stopped, as members of Kafka's coordinator do after a failover.
@@ -72,23 +73,25 @@ static char *format_meta(const cgroup *cg) {
 void cg_store_save(srv *s, group *g) {
     cgroup *cg = g->cg;
     stor_cmember *ms = xcalloc((size_t)cg->n + 1, sizeof *ms);
-    char **texts = xcalloc((size_t)cg->n * 4 + 1, sizeof *texts);
+    char **texts = xcalloc((size_t)cg->n * 5 + 1, sizeof *texts);
     for (int i = 0; i < cg->n; i++) {
         cmember *m = cg->m[i];
-        texts[4 * i] = join_topics(m->topics, m->ntopics);
-        texts[4 * i + 1] = cg_parts_format(&m->assigned);
-        texts[4 * i + 2] = cg_parts_format(&m->revoking);
-        texts[4 * i + 3] = cg_parts_format(&m->target);
+        char **x = &texts[5 * i];
+        x[0] = join_topics(m->topics, m->ntopics);
+        x[1] = cg_parts_format(&m->assigned);
+        x[2] = cg_parts_format(&m->revoking);
+        x[3] = cg_parts_format(&m->target);
+        x[4] = m->regex ? join_topics(m->names, m->nnames) : NULL;
         ms[i] = (stor_cmember){m->id, m->instance_id, m->rack_id, m->client_id, m->client_host, m->server_assignor,
-                               texts[4 * i], m->epoch, m->prev_epoch, (int32_t)m->state, m->rebalance_timeout_ms,
-                               texts[4 * i + 1], texts[4 * i + 2], texts[4 * i + 3]};
+                               x[0], m->epoch, m->prev_epoch, (int32_t)m->state, m->rebalance_timeout_ms,
+                               x[1], x[2], x[3], m->regex, x[4]};
     }
     char *meta = format_meta(cg);
     stor_cgroup sg = {g->id, cg->group_epoch, cg->assignment_epoch, cg->assignor, meta};
     if (stor_consumer_group_save(s->st, &sg, ms, cg->n) != 0)
         log_error("group %s: saving the consumer group failed: %s", g->id, stor_errmsg(s->st));
     free(meta);
-    for (int i = 0; i < cg->n * 4; i++) free(texts[i]);
+    for (int i = 0; i < cg->n * 5; i++) free(texts[i]);
     free(texts);
     free(ms);
 }
@@ -114,6 +117,15 @@ static void load_group(void *ctx, const stor_cgroup *sg) {
 
 static char *dup_or_null(const char *v) { return v ? xstrdup(v) : NULL; }
 
+static void split_topics(const char *text, char ***t, int *n) {
+    char *copy = xstrdup(text), *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        *t = xrealloc(*t, sizeof **t * (size_t)(*n + 1));
+        (*t)[(*n)++] = xstrdup(tok);
+    }
+    free(copy);
+}
+
 static void load_member(void *ctx, const char *group_id, const stor_cmember *sm) {
     srv *s = ctx;
     group *g = grp_find(s, group_id, strlen(group_id));
@@ -126,12 +138,10 @@ static void load_member(void *ctx, const char *group_id, const stor_cmember *sm)
     m->client_id = xstrdup(sm->client_id);
     m->client_host = xstrdup(sm->client_host);
     m->server_assignor = dup_or_null(sm->server_assignor);
-    char *copy = xstrdup(sm->topics), *save = NULL;
-    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        m->topics = xrealloc(m->topics, sizeof *m->topics * (size_t)(m->ntopics + 1));
-        m->topics[m->ntopics++] = xstrdup(tok);
-    }
-    free(copy);
+    split_topics(sm->topics, &m->topics, &m->ntopics);
+    m->regex = dup_or_null(sm->regex);
+    /* without a regex the names are the subscription (and rows from before schema 14 have none) */
+    split_topics(m->regex && sm->names ? sm->names : sm->topics, &m->names, &m->nnames);
     m->epoch = sm->member_epoch;
     m->prev_epoch = sm->previous_epoch;
     m->state = sm->state >= CM_STABLE && sm->state <= CM_UNRELEASED_PARTITIONS ? (cm_state)sm->state : CM_STABLE;

@@ -164,6 +164,7 @@ static topic *add_topic(srv *s, int64_t id, const char *name, const uint8_t uuid
     t->next = s->topics;
     s->topics = t;
     s->ntopics++;
+    s->topics_generation++;
     refresh_settings(s, t);
     return t;
 }
@@ -297,6 +298,7 @@ int topic_delete(srv *s, topic *t) {
             break;
         }
     s->ntopics--;
+    s->topics_generation++;
     grp_forget_topic(s, t->name); /* Kafka drops the committed offsets of a deleted topic */
     topic_free(t);
     return 0;

@@ -239,9 +239,9 @@ def test_bad_heartbeats_are_refused_without_state_change(broker):
         ("an unknown assignor", dict(member_id=str(uuid.uuid4()), epoch=0, topics=[topic], owned=[],
                                      assignor="sticky"), ERR_UNSUPPORTED_ASSIGNOR,
          "UNSUPPORTED_ASSIGNOR"),
-        ("a regular expression", dict(member_id=str(uuid.uuid4()), epoch=0, regex="kip848-.*",
-                                      owned=[], version=1), ERR_INVALID_REQUEST,
-         "SubscribedTopicRegex is not supported yet"),
+        ("an invalid regular expression", dict(member_id=str(uuid.uuid4()), epoch=0, regex="kip848-(",
+                                               owned=[], version=1), 128,
+         "INVALID_REGULAR_EXPRESSION"),
         ("an invalid epoch", dict(member_id=mid, epoch=-3), ERR_INVALID_REQUEST,
          "MemberEpoch is invalid"),
     ]

@@ -1,0 +1,192 @@
+"""
+KIP-848 subscriptions by regular expression (ConsumerGroupHeartbeat v1's SubscribedTopicRegex),
+as Kafka 4.x's coordinator serves them: the whole topic name must match (RE2/J's matches(); here
+PCRE2 without its backtracking constructs), internal topics never match, topics created or
+deleted later are picked up or dropped at a following heartbeat, and a pattern that is not a
+valid regular expression, or uses a construct RE2 does not have, gets INVALID_REGULAR_EXPRESSION
+with a log line and changes nothing. Raw requests, then librdkafka's consumer protocol.
+"""
+import time
+import uuid
+
+from confluent_kafka import Consumer
+from confluent_kafka.admin import AdminClient
+
+from test_consumer_protocol import (PARTITIONS, broker_config, create_topic, describe,  # noqa: F401
+                                    heartbeat, owned_of)
+
+ERR_INVALID_REGULAR_EXPRESSION = 128
+
+
+def delete_topic(b, name):
+    admin = AdminClient({"bootstrap.servers": b.bootstrap})
+    admin.delete_topics([name])[name].result(timeout=30)
+
+
+def join_regex(b, group, regex, mid=None):
+    """Joins on whichever node coordinates the group; returns (node, member id, response)."""
+    mid = mid or str(uuid.uuid4())
+    for n in range(len(b.ports)):
+        r = heartbeat(b, n, group, member_id=mid, regex=regex, owned=[], version=1)
+        if r["error"] != 16:
+            return n, mid, r
+    raise AssertionError("no coordinator for %s" % group)
+
+
+def assigned_topics(b, node, group, mid):
+    """The member's assignment by topic name (ConsumerGroupDescribe), {topic: [partitions]}."""
+    for m in describe(b, node, group)["members"]:
+        if m["member_id"] == mid:
+            return {name: sorted(ps) for _, name, ps in m["assignment"]}
+    raise AssertionError("member %s not in %s" % (mid, group))
+
+
+def settle(b, node, group, mid, epoch, owned, want, timeout=15):
+    """Heartbeats (acknowledging each assignment) until the member owns exactly `want`."""
+    deadline = time.time() + timeout
+    while True:
+        r = heartbeat(b, node, group, member_id=mid, epoch=epoch, owned=owned, version=1)
+        assert r["error"] == 0, r
+        epoch = r["epoch"]
+        if r["assignment"] is not None:
+            owned = owned_of(r["assignment"])
+        got = assigned_topics(b, node, group, mid)
+        if got == want:
+            return epoch, owned
+        assert time.time() < deadline, (got, want)
+        time.sleep(0.2)
+
+
+def test_regex_subscription_follows_topic_creation_and_deletion(broker):
+    b = broker
+    group = "kip848-rx-follow"
+    create_topic(b.bootstrap, "kip848-rx-a", 2)
+    create_topic(b.bootstrap, "kip848-rx-b", 3)
+    create_topic(b.bootstrap, "other-kip848-rx-c", 2)  # does not match as a whole name
+    node, mid, r = join_regex(b, group, "kip848-rx-.*")
+    assert r["error"] == 0, r
+    b.wait_for_log(r"regular expression `kip848-rx-\.\*` now matches 2 topics")
+    want = {"kip848-rx-a": [0, 1], "kip848-rx-b": [0, 1, 2]}
+    epoch, owned = settle(b, node, group, mid, r["epoch"], owned_of(r["assignment"]), want)
+    d = describe(b, node, group)
+    assert d["members"][0]["regex"] == "kip848-rx-.*" and d["members"][0]["topics"] == [], d
+    before = d["group_epoch"]
+
+    # a topic created later that matches: the assignment grows at a following heartbeat
+    create_topic(b.bootstrap, "kip848-rx-new", 1)
+    want["kip848-rx-new"] = [0]
+    epoch, owned = settle(b, node, group, mid, epoch, owned, want)
+    assert describe(b, node, group)["group_epoch"] > before
+    # one that does not match changes nothing
+    before = describe(b, node, group)["group_epoch"]
+    create_topic(b.bootstrap, "kip848-other", 1)
+    epoch, owned = settle(b, node, group, mid, epoch, owned, want)
+    assert describe(b, node, group)["group_epoch"] == before
+
+    # a deleted one drops out
+    delete_topic(b, "kip848-rx-a")
+    del want["kip848-rx-a"]
+    epoch, owned = settle(b, node, group, mid, epoch, owned, want)
+
+    # a match-all regex never takes an internal topic (Kafka's Topic.isInternal)
+    r = heartbeat(b, node, group, member_id=mid, epoch=epoch, regex=".*", owned=owned, version=1)
+    assert r["error"] == 0, r
+    got = {}
+    for _ in range(30):
+        got = assigned_topics(b, node, group, mid)
+        if "other-kip848-rx-c" in got:
+            break
+        r = heartbeat(b, node, group, member_id=mid, epoch=r["epoch"], owned=owned_of(r["assignment"])
+                      if r["assignment"] is not None else owned, version=1)
+        owned = owned_of(r["assignment"]) if r["assignment"] is not None else owned
+        time.sleep(0.2)
+    assert "other-kip848-rx-c" in got and "kip848-other" in got, got
+    assert not [t for t in got if t.startswith("__")], got
+    r = heartbeat(b, node, group, member_id=mid, epoch=-1, version=1)
+    assert r["error"] == 0
+
+
+def test_bad_regular_expressions_are_refused_without_state_change(broker):
+    b = broker
+    group = "kip848-rx-bad"
+    create_topic(b.bootstrap, "kip848-rxbad", 1)
+    node, mid, r = join_regex(b, group, "kip848-rxbad")
+    assert r["error"] == 0, r
+    before = describe(b, node, group)
+    cases = [("(", "missing closing parenthesis"),
+             ("a(?=b)", "lookaround"),
+             ("(a)\\1", "backreferences are not supported"),
+             ("(?>a+)b", "atomic groups"),
+             ("x" * 2000, "longer than 1024 bytes")]
+    for regex, why in cases:
+        for joining in (True, False):
+            since = b.log_size()
+            if joining:
+                r = heartbeat(b, node, group, member_id=str(uuid.uuid4()), regex=regex, owned=[], version=1)
+            else:
+                r = heartbeat(b, node, group, member_id=mid, epoch=r_epoch(before, mid), regex=regex, version=1)
+            assert r["error"] == ERR_INVALID_REGULAR_EXPRESSION, (regex, r)
+            assert "is not a valid regular expression" in r["message"] and why in r["message"], r
+            b.wait_for_log("INVALID_REGULAR_EXPRESSION.*not a valid regular expression", since=since)
+            after = describe(b, node, group)
+            assert (after["group_epoch"], after["members"]) == (before["group_epoch"], before["members"]), regex
+
+
+def r_epoch(d, mid):
+    return [m["epoch"] for m in d["members"] if m["member_id"] == mid][0]
+
+
+def test_pathological_regex_answers(broker):
+    b = broker
+    group = "kip848-rx-patho"
+    name = "a" * 200 + "b"
+    create_topic(b.bootstrap, name, 1)
+    # exponential for a backtracking matcher against that name; linear without backtracking
+    node, mid, r = join_regex(b, group, "(a+)+$")
+    assert r["error"] == 0, r
+    r = heartbeat(b, node, group, member_id=mid, epoch=r["epoch"], regex="(a|aa)+(a+)+c", owned=[], version=1)
+    assert r["error"] == 0, r
+    assert assigned_topics(b, node, group, mid) == {}
+    r = heartbeat(b, node, group, member_id=mid, epoch=r["epoch"], regex="(a+)+b", owned=[], version=1)
+    assert r["error"] == 0, r
+    settle(b, node, group, mid, r["epoch"], [], {name: [0]})
+
+
+def test_regex_survives_a_restart(broker):
+    b = broker
+    group = "kip848-rx-restart"
+    create_topic(b.bootstrap, "kip848-rxr-1", 2)
+    node, mid, r = join_regex(b, group, "kip848-rxr-[0-9]+")
+    assert r["error"] == 0, r
+    epoch, owned = settle(b, node, group, mid, r["epoch"], owned_of(r["assignment"]), {"kip848-rxr-1": [0, 1]})
+    before = describe(b, node, group)
+    b.restart()
+    after = describe(b, node, group)
+    assert after["members"][0]["regex"] == "kip848-rxr-[0-9]+"
+    # the first heartbeat resolves the regex again: the same topics, so no new epoch
+    r = heartbeat(b, node, group, member_id=mid, epoch=epoch, owned=owned, version=1)
+    assert r["error"] == 0 and r["epoch"] == epoch, r
+    assert describe(b, node, group)["group_epoch"] == before["group_epoch"]
+    create_topic(b.bootstrap, "kip848-rxr-2", 1)
+    settle(b, node, group, mid, epoch, owned, {"kip848-rxr-1": [0, 1], "kip848-rxr-2": [0]})
+
+
+def test_librdkafka_subscribes_by_regex(broker):
+    b = broker
+    for t in ("kip848-regex-x", "kip848-regex-y"):
+        create_topic(b.bootstrap, t, 2)
+    c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": "kip848-rx-librdkafka",
+                  "group.protocol": "consumer", "auto.offset.reset": "earliest"})
+    try:
+        c.subscribe(["^kip848-regex-.*"])
+        deadline = time.time() + 60
+        got = set()
+        while time.time() < deadline:
+            c.poll(0.5)
+            got = {(tp.topic, tp.partition) for tp in c.assignment()}
+            if len(got) == 4:
+                break
+        assert got == {(t, p) for t in ("kip848-regex-x", "kip848-regex-y") for p in (0, 1)}, got
+        b.wait_for_log(r"regular expression `\^?kip848-regex-\.\*` now matches 2 topics")
+    finally:
+        c.close()
