@@ -2,7 +2,8 @@
  * The consumer group protocol's coordinator (KIP-848): ConsumerGroupHeartbeat as Apache Kafka's
  * GroupMetadataManager.consumerGroupHeartbeat serves it (validation, joining, static members,
  * leaving with epoch -1 or -2, the epoch checks, the group epoch bump, the target assignment,
- * the reconciliation, the response's assignment), fencing (session timeout, rebalance timeout),
+ * the reconciliation, the response's assignment, subscriptions by regular expression resolved
+ * again whenever a topic is created or deleted), fencing (session timeout, rebalance timeout),
  * and the member checks of OffsetCommit/OffsetFetch (ConsumerGroup.validateOffsetCommit and
  * validateOffsetFetch). https://cwiki.apache.org/confluence/display/KAFKA/KIP-848%3A+The+Next+Generation+of+the+Consumer+Rebalance+Protocol
  *
