@@ -295,7 +295,7 @@ static void free_list(char **t, int n) {
 
 /* Sorts t and drops repeats; returns the new count. */
 static int sort_unique(char **t, int n) {
-    qsort(t, (size_t)n, sizeof *t, cmp_str);
+    if (n > 1) qsort(t, (size_t)n, sizeof *t, cmp_str); /* t is NULL when a regex matched nothing */
     int u = 0;
     for (int i = 0; i < n; i++) {
         if (u && strcmp(t[u - 1], t[i]) == 0) {
