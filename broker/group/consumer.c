@@ -362,16 +362,17 @@ static void match_one(void *arg, const char *name) {
     mc->t[mc->n++] = xstrdup(name);
 }
 
-/* The regex's topics again, when a topic was created or deleted since; whether they changed. */
+/* The regex's topics again, when a topic was created or deleted since; whether they changed (or are new). */
 static bool resolve(const group *g, cg_resolved *x, const cg_topics *topics) {
     if (x->generation == topics->generation) return false;
+    bool first = x->generation == 0; /* its members' subscriptions are checked against it once */
     x->generation = topics->generation;
     match_ctx mc = {x->re, NULL, 0, 0};
     if (x->re && topics->each) topics->each(topics->ctx, match_one, &mc);
     int u = sort_unique(mc.t, mc.n);
     if (same_list(mc.t, u, x->topics, x->ntopics)) {
         free_list(mc.t, u);
-        return false;
+        return first;
     }
     log_info("group %s: regular expression `%s` now matches %d topics (it matched %d)", g->id, x->pattern, u,
              x->ntopics);
@@ -402,9 +403,10 @@ static bool set_subscription(cgroup *cg, cmember *m) {
 /*
  * Every regex of the members compiled once for the group (fresh: the request's, already
  * compiled), resolved again after topics were created or deleted, the ones nobody uses dropped;
- * then every member's subscription. Whether any subscription changed (the group epoch moves).
+ * then the subscription of self and of the members whose regex now matches other topics (only
+ * those: a heartbeat costs no more in a large group). Whether any changed (the group epoch moves).
  */
-static bool refresh_regexes(group *g, const cg_topics *topics, cg_regex **fresh) {
+static bool refresh_regexes(group *g, const cg_topics *topics, cg_regex **fresh, cmember *self) {
     cgroup *cg = g->cg;
     int keep = 0;
     for (int i = 0; i < cg->nrx; i++) {
@@ -430,9 +432,11 @@ static bool refresh_regexes(group *g, const cg_topics *topics, cg_regex **fresh)
         cg->rx = xrealloc(cg->rx, sizeof *cg->rx * (size_t)(cg->nrx + 1));
         cg->rx[cg->nrx++] = (cg_resolved){xstrdup(p), re, NULL, 0, 0};
     }
-    for (int i = 0; i < cg->nrx; i++) resolve(g, &cg->rx[i], topics);
-    bool changed = false;
-    for (int k = 0; k < cg->n; k++) changed |= set_subscription(cg, cg->m[k]);
+    bool moved = false;
+    for (int i = 0; i < cg->nrx; i++) moved |= resolve(g, &cg->rx[i], topics);
+    bool changed = set_subscription(cg, self);
+    for (int k = 0; moved && k < cg->n; k++)
+        if (cg->m[k] != self && cg->m[k]->regex) changed |= set_subscription(cg, cg->m[k]);
     return changed;
 }
 
@@ -701,7 +705,7 @@ static void heartbeat(hb *h, const cg_parts *owned, const cg_topics *topics, con
     }
     set_names(m, &q->subscribed_topic_names.a);
     set_regex(m, q->subscribed_topic_regex);
-    bool bump = refresh_regexes(g, topics, &h->re);
+    bool bump = refresh_regexes(g, topics, &h->re, m);
     /* the subscribed topics' partitions, read at every heartbeat: created, grown or deleted topics bump too */
     bump |= refresh_meta(cg, topics);
     bool dirty = is_new || bump;

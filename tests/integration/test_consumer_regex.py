@@ -106,6 +106,26 @@ def test_regex_subscription_follows_topic_creation_and_deletion(broker):
     assert r["error"] == 0
 
 
+def test_a_new_topic_reaches_every_member_with_the_regex(broker):
+    """One member's heartbeat after a topic creation moves the other's subscription too."""
+    b = broker
+    group = "kip848-rx-two"
+    create_topic(b.bootstrap, "kip848-rx2-a", 2)
+    node, ma, ra = join_regex(b, group, "kip848-rx2-.*")
+    _, mb, rb = join_regex(b, group, "kip848-rx2-.*")
+    assert ra["error"] == 0 and rb["error"] == 0, (ra, rb)
+    epoch = describe(b, node, group)["group_epoch"]
+    create_topic(b.bootstrap, "kip848-rx2-b", 4)
+    r = heartbeat(b, node, group, member_id=ma, epoch=ra["epoch"], version=1)
+    assert r["error"] == 0, r
+    d = describe(b, node, group)
+    assert d["group_epoch"] == epoch + 1, d
+    targets = {m["member_id"]: {(name, p) for _, name, ps in m["target"] for p in ps} for m in d["members"]}
+    assert targets[ma] | targets[mb] == {("kip848-rx2-a", 0), ("kip848-rx2-a", 1)} | \
+        {("kip848-rx2-b", p) for p in range(4)}, targets
+    assert len(targets[ma]) == len(targets[mb]) == 3, targets
+
+
 def test_bad_regular_expressions_are_refused_without_state_change(broker):
     b = broker
     group = "kip848-rx-bad"
