@@ -8,6 +8,7 @@ consumer session timeout so a crash is noticed within seconds.
 """
 
 import json
+import re
 import struct
 import time
 import uuid
@@ -445,3 +446,103 @@ def test_time_to_stable_assignment(broker, pool, protocol):
           (protocol, time.monotonic() - t0))
     for c in m:
         c.stop()
+
+
+# -- the Java AdminClient ------------------------------------------------------------------
+
+def admin(b, *args):
+    r = run_client("java", list(args) + ["--bootstrap", b.bootstrap], timeout=90)
+    assert r["ok"], r
+    return r
+
+
+def test_java_admin_describes_and_lists_consumer_groups_by_type(broker, pool):
+    """describeConsumerGroups shows GroupType.CONSUMER, the member epochs and each member's
+    assignment; listGroups with a types filter keeps consumer and classic groups apart."""
+    name = "kip848-admin"
+    classic = "kip848-admin-classic"
+    b = broker.bootstrap
+    create_topic(b, name)
+    create_topic(b, classic, partitions=2)
+    m = [start(pool, "java", b, name, i) for i in range(2)]
+    c = [start(pool, "java", b, classic, 9, assignor="range", protocol="classic")]
+    wait_balanced(m, PARTITIONS, timeout=JOIN_TIMEOUT)
+    wait_balanced(c, 2, timeout=JOIN_TIMEOUT)
+    d = admin(broker, "describe-groups", "--group", name)
+    assert (d["type"], d["state"], d["assignor"]) == ("CONSUMER", "STABLE", "uniform"), d
+    assert d["group_epoch"] >= 2 and d["target_assignment_epoch"] == d["group_epoch"], d
+    assert len(d["members"]) == 2, d
+    for mem in d["members"]:
+        assert mem["member_epoch"] == d["group_epoch"], d
+        assert mem["target_assignment"] == mem["assignment"], d
+    # each member's assignment is what one of the consumers holds
+    seen = sorted(sorted(int(tp.rsplit("-", 1)[1]) for tp in mem["assignment"]) for mem in d["members"])
+    held = sorted(sorted(x.assigned_partitions()) for x in m)
+    assert seen == held, (d, held)
+    dc = admin(broker, "describe-groups", "--group", classic)
+    assert (dc["type"], dc["state"]) == ("CLASSIC", "STABLE"), dc
+    assert [mem["member_epoch"] for mem in dc["members"]] == [None], dc
+
+    consumer_only = admin(broker, "list-groups", "--type", "consumer")["groups"]
+    assert consumer_only.get(name) == {"type": "CONSUMER", "protocol": "consumer", "state": "STABLE"}, \
+        consumer_only
+    assert classic not in consumer_only, consumer_only
+    classic_only = admin(broker, "list-groups", "--type", "classic")["groups"]
+    assert classic_only.get(classic, {}).get("type") == "CLASSIC", classic_only
+    assert name not in classic_only, classic_only
+    every = admin(broker, "list-groups")["groups"]
+    assert name in every and classic in every, every
+    for x in m + c:
+        x.stop()
+
+
+# -- IAM --------------------------------------------------------------------------------------
+
+def test_iam_group_and_topic_grants(tmp_path):
+    """Over the IAM listener, a member whose principal may not use its group gets
+    GROUP_AUTHORIZATION_FAILED, and one that may not describe a subscribed topic
+    TOPIC_AUTHORIZATION_FAILED (KafkaApis.handleConsumerGroupHeartbeat's order); neither joins."""
+    import iam
+    from authz import CONFIG, CONNECT, allow, group_arn, refusal, topic_arn, user
+    topics = allow(["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"], topic_arn("kip848-iam*"))
+    groups = allow(["kafka-cluster:DescribeGroup", "kafka-cluster:AlterGroup"], group_arn("kip848-iam*"))
+    nogroup = user("kip848-nogroup", 848, CONNECT, topics)
+    notopic = user("kip848-notopic", 849, CONNECT, groups)
+    ok = user("kip848-ok", 850, CONNECT, topics, groups)
+    ids = iam.write_identities(tmp_path / "identities.json", identities=(nogroup, notopic, ok), roles=())
+    b = iam.IamBroker(ids, credentials_endpoint=False,
+                      config=dict(CONFIG, **{"profile": "provisioned", "kafka.version": "4.0",
+                                             "iam.authorization.default": "deny"}))
+    b.start()
+    try:
+        def hb(who, group, topic):
+            with iam.SaslConn(b.sasl_plaintext_port) as c:
+                c.login_oauthbearer(who)
+                body = c.roundtrip(lambda corr, cid: _frame(API_CGH, 0, corr, (
+                    kw.compact_string(group) + kw.compact_string(str(uuid.uuid4())) + kw.i32(0)
+                    + kw.compact_nullable_string(None) + kw.compact_nullable_string(None)
+                    + kw.i32(30000) + kw.compact_array([topic], kw.compact_string)
+                    + kw.compact_nullable_string(None) + kw.compact_array([], None) + kw.tags())))
+            r = kw.FlexReader(body, flex=True)
+            r.skip_tags()
+            r.i32()
+            return r.i16(), r.compact_string()
+
+        since = b.log_size()
+        assert hb(nogroup, "kip848-iam-g", "kip848-iam-t")[0] == 30  # GROUP_AUTHORIZATION_FAILED
+        refusal(b, since, "GROUP_AUTHORIZATION_FAILED(30)",
+                re.escape("kafka-cluster:AlterGroup on %s: no statement allowed it"
+                          % group_arn("kip848-iam-g")))
+        since = b.log_size()
+        assert hb(notopic, "kip848-iam-g", "kip848-iam-t")[0] == 29  # TOPIC_AUTHORIZATION_FAILED
+        refusal(b, since, "TOPIC_AUTHORIZATION_FAILED(29)",
+                re.escape("kafka-cluster:DescribeTopic on %s: no statement allowed it"
+                          % topic_arn("kip848-iam-t")))
+        # neither joined: the principal with both grants is the group's first member
+        err, _ = hb(ok, "kip848-iam-g", "kip848-iam-t")
+        assert err == 0, err
+        state = json.loads(kw_admin(b, "/v1/groups/kip848-iam-g"))
+        assert len(state["members"]) == 1, state
+    finally:
+        b.stop(check=True)
+        b.cleanup()

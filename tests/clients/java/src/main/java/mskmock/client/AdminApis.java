@@ -12,10 +12,15 @@ import java.util.concurrent.TimeUnit;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.GroupListing;
+import org.apache.kafka.clients.admin.ListGroupsOptions;
 import org.apache.kafka.clients.admin.LogDirDescription;
+import org.apache.kafka.clients.admin.MemberDescription;
 import org.apache.kafka.clients.admin.PartitionReassignment;
 import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.admin.ReplicaInfo;
+import org.apache.kafka.common.GroupType;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 
@@ -31,11 +36,19 @@ import org.apache.kafka.common.TopicPartition;
  *          (replicas of T only when --topic is given)
  *   list-reassignments --bootstrap B [--topic T --partition P]
  *       -> {"ok": true, "reassignments": {"T-P": [replicas], ...}}
+ *   describe-groups --bootstrap B --group G      (Admin.describeConsumerGroups)
+ *       -> {"ok": true, "group": G, "type": "CONSUMER"|"CLASSIC", "state": "STABLE"|...,
+ *           "assignor": A, "group_epoch": N|null, "target_assignment_epoch": N|null,
+ *           "members": [{"member_id", "instance_id", "client_id", "member_epoch": N|null,
+ *                        "assignment": ["T-P", ...], "target_assignment": [...]|null}]}
+ *   list-groups --bootstrap B [--type consumer|classic]   (Admin.listGroups, types filter)
+ *       -> {"ok": true, "groups": {"G": {"type": "CONSUMER"|null, "protocol": P, "state": S|null}}}
  * </pre>
  * A failed call: {"ok": false, "error": "ExceptionClass: message"}. Calls time out after 20 s.
  */
 final class AdminApis {
-    static final Set<String> COMMANDS = Set.of("delete-records", "describe-log-dirs", "list-reassignments");
+    static final Set<String> COMMANDS = Set.of("delete-records", "describe-log-dirs", "list-reassignments",
+            "describe-groups", "list-groups");
     private static final long TIMEOUT_S = 20;
 
     private AdminApis() {}
@@ -50,13 +63,15 @@ final class AdminApis {
             o = parse(args);
         } catch (IllegalArgumentException e) {
             System.err.println("error: " + e.getMessage());
-            System.err.println("usage: client delete-records|describe-log-dirs|list-reassignments --bootstrap B"
-                    + " [--topic T] [--partition P] [--offset O]");
+            System.err.println("usage: client delete-records|describe-log-dirs|list-reassignments|describe-groups|list-groups"
+                    + " --bootstrap B [--topic T] [--partition P] [--offset O] [--group G] [--type consumer|classic]");
             return 2;
         }
         Call call = switch (args[0]) {
             case "delete-records" -> (admin, out) -> deleteRecords(admin, o, out);
             case "describe-log-dirs" -> (admin, out) -> describeLogDirs(admin, o.get("topic"), out);
+            case "describe-groups" -> (admin, out) -> describeGroup(admin, o.get("group"), out);
+            case "list-groups" -> (admin, out) -> listGroups(admin, o.get("type"), out);
             default -> (admin, out) -> listReassignments(admin, o, out);
         };
         Properties p = new Properties();
@@ -82,7 +97,7 @@ final class AdminApis {
     private static Map<String, String> parse(String[] args) {
         Map<String, String> o = new LinkedHashMap<>();
         for (int i = 1; i < args.length; i += 2) {
-            boolean known = Set.of("--bootstrap", "--topic", "--partition", "--offset").contains(args[i]);
+            boolean known = Set.of("--bootstrap", "--topic", "--partition", "--offset", "--group", "--type").contains(args[i]);
             if (!known || i + 1 >= args.length) {
                 throw new IllegalArgumentException("bad option " + args[i]);
             }
@@ -94,6 +109,9 @@ final class AdminApis {
         if (args[0].equals("delete-records")
                 && !(o.containsKey("topic") && o.containsKey("partition") && o.containsKey("offset"))) {
             throw new IllegalArgumentException("delete-records needs --topic, --partition and --offset");
+        }
+        if (args[0].equals("describe-groups") && !o.containsKey("group")) {
+            throw new IllegalArgumentException("describe-groups needs --group");
         }
         if (args[0].equals("list-reassignments") && o.containsKey("topic") != o.containsKey("partition")) {
             throw new IllegalArgumentException("list-reassignments takes --topic and --partition together");
@@ -158,6 +176,52 @@ final class AdminApis {
             r.put(e.getKey().toString(), e.getValue().replicas());
         }
         out.put("reassignments", r);
+    }
+
+    private static void describeGroup(Admin admin, String group, Map<String, Object> out) throws Exception {
+        ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(group)).all()
+                .get(TIMEOUT_S, TimeUnit.SECONDS).get(group);
+        out.put("group", d.groupId());
+        out.put("type", d.type().name());
+        out.put("state", d.groupState().name());
+        out.put("assignor", d.partitionAssignor());
+        out.put("group_epoch", d.groupEpoch().orElse(null));
+        out.put("target_assignment_epoch", d.targetAssignmentEpoch().orElse(null));
+        List<Object> members = new ArrayList<>();
+        for (MemberDescription m : d.members()) {
+            Map<String, Object> mm = new LinkedHashMap<>();
+            mm.put("member_id", m.consumerId());
+            mm.put("instance_id", m.groupInstanceId().orElse(null));
+            mm.put("client_id", m.clientId());
+            mm.put("member_epoch", m.memberEpoch().orElse(null));
+            mm.put("assignment", partitions(m.assignment().topicPartitions()));
+            mm.put("target_assignment", m.targetAssignment()
+                    .map(a -> (Object) partitions(a.topicPartitions())).orElse(null));
+            members.add(mm);
+        }
+        out.put("members", members);
+    }
+
+    private static List<Object> partitions(Set<TopicPartition> tps) {
+        List<Object> l = new ArrayList<>();
+        tps.stream().map(TopicPartition::toString).sorted().forEach(l::add);
+        return l;
+    }
+
+    private static void listGroups(Admin admin, String type, Map<String, Object> out) throws Exception {
+        ListGroupsOptions opts = new ListGroupsOptions();
+        if (type != null) {
+            opts = opts.withTypes(Set.of(GroupType.parse(type)));
+        }
+        Map<String, Object> groups = new TreeMap<>();
+        for (GroupListing g : admin.listGroups(opts).all().get(TIMEOUT_S, TimeUnit.SECONDS)) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("type", g.type().map(GroupType::name).orElse(null));
+            m.put("protocol", g.protocol());
+            m.put("state", g.groupState().map(Enum::name).orElse(null));
+            groups.put(g.groupId(), m);
+        }
+        out.put("groups", groups);
     }
 
     static String json(Object v) {

@@ -48,7 +48,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *                                                   -> {"produced", "acked", "consumed", "reauths",
  *                                                       "failed_reauths", "connections_created",
  *                                                       "connections_closed", "errors": [...]}
- *   delete-records | describe-log-dirs | list-reassignments ...     -> see {@link AdminApis}
+ *   delete-records | describe-log-dirs | list-reassignments | describe-groups | list-groups ...
+ *                                                   -> see {@link AdminApis}
  *   txn-produce | txn-consume | txn-fence | txn-ctp | committed-offsets ...
  *                                                   -> transactions, see {@link Transactions}
  *   produce-at | describe-configs | compacted-read ... -> topic configs at work, see {@link TopicSemantics}
