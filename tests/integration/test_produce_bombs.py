@@ -10,16 +10,15 @@ is a real client (confluent-kafka). Asserts elapsed-time bounds: listed in seria
 
 import statistics
 import struct
-import threading
 import time
 import zlib
 
 import pytest
 
 import kafka_wire as kw
+from bystander import Bystander
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
-from confluent_kafka import Producer  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 PRODUCE_V = 8
@@ -119,40 +118,6 @@ def peak_rss_mb(broker):
     raise AssertionError("no VmHWM")
 
 
-class Bystander:
-    """A real producer to another topic, one record every 2 ms (linger.ms=0, acks=all): the
-    latency of each from produce() to its delivery report."""
-
-    def __init__(self, bootstrap):
-        self.p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, "acks": "all"})
-        self.p.produce("bystander", b"warm-up")
-        assert self.p.flush(10) == 0
-        self.lat, self.errors, self.stop = [], [], threading.Event()
-        self.t = threading.Thread(target=self.run)
-
-    def run(self):
-        while not self.stop.is_set():
-            t0 = time.perf_counter()
-
-            def done(err, msg, t0=t0):
-                (self.errors.append(err) if err else self.lat.append(time.perf_counter() - t0))
-
-            self.p.produce("bystander", b"v" * 100, on_delivery=done)
-            self.p.poll(0)
-            time.sleep(0.002)
-        self.p.flush(10)
-
-    def __enter__(self):
-        self.t.start()
-        time.sleep(0.3)
-        return self
-
-    def __exit__(self, *exc):
-        time.sleep(0.3)
-        self.stop.set()
-        self.t.join(30)
-
-
 # The findings' bombs: the header claims 33.5M records, which cannot fit in what the topic lets a
 # batch decompress to (32 x max.message.bytes: 32 MiB by default), so each is refused before a
 # byte is decompressed. (name, topic, make the batch)
@@ -195,9 +160,9 @@ def test_24kb_zstd_and_391kb_gzip_bombs_answered_at_once_while_others_produce(to
     broker = topics
     made = [(name, topic, make()) for name, topic, make in COUNT_BOMBS]  # before the bystander: the GIL
     assert len(made[0][2]) < 30_000 and 350_000 < len(made[3][2]) < 450_000, [len(m[2]) for m in made]
-    with Bystander(broker.bootstrap) as quiet:
+    with Bystander(broker.bootstrap, "bystander") as quiet:
         time.sleep(1)
-    with Bystander(broker.bootstrap) as by:
+    with Bystander(broker.bootstrap, "bystander") as by:
         times = send_bombs(broker, made, 5)
     slow = {n: t for n, t in times.items() if t > 100}
     assert not slow, "bombs answered after more than 100 ms: %s" % slow

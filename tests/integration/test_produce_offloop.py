@@ -12,16 +12,16 @@ elapsed-time bounds: listed in serial-modules.txt.
 import ctypes
 import socket
 import statistics
-import threading
 import time
 
 import pytest
 
 import kafka_wire as kw
+from bystander import Bystander
 from harness import Broker
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
-from confluent_kafka import Consumer, Producer  # noqa: E402
+from confluent_kafka import Consumer  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 PRODUCE_V = 8
@@ -91,40 +91,6 @@ def end_offset(bootstrap, topic):
         c.close()
 
 
-class Bystander:
-    """A real producer to another topic, one record every 2 ms (linger.ms=0, acks=all): the
-    latency of each from produce() to its delivery report."""
-
-    def __init__(self, bootstrap):
-        self.p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, "acks": "all"})
-        self.p.produce("offloop-bystander", b"warm-up")
-        assert self.p.flush(10) == 0
-        self.lat, self.errors, self.stop = [], [], threading.Event()
-        self.t = threading.Thread(target=self.run)
-
-    def run(self):
-        while not self.stop.is_set():
-            t0 = time.perf_counter()
-
-            def done(err, msg, t0=t0):
-                (self.errors.append(err) if err else self.lat.append(time.perf_counter() - t0))
-
-            self.p.produce("offloop-bystander", b"v" * 100, on_delivery=done)
-            self.p.poll(0)
-            time.sleep(0.002)
-        self.p.flush(10)
-
-    def __enter__(self):
-        self.t.start()
-        time.sleep(0.3)
-        return self
-
-    def __exit__(self, *exc):
-        time.sleep(0.3)
-        self.stop.set()
-        self.t.join(30)
-
-
 def p99(lat):
     return statistics.quantiles(lat, n=100)[98]
 
@@ -135,10 +101,10 @@ def test_big_batches_with_a_record_pass_are_checked_off_the_loop_while_others_pr
     frame = kw.produce_request(PRODUCE_V, 1, "offloop", "offloop-load", 0, big_batch())
     assert len(frame) < 10_000
     sock = kw.connect(leader_port(broker, "offloop-load"), timeout=60)
-    with Bystander(broker.bootstrap) as quiet:
+    with Bystander(broker.bootstrap, "offloop-bystander") as quiet:
         time.sleep(1.5)
     took = []
-    with Bystander(broker.bootstrap) as by:
+    with Bystander(broker.bootstrap, "offloop-bystander") as by:
         end = time.perf_counter() + 3
         while time.perf_counter() < end or len(took) < 3:
             t0 = time.perf_counter()
