@@ -344,6 +344,12 @@ static const key_def keys[] = {
       "known to)"),
     K("group.consumer.max.size", T_INT, group_consumer_max_size, "2147483647", NULL, NULL, 1, INT32_MAX, NULL,
       "members a consumer group (KIP-848) may hold; a member past it gets GROUP_MAX_SIZE_REACHED"),
+    K("group.consumer.migration.policy", T_ENUM, group_consumer_migration_policy, "bidirectional", NULL, NULL, 0, 0,
+      "bidirectional|upgrade|downgrade|disabled",
+      "the online migration of a group with members between the classic and consumer protocols (Kafka's key, 4.x "
+      "default): upgrade lets a consumer-protocol member join a classic group, which becomes a consumer group whose "
+      "classic members carry on; downgrade turns it back into a classic group when its last consumer-protocol "
+      "member leaves; empty groups change type whatever the policy"),
     K("group.consumer.session.timeout.ms", T_INT, group_consumer_session_timeout_ms, "45000", NULL, NULL, 1,
       INT32_MAX, NULL, "default consumer.session.timeout.ms of a group (KIP-848 consumer groups)"),
     K("group.consumer.min.session.timeout.ms", T_INT, group_consumer_min_session_timeout_ms, "45000", NULL, NULL, 1,

@@ -17,6 +17,14 @@ typedef enum cfg_topic_policy { TOPIC_POLICY_SERVERLESS, TOPIC_POLICY_KAFKA } cf
 
 typedef enum cfg_validation { VALIDATION_STRICT, VALIDATION_LENIENT } cfg_validation;
 
+/* group.consumer.migration.policy: Kafka's ConsumerGroupMigrationPolicy, in its order. */
+typedef enum cfg_migration {
+    MIGRATION_BIDIRECTIONAL,
+    MIGRATION_UPGRADE,
+    MIGRATION_DOWNGRADE,
+    MIGRATION_DISABLED
+} cfg_migration;
+
 typedef enum cfg_profile { PROFILE_SERVERLESS, PROFILE_PROVISIONED, PROFILE_KAFKA } cfg_profile;
 /*
  * kafka.version: the Apache Kafka release whose API ranges and features the broker answers
@@ -157,6 +165,7 @@ typedef struct config {
     bool group_configs_enable;
     char *group_coordinator_rebalance_protocols;
     int64_t group_consumer_max_size;
+    int64_t group_consumer_migration_policy;
     int64_t group_consumer_session_timeout_ms;
     int64_t group_consumer_min_session_timeout_ms;
     int64_t group_consumer_max_session_timeout_ms;

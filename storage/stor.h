@@ -405,6 +405,10 @@ typedef struct stor_cmember {
     const char *assigned, *revoking, *target;
     const char *regex; /* SubscribedTopicRegex; NULL: none */
     const char *names; /* SubscribedTopicNames when a regex is set ("a,b"); NULL: topics */
+    /* a member on the classic protocol (KIP-848's online migration): its JoinGroup's session timeout and protocols */
+    int32_t classic_session_timeout_ms;
+    const void *classic_protocols; /* the coordinator's encoding; NULL: a consumer-protocol member */
+    size_t classic_protocols_len;
 } stor_cmember;
 /* Replace the group's row and all its members, all or nothing. */
 int stor_consumer_group_save(stor *s, const stor_cgroup *g, const stor_cmember *members, int nmembers);

@@ -19,7 +19,11 @@ static int stor_cmember_insert(stor *s, const char *group_id, int position, cons
         sqlite3_bind_int(st, 10, m->member_epoch) || sqlite3_bind_int(st, 11, m->previous_epoch) ||
         sqlite3_bind_int(st, 12, m->state) || sqlite3_bind_int(st, 13, m->rebalance_timeout_ms) ||
         bind_text(st, 14, m->assigned ? m->assigned : "") || bind_text(st, 15, m->revoking ? m->revoking : "") ||
-        bind_text(st, 16, m->target ? m->target : "") || bind_text(st, 17, m->regex) || bind_text(st, 18, m->names))
+        bind_text(st, 16, m->target ? m->target : "") || bind_text(st, 17, m->regex) || bind_text(st, 18, m->names) ||
+        (m->classic_protocols ? sqlite3_bind_int(st, 19, m->classic_session_timeout_ms) : sqlite3_bind_null(st, 19)) ||
+        (m->classic_protocols ? sqlite3_bind_blob(st, 20, m->classic_protocols, (int)m->classic_protocols_len,
+                                                  SQLITE_STATIC)
+                              : sqlite3_bind_null(st, 20)))
         return stor_fail(s, "bind consumer group member");
     int rc = stor_step_done(s, st, "save consumer group member");
     sqlite3_clear_bindings(st);
@@ -66,7 +70,13 @@ static int stor_load_cmembers(stor *s, const char *group_id, const stor_cgroup_l
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         stor_cmember m = {col(st, 0), col(st, 1), col(st, 2), col(st, 3), col(st, 4), col(st, 5), col(st, 6),
                           sqlite3_column_int(st, 7), sqlite3_column_int(st, 8), sqlite3_column_int(st, 9),
-                          sqlite3_column_int(st, 10), col(st, 11), col(st, 12), col(st, 13), col(st, 14), col(st, 15)};
+                          sqlite3_column_int(st, 10), col(st, 11), col(st, 12), col(st, 13), col(st, 14), col(st, 15),
+                          sqlite3_column_int(st, 16), NULL, 0};
+        if (sqlite3_column_type(st, 17) != SQLITE_NULL) {
+            m.classic_protocols = sqlite3_column_blob(st, 17);
+            m.classic_protocols_len = (size_t)sqlite3_column_bytes(st, 17);
+            if (!m.classic_protocols) m.classic_protocols = ""; /* a zero-length blob */
+        }
         if (!m.member_id || !m.client_id || !m.client_host || !m.topics || !m.assigned || !m.revoking || !m.target) {
             ret = stor_fail(s, "load consumer group members");
             break;

@@ -409,6 +409,14 @@ static const char *const stor_migrations[] = {
      * stays the whole subscription). Columns stor_added_columns adds to consumer_group_members.
      */
     "SELECT 1;",
+
+    /*
+     * 15: KIP-848's online migration: members of a consumer group that speak the classic protocol,
+     * with their JoinGroup's session timeout and protocols (names and embedded metadata), as
+     * Kafka's ConsumerGroupMemberMetadataValue.ClassicMemberMetadata; both NULL for a member on the
+     * consumer protocol. Columns stor_added_columns adds to consumer_group_members.
+     */
+    "SELECT 1;",
 };
 
 #define STOR_MIGRATIONS_N ((int)(sizeof stor_migrations / sizeof stor_migrations[0]))
@@ -469,6 +477,8 @@ static const struct {
     {13, "txns", "next_producer_id", "INTEGER NOT NULL DEFAULT -1"},
     {14, "consumer_group_members", "regex", "TEXT"},
     {14, "consumer_group_members", "names", "TEXT"},
+    {15, "consumer_group_members", "classic_session_timeout_ms", "INTEGER"},
+    {15, "consumer_group_members", "classic_protocols", "BLOB"},
 };
 
 static int stor_add_columns(sqlite3 *db, int version, char *err, size_t errlen) {

@@ -227,11 +227,14 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
     [STOR_CMEMBERS_DELETE] = "DELETE FROM consumer_group_members WHERE group_id = ?1",
     [STOR_CMEMBER_INSERT] = "INSERT INTO consumer_group_members (group_id, member_id, position, instance_id, rack_id,"
                             " client_id, client_host, server_assignor, topics, member_epoch, previous_epoch, state,"
-                            " rebalance_timeout_ms, assigned, revoking, target, regex, names)"
-                            " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                            " rebalance_timeout_ms, assigned, revoking, target, regex, names,"
+                            " classic_session_timeout_ms, classic_protocols)"
+                            " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
+                            " ?19, ?20)",
     [STOR_LOAD_CGROUPS] = "SELECT group_id, group_epoch, assignment_epoch, assignor, topics FROM consumer_groups"
                           " ORDER BY group_id",
     [STOR_LOAD_CMEMBERS] = "SELECT member_id, instance_id, rack_id, client_id, client_host, server_assignor, topics,"
                            " member_epoch, previous_epoch, state, rebalance_timeout_ms, assigned, revoking, target,"
-                           " regex, names FROM consumer_group_members WHERE group_id = ?1 ORDER BY position",
+                           " regex, names, classic_session_timeout_ms, classic_protocols FROM consumer_group_members"
+                           " WHERE group_id = ?1 ORDER BY position",
 };

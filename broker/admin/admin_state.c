@@ -204,6 +204,8 @@ static json_t *group_json(srv *s, group *g, bool detail) {
                               m->client_id ? m->client_id : "", "client_host", m->client_host ? m->client_host : "",
                               "member_epoch", (int)m->epoch, "assigned", a, "target", t);
         json_object_set_new(e, "group_instance_id", m->instance_id ? json_string(m->instance_id) : json_null());
+        /* KIP-848's online migration: a member may still speak the classic protocol */
+        json_object_set_new(e, "protocol", json_string(m->classic ? "classic" : "consumer"));
         json_array_append_new(members, e);
         free(a);
         free(t);

@@ -70,7 +70,7 @@ void api_consumer_group_describe(srv *s, req *r) {
             if (m->regex) e->subscribed_topic_regex = kp_str_c(m->regex);
             fill_assignment(r, s, &m->assigned, &e->assignment);
             fill_assignment(r, s, &m->target, &e->target_assignment);
-            e->member_type = 1; /* the consumer protocol (KIP-1099) */
+            e->member_type = m->classic ? 0 : 1; /* KIP-1099: 0 the classic protocol (a migrating group), 1 consumer */
         }
     }
     req_respond(r, resp);

@@ -18,6 +18,7 @@
 
 #include "clock.h"
 #include "consumer.h"
+#include "consumer_int.h"
 #include "group_store.h"
 #include "ids.h"
 #include "kp_mem.h"
@@ -58,6 +59,7 @@ static void free_member(cmember *m) {
     cg_parts_free(&m->assigned);
     cg_parts_free(&m->revoking);
     cg_parts_free(&m->target);
+    cg_classic_free(m->classic);
     free(m);
 }
 
@@ -116,9 +118,13 @@ static void sync_state(group *g) {
     }
 }
 
-/* consumerGroupFenceMember: the member goes, its partitions are free, the group epoch moves. */
-static void fence(srv *s, group *g, cmember *m, const char *why) {
+/*
+ * consumerGroupFenceMember: the member goes, its partitions are free, the group epoch moves; or
+ * the group becomes a classic group (the online downgrade). true: it did.
+ */
+static bool fence(srv *s, group *g, cmember *m, const char *why) {
     cgroup *cg = g->cg;
+    if (cg_maybe_downgrade(s, g, m)) return true;
     log_info("group %s: member %s%s%s removed: %s; group epoch %d -> %d", g->id, m->id,
              m->instance_id ? " instance " : "", m->instance_id ? m->instance_id : "", why, cg->group_epoch,
              cg->group_epoch + 1);
@@ -126,7 +132,7 @@ static void fence(srv *s, group *g, cmember *m, const char *why) {
     free_member(m);
     cg->group_epoch++;
     sync_state(g);
-    (void)s;
+    return false;
 }
 
 /* ---- the group's timer ---- */
@@ -147,16 +153,23 @@ void cg_tick(srv *s, group *g) {
     bool changed = false;
     for (int i = 0; i < g->cg->n;) {
         cmember *m = g->cg->m[i];
+        bool gone = false;
         if (m->session_deadline_ms && m->session_deadline_ms <= now) {
-            fence(s, g, m, "its session timed out without a heartbeat");
+            gone = fence(s, g, m, "its session timed out without a heartbeat");
+            changed = true;
+        } else if (m->revoke_deadline_ms && m->revoke_deadline_ms <= now && m->classic) {
+            /* a classic member's only timers: rejoin after REBALANCE_IN_PROGRESS, sync after joining */
+            gone = fence(s, g, m, m->classic->awaiting_sync ? "the member failed to sync within timeout"
+                                                            : "the classic member failed to join within the rebalance timeout");
             changed = true;
         } else if (m->revoke_deadline_ms && m->revoke_deadline_ms <= now) {
             /* Kafka's rebalance timeout: the member did not revoke its partitions in time */
-            fence(s, g, m, "it did not revoke its partitions within its rebalance timeout");
+            gone = fence(s, g, m, "it did not revoke its partitions within its rebalance timeout");
             changed = true;
         } else {
             i++;
         }
+        if (gone) return; /* a classic group now, saved */
     }
     if (changed) cg_store_save(s, g);
 }
@@ -364,7 +377,8 @@ static void match_one(void *arg, const char *name) {
 
 /* The regex's topics again, when a topic was created or deleted since; whether they changed (or are new). */
 static bool resolve(const group *g, cg_resolved *x, const cg_topics *topics) {
-    if (x->generation == topics->generation) return false;
+    /* a JoinGroup's resolver lists no topics: the next heartbeat resolves */
+    if (x->generation == topics->generation || !topics->each) return false;
     bool first = x->generation == 0; /* its members' subscriptions are checked against it once */
     x->generation = topics->generation;
     match_ctx mc = {x->re, NULL, 0, 0};
@@ -545,8 +559,7 @@ static void leave(hb *h) {
             return;
         }
     }
-    fence(h->s, g, m, "it left the consumer group");
-    cg_store_save(h->s, g);
+    if (!fence(h->s, g, m, "it left the consumer group")) cg_store_save(h->s, g);
 }
 
 /* getOrMaybeCreateConsumerGroup */
@@ -559,10 +572,13 @@ static bool find_group(hb *h) {
         return true;
     }
     if (g && (g->nmembers > 0 || g->state != GS_EMPTY || g->pending)) {
-        /* Kafka 4.x would upgrade the group member by member; that migration is not served yet */
-        refuse(h, KERR_GROUP_ID_NOT_FOUND, "Group %s is not a consumer group (a classic group with members; the "
-               "online migration between the protocols is not supported by mskmock yet).", g->id);
-        return false;
+        /* a classic group with members: the online upgrade (Kafka's validateOnlineUpgrade), on a join only */
+        if (!create || !cg_upgrade(h->s, g)) {
+            refuse(h, KERR_GROUP_ID_NOT_FOUND, "Group %s is not a consumer group.", g->id);
+            return false;
+        }
+        h->g = g;
+        return true;
     }
     if (!create) {
         refuse(h, KERR_GROUP_ID_NOT_FOUND, "Consumer group %.*s not found.", q->group_id.len, q->group_id.p);
@@ -616,7 +632,8 @@ static cmember *find_or_join(hb *h, const cg_parts *owned, const char *member_id
             *is_new = true;
             return new_member(member_id);
         }
-        if (old->epoch != EPOCH_STATIC_LEAVE) {
+        /* a classic member's instance is taken over without its leaving first (Kafka 4.x) */
+        if (old->epoch != EPOCH_STATIC_LEAVE && !old->classic) {
             refuse(h, KERR_UNRELEASED_INSTANCE_ID, "Static member %s with instance id %.*s cannot join the group "
                    "because the instance id is owned by %s member.", member_id, q->instance_id.len, q->instance_id.p,
                    old->id);
@@ -628,6 +645,9 @@ static cmember *find_or_join(hb *h, const cg_parts *owned, const char *member_id
         free(old->id);
         old->id = xstrdup(member_id);
         old->epoch = old->prev_epoch = 0;
+        cg_classic_free(old->classic); /* from now on on the consumer protocol */
+        old->classic = NULL;
+        old->revoke_deadline_ms = 0;
         return old;
     }
     if (!old) {
@@ -705,27 +725,9 @@ static void heartbeat(hb *h, const cg_parts *owned, const cg_topics *topics, con
     }
     set_names(m, &q->subscribed_topic_names.a);
     set_regex(m, q->subscribed_topic_regex);
-    bool bump = refresh_regexes(g, topics, &h->re, m);
-    /* the subscribed topics' partitions, read at every heartbeat: created, grown or deleted topics bump too */
-    bump |= refresh_meta(cg, topics);
-    bool dirty = is_new || bump;
-    if (bump) {
-        cg->group_epoch++;
-        log_info("group %s: bumped group epoch to %d", g->id, cg->group_epoch);
-    }
-    if (cg->group_epoch > cg->assignment_epoch) {
-        const char *a = preferred_assignor(cg);
-        cg_assign(a, cg->m, cg->n, cg->meta, cg->nmeta);
-        cg->assignment_epoch = cg->group_epoch;
-        free(cg->assignor);
-        cg->assignor = xstrdup(a);
-        log_info("group %s: target assignment computed at epoch %d by the %s assignor for %d members", g->id,
-                 cg->assignment_epoch, a, cg->n);
-        dirty = true;
-    }
-    owner_ctx oc = {cg, m};
+    bool dirty = cg_settle(s, g, m, topics, &h->re, is_new);
     if (m->epoch != cg->assignment_epoch || m->state != CM_STABLE) {
-        if (cg_reconcile(m, cg->assignment_epoch, owned, owner_epoch, &oc)) {
+        if (cg_member_reconcile(g, m, owned)) {
             dirty = true;
             m->revoke_deadline_ms =
                 m->state == CM_UNREVOKED_PARTITIONS ? clk_mono_ms() + (m->rebalance_timeout_ms > 0 ? m->rebalance_timeout_ms : 0) : 0;
@@ -760,6 +762,55 @@ void cg_heartbeat(srv *s, req *r, const kp_consumer_group_heartbeat_request *q, 
     cg_regex_free(h.re); /* unless the group took it */
 }
 
+/* ---- what consumer_classic.c shares (consumer_int.h) ---- */
+
+cmember *cg_member_by_id(const cgroup *cg, kp_str id) { return find_member(cg, id); }
+cmember *cg_member_by_instance(const cgroup *cg, kp_str instance) { return find_static(cg, instance); }
+cmember *cg_member_new(const char *id) { return new_member(id); }
+void cg_member_free(cmember *m) { free_member(m); }
+void cg_member_append(cgroup *cg, cmember *m) { add_member(cg, m); }
+void cg_sync_state(group *g) { sync_state(g); }
+bool cg_fence(srv *s, group *g, cmember *m, const char *why) { return fence(s, g, m, why); }
+
+bool cg_member_set_names(cmember *m, const kp_str *v, int n) {
+    kp_arr a = {n, (void *)v};
+    return set_names(m, &a);
+}
+
+int32_t cg_partition_epoch(const cgroup *cg, const char *topic, int32_t p) {
+    owner_ctx oc = {cg, NULL};
+    return owner_epoch(&oc, topic, p);
+}
+
+bool cg_member_reconcile(group *g, cmember *m, const cg_parts *owned) {
+    owner_ctx oc = {g->cg, m};
+    return cg_reconcile(m, g->cg->assignment_epoch, owned, owner_epoch, &oc);
+}
+
+bool cg_settle(srv *s, group *g, cmember *m, const cg_topics *topics, cg_regex **fresh, bool is_new) {
+    (void)s;
+    cgroup *cg = g->cg;
+    bool bump = refresh_regexes(g, topics, fresh, m);
+    /* the subscribed topics' partitions, read at every heartbeat: created, grown or deleted topics bump too */
+    bump |= refresh_meta(cg, topics);
+    bool dirty = is_new || bump;
+    if (bump) {
+        cg->group_epoch++;
+        log_info("group %s: bumped group epoch to %d", g->id, cg->group_epoch);
+    }
+    if (cg->group_epoch > cg->assignment_epoch) {
+        const char *a = preferred_assignor(cg);
+        cg_assign(a, cg->m, cg->n, cg->meta, cg->nmeta);
+        cg->assignment_epoch = cg->group_epoch;
+        free(cg->assignor);
+        cg->assignor = xstrdup(a);
+        log_info("group %s: target assignment computed at epoch %d by the %s assignor for %d members", g->id,
+                 cg->assignment_epoch, a, cg->n);
+        dirty = true;
+    }
+    return dirty;
+}
+
 /* ---- offsets ---- */
 
 static cmember *offset_member(srv *s, req *r, group *g, kp_str member_id, int16_t *err) {
@@ -779,6 +830,15 @@ int16_t cg_commit_check(srv *s, req *r, group *g, int32_t member_epoch, kp_str m
     int16_t err = 0;
     cmember *m = offset_member(s, r, g, member_id, &err);
     if (!m) return err;
+    if (m->classic) {
+        /* a classic member's generation is its member epoch (ConsumerGroup.validateMemberEpoch) */
+        if (member_epoch != m->epoch) {
+            req_log_refusal(r, KERR_ILLEGAL_GENERATION, "group %s: classic member %s commits at generation %d, its "
+                            "epoch is %d", g->id, m->id, member_epoch, m->epoch);
+            return KERR_ILLEGAL_GENERATION;
+        }
+        return 0;
+    }
     if (r->hdr.api_key == KP_API_OFFSET_COMMIT && r->hdr.api_version < 9) {
         req_log_refusal(r, KERR_UNSUPPORTED_VERSION, "group %s: OffsetCommit version 9 or above must be used by "
                         "members using the consumer group protocol", g->id);
@@ -797,6 +857,11 @@ int16_t cg_fetch_check(srv *s, req *r, group *g, int32_t member_epoch, kp_str me
     int16_t err = 0;
     cmember *m = offset_member(s, r, g, member_id, &err);
     if (!m) return err;
+    if (member_epoch != m->epoch && m->classic) {
+        req_log_refusal(r, KERR_ILLEGAL_GENERATION, "group %s: classic member %s fetches offsets at generation %d, "
+                        "its epoch is %d", g->id, m->id, member_epoch, m->epoch);
+        return KERR_ILLEGAL_GENERATION;
+    }
     if (member_epoch != m->epoch) {
         req_log_refusal(r, KERR_STALE_MEMBER_EPOCH, "group %s: member %s fetches offsets at epoch %d, its epoch is %d",
                         g->id, m->id, member_epoch, m->epoch);

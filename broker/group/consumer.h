@@ -10,8 +10,11 @@
  * A consumer group is a `group` (group.h) whose `cg` is set: the id namespace, the committed
  * offsets, the coordinator node and the group's one timer are shared with classic groups; the
  * classic member list stays empty. A member subscribes by topic names, a regular expression
- * (consumer_regex.c) or both; its subscription is their union. The online migration between the
- * classic and consumer protocols is not served (refused, logged).
+ * (consumer_regex.c) or both; its subscription is their union. KIP-848's online migration
+ * (consumer_classic.c): a consumer-protocol member joining a classic group converts it into a
+ * consumer group whose classic members carry on through JoinGroup, SyncGroup, Heartbeat and
+ * LeaveGroup (members with `classic` set), and the group goes back to a classic group when its
+ * last consumer-protocol member leaves (group.consumer.migration.policy).
  *
  * group/ sits below topic/, so what the coordinator needs of topics (partition counts, topic ids)
  * comes from the caller as a cg_topics resolver.
@@ -35,6 +38,17 @@ typedef struct cg_parts {
 /* CurrentAssignmentBuilder's member states (MemberState.java). */
 typedef enum cm_state { CM_STABLE, CM_UNREVOKED_PARTITIONS, CM_UNRELEASED_PARTITIONS } cm_state;
 
+/*
+ * What a member speaking the classic protocol inside a consumer group sent in its JoinGroup
+ * (Kafka's ConsumerGroupMemberMetadataValue.ClassicMemberMetadata).
+ */
+typedef struct cm_classic {
+    int32_t session_timeout_ms;
+    member_protocol *protocols;     /* its JoinGroup protocols, in its order */
+    int nprotocols;
+    bool awaiting_sync;             /* revoke_deadline_ms is its sync timeout; else its join timeout */
+} cm_classic;
+
 typedef struct cmember {
     char *id;
     char *instance_id;              /* NULL: dynamic */
@@ -53,7 +67,9 @@ typedef struct cmember {
     cg_parts revoking;              /* what it must give up before it moves on */
     cg_parts target;                /* its part of the target assignment (assignment epoch) */
     int64_t session_deadline_ms;    /* monotonic */
-    int64_t revoke_deadline_ms;     /* UNREVOKED_PARTITIONS: the rebalance timeout; 0 otherwise */
+    int64_t revoke_deadline_ms;     /* UNREVOKED_PARTITIONS: the rebalance timeout; 0 otherwise (classic
+                                       members: their join or sync timeout, Kafka's only timers for them) */
+    cm_classic *classic;            /* NULL: the consumer protocol */
 } cmember;
 
 /* The partition count of each subscribed topic when the target was last computed. */
@@ -107,6 +123,18 @@ bool cg_enabled(const srv *s); /* group.coordinator.rebalance.protocols names co
  */
 void cg_heartbeat(srv *s, req *r, const kp_consumer_group_heartbeat_request *q, const cg_parts *owned,
                   const cg_topics *topics, kp_consumer_group_heartbeat_response *resp, const cg_parts **assignment_out);
+
+/*
+ * The classic protocol's requests to a consumer group with members (KIP-848's online migration,
+ * Kafka's classicGroupJoinToConsumerGroup and its siblings; consumer_classic.c). Each logs its
+ * refusals. join answers the request itself.
+ */
+void cg_classic_join(srv *s, req *r, group *g, const kp_join_group_request *q, const cg_topics *topics);
+int16_t cg_classic_sync(srv *s, req *r, group *g, const kp_sync_group_request *q, kp_bytes *assignment);
+int16_t cg_classic_heartbeat(srv *s, req *r, group *g, int32_t generation, kp_str member_id, kp_str instance_id);
+int16_t cg_classic_leave(srv *s, req *r, group *g, kp_str member_id, kp_str instance_id);
+/* ConsumerProtocolAssignment bytes of parts at version (capped to 0..3), user data null. malloc'd. */
+uint8_t *cg_assignment_encode(const cg_parts *parts, int16_t version, size_t *len);
 
 /* OffsetCommit and OffsetFetch of a consumer group (ConsumerGroup.validateOffsetCommit/Fetch). */
 int16_t cg_commit_check(srv *s, req *r, group *g, int32_t member_epoch, kp_str member_id);

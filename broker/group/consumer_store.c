@@ -5,7 +5,9 @@
  * heartbeat, which changes nothing while the topics are the same) and partitions. Saved whole whenever a heartbeat or the timer changed any of it
  * (storage/stor_consumer_groups.c), inside the loop iteration's commit; loaded at start-up with
  * fresh session deadlines, so a member that keeps heartbeating with its epoch carries on as if
- * the broker had never stopped, as members of Kafka's coordinator do after a failover.
+ * the broker had never stopped, as members of Kafka's coordinator do after a failover. Members on
+ * the classic protocol (a group in the middle of KIP-848's online migration) keep their JoinGroup's
+ * session timeout and protocols.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,10 +72,56 @@ static char *format_meta(const cgroup *cg) {
     return out;
 }
 
+/*
+ * A classic member's protocols (KIP-848's online migration) as one blob: per protocol a 2-byte
+ * name length, the name, a 4-byte metadata length and the metadata, big-endian.
+ */
+static uint8_t *protocols_blob(const cm_classic *c, size_t *len) {
+    size_t n = 0;
+    for (int i = 0; i < c->nprotocols; i++) n += 2 + strlen(c->protocols[i].name) + 4 + c->protocols[i].len;
+    uint8_t *out = xmalloc(n ? n : 1), *w = out;
+    for (int i = 0; i < c->nprotocols; i++) {
+        size_t nl = strlen(c->protocols[i].name), ml = c->protocols[i].len;
+        *w++ = (uint8_t)(nl >> 8);
+        *w++ = (uint8_t)nl;
+        memcpy(w, c->protocols[i].name, nl);
+        w += nl;
+        for (int b = 3; b >= 0; b--) *w++ = (uint8_t)(ml >> (8 * b));
+        memcpy(w, c->protocols[i].meta, ml);
+        w += ml;
+    }
+    *len = n;
+    return out;
+}
+
+static cm_classic *protocols_parse(const uint8_t *p, size_t len, int32_t session_timeout_ms) {
+    cm_classic *c = xcalloc(1, sizeof *c);
+    c->session_timeout_ms = session_timeout_ms;
+    size_t at = 0;
+    while (at + 2 <= len) {
+        size_t nl = (size_t)p[at] << 8 | p[at + 1];
+        if (at + 2 + nl + 4 > len) break;
+        const uint8_t *q = p + at + 2 + nl;
+        size_t ml = (size_t)q[0] << 24 | (size_t)q[1] << 16 | (size_t)q[2] << 8 | q[3];
+        if (at + 2 + nl + 4 + ml > len) break;
+        c->protocols = xrealloc(c->protocols, sizeof *c->protocols * (size_t)(c->nprotocols + 1));
+        member_protocol *mp = &c->protocols[c->nprotocols++];
+        mp->name = xmalloc(nl + 1);
+        memcpy(mp->name, p + at + 2, nl);
+        mp->name[nl] = 0;
+        mp->len = ml;
+        mp->meta = xmalloc(ml ? ml : 1);
+        memcpy(mp->meta, q + 4, ml);
+        at += 2 + nl + 4 + ml;
+    }
+    return c;
+}
+
 void cg_store_save(srv *s, group *g) {
     cgroup *cg = g->cg;
     stor_cmember *ms = xcalloc((size_t)cg->n + 1, sizeof *ms);
     char **texts = xcalloc((size_t)cg->n * 5 + 1, sizeof *texts);
+    uint8_t **blobs = xcalloc((size_t)cg->n + 1, sizeof *blobs);
     for (int i = 0; i < cg->n; i++) {
         cmember *m = cg->m[i];
         char **x = &texts[5 * i];
@@ -84,7 +132,12 @@ void cg_store_save(srv *s, group *g) {
         x[4] = m->regex ? join_topics(m->names, m->nnames) : NULL;
         ms[i] = (stor_cmember){m->id, m->instance_id, m->rack_id, m->client_id, m->client_host, m->server_assignor,
                                x[0], m->epoch, m->prev_epoch, (int32_t)m->state, m->rebalance_timeout_ms,
-                               x[1], x[2], x[3], m->regex, x[4]};
+                               x[1], x[2], x[3], m->regex, x[4], 0, NULL, 0};
+        if (m->classic) {
+            blobs[i] = protocols_blob(m->classic, &ms[i].classic_protocols_len);
+            ms[i].classic_protocols = blobs[i];
+            ms[i].classic_session_timeout_ms = m->classic->session_timeout_ms;
+        }
     }
     char *meta = format_meta(cg);
     stor_cgroup sg = {g->id, cg->group_epoch, cg->assignment_epoch, cg->assignor, meta};
@@ -93,6 +146,8 @@ void cg_store_save(srv *s, group *g) {
     free(meta);
     for (int i = 0; i < cg->n * 5; i++) free(texts[i]);
     free(texts);
+    for (int i = 0; i < cg->n; i++) free(blobs[i]);
+    free(blobs);
     free(ms);
 }
 
@@ -152,7 +207,13 @@ static void load_member(void *ctx, const char *group_id, const stor_cmember *sm)
     /* sessions start again at the restart, as Kafka's do when a coordinator loads a group */
     int64_t now = clk_mono_ms();
     m->session_deadline_ms = now + grp_consumer_settings_of(s, g->id, strlen(g->id)).session_timeout_ms;
-    if (m->state == CM_UNREVOKED_PARTITIONS) m->revoke_deadline_ms = now + m->rebalance_timeout_ms;
+    if (sm->classic_protocols) {
+        /* a classic member: its own session timeout, and no join or sync timer until it is told to rejoin */
+        m->classic = protocols_parse(sm->classic_protocols, sm->classic_protocols_len, sm->classic_session_timeout_ms);
+        m->session_deadline_ms = now + sm->classic_session_timeout_ms;
+    } else if (m->state == CM_UNREVOKED_PARTITIONS) {
+        m->revoke_deadline_ms = now + m->rebalance_timeout_ms;
+    }
     XGROW(cg->m, cg->cap, cg->n + 1, 8);
     cg->m[cg->n++] = m;
 }

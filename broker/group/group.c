@@ -9,6 +9,7 @@
 #include "clock.h"
 #include "hash.h"
 #include "consumer.h"
+#include "consumer_int.h"
 #include "group_store.h"
 #include "ids.h"
 #include "kp_consumer.h"
@@ -30,14 +31,15 @@ const char *grp_type(const group *g) { return g->cg ? "consumer" : "classic"; }
 int grp_member_count(const group *g) { return g->cg ? g->cg->n : g->nmembers; }
 
 /*
- * A classic request (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) naming a consumer group: Kafka
- * 3.7's answer (getOrMaybeCreateClassicGroup); Kafka 4.x would take the member in through the
- * online migration, which is not served yet.
+ * A classic request (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) naming a consumer group while
+ * the consumer protocol is not served (a group stored when it was): Kafka 3.7's answer
+ * (getOrMaybeCreateClassicGroup). Where it is served, Kafka 4.x's online migration takes the
+ * classic member into the consumer group (consumer_classic.c).
  */
 static bool not_consumer(const req *r, const group *g) {
-    if (!g || !g->cg) return true;
-    req_log_refusal(r, KERR_GROUP_ID_NOT_FOUND, "Group %s is not a classic group (a consumer group: the online "
-                    "migration between the protocols is not supported by mskmock yet)", g->id);
+    if (!g || !g->cg || cg_enabled(g->srv)) return true;
+    req_log_refusal(r, KERR_GROUP_ID_NOT_FOUND, "Group %s is not a classic group (a consumer group, and "
+                    "group.coordinator.rebalance.protocols does not name consumer)", g->id);
     return false;
 }
 
@@ -960,10 +962,33 @@ static void join_existing_member(srv *s, req *r, group *g, const kp_join_group_r
     arm(g);
 }
 
-void grp_join(srv *s, req *r) {
+/*
+ * An empty consumer group a classic member joins becomes a classic group and keeps its offsets,
+ * whatever the migration policy (Kafka's maybeDeleteEmptyConsumerGroup).
+ */
+static void consumer_to_empty_classic(srv *s, group *g) {
+    log_info("group %s: the empty consumer group becomes a classic group", g->id);
+    if (stor_consumer_group_delete(s->st, g->id) != 0)
+        log_error("group %s: deleting its consumer group state failed: %s", g->id, stor_errmsg(s->st));
+    cg_free(g->cg);
+    g->cg = NULL;
+    g->state = GS_EMPTY;
+    g->state_ms = clk_now_ms();
+    g->generation = 0;
+}
+
+void grp_join(srv *s, req *r, const struct cg_topics *topics) {
     kp_join_group_request *q = r->body;
     if (!join_request_valid(s, r, q)) return;
     if (r->hdr.api_version == 0) q->rebalance_timeout_ms = q->session_timeout_ms; /* v0 has none: Kafka uses the session timeout */
+    group *cur = grp_find(s, q->group_id.p, (size_t)q->group_id.len);
+    if (cur && cur->cg && cg_enabled(s)) {
+        if (cur->cg->n > 0) {
+            cg_classic_join(s, r, cur, q, topics);
+            return;
+        }
+        consumer_to_empty_classic(s, cur);
+    }
     group *g = join_group_of(s, r, q);
     if (!g) return;
     if (q->member_id.len <= 0)
@@ -1058,6 +1083,10 @@ static int16_t sync_check(srv *s, req *r, const kp_sync_group_request *q, group 
         return KERR_UNKNOWN_MEMBER_ID;
     }
     if (!not_consumer(r, g)) return KERR_GROUP_ID_NOT_FOUND;
+    if (g->cg) {
+        *gout = g; /* a classic member of a consumer group: grp_sync hands it over */
+        return 0;
+    }
     member *m;
     err = check_member(s, r, g, q->member_id, q->group_instance_id, q->generation_id, &m);
     if (err) return err;
@@ -1125,6 +1154,18 @@ void grp_sync(srv *s, req *r) {
     group *g = NULL;
     member *m = NULL;
     int16_t err = sync_check(s, r, q, &g, &m);
+    if (!err && g->cg) {
+        kp_bytes a = {"", 0};
+        err = cg_classic_sync(s, r, g, q, &a);
+        if (!err) {
+            kp_sync_group_response *resp = req_resp(r);
+            resp->protocol_type = q->protocol_type;
+            resp->protocol_name = q->protocol_name;
+            resp->assignment = a;
+            req_respond(r, resp);
+            return;
+        }
+    }
     if (err) {
         sync_refuse(r, err);
         return;
@@ -1155,6 +1196,7 @@ int16_t grp_heartbeat(srv *s, req *r, kp_str group_id, int32_t generation, kp_st
         return KERR_UNKNOWN_MEMBER_ID;
     }
     if (!not_consumer(r, g)) return KERR_GROUP_ID_NOT_FOUND;
+    if (g->cg) return cg_classic_heartbeat(s, r, g, generation, member_id, instance_id);
     member *m;
     err = check_member(s, r, g, member_id, instance_id, generation, &m);
     if (err) return err;
@@ -1174,6 +1216,7 @@ int16_t grp_heartbeat(srv *s, req *r, kp_str group_id, int32_t generation, kp_st
 int16_t grp_leave(srv *s, req *r, group *g, kp_str member_id, kp_str instance_id) {
     member *m = NULL;
     if (!not_consumer(r, g)) return KERR_GROUP_ID_NOT_FOUND;
+    if (g->cg) return cg_classic_leave(s, r, g, member_id, instance_id);
     if (member_id.len <= 0 && instance_id.len >= 0) {
         m = find_static(g, instance_id); /* administrative removal of a static member */
     } else {
@@ -1232,6 +1275,58 @@ int grp_delete(srv *s, group *g) {
         }
     free_group(g);
     return 0;
+}
+
+/* ---- the classic side of the online migration (consumer_classic.c) ---- */
+
+void grp_classic_release(srv *s, group *g, int16_t err) {
+    while (g->members) {
+        member *m = g->members;
+        answer_join(s, g, m, err);
+        answer_sync(s, g, m, err);
+        g->members = m->next;
+        free_member(m);
+    }
+    g->nmembers = 0;
+    while (g->pending) {
+        pending_member *p = g->pending;
+        g->pending = p->next;
+        free(p->id);
+        free(p);
+    }
+    grp_store_forget_classic(s, g);
+    free(g->protocol_type);
+    free(g->protocol_name);
+    free(g->leader);
+    g->protocol_type = g->protocol_name = g->leader = NULL;
+    g->generation = 0;
+    g->join_deadline_ms = g->delay_deadline_ms = g->sync_deadline_ms = 0;
+    g->delay_remaining_ms = 0;
+}
+
+void grp_classic_adopt(srv *s, group *g, member *members, int n, int32_t generation) {
+    (void)s;
+    g->members = members;
+    g->nmembers = n;
+    g->generation = generation;
+    free(g->protocol_type);
+    g->protocol_type = xstrdup("consumer");
+    free(g->leader);
+    g->leader = members ? xstrdup(members->id) : NULL;
+    free(g->protocol_name);
+    g->protocol_name = select_protocol(g);
+    g->join_deadline_ms = g->delay_deadline_ms = g->sync_deadline_ms = 0;
+    /* ClassicGroup.fromConsumerGroup makes it Stable; not a transition of the classic machine */
+    g->state = GS_STABLE;
+    g->state_ms = clk_now_ms();
+}
+
+void grp_classic_rebalance(srv *s, group *g, const char *reason) {
+    grp_store_save(s, g);
+    log_info("group %s: generation %d is stable (from the consumer group, protocol %s)", g->id, g->generation,
+             g->protocol_name ? g->protocol_name : "-");
+    prepare_rebalance(s, g, reason);
+    arm(g);
 }
 
 void grp_init(srv *s) { s->groups = NULL; }

@@ -103,7 +103,9 @@ bool grp_transition_valid(group_state from, group_state to);
 /* Common first checks: the request reached the coordinator (NOT_COORDINATOR). */
 int16_t grp_check_coordinator(srv *s, req *r, kp_str group_id);
 
-void grp_join(srv *s, req *r);
+struct cg_topics;
+/* topics: what a classic member joining a consumer group needs of topics (group/consumer.h). */
+void grp_join(srv *s, req *r, const struct cg_topics *topics);
 void grp_sync(srv *s, req *r);
 int16_t grp_heartbeat(srv *s, req *r, kp_str group_id, int32_t generation, kp_str member_id, kp_str instance_id);
 int16_t grp_leave(srv *s, req *r, group *g, kp_str member_id, kp_str instance_id);
