@@ -3,19 +3,23 @@
  * range assignors (balance, stickiness, heterogeneous subscriptions) and the reconciliation of a
  * member towards its target, state by state as Apache Kafka's CurrentAssignmentBuilder does it
  * (its CurrentAssignmentBuilderTest cases: revoke first, wait for unreleased partitions, the
- * previous owner's revocation releasing them, the epoch bump after a revocation).
+ * previous owner's revocation releasing them, the epoch bump after a revocation), and the
+ * ConsumerProtocolAssignment a classic member of a consumer group gets (KIP-848's online
+ * migration), which must decode strictly at the version of the member's subscription.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "group/consumer.h"
+#include "kp_consumer.h"
 
 static cmember *mk(const char *id, const char *t1, const char *t2) {
     cmember *m = calloc(1, sizeof *m);
@@ -203,6 +207,41 @@ static void test_parts_text_round_trip(void **state) {
     cg_parts_free(&q);
 }
 
+static void test_classic_assignment_encodes_at_the_members_version(void **state) {
+    (void)state;
+    cg_parts p = {0};
+    cg_parts_add(&p, "orders", 3);
+    cg_parts_add(&p, "orders", 1);
+    cg_parts_add(&p, "audit", 0);
+    for (int16_t v = -1; v <= 5; v++) {
+        size_t len;
+        uint8_t *b = cg_assignment_encode(&p, v, &len);
+        kp_arena arena = {0};
+        kp_assignment a;
+        assert_true(kp_assignment_decode(b, len, KP_CONSUMER_STRICT, &a, &arena, NULL));
+        assert_int_equal(a.version, v < 0 ? 0 : v > 3 ? 3 : v); /* capped as Java's checkAssignmentVersion */
+        assert_int_equal(a.nassigned, 2);
+        assert_int_equal(a.user_data.len, -1);
+        cg_parts back = {0};
+        for (int32_t i = 0; i < a.nassigned; i++)
+            for (int32_t k = 0; k < a.assigned[i].n; k++) {
+                char t[32];
+                snprintf(t, sizeof t, "%.*s", a.assigned[i].topic.len, a.assigned[i].topic.p);
+                cg_parts_add(&back, t, a.assigned[i].partitions[k]);
+            }
+        assert_true(cg_parts_eq(&p, &back));
+        cg_parts_free(&back);
+        kp_arena_free(&arena);
+        free(b);
+    }
+    size_t len;
+    cg_parts none = {0};
+    uint8_t *b = cg_assignment_encode(&none, 1, &len);
+    assert_int_equal(len, 10); /* version, an empty array, null user data */
+    free(b);
+    cg_parts_free(&p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_uniform_balances_and_sticks),
@@ -213,6 +252,7 @@ int main(void) {
         cmocka_unit_test(test_reconcile_waits_for_unreleased_partitions),
         cmocka_unit_test(test_reconcile_without_owned_partitions_keeps_revoking),
         cmocka_unit_test(test_parts_text_round_trip),
+        cmocka_unit_test(test_classic_assignment_encodes_at_the_members_version),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
