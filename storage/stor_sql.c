@@ -135,6 +135,14 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
     [STOR_TXN_PART_DELETE] = "DELETE FROM txn_partitions WHERE transactional_id = ?1 AND topic_id = ?2"
                              " AND partition = ?3",
     [STOR_TXN_PART_CLEAR] = "DELETE FROM txn_partitions WHERE transactional_id = ?1",
+    /*
+     * Which member tables hold rows of the id. Each clear below is a multi-row DELETE of a
+     * WITHOUT ROWID table, which SQLite runs in two passes through an ephemeral table (its keys
+     * first): several times the cost of this look-up, paid even when nothing matches.
+     */
+    [STOR_TXN_MEMBERS_PROBE] = "SELECT EXISTS (SELECT 1 FROM txn_partitions WHERE transactional_id = ?1),"
+                               " EXISTS (SELECT 1 FROM txn_groups WHERE transactional_id = ?1),"
+                               " EXISTS (SELECT 1 FROM txn_offsets WHERE transactional_id = ?1)",
     [STOR_TXN_GROUP_INSERT] = "INSERT INTO txn_groups (transactional_id, group_id) VALUES (?1, ?2)"
                               " ON CONFLICT DO NOTHING",
     [STOR_TXN_GROUP_CLEAR] = "DELETE FROM txn_groups WHERE transactional_id = ?1",

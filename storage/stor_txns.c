@@ -72,16 +72,45 @@ int stor_txn_group_add(stor *s, const char *transactional_id, const char *group_
     return stor_step_done(s, st, "add group to transaction");
 }
 
-static int stor_txn_members_delete(stor *s, const char *transactional_id) {
-    if (stor_txn_by_id(s, STOR_TXN_PART_CLEAR, transactional_id, "clear transaction partitions")) return -1;
-    if (stor_txn_by_id(s, STOR_TXN_GROUP_CLEAR, transactional_id, "clear transaction groups")) return -1;
-    return stor_txn_by_id(s, STOR_TXN_OFFSET_CLEAR, transactional_id, "clear transaction offsets");
+static const stor_stmt_id member_clear[] = {STOR_TXN_PART_CLEAR, STOR_TXN_GROUP_CLEAR, STOR_TXN_OFFSET_CLEAR};
+static const char *const member_what[] = {"clear transaction partitions", "clear transaction groups",
+                                          "clear transaction offsets"};
+
+/* Which of the member tables hold rows of the id (has[i] for member_clear[i]); how many do. */
+static int stor_txn_members_probe(stor *s, const char *transactional_id, bool has[3]) {
+    sqlite3_stmt *st = stor_stmt(s, STOR_TXN_MEMBERS_PROBE);
+    if (stor_bind_id(s, st, transactional_id)) return -1;
+    int n = -1;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        n = 0;
+        for (int i = 0; i < 3; i++) n += has[i] = sqlite3_column_int(st, i) != 0;
+    } else {
+        stor_fail(s, "find transaction members");
+    }
+    sqlite3_reset(st);
+    return n;
 }
 
+static int stor_txn_members_delete(stor *s, const char *transactional_id, const bool has[3]) {
+    for (int i = 0; i < 3; i++)
+        if (has[i] && stor_txn_by_id(s, member_clear[i], transactional_id, member_what[i])) return -1;
+    return 0;
+}
+
+/*
+ * A completed transaction usually has nothing left here (its partitions went with their
+ * markers, most have no groups or offsets), so the look-up comes first and only a table with
+ * rows is cleared; several clears run in one savepoint, so that none happens without the others.
+ */
 int stor_txn_members_clear(stor *s, const char *transactional_id) {
     if (!transactional_id) return stor_failf(s, "clear transaction: no transactional id");
+    /* in the write transaction: the look-up sees its writes, and opens no read transaction of its own */
+    if (stor_write_begin_as(s, STOR_TXN_TXNS)) return -1;
+    bool has[3];
+    int n = stor_txn_members_probe(s, transactional_id, has);
+    if (n <= 1) return n < 0 ? -1 : stor_txn_members_delete(s, transactional_id, has);
     if (stor_op_begin_as(s, STOR_TXN_TXNS)) return -1;
-    return stor_op_end(s, stor_txn_members_delete(s, transactional_id));
+    return stor_op_end(s, stor_txn_members_delete(s, transactional_id, has));
 }
 
 /* ---- pending transactional offsets ---- */
