@@ -89,7 +89,12 @@ static void settle_offsets(srv *s, txn *t, bool commit) {
 }
 
 void txn_complete(srv *s, txn *t, bool commit) {
-    for (int i = 0; i < t->nparts; i++) write_marker(s, t, &t->parts[i], commit);
+    /* each partition's row goes with its marker, by its key: clearing them all at once costs more (stor_sql.c) */
+    for (int i = 0; i < t->nparts; i++) {
+        write_marker(s, t, &t->parts[i], commit);
+        if (stor_txn_partition_remove(s->st, t->id, t->parts[i].topic_id, t->parts[i].partition) != 0)
+            txn_storage_failed(s, "removing a partition", t->id);
+    }
     settle_offsets(s, t, commit);
     log_info("transactional id %s: %s (producer id %lld epoch %d, %d partition(s), %d offset(s))", t->id,
              commit ? "committed" : "aborted", (long long)t->producer_id, t->epoch, t->nparts, t->noffsets);
@@ -163,15 +168,22 @@ void txn_marker_timer_close(srv *s) {
     c->marker_timer = NULL;
 }
 
-/* Prepare{Commit,Abort} is stored; the markers follow now, or one by one with the test delay. */
+/*
+ * Prepare{Commit,Abort}, then the markers: now, or one by one with the test delay. Only the
+ * delay spreads them over several storage commits, so only then is the Prepare state stored:
+ * otherwise the state, the markers and Complete{Commit,Abort} go into the one storage
+ * transaction the loop commits after this request (topic/commit.c), where the Complete row
+ * would overwrite the Prepare row before any commit, and a crash keeps all of it or none.
+ */
 void txn_decide(srv *s, txn *t, bool commit) {
     txn_set_state(t, commit ? TS_PREPARE_COMMIT : TS_PREPARE_ABORT);
     t->update_ms = clk_now_ms();
-    txn_store(s, t);
-    if (s->cfg->transaction_marker_delay_ms > 0 && !s->stopping)
+    if (s->cfg->transaction_marker_delay_ms > 0 && !s->stopping) {
+        txn_store(s, t);
         arm_marker_timer(s);
-    else
+    } else {
         txn_complete(s, t, commit);
+    }
 }
 
 void txn_fence_and_abort(srv *s, txn *t) {

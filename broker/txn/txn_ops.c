@@ -202,6 +202,7 @@ int16_t txn_add_partitions(srv *s, req *r, txn *t, const txn_partition *parts, i
     /* the version the id's client speaks, as Kafka records it: AddPartitionsToTxn v5 is a V2 broker's */
     t->client_tv = r->hdr.api_key == KP_API_ADD_PARTITIONS_TO_TXN && r->hdr.api_version > 4 ? 2 : 0;
     for (int i = 0; i < n; i++) {
+        if (txn_has_partition(t, parts[i].topic_id, parts[i].partition)) continue; /* stored already */
         txn_part_add(t, parts[i].topic_id, parts[i].partition);
         if (stor_txn_partition_add(s->st, t->id, parts[i].topic_id, parts[i].partition) != 0)
             txn_storage_failed(s, "adding a partition", t->id);
