@@ -300,6 +300,36 @@ static void test_txn_members_clear_and_remove(void **state) {
                  "txn b pid 1 prev -1 epoch 0 last -1 timeout 60000 state 1 start -1 update 1700000000000");
 }
 
+/*
+ * stor_txn_members_clear clears only the member tables its look-up finds rows of: each kind
+ * alone goes (without the savepoint several need), an id without members is a no-op, and
+ * another id's members of every kind stay.
+ */
+static void test_txn_members_clear_each_kind_alone(void **state) {
+    fx *f = *state;
+    txn_with_members(f, "keep", 0);
+    const char *ids[] = {"p", "g", "o", "none"};
+    for (int i = 0; i < 4; i++) {
+        stor_txn t = txn(ids[i], 1, 0, 1);
+        must(f->s, stor_txn_put(f->s, &t));
+    }
+    must(f->s, stor_txn_partition_add(f->s, "p", f->topic, 1));
+    must(f->s, stor_txn_group_add(f->s, "g", "g2"));
+    stor_offset o = offset("g", "t", 2, 7);
+    must(f->s, stor_txn_offset_put(f->s, "o", 1, &o));
+    must(f->s, stor_commit(f->s));
+    for (int i = 0; i < 4; i++) must(f->s, stor_txn_members_clear(f->s, ids[i]));
+    must(f->s, stor_commit(f->s));
+    fx_reopen(f);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM txn_partitions WHERE transactional_id <> 'keep'"), 0);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM txn_groups WHERE transactional_id <> 'keep'"), 0);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM txn_offsets WHERE transactional_id <> 'keep'"), 0);
+    assert_int_equal(fx_raw_int(f->path, "SELECT (SELECT count(*) FROM txn_partitions) + (SELECT count(*) FROM txn_groups)"
+                                      " + (SELECT count(*) FROM txn_offsets)"),
+                     3);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM txns"), 5);
+}
+
 static void test_txn_offsets_delete_by_group_and_topic(void **state) {
     fx *f = *state;
     stor_txn t = txn("a", 1, 0, 1);
@@ -858,6 +888,7 @@ int main(void) {
         T(test_txn_bad_arguments),
         T(test_txn_delete_cascades),
         T(test_txn_members_clear_and_remove),
+        T(test_txn_members_clear_each_kind_alone),
         T(test_txn_offsets_delete_by_group_and_topic),
         T(test_txn_open_round_trip),
         T(test_txn_aborted_read),
