@@ -7,7 +7,9 @@
  * markers itself (there are no other brokers to send WriteTxnMarkers to): with
  * transaction.marker.delay.ms 0, the decision, every marker, the transactional offsets and the
  * completion go into one storage commit, so a kill -9 leaves a transaction either open or
- * complete; with a delay, a restart finishes what a PrepareCommit/PrepareAbort started.
+ * complete (PrepareCommit/PrepareAbort is then not written at all: the completion would replace
+ * it in that commit); with a delay, the Prepare state is stored first and a restart finishes
+ * what it started.
  *
  * The handlers decode and authorize; every state check and its error code lives here.
  */
