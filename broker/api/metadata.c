@@ -4,7 +4,7 @@
  * a client's, else the default placement spread across brokers), its ISR
  * those up, its leader the first of them up; with none up it is offline:
  * LEADER_NOT_AVAILABLE and leader -1, as Kafka's KRaftMetadataCache answers. Topic ids from
- * v10 (lookup by id when the name is null). Unknown topics are created only
+ * v10 (lookup by id when the id is not zero or the name is null). Unknown topics are created only
  * when auto.create.topics.enable is on and the request allows it (v4+), which
  * MSK Serverless never does. IAM: a named topic the principal may not
  * DescribeTopic gets TOPIC_AUTHORIZATION_FAILED (and is not said to exist);
@@ -94,9 +94,15 @@ void api_metadata(srv *s, req *r) {
         out->name = qt->name;
         out->topic_id = qt->topic_id;
         topic *t;
-        if (qt->name.len < 0) {
+        /* A non-zero topic id wins over the name, as in Kafka's KafkaApis.handleTopicMetadataRequest
+         * ("Check if topicId is presented firstly"): the Java client's MetadataRequest.Builder.forTopicIds
+         * leaves each name at its default "", not null (a Java 4.x consumer subscribed with a
+         * SubscriptionPattern asks so for the topics of its assignment). */
+        static const uint8_t zero_id[16];
+        if (qt->name.len < 0 || memcmp(qt->topic_id.b, zero_id, sizeof zero_id) != 0) {
             t = topic_find_uuid(s, qt->topic_id.b);
             if (!t) {
+                if (ver >= 12) out->name = KP_STR_NULL; /* Kafka answers an unknown id without a name */
                 out->error_code = KERR_UNKNOWN_TOPIC_ID;
                 req_log_refusal(r, KERR_UNKNOWN_TOPIC_ID, "no topic has the requested topic id");
                 continue;

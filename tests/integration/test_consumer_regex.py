@@ -12,8 +12,10 @@ import uuid
 from confluent_kafka import Consumer
 from confluent_kafka.admin import AdminClient
 
-from test_consumer_protocol import (PARTITIONS, broker_config, create_topic, describe,  # noqa: F401
-                                    heartbeat, owned_of)
+import kafka_wire as kw
+
+from test_consumer_protocol import (PARTITIONS, _call, broker_config, create_topic,  # noqa: F401
+                                    describe, heartbeat, owned_of)
 
 ERR_INVALID_REGULAR_EXPRESSION = 128
 
@@ -210,3 +212,46 @@ def test_librdkafka_subscribes_by_regex(broker):
         b.wait_for_log(r"regular expression `\^?kip848-regex-\.\*` now matches 2 topics")
     finally:
         c.close()
+
+
+def metadata_v12(b, topics):
+    """Metadata v12 for [(topic id bytes, name or None)]: {(id, name): (error, partition count)}."""
+    body = kw.compact_array(topics, lambda t: t[0] + kw.compact_nullable_string(t[1]) + kw.tags())
+    body += kw.boolean(False) + kw.boolean(False) + kw.tags()
+    r = _call(b, 3, 12, body)
+    r.i32()
+
+    def broker(x):
+        x.i32(), x.compact_string(), x.i32(), x.compact_string()
+        x.skip_tags()
+    r.compact_array(broker)
+    r.compact_string(), r.i32()
+
+    def partition(x):
+        x.i16(), x.i32(), x.i32(), x.i32()
+        for _ in range(3):
+            x.compact_array(lambda y: y.i32())
+        x.skip_tags()
+
+    def topic(x):
+        err, name, tid, _ = x.i16(), x.compact_string(), x.take(16), x.i8()
+        n = len(x.compact_array(partition))
+        x.i32()
+        x.skip_tags()
+        return (tid, name), (err, n)
+    return dict(r.compact_array(topic))
+
+
+def test_metadata_by_topic_id_with_an_empty_name(broker):
+    """Regression: a Metadata request naming a topic by id leaves the name at the Java client's
+    default "" (MetadataRequest.Builder.forTopicIds, which a consumer subscribed with a
+    SubscriptionPattern sends for its assignment); mskmock looked the topic up by that empty
+    name (INVALID_TOPIC_EXCEPTION) where Kafka uses the id whenever one is given."""
+    b = broker
+    create_topic(b.bootstrap, "kip848-md-byid", 3)
+    ((tid, name), (err, n)), = metadata_v12(b, [(bytes(16), "kip848-md-byid")]).items()
+    assert (name, err, n) == ("kip848-md-byid", 0, 3) and tid != bytes(16)
+    for asked in ("", None):
+        assert metadata_v12(b, [(tid, asked)]) == {(tid, "kip848-md-byid"): (0, 3)}, asked
+    unknown = uuid.uuid4().bytes
+    assert metadata_v12(b, [(unknown, "")]) == {(unknown, None): (100, 0)}  # UNKNOWN_TOPIC_ID
