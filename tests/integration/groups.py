@@ -54,7 +54,9 @@ class GroupConsumer:
             pytest.skip("%s client is not built" % lang)
         self.lang = lang
         self.name = name or "%s-%s" % (lang, instance_id or id(self))
-        args = ["group-consume", "--bootstrap", bootstrap, "--group", group, "--topic", topic]
+        args = ["group-consume", "--bootstrap", bootstrap, "--group", group]
+        if topic is not None:  # None: the subscription is in extra_args (e.g. --pattern RE)
+            args += ["--topic", topic]
         for opt, val in (("--assignor", assignor), ("--instance-id", instance_id),
                          ("--session-timeout-ms", session_timeout_ms),
                          ("--max-records", max_records), ("--commit", commit)):

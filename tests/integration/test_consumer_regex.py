@@ -1,21 +1,23 @@
 """
 KIP-848 subscriptions by regular expression (ConsumerGroupHeartbeat v1's SubscribedTopicRegex),
 as Kafka 4.x's coordinator serves them: the whole topic name must match (RE2/J's matches(); here
-PCRE2 without its backtracking constructs), internal topics never match, topics created or
-deleted later are picked up or dropped at a following heartbeat, and a pattern that is not a
-valid regular expression, or uses a construct RE2 does not have, gets INVALID_REGULAR_EXPRESSION
-with a log line and changes nothing. Raw requests, then librdkafka's consumer protocol.
+PCRE2 without its backtracking constructs), internal topics never match, topics
+created or deleted later are picked up or dropped at a following heartbeat, and a pattern that
+is not a valid regular expression, or uses a construct RE2 does not have, gets
+INVALID_REGULAR_EXPRESSION with a log line and changes nothing. Raw requests, then librdkafka's
+consumer protocol and the Java consumer's subscribe(SubscriptionPattern).
 """
 import time
 import uuid
 
+import pytest
 from confluent_kafka import Consumer
 from confluent_kafka.admin import AdminClient
 
 import kafka_wire as kw
-
-from test_consumer_protocol import (PARTITIONS, _call, broker_config, create_topic,  # noqa: F401
-                                    describe, heartbeat, owned_of)
+from groups import assert_no_errors, wait_until
+from test_consumer_protocol import (JOIN_TIMEOUT, PARTITIONS, _call, broker_config,  # noqa: F401
+                                    create_topic, describe, heartbeat, owned_of, pool, produce)
 
 ERR_INVALID_REGULAR_EXPRESSION = 128
 
@@ -212,6 +214,85 @@ def test_librdkafka_subscribes_by_regex(broker):
         b.wait_for_log(r"regular expression `\^?kip848-regex-\.\*` now matches 2 topics")
     finally:
         c.close()
+
+
+# -- the Java consumer's subscribe(SubscriptionPattern) (kafka-clients 4.x, KIP-848) -----------
+
+def java_pattern(pool, b, group, pattern, name):
+    """A Java group-consume member subscribed with SubscriptionPattern(pattern), no commits."""
+    return pool.start("java", b.bootstrap, group, None, assignor="uniform", commit="none", name=name,
+                      extra_args=["--group-protocol", "consumer", "--pattern", pattern])
+
+
+def topics_of(c):
+    """The member's current assignment, {topic: [partitions]} (its last assigned event)."""
+    evs = [ev for _, ev in c.events if ev["event"] == "assigned"]
+    return {t: sorted(ps) for t, ps in evs[-1]["topics"].items()} if evs else None
+
+
+def records_of(c, topic):
+    return sorted((ev["p"], ev["o"]) for _, ev in c.events
+                  if ev["event"] == "record" and ev.get("t") == topic)
+
+
+def test_java_subscription_pattern_gets_matching_and_new_topics(broker, pool):
+    """subscribe(SubscriptionPattern): the broker resolves the RE2/J pattern, the whole name must
+    match, a topic created afterwards is assigned and consumed, and a second member with the same
+    pattern takes its share."""
+    b = broker
+    group = "kip848-jrx-group"
+    create_topic(b.bootstrap, "kip848-jrx-a", 2)
+    create_topic(b.bootstrap, "kip848-jrx-b", 3)
+    create_topic(b.bootstrap, "x-kip848-jrx-c", 1)  # contains a match but is not one as a whole
+    m1 = java_pattern(pool, b, group, "kip848-jrx-[a-z]+", "jrx-1")
+    want = {"kip848-jrx-a": [0, 1], "kip848-jrx-b": [0, 1, 2]}
+    m1.wait_for(lambda: topics_of(m1) == want, JOIN_TIMEOUT, "assignment %s" % want)
+    b.wait_for_log(r"regular expression `kip848-jrx-\[a-z\]\+` now matches 2 topics")
+
+    # a topic created after the subscription: assigned at a following heartbeat, and consumed
+    create_topic(b.bootstrap, "kip848-jrx-new", 2)
+    create_topic(b.bootstrap, "kip848-jrx-9", 1)  # does not match
+    want["kip848-jrx-new"] = [0, 1]
+    m1.wait_for(lambda: topics_of(m1) == want, JOIN_TIMEOUT, "assignment %s" % want)
+    produce(b.bootstrap, "kip848-jrx-new", 0, count=20, partitions=2)
+    m1.wait_for(lambda: len(records_of(m1, "kip848-jrx-new")) >= 20, JOIN_TIMEOUT, "20 records")
+    assert records_of(m1, "kip848-jrx-new") == [(p, o) for p in (0, 1) for o in range(10)]
+
+    # a second member with the same pattern: the 7 partitions split between the two, once each
+    m2 = java_pattern(pool, b, group, "kip848-jrx-[a-z]+", "jrx-2")
+
+    def split():
+        a, c = topics_of(m1) or {}, topics_of(m2) or {}
+        tps = [(t, p) for side in (a, c) for t, ps in side.items() for p in ps]
+        return sorted(tps) == sorted((t, p) for t, ps in want.items() for p in ps) \
+            and {len(x) for x in ([1 for ps in a.values() for _ in ps],
+                                  [1 for ps in c.values() for _ in ps])} <= {3, 4}
+    wait_until(split, JOIN_TIMEOUT, "7 partitions split 3/4 between the members", [m1, m2],
+               detail=lambda: (topics_of(m1), topics_of(m2)))
+    for c in (m2, m1):
+        c.stop()
+    assert_no_errors([m1, m2])
+
+
+@pytest.mark.parametrize("pattern,why", [("kip848-jrx-(", "missing closing parenthesis"),
+                                         ("kip848-(?=jrx).*", "lookaround")],
+                         ids=["unbalanced", "lookahead"])
+def test_java_invalid_subscription_pattern_is_the_clients_error(broker, pool, pattern, why):
+    """The Java client sends the pattern as it is (a lookahead is fine for java.util.regex but
+    not RE2/J); the broker's INVALID_REGULAR_EXPRESSION reaches the application as
+    InvalidRegularExpression from poll(), and the member never joins."""
+    b = broker
+    group = "kip848-jrx-bad-%s" % why.split()[0]
+    since = b.log_size()
+    c = java_pattern(pool, b, group, pattern, "jrx-bad")
+    rc = c.wait_exit(timeout=JOIN_TIMEOUT, check=False)
+    errors = c.errors()
+    assert rc == 1 and any("InvalidRegularExpression" in e and why in e for e in errors), \
+        (rc, c.describe())
+    b.wait_for_log("INVALID_REGULAR_EXPRESSION.*not a valid regular expression", since=since)
+    for n in range(len(b.ports)):
+        d = describe(b, n, group)
+        assert d["error"] in (16, 69) or d["members"] == [], d  # NOT_COORDINATOR, GROUP_ID_NOT_FOUND
 
 
 def metadata_v12(b, topics):

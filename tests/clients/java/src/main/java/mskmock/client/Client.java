@@ -41,7 +41,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *                                                                       -> {"produced": N}
  *   consume --bootstrap B --topic T --count N --partitions P            -> {"consumed": N,
  *                                                                           "per_partition": {...}}
- *   group-consume --bootstrap B --group G --topic T [--assignor NAME] [--instance-id ID]
+ *   group-consume --bootstrap B --group G (--topic T | --pattern RE) [--assignor NAME]
+ *                 [--group-protocol classic|consumer] [--instance-id ID]
  *                 [--session-timeout-ms MS] [--max-records N] [--commit sync|async|none]
  *                                                   -> JSON event lines, see {@link GroupConsume}
  *   produce-consume --bootstrap B --topic T --partitions P --duration S [--interval-ms MS]
@@ -105,6 +106,7 @@ public final class Client {
         int sessionTimeoutMs = -1;
         int maxRecords = -1;
         String commit = "sync";
+        String pattern;
         // security
         String securityProtocol = "PLAINTEXT";
         String ca;
@@ -182,7 +184,7 @@ public final class Client {
                     + "       client produce-consume --bootstrap B --topic T --partitions P --duration S"
                     + " [--interval-ms MS]\n"
                     + "       every command: [--security-protocol P] [--ca FILE] [--mechanism M] [--region R]\n"
-                    + "       client group-consume --bootstrap B --group G --topic T [--assignor NAME] [--group-protocol classic|consumer]"
+                    + "       client group-consume --bootstrap B --group G (--topic T | --pattern RE) [--assignor NAME] [--group-protocol classic|consumer]"
                     + " [--instance-id ID] [--session-timeout-ms MS] [--max-records N]"
                     + " [--commit sync|async|none]");
             rc = 2;
@@ -251,6 +253,9 @@ public final class Client {
                 case "--commit":
                     o.commit = v;
                     break;
+                case "--pattern":
+                    o.pattern = v;
+                    break;
                 case "--security-protocol":
                     o.securityProtocol = v;
                     break;
@@ -277,8 +282,11 @@ public final class Client {
                     throw new UsageException("unknown option " + a);
             }
         }
-        if (o.bootstrap == null || o.topic == null) {
+        if (o.bootstrap == null || (o.topic == null && o.pattern == null)) {
             throw new UsageException("--bootstrap and --topic are required");
+        }
+        if (o.pattern != null && (o.topic != null || !o.command.equals("group-consume"))) {
+            throw new UsageException("--pattern goes with group-consume, instead of --topic");
         }
         if (!Set.of("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL").contains(o.securityProtocol)) {
             throw new UsageException("--security-protocol must be one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL");
@@ -303,6 +311,10 @@ public final class Client {
             }
             if (!Set.of("classic", "consumer").contains(o.groupProtocol)) {
                 throw new UsageException("--group-protocol must be classic or consumer");
+            }
+            if (o.pattern != null && !o.groupProtocol.equals("consumer")) {
+                // SubscriptionPattern is resolved by the broker (KIP-848): the classic protocol has none
+                throw new UsageException("--pattern needs --group-protocol consumer");
             }
             if (o.groupProtocol.equals("consumer")) {
                 if (!Set.of("uniform", "range").contains(o.assignor)) {

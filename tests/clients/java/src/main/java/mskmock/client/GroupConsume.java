@@ -22,6 +22,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.RangeAssignor;
 import org.apache.kafka.clients.consumer.RoundRobinAssignor;
 import org.apache.kafka.clients.consumer.StickyAssignor;
+import org.apache.kafka.clients.consumer.SubscriptionPattern;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RebalanceInProgressException;
@@ -35,10 +36,12 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * event per line on stdout, flushed at once:
  *
  * <pre>
- *   {"event":"assigned","partitions":[...],"generation":G}   after every rebalance callback that
- *        completes an assignment (also when the set is unchanged, so every rebalance is visible),
- *        and for cooperative-sticky also after an incremental revoke; always the full current set
- *   {"event":"record","p":P,"o":OFFSET,"k":"key"}            every record handed to the program
+ *   {"event":"assigned","partitions":[...],"topics":{"T":[...]},"generation":G}   after every
+ *        rebalance callback that completes an assignment (also when the set is unchanged, so
+ *        every rebalance is visible), and for cooperative-sticky also after an incremental
+ *        revoke; always the full current set: "partitions" those of --topic, "topics" every
+ *        topic's
+ *   {"event":"record","t":"T","p":P,"o":OFFSET,"k":"key"}   every record handed to the program
  *   {"event":"committed","offsets":{"P":next_offset,...}}    after each successful commit
  *   {"event":"error","message":"..."}                        any client exception
  *   {"event":"closed"}                                       after a clean close
@@ -48,12 +51,20 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * synchronously for partitions being revoked, so a clean rebalance re-delivers nothing. Runs until
  * --max-records records were processed, stdin reaches EOF, or SIGTERM; then commits, closes (a
  * dynamic member leaves the group, a static one does not) and exits 0.
+ *
+ * <p>With {@code --pattern RE} instead of {@code --topic} (group.protocol=consumer only), the
+ * member subscribes with {@code subscribe(SubscriptionPattern)}: the broker resolves RE (RE2/J
+ * syntax, KIP-848) against the topics it has, now and as topics are created or deleted, and
+ * the client never checks it itself, so a pattern the broker refuses ends the member with
+ * an error event (InvalidRegularExpression from poll) and exit 1. Commits' "offsets" keys
+ * are then "T-P".
  */
 final class GroupConsume implements ConsumerRebalanceListener {
     private final Client.Options o;
     private final boolean cooperative;
     private final KafkaConsumer<byte[], byte[]> consumer;
-    private final TreeSet<Integer> owned = new TreeSet<>();
+    /** The current assignment, topic by topic. */
+    private final TreeMap<String, TreeSet<Integer>> owned = new TreeMap<>();
     /** Next offsets of processed records that are not committed yet. */
     private final Map<TopicPartition, OffsetAndMetadata> pending = new HashMap<>();
     /** Next offsets of every processed record (async mode commits these synchronously at close). */
@@ -146,7 +157,11 @@ final class GroupConsume implements ConsumerRebalanceListener {
     private int loop() {
         int rc = 0;
         try {
-            consumer.subscribe(List.of(o.topic), this);
+            if (o.pattern != null) {
+                consumer.subscribe(new SubscriptionPattern(o.pattern), this);
+            } else {
+                consumer.subscribe(List.of(o.topic), this);
+            }
             while (!done()) {
                 ConsumerRecords<byte[], byte[]> records;
                 try {
@@ -163,7 +178,7 @@ final class GroupConsume implements ConsumerRebalanceListener {
                     if (o.maxRecords >= 0 && consumed >= o.maxRecords) {
                         break; // the rest of the batch is neither processed nor committed
                     }
-                    emit("{\"event\":\"record\",\"p\":" + r.partition() + ",\"o\":" + r.offset() + ",\"k\":"
+                    emit("{\"event\":\"record\",\"t\":" + Client.jsonString(r.topic()) + ",\"p\":" + r.partition() + ",\"o\":" + r.offset() + ",\"k\":"
                             + (r.key() == null ? "null"
                                     : Client.jsonString(new String(r.key(), StandardCharsets.UTF_8)))
                             + "}");
@@ -179,7 +194,7 @@ final class GroupConsume implements ConsumerRebalanceListener {
                 if (o.commit.equals("async")) {
                     // In-flight async commits may still fail: commit everything owned once more.
                     for (Map.Entry<TopicPartition, OffsetAndMetadata> e : processed.entrySet()) {
-                        if (owned.contains(e.getKey().partition())) {
+                        if (owns(e.getKey())) {
                             pending.put(e.getKey(), e.getValue());
                         }
                     }
@@ -237,13 +252,14 @@ final class GroupConsume implements ConsumerRebalanceListener {
     }
 
     private void committed(Map<TopicPartition, OffsetAndMetadata> offsets) {
-        TreeMap<Integer, Long> sorted = new TreeMap<>();
+        TreeMap<String, Long> sorted = new TreeMap<>();
         for (Map.Entry<TopicPartition, OffsetAndMetadata> e : offsets.entrySet()) {
-            sorted.put(e.getKey().partition(), e.getValue().offset());
+            TopicPartition tp = e.getKey();
+            sorted.put(o.pattern != null ? tp.toString() : Integer.toString(tp.partition()), e.getValue().offset());
         }
         StringBuilder sb = new StringBuilder("{\"event\":\"committed\",\"offsets\":{");
         boolean first = true;
-        for (Map.Entry<Integer, Long> e : sorted.entrySet()) {
+        for (Map.Entry<String, Long> e : sorted.entrySet()) {
             sb.append(first ? "" : ",").append('"').append(e.getKey()).append("\":").append(e.getValue());
             first = false;
         }
@@ -262,7 +278,7 @@ final class GroupConsume implements ConsumerRebalanceListener {
         pending.clear();
         pending.putAll(keep);
         for (TopicPartition tp : partitions) {
-            owned.remove(tp.partition());
+            disown(tp);
         }
         if (cooperative && !partitions.isEmpty()) {
             assigned();
@@ -272,7 +288,7 @@ final class GroupConsume implements ConsumerRebalanceListener {
     @Override
     public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
         for (TopicPartition tp : partitions) {
-            owned.add(tp.partition());
+            owned.computeIfAbsent(tp.topic(), t -> new TreeSet<>()).add(tp.partition());
         }
         assigned();
     }
@@ -281,20 +297,45 @@ final class GroupConsume implements ConsumerRebalanceListener {
     public void onPartitionsLost(Collection<TopicPartition> partitions) {
         pending.keySet().removeAll(partitions);
         for (TopicPartition tp : partitions) {
-            owned.remove(tp.partition());
+            disown(tp);
         }
         emit("{\"event\":\"error\",\"message\":" + Client.jsonString("partitions lost: " + partitions) + "}");
         assigned();
     }
 
-    private void assigned() {
-        StringBuilder sb = new StringBuilder("{\"event\":\"assigned\",\"partitions\":[");
+    private boolean owns(TopicPartition tp) {
+        TreeSet<Integer> ps = owned.get(tp.topic());
+        return ps != null && ps.contains(tp.partition());
+    }
+
+    private void disown(TopicPartition tp) {
+        TreeSet<Integer> ps = owned.get(tp.topic());
+        if (ps != null && ps.remove(tp.partition()) && ps.isEmpty()) {
+            owned.remove(tp.topic());
+        }
+    }
+
+    private static void appendList(StringBuilder sb, Collection<Integer> ps) {
+        sb.append('[');
         boolean first = true;
-        for (int q : owned) {
+        for (int q : ps) {
             sb.append(first ? "" : ",").append(q);
             first = false;
         }
-        sb.append("]");
+        sb.append(']');
+    }
+
+    private void assigned() {
+        StringBuilder sb = new StringBuilder("{\"event\":\"assigned\",\"partitions\":");
+        appendList(sb, o.topic == null ? List.of() : owned.getOrDefault(o.topic, new TreeSet<>()));
+        sb.append(",\"topics\":{");
+        boolean first = true;
+        for (Map.Entry<String, TreeSet<Integer>> e : owned.entrySet()) {
+            sb.append(first ? "" : ",").append(Client.jsonString(e.getKey())).append(':');
+            appendList(sb, e.getValue());
+            first = false;
+        }
+        sb.append('}');
         try {
             sb.append(",\"generation\":").append(consumer.groupMetadata().generationId());
         } catch (RuntimeException e) {
