@@ -5,8 +5,8 @@
  * Kafka's KafkaApis.handleConsumerGroupHeartbeat does: the group, then every subscribed topic
  * (TOPIC_AUTHORIZATION_FAILED when one may not be described). Answered after the storage commit,
  * so an epoch a member was told survives a kill -9. A regular expression (v1) matches only the
- * topics the principal may describe, never an internal one, as Kafka 4.x's coordinator filters
- * a regex's topics with the authorizer and leaves out Topic.isInternal names.
+ * topics the principal may describe, as Kafka 4.x's coordinator filters a regex's topics with
+ * the authorizer; internal topics are matched like any other, as there.
  */
 #include <string.h>
 
@@ -27,11 +27,15 @@ static int32_t partitions_of(void *ctx, const char *name, uint8_t uuid[16]) {
     return t->nparts;
 }
 
+/* The topics a subscription's regular expression is matched against: every topic the member's principal may
+ * describe. Internal topics too: Kafka's GroupMetadataManager.refreshRegularExpressions matches every name of the
+ * metadata image and filters only by DESCRIBE, so a pattern that matches __consumer_offsets as a whole name gets its
+ * partitions (franz-go's Test848RegexBrokerResolves relies on it against apache/kafka:latest). */
 static void each_topic(void *ctx, void (*fn)(void *arg, const char *name), void *arg) {
     each_ctx *e = ctx;
     for (topic *t = e->s->topics; t; t = t->next) {
         size_t n = strlen(t->name);
-        if (topic_is_internal(t->name, n) || !authz_allowed(e->s, e->r->c, IAM_DESCRIBE_TOPIC, t->name, n)) continue;
+        if (!authz_allowed(e->s, e->r->c, IAM_DESCRIBE_TOPIC, t->name, n)) continue;
         fn(arg, t->name);
     }
 }

@@ -1,7 +1,7 @@
 """
 KIP-848 subscriptions by regular expression (ConsumerGroupHeartbeat v1's SubscribedTopicRegex),
 as Kafka 4.x's coordinator serves them: the whole topic name must match (RE2/J's matches(); here
-PCRE2 without its backtracking constructs), internal topics never match, topics
+PCRE2 without its backtracking constructs), internal topics match like any other, topics
 created or deleted later are picked up or dropped at a following heartbeat, and a pattern that
 is not a valid regular expression, or uses a construct RE2 does not have, gets
 INVALID_REGULAR_EXPRESSION with a log line and changes nothing. Raw requests, then librdkafka's
@@ -92,7 +92,7 @@ def test_regex_subscription_follows_topic_creation_and_deletion(broker):
     del want["kip848-rx-a"]
     epoch, owned = settle(b, node, group, mid, epoch, owned, want)
 
-    # a match-all regex never takes an internal topic (Kafka's Topic.isInternal)
+    # a match-all regex takes every topic, internal ones too (Kafka filters only by DESCRIBE)
     r = heartbeat(b, node, group, member_id=mid, epoch=epoch, regex=".*", owned=owned, version=1)
     assert r["error"] == 0, r
     got = {}
@@ -105,7 +105,22 @@ def test_regex_subscription_follows_topic_creation_and_deletion(broker):
         owned = owned_of(r["assignment"]) if r["assignment"] is not None else owned
         time.sleep(0.2)
     assert "other-kip848-rx-c" in got and "kip848-other" in got, got
-    assert not [t for t in got if t.startswith("__")], got
+    assert got.get("__consumer_offsets") == list(range(50)), got
+    r = heartbeat(b, node, group, member_id=mid, epoch=-1, version=1)
+    assert r["error"] == 0
+
+
+def test_regex_matches_internal_topics_as_kafka_does(broker):
+    """Regression: internal topics were left out of every regex's topics, where Kafka's
+    GroupMetadataManager.refreshRegularExpressions matches every topic of its metadata image and
+    filters only by DESCRIBE: a pattern naming __consumer_offsets gets its partitions (franz-go's
+    Test848RegexBrokerResolves, run against apache/kafka:latest, waits for that)."""
+    b = broker
+    group = "kip848-rx-internal"
+    node, mid, r = join_regex(b, group, "__consumer_offsets")
+    assert r["error"] == 0, r
+    b.wait_for_log(r"regular expression `__consumer_offsets` now matches 1 topics")
+    settle(b, node, group, mid, r["epoch"], owned_of(r["assignment"]), {"__consumer_offsets": list(range(50))})
     r = heartbeat(b, node, group, member_id=mid, epoch=-1, version=1)
     assert r["error"] == 0
 
