@@ -1,10 +1,11 @@
 """The consumer group protocol (KIP-848): ConsumerGroupHeartbeat and ConsumerGroupDescribe.
 
-Real clients with group.protocol=consumer (the Java kafka-clients 4.x consumer and librdkafka
-through confluent-kafka), each member a `group-consume` process (groups.py), and raw requests
-(kafka_wire.py framing) for what a client never sends: wrong epochs, unknown members, unknown
-assignors, regular expressions. One provisioned-profile broker on kafka.version 4.0 serves the module, with a short
-consumer session timeout so a crash is noticed within seconds.
+Real clients with group.protocol=consumer (the Java kafka-clients 4.x consumer, librdkafka
+through confluent-kafka and franz-go's kgo.ServerSideBalancer), each member a `group-consume`
+process (groups.py), and raw requests (kafka_wire.py framing) for what a client never sends:
+wrong epochs, unknown members, unknown assignors, regular expressions. One provisioned-profile
+broker on kafka.version 4.0 serves the module, with a short consumer session timeout so a crash
+is noticed within seconds.
 """
 
 import json
@@ -412,6 +413,40 @@ def test_librdkafka_two_members_exactly_once(broker, pool):
     assert_exactly_once(m, expected_records(BATCH, PARTITIONS))
     wait_all_committed(m)
     for c in m:
+        c.stop()
+    assert_no_errors(m)
+
+
+def test_franz_go_three_members_join_and_one_leaves(broker, pool):
+    """franz-go's KIP-848 consumer (kgo.ServerSideBalancer, v1.22+): three members split the
+    partitions on a group the broker shows as a consumer group (franz-go stays on the classic
+    protocol by itself when it finds no ConsumerGroupHeartbeat v1), and a clean leave (epoch -1)
+    moves the leaver's partitions to the other two at its committed offsets."""
+    name = "kip848-franz3"
+    b = broker.bootstrap
+    create_topic(b, name)
+    m = [start(pool, "go", b, name, i) for i in range(3)]
+    wait_balanced(m, PARTITIONS, timeout=JOIN_TIMEOUT)
+    assert sorted(len(c.assigned_partitions()) for c in m) == [2, 2, 2], split_state(m)
+    state = json.loads(kw_admin(broker, "/v1/groups/" + name))
+    assert state["type"] == "consumer" and len(state["members"]) == 3, state
+    assert all(x["member_epoch"] >= 1 for x in state["members"]), state
+    produce(b, name, 0)
+    wait_consumed(m, expected_records(BATCH, PARTITIONS))
+    assert_exactly_once(m, expected_records(BATCH, PARTITIONS))
+
+    wait_all_committed(m)
+    moved = m[2].assigned_partitions()
+    m[2].stop()
+    wait_balanced(m[:2], PARTITIONS, timeout=JOIN_TIMEOUT)
+    assert sorted(len(c.assigned_partitions()) for c in m[:2]) == [3, 3], split_state(m[:2])
+    assert moved <= m[0].assigned_partitions() | m[1].assigned_partitions()
+    state = json.loads(kw_admin(broker, "/v1/groups/" + name))
+    assert (state["type"], len(state["members"])) == ("consumer", 2), state
+    produce(b, name, BATCH)
+    wait_consumed(m, expected_records(2 * BATCH, PARTITIONS))
+    assert_exactly_once(m, expected_records(2 * BATCH, PARTITIONS))
+    for c in m[:2]:
         c.stop()
     assert_no_errors(m)
 

@@ -1,12 +1,18 @@
 package main
 
-// group-consume: franz-go as a member of a classic consumer group.
+// group-consume: franz-go as a member of a consumer group, classic or KIP-848.
 //
 //	group-consume --bootstrap B --group G --topic T [--assignor NAME] [--instance-id ID]
+//	              [--group-protocol classic|consumer]
 //	              [--session-timeout-ms MS] [--max-records N] [--commit sync|async|none]
 //
 // NAME is the balancer: range, roundrobin, sticky or cooperative-sticky (the default, as in
-// franz-go). ID makes a static member (KIP-345). Auto-commit is off; the offsets of each polled
+// franz-go). With --group-protocol consumer the broker assigns (kgo.ServerSideBalancer, franz-go
+// v1.22+) and NAME is the server assignor: uniform (the default; franz-go sends it for its
+// sticky balancers) or range (its range balancer); the session timeout and heartbeat interval
+// are then the broker's. franz-go falls back to the classic protocol by itself when the broker
+// does not advertise ConsumerGroupHeartbeat v1, so a test checks the group's type on the broker.
+// ID makes a static member (KIP-345). Auto-commit is off; the offsets of each polled
 // batch are committed before the next poll (sync), or the commit is issued and the next poll
 // does not wait for it (async), or nothing is committed (none). Partitions without a committed
 // offset start at the earliest offset. One JSON object per stdout line, written as it happens:
@@ -58,6 +64,7 @@ type groupOptions struct {
 	sessionTimeout time.Duration
 	maxRecords     int
 	commit         string
+	protocol       string
 }
 
 var balancers = map[string]func() kgo.GroupBalancer{
@@ -65,6 +72,12 @@ var balancers = map[string]func() kgo.GroupBalancer{
 	"roundrobin":         kgo.RoundRobinBalancer,
 	"sticky":             kgo.StickyBalancer,
 	"cooperative-sticky": kgo.CooperativeStickyBalancer,
+}
+
+// The balancer that makes franz-go ask for each server assignor (consumer_group_848.go).
+var serverAssignors = map[string]func() kgo.GroupBalancer{
+	"uniform": kgo.CooperativeStickyBalancer,
+	"range":   kgo.RangeBalancer,
 }
 
 func parseGroup(args []string) (groupOptions, error) {
@@ -75,7 +88,8 @@ func parseGroup(args []string) (groupOptions, error) {
 	fs.StringVar(&o.bootstrap, "bootstrap", "", "comma-separated host:port list")
 	fs.StringVar(&o.group, "group", "", "consumer group id")
 	fs.StringVar(&o.topic, "topic", "", "topic to subscribe to")
-	fs.StringVar(&o.assignor, "assignor", "cooperative-sticky", "range, roundrobin, sticky or cooperative-sticky")
+	fs.StringVar(&o.assignor, "assignor", "", "range, roundrobin, sticky or cooperative-sticky (classic); uniform or range (consumer)")
+	fs.StringVar(&o.protocol, "group-protocol", "classic", "classic or consumer (KIP-848)")
 	fs.StringVar(&o.instanceID, "instance-id", "", "group.instance.id (static membership)")
 	fs.IntVar(&sessionMs, "session-timeout-ms", 10000, "group session timeout")
 	fs.IntVar(&o.maxRecords, "max-records", 0, "stop after this many records (0: no limit)")
@@ -89,8 +103,23 @@ func parseGroup(args []string) (groupOptions, error) {
 	if o.bootstrap == "" || o.group == "" || o.topic == "" {
 		return o, errors.New("--bootstrap, --group and --topic are required")
 	}
-	if _, ok := balancers[o.assignor]; !ok {
-		return o, fmt.Errorf("--assignor must be one of range, roundrobin, sticky, cooperative-sticky (got %q)", o.assignor)
+	switch o.protocol {
+	case "classic":
+		if o.assignor == "" {
+			o.assignor = "cooperative-sticky"
+		}
+		if _, ok := balancers[o.assignor]; !ok {
+			return o, fmt.Errorf("--assignor must be one of range, roundrobin, sticky, cooperative-sticky (got %q)", o.assignor)
+		}
+	case "consumer":
+		if o.assignor == "" {
+			o.assignor = "uniform"
+		}
+		if _, ok := serverAssignors[o.assignor]; !ok {
+			return o, fmt.Errorf("--assignor must be uniform or range with --group-protocol consumer (got %q)", o.assignor)
+		}
+	default:
+		return o, fmt.Errorf("--group-protocol must be classic or consumer (got %q)", o.protocol)
 	}
 	if sessionMs < 1 {
 		return o, errors.New("--session-timeout-ms must be >= 1")
@@ -189,9 +218,6 @@ func groupConsume(o groupOptions) error {
 	opts := append(baseOpts(options{bootstrap: o.bootstrap}),
 		kgo.ConsumerGroup(o.group),
 		kgo.ConsumeTopics(o.topic),
-		kgo.Balancers(balancers[o.assignor]()),
-		kgo.SessionTimeout(o.sessionTimeout),
-		kgo.HeartbeatInterval(heartbeat),
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
@@ -206,6 +232,12 @@ func groupConsume(o groupOptions) error {
 			ev.change(cl, o.topic, m, false)
 		}),
 	)
+	if o.protocol == "consumer" {
+		opts = append(opts, kgo.ServerSideBalancer(), kgo.Balancers(serverAssignors[o.assignor]()))
+	} else {
+		opts = append(opts, kgo.Balancers(balancers[o.assignor]()),
+			kgo.SessionTimeout(o.sessionTimeout), kgo.HeartbeatInterval(heartbeat))
+	}
 	if o.instanceID != "" {
 		opts = append(opts, kgo.InstanceID(o.instanceID))
 	}

@@ -10,6 +10,7 @@
 //	                                                                        "per_partition": {...}}
 //	list-topics --bootstrap B                                           -> {"topics": [names, sorted]}
 //	group-consume --bootstrap B --group G --topic T [--assignor NAME] [--instance-id ID]
+//	              [--group-protocol classic|consumer]
 //	              [--session-timeout-ms MS] [--max-records N] [--commit sync|async|none]
 //	                                                      -> JSON-line events (see group.go)
 //	kafka-go --bootstrap B --topic T --group G   -> segmentio/kafka-go's paths (see kafkago.go)
