@@ -493,7 +493,8 @@ def admin(b, *args):
 
 def test_java_admin_describes_and_lists_consumer_groups_by_type(broker, pool):
     """describeConsumerGroups shows GroupType.CONSUMER, the member epochs and each member's
-    assignment; listGroups with a types filter keeps consumer and classic groups apart."""
+    assignment; listGroups and listConsumerGroups with a types filter keep consumer and classic
+    groups apart."""
     name = "kip848-admin"
     classic = "kip848-admin-classic"
     b = broker.bootstrap
@@ -526,6 +527,15 @@ def test_java_admin_describes_and_lists_consumer_groups_by_type(broker, pool):
     assert classic_only.get(classic, {}).get("type") == "CLASSIC", classic_only
     assert name not in classic_only, classic_only
     every = admin(broker, "list-groups")["groups"]
+    assert name in every and classic in every, every
+    # the older listConsumerGroups (kafka-consumer-groups.sh --list --type) filters the same way
+    consumer_only = admin(broker, "list-consumer-groups", "--type", "consumer")["groups"]
+    assert consumer_only.get(name) == {"type": "CONSUMER", "simple": False, "state": "STABLE"}, consumer_only
+    assert classic not in consumer_only, consumer_only
+    classic_only = admin(broker, "list-consumer-groups", "--type", "classic")["groups"]
+    assert classic_only.get(classic) == {"type": "CLASSIC", "simple": False, "state": "STABLE"}, classic_only
+    assert name not in classic_only, classic_only
+    every = admin(broker, "list-consumer-groups")["groups"]
     assert name in every and classic in every, every
     for x in m + c:
         x.stop()

@@ -13,7 +13,9 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.ConsumerGroupListing;
 import org.apache.kafka.clients.admin.GroupListing;
+import org.apache.kafka.clients.admin.ListConsumerGroupsOptions;
 import org.apache.kafka.clients.admin.ListGroupsOptions;
 import org.apache.kafka.clients.admin.LogDirDescription;
 import org.apache.kafka.clients.admin.MemberDescription;
@@ -43,12 +45,16 @@ import org.apache.kafka.common.TopicPartition;
  *                        "assignment": ["T-P", ...], "target_assignment": [...]|null}]}
  *   list-groups --bootstrap B [--type consumer|classic]   (Admin.listGroups, types filter)
  *       -> {"ok": true, "groups": {"G": {"type": "CONSUMER"|null, "protocol": P, "state": S|null}}}
+ *   list-consumer-groups --bootstrap B [--type consumer|classic]
+ *       (Admin.listConsumerGroups with ListConsumerGroupsOptions.withTypes: the groups of protocol
+ *        type "consumer" only, as kafka-consumer-groups.sh --list --type lists them)
+ *       -> {"ok": true, "groups": {"G": {"type": "CONSUMER"|null, "simple": B, "state": S|null}}}
  * </pre>
  * A failed call: {"ok": false, "error": "ExceptionClass: message"}. Calls time out after 20 s.
  */
 final class AdminApis {
     static final Set<String> COMMANDS = Set.of("delete-records", "describe-log-dirs", "list-reassignments",
-            "describe-groups", "list-groups");
+            "describe-groups", "list-groups", "list-consumer-groups");
     private static final long TIMEOUT_S = 20;
 
     private AdminApis() {}
@@ -63,7 +69,7 @@ final class AdminApis {
             o = parse(args);
         } catch (IllegalArgumentException e) {
             System.err.println("error: " + e.getMessage());
-            System.err.println("usage: client delete-records|describe-log-dirs|list-reassignments|describe-groups|list-groups"
+            System.err.println("usage: client delete-records|describe-log-dirs|list-reassignments|describe-groups|list-groups|list-consumer-groups"
                     + " --bootstrap B [--topic T] [--partition P] [--offset O] [--group G] [--type consumer|classic]");
             return 2;
         }
@@ -72,6 +78,7 @@ final class AdminApis {
             case "describe-log-dirs" -> (admin, out) -> describeLogDirs(admin, o.get("topic"), out);
             case "describe-groups" -> (admin, out) -> describeGroup(admin, o.get("group"), out);
             case "list-groups" -> (admin, out) -> listGroups(admin, o.get("type"), out);
+            case "list-consumer-groups" -> (admin, out) -> listConsumerGroups(admin, o.get("type"), out);
             default -> (admin, out) -> listReassignments(admin, o, out);
         };
         Properties p = new Properties();
@@ -218,6 +225,23 @@ final class AdminApis {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("type", g.type().map(GroupType::name).orElse(null));
             m.put("protocol", g.protocol());
+            m.put("state", g.groupState().map(Enum::name).orElse(null));
+            groups.put(g.groupId(), m);
+        }
+        out.put("groups", groups);
+    }
+
+    @SuppressWarnings("deprecation") // listConsumerGroups: deprecated for listGroups in 4.1 (KIP-1043), still served
+    private static void listConsumerGroups(Admin admin, String type, Map<String, Object> out) throws Exception {
+        ListConsumerGroupsOptions opts = new ListConsumerGroupsOptions();
+        if (type != null) {
+            opts = opts.withTypes(Set.of(GroupType.parse(type)));
+        }
+        Map<String, Object> groups = new TreeMap<>();
+        for (ConsumerGroupListing g : admin.listConsumerGroups(opts).all().get(TIMEOUT_S, TimeUnit.SECONDS)) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("type", g.type().map(GroupType::name).orElse(null));
+            m.put("simple", g.isSimpleConsumerGroup());
             m.put("state", g.groupState().map(Enum::name).orElse(null));
             groups.put(g.groupId(), m);
         }
