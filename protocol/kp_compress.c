@@ -7,6 +7,7 @@
  * produced: a small batch must not be able to make the broker allocate gigabytes.
  */
 #include "kp_compress.h"
+#include "kp_snappy.h"
 
 #include <limits.h>
 #include <stdbool.h>
@@ -15,7 +16,6 @@
 
 #define ZLIB_CONST
 #include <lz4frame.h>
-#include <snappy-c.h>
 #include <zlib.h>
 #include <zstd.h>
 #include <zstd_errors.h>
@@ -187,8 +187,8 @@ static int unzstd(const uint8_t *in, size_t in_len, size_t max_out, out_buf *o, 
  * (refusing beyond max_out); then again with out sized to that, to decompress. A chunk length
  * equal to the magic's first word starts a concatenated stream, which snappy-java reads on.
  */
-static int xerial_pass(const uint8_t *in, size_t in_len, size_t max_out, uint8_t *out, size_t *total,
-                       const char **why) {
+static int xerial_pass(const kp_snappy_api *sn, const uint8_t *in, size_t in_len, size_t max_out, uint8_t *out,
+                       size_t *total, const char **why) {
     size_t pos = XERIAL_HEADER, sum = 0;
     while (pos < in_len) {
         if (in_len - pos < 4) return fail(why, "truncated snappy chunk");
@@ -201,11 +201,11 @@ static int xerial_pass(const uint8_t *in, size_t in_len, size_t max_out, uint8_t
         if (n > in_len - pos) return fail(why, "truncated snappy chunk");
         const char *blk = (const char *)(in + pos);
         size_t ulen;
-        if (snappy_uncompressed_length(blk, n, &ulen) != SNAPPY_OK) return fail(why, "corrupt snappy chunk");
+        if (sn->uncompressed_length(blk, n, &ulen) != SNAPPY_OK) return fail(why, "corrupt snappy chunk");
         if (ulen > max_out - sum) return fail(why, TOO_LONG);
-        if (!out && snappy_validate_compressed_buffer(blk, n) != SNAPPY_OK) return fail(why, "corrupt snappy chunk");
+        if (!out && sn->validate_compressed_buffer(blk, n) != SNAPPY_OK) return fail(why, "corrupt snappy chunk");
         size_t got = ulen;
-        if (out && (snappy_uncompress(blk, n, (char *)out + sum, &got) != SNAPPY_OK || got != ulen))
+        if (out && (sn->uncompress(blk, n, (char *)out + sum, &got) != SNAPPY_OK || got != ulen))
             return fail(why, "corrupt snappy chunk");
         sum += ulen;
         pos += n;
@@ -217,23 +217,25 @@ static int xerial_pass(const uint8_t *in, size_t in_len, size_t max_out, uint8_t
 /* snappy-java's framing when the magic is there, else one bare block (librdkafka). */
 static int unsnappy(const uint8_t *in, size_t in_len, size_t max_out, uint8_t **out, size_t *out_len,
                     const char **why) {
+    const kp_snappy_api *sn = kp_snappy(why);
+    if (!sn) return -1;
     size_t ulen;
     bool framed = in_len >= sizeof xerial_magic && memcmp(in, xerial_magic, sizeof xerial_magic) == 0;
     if (framed) {
         if (in_len < XERIAL_HEADER) return fail(why, "truncated snappy header");
-        if (xerial_pass(in, in_len, max_out, NULL, &ulen, why) != 0) return -1;
+        if (xerial_pass(sn, in, in_len, max_out, NULL, &ulen, why) != 0) return -1;
     } else {
-        if (snappy_uncompressed_length((const char *)in, in_len, &ulen) != SNAPPY_OK)
+        if (sn->uncompressed_length((const char *)in, in_len, &ulen) != SNAPPY_OK)
             return fail(why, "corrupt snappy data");
         if (ulen > max_out) return fail(why, TOO_LONG);
-        if (snappy_validate_compressed_buffer((const char *)in, in_len) != SNAPPY_OK)
+        if (sn->validate_compressed_buffer((const char *)in, in_len) != SNAPPY_OK)
             return fail(why, "corrupt snappy data");
     }
     uint8_t *p = malloc(ulen ? ulen : 1);
     if (!p) return fail(why, "out of memory");
     size_t got = ulen;
-    int rc = framed ? xerial_pass(in, in_len, max_out, p, &got, why)
-                    : snappy_uncompress((const char *)in, in_len, (char *)p, &got) == SNAPPY_OK ? 0 : -1;
+    int rc = framed ? xerial_pass(sn, in, in_len, max_out, p, &got, why)
+                    : sn->uncompress((const char *)in, in_len, (char *)p, &got) == SNAPPY_OK ? 0 : -1;
     if (rc != 0 || got != ulen) {
         free(p);
         return fail(why, "corrupt snappy data");
@@ -315,8 +317,10 @@ static int gzip(const uint8_t *in, size_t in_len, uint8_t **out, size_t *out_len
 }
 
 static int snappy_xerial(const uint8_t *in, size_t in_len, uint8_t **out, size_t *out_len, const char **why) {
+    const kp_snappy_api *sn = kp_snappy(why);
+    if (!sn) return -1;
     size_t chunks = (in_len + XERIAL_BLOCK - 1) / XERIAL_BLOCK;
-    size_t cap = XERIAL_HEADER + chunks * (4 + snappy_max_compressed_length(XERIAL_BLOCK));
+    size_t cap = XERIAL_HEADER + chunks * (4 + sn->max_compressed_length(XERIAL_BLOCK));
     uint8_t *p = malloc(cap);
     if (!p) return fail(why, "out of memory");
     memcpy(p, xerial_magic, sizeof xerial_magic);
@@ -325,7 +329,7 @@ static int snappy_xerial(const uint8_t *in, size_t in_len, uint8_t **out, size_t
     size_t pos = XERIAL_HEADER;
     for (size_t off = 0; off < in_len; off += XERIAL_BLOCK) {
         size_t n = in_len - off < XERIAL_BLOCK ? in_len - off : XERIAL_BLOCK, clen = cap - pos - 4;
-        if (snappy_compress((const char *)in + off, n, (char *)p + pos + 4, &clen) != SNAPPY_OK) {
+        if (sn->compress((const char *)in + off, n, (char *)p + pos + 4, &clen) != SNAPPY_OK) {
             free(p);
             return fail(why, "snappy compression failed");
         }
