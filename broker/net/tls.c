@@ -93,8 +93,14 @@ SSL_CTX *tls_server_ssl_ctx(char *err, size_t n) {
 
 tls_conn *tls_conn_new(tls_ctx *x) {
     tls_conn *t = xcalloc(1, sizeof(*t));
+    SSL_CTX *ctx = tls_ctx_ssl(x);
+    if (!ctx) { /* a connection that fails at its first bytes, saying why */
+        snprintf(t->err, sizeof t->err, "%s", tls_ctx_ssl_error(x));
+        t->failed = true;
+        return t;
+    }
     BIO *rbio = BIO_new(BIO_s_mem()), *wbio = BIO_new(BIO_s_mem());
-    t->ssl = SSL_new(tls_ctx_ssl(x));
+    t->ssl = SSL_new(ctx);
     if (!t->ssl || !rbio || !wbio) xoom("SSL_new for a TLS connection", 0); /* all they can lack is memory */
     /* an empty input buffer means "wait for more", not end of stream */
     BIO_set_mem_eof_return(rbio, -1);
@@ -207,6 +213,7 @@ int tls_conn_feed(tls_conn *t, const uint8_t *cipher, size_t n) {
 }
 
 bool tls_conn_has_pending_in(const tls_conn *t) {
+    if (!t->ssl) return false;
     return BIO_ctrl_pending(SSL_get_rbio(t->ssl)) > 0 || SSL_has_pending(t->ssl);
 }
 
@@ -259,7 +266,7 @@ int tls_conn_shutdown(tls_conn *t) {
     return 0;
 }
 
-size_t tls_conn_pending_out(const tls_conn *t) { return BIO_ctrl_pending(t->wbio); }
+size_t tls_conn_pending_out(const tls_conn *t) { return t->wbio ? BIO_ctrl_pending(t->wbio) : 0; }
 
 int tls_conn_take_out(tls_conn *t, uint8_t *buf, size_t cap, size_t *got) {
     *got = 0;

@@ -20,6 +20,10 @@
  * With data_dir ":memory:" nothing is written: the CA lives only in this
  * process and is lost at exit; tls_ctx_ca_pem() hands it to in-process users.
  *
+ * tls_ctx_new does that work in a child process it waits for (tls_ca.c says
+ * why) and the OpenSSL context is made at the first tls_conn_new; should that
+ * fail, every connection fails at its first bytes, with the reason.
+ *
  * Host names covered: the ones in settings (the advertised host first, then
  * any configured), plus "localhost", "127.0.0.1" and "::1".
  *

@@ -3,6 +3,13 @@
  * key files, or the local CA kept in <data>/tls/, created on first start and reused after, with
  * a server certificate issued again whenever the stored one no longer fits (tls.h says when).
  * The protocol settings and the connections are tls.c's.
+ *
+ * Issue 37: all of that work runs in a short-lived child process at start-up, and the broker's
+ * own SSL_CTX is made from the child's results at the first TLS connection. OpenSSL's first use
+ * (its providers, its DRBG, the EC and X.509 code) touches ~2.5 MiB of libcrypto and libssl that
+ * then stay resident for the life of the process; a child's touches die with it, so a broker
+ * whose TLS listeners are never used keeps none of it. The files are still written (and
+ * checked) before start-up ends, since the ready line names ca.pem for clients to trust at once.
  */
 #include "tls.h"
 #include "tls_int.h"
@@ -15,6 +22,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,7 +43,9 @@
 #define BACKDATE_S 3600        /* tolerate client clocks an hour behind */
 
 struct tls_ctx {
-    SSL_CTX *ssl;
+    SSL_CTX *ssl;  /* made at the first connection (tls_ctx_ssl), from chain_pem and key_pem */
+    char *chain_pem, *key_pem; /* what the context serves, until it is made */
+    char ssl_err[512];         /* why making it failed: every TLS connection then fails so */
     char *ca_file; /* NULL with given cert files or ":memory:" */
     char *ca_pem;  /* NULL with given cert files */
     char ca_fp[65], cert_fp[65];
@@ -49,6 +59,12 @@ typedef struct hostlist {
 } hostlist;
 
 /* ---------- strings ---------- */
+
+static void free_secret(char *p) {
+    if (!p) return;
+    explicit_bzero(p, strlen(p));
+    free(p);
+}
 
 static char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *str_printf(const char *fmt, ...) {
@@ -561,7 +577,8 @@ out:
     return rc;
 }
 
-int tls_ctx_new(tls_ctx **out, const tls_settings *set, char *err, size_t n) {
+/* The whole set-up in this process: the files checked or written, x->ssl made (in the child). */
+static int build_ctx(tls_ctx **out, const tls_settings *set, char *err, size_t n) {
     *out = NULL;
     bool has_cert = set->cert_file && *set->cert_file, has_key = set->key_file && *set->key_file;
     if (has_cert != has_key) {
@@ -592,9 +609,170 @@ int tls_ctx_new(tls_ctx **out, const tls_settings *set, char *err, size_t n) {
     return 0;
 }
 
+/* ---------- the set-up in a child process ---------- */
+
+typedef struct wire {
+    uint8_t *p;
+    size_t len, cap, pos;
+} wire;
+
+#define WIRE_NULL UINT32_MAX
+
+static void wire_put(wire *w, const char *s) {
+    uint32_t len = s ? (uint32_t)strlen(s) : WIRE_NULL;
+    size_t need = w->len + 4 + (s ? len : 0);
+    if (need > w->cap) {
+        w->cap = need * 2;
+        w->p = xrealloc(w->p, w->cap);
+    }
+    memcpy(w->p + w->len, &len, 4);
+    w->len += 4;
+    if (s) {
+        memcpy(w->p + w->len, s, len);
+        w->len += len;
+    }
+}
+
+/* The next string (malloc'd, NULL for a NULL), or -1 when the message ends early. */
+static int wire_get(wire *w, char **out) {
+    uint32_t len;
+    *out = NULL;
+    if (w->len - w->pos < 4) return -1;
+    memcpy(&len, w->p + w->pos, 4);
+    w->pos += 4;
+    if (len == WIRE_NULL) return 0;
+    if (w->len - w->pos < len) return -1;
+    *out = xmalloc((size_t)len + 1);
+    memcpy(*out, w->p + w->pos, len);
+    (*out)[len] = 0;
+    w->pos += len;
+    return 0;
+}
+
+/* PEM text of the served certificate, its chain after it, and of its key: what the parent loads. */
+static int served_pems(SSL_CTX *c, char **chain, char **key) {
+    BIO *b = BIO_new(BIO_s_mem()), *k = BIO_new(BIO_s_mem());
+    STACK_OF(X509) *extra = NULL;
+    bool ok = b && k && PEM_write_bio_X509(b, SSL_CTX_get0_certificate(c)) && SSL_CTX_get0_chain_certs(c, &extra) &&
+              PEM_write_bio_PrivateKey(k, SSL_CTX_get0_privatekey(c), NULL, NULL, 0, NULL, NULL);
+    for (int i = 0; ok && extra && i < sk_X509_num(extra); i++) ok = PEM_write_bio_X509(b, sk_X509_value(extra, i));
+    for (int i = 0; ok && i < 2; i++) {
+        char *data;
+        long len = BIO_get_mem_data(i ? k : b, &data);
+        char *s = xmalloc((size_t)len + 1);
+        memcpy(s, data, (size_t)len);
+        s[len] = 0;
+        *(i ? key : chain) = s;
+    }
+    BIO_free(b);
+    BIO_free(k); /* the child's memory, gone when it exits */
+    return ok ? 0 : -1;
+}
+
+/* The child: build everything, send the results (or the error) down fd, never return. */
+static void __attribute__((noreturn)) child_main(int fd, const tls_settings *set) {
+    char err[1024] = "";
+    tls_ctx *x = NULL;
+    wire w = {0};
+    char *chain = NULL, *key = NULL;
+    int rc = build_ctx(&x, set, err, sizeof err);
+    if (rc == 0 && served_pems(x->ssl, &chain, &key) != 0) rc = tls_fail_ssl(err, sizeof err, "tls: writing the served certificate as PEM");
+    wire_put(&w, rc == 0 ? "ok" : "error");
+    wire_put(&w, err);
+    if (rc == 0) {
+        const char *fields[] = {x->summary, x->warning[0] ? x->warning : NULL, x->ca_file, x->ca_pem, x->ca_fp, x->cert_fp, chain, key};
+        for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) wire_put(&w, fields[i]);
+    }
+    for (size_t off = 0; off < w.len;) {
+        ssize_t k = write(fd, w.p + off, w.len - off);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) break;
+        off += (size_t)k;
+    }
+    _exit(0); /* not exit(): the parent's atexit handlers and stdio buffers are the parent's */
+}
+
+/* The parent: the child's message, read to its end, into *out. */
+static int take_child(wire *w, tls_ctx **out, char *err, size_t n) {
+    char *status = NULL, *why = NULL;
+    if (wire_get(w, &status) < 0 || wire_get(w, &why) < 0 || !status) {
+        free(status);
+        free(why);
+        return -2;
+    }
+    bool ok = strcmp(status, "ok") == 0;
+    if (!ok) snprintf(err, n, "%s", why ? why : "tls: set-up failed");
+    free(status);
+    free(why);
+    if (!ok) return -1;
+    tls_ctx *x = xcalloc(1, sizeof(*x));
+    char *warning = NULL, *ca_fp = NULL, *cert_fp = NULL;
+    char **fields[] = {&x->summary, &warning, &x->ca_file, &x->ca_pem, &ca_fp, &cert_fp, &x->chain_pem, &x->key_pem};
+    int rc = 0;
+    for (size_t i = 0; i < sizeof fields / sizeof *fields && rc == 0; i++) rc = wire_get(w, fields[i]);
+    if (warning) snprintf(x->warning, sizeof x->warning, "%s", warning);
+    if (ca_fp) snprintf(x->ca_fp, sizeof x->ca_fp, "%s", ca_fp);
+    if (cert_fp) snprintf(x->cert_fp, sizeof x->cert_fp, "%s", cert_fp);
+    free(warning);
+    free(ca_fp);
+    free(cert_fp);
+    if (rc < 0 || !x->chain_pem || !x->key_pem) {
+        tls_ctx_free(x);
+        return -2;
+    }
+    *out = x;
+    return 0;
+}
+
+int tls_ctx_new(tls_ctx **out, const tls_settings *set, char *err, size_t n) {
+    *out = NULL;
+    int fds[2];
+    pid_t pid = pipe2(fds, O_CLOEXEC) == 0 ? fork() : -1;
+    if (pid == 0) {
+        close(fds[0]);
+        child_main(fds[1], set);
+    }
+    if (pid < 0) { /* no process to spare: do it here, and keep the pages */
+        if (fds[0] >= 0) {
+            close(fds[0]);
+            close(fds[1]);
+        }
+        return build_ctx(out, set, err, n);
+    }
+    close(fds[1]);
+    wire w = {0};
+    for (;;) {
+        if (w.cap - w.len < 4096) {
+            w.cap = w.cap ? w.cap * 2 : 16384;
+            w.p = xrealloc(w.p, w.cap);
+        }
+        ssize_t k = read(fds[0], w.p + w.len, w.cap - w.len);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) break;
+        w.len += (size_t)k;
+    }
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    int rc = take_child(&w, out, err, n);
+    if (w.p) explicit_bzero(w.p, w.len); /* the key passed through it */
+    free(w.p);
+    if (rc == -2) {
+        if (WIFSIGNALED(status))
+            snprintf(err, n, "tls: the process setting up the certificate died of signal %d", WTERMSIG(status));
+        else
+            snprintf(err, n, "tls: the process setting up the certificate sent an incomplete answer (exit status %d)",
+                     WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        return -1;
+    }
+    return rc;
+}
+
 void tls_ctx_free(tls_ctx *x) {
     if (!x) return;
     SSL_CTX_free(x->ssl); /* reference counted: live connections keep it */
+    free(x->chain_pem);
+    free_secret(x->key_pem);
     free(x->ca_file);
     free(x->ca_pem);
     free(x->summary);
@@ -608,4 +786,41 @@ const char *tls_ctx_ca_pem(const tls_ctx *x) { return x->ca_pem; }
 const char *tls_ctx_ca_fingerprint(const tls_ctx *x) { return x->ca_fp; }
 const char *tls_ctx_cert_fingerprint(const tls_ctx *x) { return x->cert_fp; }
 
-SSL_CTX *tls_ctx_ssl(const tls_ctx *x) { return x->ssl; }
+/* The served certificate, its chain and its key from the child's PEM text into a fresh context. */
+static SSL_CTX *make_ssl(tls_ctx *x, char *err, size_t n) {
+    SSL_CTX *c = tls_server_ssl_ctx(err, n);
+    if (!c) return NULL;
+    BIO *b = BIO_new_mem_buf(x->chain_pem, -1), *k = BIO_new_mem_buf(x->key_pem, -1);
+    X509 *leaf = b ? PEM_read_bio_X509(b, NULL, NULL, NULL) : NULL;
+    EVP_PKEY *key = k ? PEM_read_bio_PrivateKey(k, NULL, NULL, NULL) : NULL;
+    bool ok = leaf && key && SSL_CTX_use_certificate(c, leaf) == 1 && SSL_CTX_use_PrivateKey(c, key) == 1;
+    X509 *more;
+    while (ok && (more = PEM_read_bio_X509(b, NULL, NULL, NULL)) != NULL)
+        if (!SSL_CTX_add0_chain_cert(c, more)) { /* owns it on success */
+            X509_free(more);
+            ok = false;
+        }
+    X509_free(leaf);
+    EVP_PKEY_free(key);
+    BIO_free(b);
+    BIO_free(k);
+    if (!ok) {
+        tls_fail_ssl(err, n, "tls: loading the server certificate");
+        SSL_CTX_free(c);
+        return NULL;
+    }
+    ERR_clear_error(); /* the chain's end is a "no start line" */
+    return c;
+}
+
+SSL_CTX *tls_ctx_ssl(tls_ctx *x) {
+    if (x->ssl || x->ssl_err[0]) return x->ssl;
+    x->ssl = make_ssl(x, x->ssl_err, sizeof x->ssl_err);
+    if (!x->ssl) return NULL;
+    free(x->chain_pem);
+    free_secret(x->key_pem);
+    x->chain_pem = x->key_pem = NULL;
+    return x->ssl;
+}
+
+const char *tls_ctx_ssl_error(const tls_ctx *x) { return x->ssl_err; }

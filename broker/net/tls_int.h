@@ -15,7 +15,12 @@ int tls_fail_ssl(char *err, size_t n, const char *what);
 /* tls.c: a server SSL_CTX with MSK's protocol settings and no certificate yet; NULL with err. */
 SSL_CTX *tls_server_ssl_ctx(char *err, size_t n);
 
-/* tls_ca.c: the context's SSL_CTX, for each connection's SSL. */
-SSL_CTX *tls_ctx_ssl(const tls_ctx *x);
+/*
+ * tls_ca.c: the context's SSL_CTX, for each connection's SSL, made at the first call (issue 37:
+ * OpenSSL stays untouched until a TLS connection comes); NULL when making it failed, and
+ * tls_ctx_ssl_error then says why.
+ */
+SSL_CTX *tls_ctx_ssl(tls_ctx *x);
+const char *tls_ctx_ssl_error(const tls_ctx *x);
 
 #endif
