@@ -38,6 +38,17 @@ static void count_closed(const req *r, int64_t now_us) {
 /* Stop reading from a connection with this many requests not yet answered. */
 #define MAX_QUEUED 256
 /*
+ * ... or with this many bytes of such requests (issue 37). librdkafka pipelines up to a million
+ * requests per connection, so under load the broker read ahead whatever its clients had sent:
+ * with 50 producers (150 connections) ~70 MB of produce frames sat queued at once, and the heap
+ * kept that peak (138 MiB resident after the load). Kafka reads one request per connection at a
+ * time (SocketServer mutes the channel until its answer is sent); this reads on until 64 KiB
+ * wait, so small pipelined requests still go in one read and one producer's requests still
+ * share storage commits, and the rest wait in the socket. Reading resumes as answers go out
+ * (net_pump); a frame larger than the bound is still taken whole.
+ */
+#define MAX_QUEUED_BYTES (64u << 10)
+/*
  * A frame at least this large that has not fully arrived is read straight
  * into its own buffer rather than through rbuf, so its bytes are copied once
  * (by the kernel) instead of twice. The buffer grows with what arrives, from
@@ -176,7 +187,7 @@ static size_t unsent(const conn *c) { return uv_stream_get_write_queue_size((con
 static bool muted(const conn *c) { return c->muted_until_ms && c->muted_until_ms > clk_mono_ms(); }
 
 static bool may_read(const conn *c) {
-    return !c->pool_wait && c->nqueued < MAX_QUEUED && unsent(c) <= (size_t)c->s->cfg->socket_response_queue_max_bytes && !muted(c);
+    return !c->pool_wait && c->nqueued < MAX_QUEUED && c->queued_bytes < MAX_QUEUED_BYTES && unsent(c) <= (size_t)c->s->cfg->socket_response_queue_max_bytes && !muted(c);
 }
 
 static void on_mute_end(uv_timer_t *t) {
@@ -267,6 +278,7 @@ static void flush_ready(conn *c) {
         c->head = r->next;
         if (!c->head) c->tail = NULL;
         c->nqueued--;
+        c->queued_bytes -= r->len;
         if (r->state == REQ_READY) {
             int k = kp_writer_spans(&r->out, spans);
             for (int j = 0; j < k; j++) bufs[nb++] = uv_buf_init((char *)spans[j].p, (unsigned)spans[j].len);
@@ -313,6 +325,7 @@ static void enqueue(conn *c, req *r) {
     c->tail = r;
     if (!c->next_start) c->next_start = r;
     c->nqueued++;
+    c->queued_bytes += r->len;
 }
 
 /*
@@ -399,6 +412,21 @@ static void fill_advance(conn *c, size_t got) {
     if (c->fill_have < c->filling->len) return;
     enqueue(c, c->filling);
     c->filling = NULL;
+}
+
+/*
+ * The read buffer holds only a frame cut short by the end of a read; once every frame in it has
+ * been taken it goes back to the heap, where the next read of any connection finds it (issue 37).
+ * An idle connection so holds no read buffer (it held 64 KiB, or 128 KiB after a frame straddled
+ * two reads), and the busy ones share what the heap keeps: under load most connections end a
+ * read on a frame boundary. A steady producer reallocates nothing by it: the free and the next
+ * malloc of the same size are one bin's pop and push, with no copy and no page fault.
+ */
+static void release_rbuf(conn *c) {
+    if (c->rlen || !c->rbuf) return;
+    free(c->rbuf);
+    c->rbuf = NULL;
+    c->rcap = 0;
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
@@ -492,8 +520,10 @@ static bool take_frames(conn *c) {
             c->fill_cap = cap;
         }
     }
-    memmove(c->rbuf, c->rbuf + pos, c->rlen - pos);
-    c->rlen -= pos;
+    if (pos) { /* rbuf may be NULL when nothing was in it (release_rbuf) */
+        memmove(c->rbuf, c->rbuf + pos, c->rlen - pos);
+        c->rlen -= pos;
+    }
     return true;
 }
 
@@ -647,6 +677,7 @@ static void read_conn(conn *c, ssize_t nread) {
         c->rlen += (size_t)nread;
     }
     if (!take_frames(c)) return;
+    release_rbuf(c);
     track_frame_start(c);
     net_pump(c);
 }

@@ -42,6 +42,7 @@ struct conn {
     req *head, *tail;         /* requests in arrival order, answered from the head */
     req *next_start;          /* first request not yet started */
     int nqueued;
+    size_t queued_bytes;      /* frame bytes of those requests (net.c: MAX_QUEUED_BYTES) */
     bool reading;
     bool closing;
     bool in_commit_list;
