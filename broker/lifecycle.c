@@ -169,9 +169,10 @@ static int open_storage(srv *s, char *err, size_t errlen) {
 }
 
 /*
- * Storage opens on a thread while sasl_init makes the TLS material: both
- * wait on fsync when the data directory is new (SQLite's WAL, the CA files),
- * so start-up takes the longer of the two instead of their sum.
+ * Storage opens on a thread while a child process sasl_init started makes the
+ * TLS material: both wait on fsync when the data directory is new (SQLite's
+ * WAL, the CA files), so start-up takes the longer of the two instead of
+ * their sum.
  */
 typedef struct open_job {
     srv *s;
@@ -487,11 +488,13 @@ int srv_init(srv *s, uv_loop_t *loop, config *cfg, fleet *f, char *err, size_t e
     f->stop = cluster_stop;
     f->changed = fleet_changed;
     if (make_data_dir(s, err, errlen) != 0) return -1;
+    /* first: it forks the TLS set-up, which must happen before any other thread exists */
+    int sasl_rc = sasl_init(s, err, errlen);
     open_job job = {.s = s};
     pthread_t opener;
     bool threaded = pthread_create(&opener, NULL, open_storage_job, &job) == 0;
     if (!threaded) open_storage_job(&job);
-    int sasl_rc = sasl_init(s, err, errlen);
+    if (sasl_rc == 0) sasl_rc = sasl_tls_finish(s, err, errlen);
     if (threaded) pthread_join(opener, NULL);
     if (job.rc != 0) {
         snprintf(err, errlen, "%s", job.err);

@@ -38,6 +38,7 @@ typedef struct sasl_ctx {
     size_t n_broker_hosts;
     double connect_tokens;
     int64_t refill_ms;
+    tls_setup *tls_setup; /* made by a child process from sasl_init until sasl_tls_finish */
 } sasl_ctx;
 
 /* ---- set-up ---- */
@@ -191,9 +192,7 @@ int sasl_init(srv *s, char *err, size_t n) {
             hosts[nh++] = cfg->bind_address;
         tls_settings ts = {*cfg->tls_cert_file ? cfg->tls_cert_file : NULL,
                            *cfg->tls_key_file ? cfg->tls_key_file : NULL, cfg->data_dir, hosts, nh};
-        if (tls_ctx_new(&s->tls, &ts, err, n) != 0) return -1;
-        log_info("%s", tls_ctx_summary(s->tls));
-        if (tls_ctx_warning(s->tls)) log_warn("tls: %s", tls_ctx_warning(s->tls));
+        tls_ctx_begin(&x->tls_setup, &ts);
     }
     if (cfg->iam_credentials_port &&
         cred_endpoint_start(s->loop, cfg->bind_address, cfg->ports_auto ? 0 : (int)cfg->iam_credentials_port, x->iam,
@@ -206,6 +205,17 @@ int sasl_init(srv *s, char *err, size_t n) {
     log_info("iam: identities from %s: users=%zu roles=%zu, region %s, credentials endpoint %s",
              *cfg->iam_identities_file ? cfg->iam_identities_file : "(none)", users, iam_store_role_count(x->iam),
              cfg->iam_region, x->creds ? "on (the cred: line above)" : "off");
+    return 0;
+}
+
+int sasl_tls_finish(srv *s, char *err, size_t n) {
+    sasl_ctx *x = s->sasl;
+    if (!x || !x->tls_setup) return 0;
+    tls_setup *p = x->tls_setup;
+    x->tls_setup = NULL;
+    if (tls_ctx_finish(p, &s->tls, err, n) != 0) return -1;
+    log_info("%s", tls_ctx_summary(s->tls));
+    if (tls_ctx_warning(s->tls)) log_warn("tls: %s", tls_ctx_warning(s->tls));
     return 0;
 }
 
@@ -243,6 +253,11 @@ void sasl_free(srv *s) {
     free(x->oauth_hosts);
     free(x->broker_hosts);
     iam_store_free(x->iam);
+    if (x->tls_setup) { /* sasl_init failed after starting it */
+        char err[1024];
+        tls_ctx *unused = NULL;
+        if (tls_ctx_finish(x->tls_setup, &unused, err, sizeof err) == 0) tls_ctx_free(unused);
+    }
     if (s->tls) tls_ctx_free(s->tls);
     s->tls = NULL;
     free(x);

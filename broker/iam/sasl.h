@@ -26,6 +26,12 @@
 enum { SASL_NONE = CONN_SASL_NONE, SASL_HANDSHAKEN = CONN_SASL_HANDSHAKEN, SASL_AUTHENTICATED = CONN_SASL_AUTHENTICATED };
 
 int sasl_init(srv *s, char *err, size_t n);
+/*
+ * sasl_init starts the TLS material in a child process (net/tls.h, tls_ctx_begin: call it while
+ * the process has no other thread); this waits for it, sets s->tls and logs where the
+ * certificate came from. 0, or -1 with err.
+ */
+int sasl_tls_finish(srv *s, char *err, size_t n);
 void sasl_close(srv *s); /* handles */
 void sasl_free(srv *s);  /* memory, after the loop ended */
 /* The identities (and their policies) tokens are checked against. */

@@ -81,6 +81,16 @@ typedef struct tls_conn tls_conn;
 #define TLS_CLOSED 1
 
 int tls_ctx_new(tls_ctx **out, const tls_settings *set, char *err, size_t n);
+/*
+ * tls_ctx_new in two steps, so the caller can do other work while the child works: begin
+ * forks it (so call it while the process has no other thread: a lock another thread held at
+ * the fork, such as a sanitizer's allocator's, would stay held in the child for ever), finish
+ * waits for it and frees the setup. begin always gives a setup (working in-process when no
+ * child can be made); finish must be called once on it.
+ */
+typedef struct tls_setup tls_setup;
+void tls_ctx_begin(tls_setup **out, const tls_settings *set);
+int tls_ctx_finish(tls_setup *p, tls_ctx **out, char *err, size_t n);
 void tls_ctx_free(tls_ctx *x); /* live connections keep what they need */
 
 /* One line for the start-up log: where the certificate came from, what was generated or reused and why. */

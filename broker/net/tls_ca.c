@@ -724,36 +724,59 @@ static int take_child(wire *w, tls_ctx **out, char *err, size_t n) {
     return 0;
 }
 
-int tls_ctx_new(tls_ctx **out, const tls_settings *set, char *err, size_t n) {
-    *out = NULL;
+struct tls_setup {
+    pid_t pid;        /* the child; 0 once done here (no child) */
+    int fd;           /* its answer */
+    tls_ctx *ctx;     /* done here: the context, or NULL with err */
+    char err[1024];
+};
+
+void tls_ctx_begin(tls_setup **out, const tls_settings *set) {
+    tls_setup *p = xcalloc(1, sizeof *p);
     int fds[2];
-    pid_t pid = pipe2(fds, O_CLOEXEC) == 0 ? fork() : -1;
-    if (pid == 0) {
+    p->pid = pipe2(fds, O_CLOEXEC) == 0 ? fork() : -1;
+    if (p->pid == 0) {
         close(fds[0]);
         child_main(fds[1], set);
     }
-    if (pid < 0) { /* no process to spare: do it here, and keep the pages */
+    if (p->pid < 0) { /* no process to spare: do it here, and keep the pages */
+        p->pid = 0;
         if (fds[0] >= 0) {
             close(fds[0]);
             close(fds[1]);
         }
-        return build_ctx(out, set, err, n);
+        if (build_ctx(&p->ctx, set, p->err, sizeof p->err) != 0) p->ctx = NULL;
+        *out = p;
+        return;
     }
     close(fds[1]);
+    p->fd = fds[0];
+    *out = p;
+}
+
+int tls_ctx_finish(tls_setup *p, tls_ctx **out, char *err, size_t n) {
+    *out = NULL;
+    if (!p->pid) {
+        *out = p->ctx;
+        if (!p->ctx) snprintf(err, n, "%s", p->err);
+        free(p);
+        return *out ? 0 : -1;
+    }
     wire w = {0};
     for (;;) {
         if (w.cap - w.len < 4096) {
             w.cap = w.cap ? w.cap * 2 : 16384;
             w.p = xrealloc(w.p, w.cap);
         }
-        ssize_t k = read(fds[0], w.p + w.len, w.cap - w.len);
+        ssize_t k = read(p->fd, w.p + w.len, w.cap - w.len);
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) break;
         w.len += (size_t)k;
     }
-    close(fds[0]);
+    close(p->fd);
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR) {}
+    free(p);
     int rc = take_child(&w, out, err, n);
     if (w.p) explicit_bzero(w.p, w.len); /* the key passed through it */
     free(w.p);
@@ -766,6 +789,12 @@ int tls_ctx_new(tls_ctx **out, const tls_settings *set, char *err, size_t n) {
         return -1;
     }
     return rc;
+}
+
+int tls_ctx_new(tls_ctx **out, const tls_settings *set, char *err, size_t n) {
+    tls_setup *p;
+    tls_ctx_begin(&p, set);
+    return tls_ctx_finish(p, out, err, n);
 }
 
 void tls_ctx_free(tls_ctx *x) {
