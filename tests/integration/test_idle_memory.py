@@ -62,8 +62,10 @@ def create_topic(bootstrap, name):
 
 def test_snappy_is_loaded_at_the_first_snappy_batch(fresh):
     pid = fresh.proc.pid
-    assert "libsnappy" not in maps(pid) and "libstdc++" not in maps(pid), \
-        "an idle broker should not map libsnappy or the C++ runtime"
+    at_start = maps(pid)
+    assert "libsnappy" not in at_start, "an idle broker should not map libsnappy"
+    if "libasan" not in at_start:  # the sanitizers' runtime brings the C++ runtime itself
+        assert "libstdc++" not in at_start, "an idle broker should not map the C++ runtime"
     create_topic(fresh.bootstrap, "snappy-lazy")
     p = Producer({"bootstrap.servers": fresh.bootstrap, "compression.type": "snappy", "linger.ms": 50})
     values = [b"snappy %d " % i * 40 for i in range(20)]
