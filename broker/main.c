@@ -331,6 +331,9 @@ static int run(srv *s, const config *cfg, int64_t t0) {
     log_info("mskmock %s (%s) ready in %.1f ms: profile=%s data.dir=%s topics=%d brokers %s", MSKMOCK_VERSION,
              MSKMOCK_REVISION, (double)(clk_mono_us() - t0) / 1000.0, cfg_profile_name((cfg_profile)cfg->profile),
              cfg->data_dir, s->ntopics, nodes);
+    /* what start-up freed (SQLite's parse trees, the TLS child's answer) goes back now: tune_malloc's
+       threshold keeps the heap from trimming itself, and housekeeping trims only after requests */
+    malloc_trim(0);
     uv_run(s->loop, UV_RUN_DEFAULT);
     return 0;
 }
