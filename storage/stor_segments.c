@@ -53,6 +53,9 @@
 #define SEG_DEFAULT_BYTES (16 * 1024 * 1024)
 /* Open segment files kept; more are closed least recently used first (a topic may have thousands of partitions). */
 #define SEG_FD_CACHE 256
+/* blocks allocated ahead of a partition's appends (seg_prealloc): 4 batches' worth, within these bounds */
+#define SEG_PREALLOC_MIN ((int64_t)64 << 10)
+#define SEG_PREALLOC_MAX ((int64_t)4 << 20)
 
 struct stor_seg_part {
     int64_t topic_id;
@@ -61,6 +64,7 @@ struct stor_seg_part {
     bool dirty;   /* appended to in the open transaction */
     int64_t active; /* newest segment id; 0: none */
     int64_t wpos;   /* where its next batch goes */
+    int64_t prealloc; /* the active segment's blocks are allocated up to here (seg_prealloc) */
 };
 
 struct stor_seg_fd {
@@ -580,19 +584,43 @@ static int seg_create(stor *s, struct stor_seg_part *p) {
     }
     p->active = id;
     p->wpos = 0;
+    p->prealloc = 0;
     return 0;
 }
 
 /* The partition's newest segment is full: what it holds goes to disk and is marked so (sync normal and full). */
 static int seg_seal(stor *s, struct stor_seg_part *p) {
     stor_segs *g = &s->segs;
-    if (g->sync == STOR_SYNC_OFF) return 0;
     int fd = seg_fd(s, p->topic_id, p->partition, p->active);
     if (fd < 0) return -1;
+    /* the blocks allocated past its end (seg_prealloc) go back: ext4 frees them on a truncate to the same size */
+    if (p->prealloc > p->wpos && p->prealloc != INT64_MAX && ftruncate(fd, (off_t)p->wpos) != 0)
+        return stor_failf(s, "trim segment: %s", strerror(errno));
+    p->prealloc = p->wpos;
+    if (g->sync == STOR_SYNC_OFF) return 0;
     if (fdatasync(fd) != 0) return stor_failf(s, "fdatasync segment: %s", strerror(errno));
     return seg_exec(s, "mark segment synced",
                     "UPDATE segments SET synced = %lld WHERE topic_id = %lld AND partition = %d AND id = %lld",
                     (long long)p->wpos, (long long)p->topic_id, p->partition, (long long)p->active);
+}
+
+/*
+ * Blocks for the bytes about to be written, allocated ahead (fallocate, the file's size
+ * unchanged) by four times the batch, so a busy partition calls it every few batches and an
+ * idle one holds at most 64 KiB unused; never past the segment's size, and what is left when
+ * the segment is closed is given back (seg_seal). Without it every 4 KiB page a pwrite dirties
+ * reserves its block for delayed allocation (ext4_da_get_block_prep: the extent status tree,
+ * the quota, the free-block counters), measured at a quarter of the pwrite; with the blocks
+ * there, the write finds them mapped. A file system without fallocate just goes without.
+ */
+static void seg_prealloc(stor_segs *g, int fd, struct stor_seg_part *p, int64_t len) {
+    if (p->wpos + len <= p->prealloc) return;
+    int64_t from = p->prealloc > p->wpos ? p->prealloc : p->wpos;
+    int64_t ahead = 4 * len < SEG_PREALLOC_MIN ? SEG_PREALLOC_MIN : 4 * len > SEG_PREALLOC_MAX ? SEG_PREALLOC_MAX : 4 * len;
+    int64_t to = p->wpos + len + ahead;
+    if (to > g->bytes) to = g->bytes > p->wpos + len ? g->bytes : p->wpos + len;
+    if (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)from, (off_t)(to - from)) == 0) p->prealloc = to;
+    else p->prealloc = INT64_MAX; /* not supported here (or no room: the pwrite says so) */
 }
 
 int stor_seg_append(stor *s, int64_t topic_id, int32_t partition, const void *data, size_t len, int64_t *seg,
@@ -606,6 +634,7 @@ int stor_seg_append(stor *s, int64_t topic_id, int32_t partition, const void *da
     }
     int fd = seg_fd(s, topic_id, partition, p->active);
     if (fd < 0) return -1;
+    seg_prealloc(g, fd, p, (int64_t)len);
     if (pwrite_all(fd, data, len, p->wpos) != 0)
         return stor_failf(s, "append to segment %lld: %s", (long long)p->active, strerror(errno));
     *seg = p->active;
