@@ -132,6 +132,12 @@ typedef struct stor_ckpt stor_ckpt;
 /* Segment files (stor_segments.c); enabled for a database on disk. */
 struct stor_seg_part;
 struct stor_seg_fd;
+typedef struct stor_seg_syncer stor_seg_syncer;
+/* A closed segment whose bytes up to pos are on disk (stor_seg_sync.c), or are to be once the open transaction commits. */
+typedef struct stor_seg_synced {
+    int64_t topic_id, id, pos;
+    int32_t partition;
+} stor_seg_synced;
 typedef struct stor_segs {
     bool enabled;
     bool name_unsaved;  /* the directory's name is not in settings yet */
@@ -156,6 +162,14 @@ typedef struct stor_segs {
     char **notes; /* made before stor_set_notice */
     size_t nnotes, capnotes;
     char orphan_stamp[48];
+    /* storage.sync=normal (stor_seg_sync.c): closed in the open transaction, handed to the syncer after its commit */
+    stor_seg_synced *sealed;
+    size_t nsealed, capsealed;
+    stor_seg_syncer *syncer; /* started with the first closed segment */
+    bool syncer_failed;
+    int64_t sync_delay_ms;
+    stor_seg_synced *marking; /* synced; their marks go into the next commit */
+    size_t nmarking, capmarking;
 } stor_segs;
 
 struct stor {
@@ -229,6 +243,24 @@ void stor_seg_path(stor *s, int64_t topic_id, int32_t partition, int64_t id, cha
  */
 int stor_seg_power_cut(stor *s);
 
+/* ---- stor_seg_sync.c ---- */
+
+/* How long a closed segment waits before its fdatasync: the kernel's writeback interval and age, from /proc. */
+int64_t stor_seg_sync_default_delay_ms(void);
+/* A closed segment (bytes final up to pos) to fdatasync off the loop, after the delay. */
+void stor_seg_sync_later(stor *s, int64_t topic_id, int32_t partition, int64_t id, int64_t pos);
+/* In the open transaction: the synced marks of the segments the thread has synced since the last commit. */
+int stor_seg_sync_marks(stor *s);
+/* That commit is in: those marks are done. */
+void stor_seg_sync_committed(stor *s);
+/* At open: closed segments whose marks are behind go to the thread again. */
+int stor_seg_sync_pending(stor *s);
+/* Stop the thread (what is queued keeps its mark) and free its state. */
+void stor_seg_sync_stop(stor *s);
+/* Tests: the delay before a closed segment's fdatasync, and a wait (up to wait_ms) until none is queued. */
+void stor_seg_sync_set_delay(stor *s, int64_t ms);
+bool stor_seg_sync_idle(stor *s, int64_t wait_ms);
+
 /* ---- stor_verify.c ---- */
 
 /*
@@ -253,7 +285,10 @@ int stor_seg_orphan_file(stor *s, const char *path, const char *why);
 int64_t stor_seg_dir_max_topic(stor *s);
 /* The open transaction removes or moves batch rows: look for dead segments after the commit. */
 void stor_seg_maybe_dead(stor *s);
-/* storage.sync=full: the segment's appends reach the disk before the commit that names them. */
+/*
+ * storage.sync=full: the segment's appends reach the disk before the commit that names them; normal:
+ * the marks of closed segments the thread has synced go into the commit (stor_seg_sync.c).
+ */
 int stor_seg_before_commit(stor *s);
 void stor_seg_after_commit(stor *s);
 /* The transaction is gone: so are the segments it created and its appends to the newest. */

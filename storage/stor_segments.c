@@ -15,12 +15,13 @@
  * whose commit never happened; stor_recover truncates them. A power cut is different: with
  * storage.sync=normal the WAL may keep a commit whose segment bytes never reached the disk.
  * So a segment's bytes up to segments.synced are known to be on disk (fdatasync before the mark
- * is committed: at every commit with storage.sync=full, when a segment is closed for the next
- * one otherwise). Only a restart of the operating system can lose what the page cache held, so
+ * is committed: at every commit with storage.sync=full; with normal, for a segment closed for
+ * the next one, by stor_seg_sync.c's thread some time after the close). Only a restart of the operating system can lose what the page cache held, so
  * stor_recover compares the kernel's boot id with the one the database last ran under: after a
  * reboot every batch past a segment's mark is read back and its CRC checked, and a batch that
  * fails is removed with everything after it in its partition, the way Kafka recovers a log
- * after an unclean shutdown (at most one segment per partition in the normal mode).
+ * after an unclean shutdown (in the normal mode at most the newest segment of each partition and
+ * the segments closed in stor_seg_sync.c's delay before the cut).
  * storage.sync=off promises nothing across a power cut and skips the check.
  *
  * segments.live counts the rows pointing into a segment (triggers keep it exact in every
@@ -275,6 +276,7 @@ int stor_seg_open(stor *s, const char *db_path, stor_sync sync) {
     stor_segs *g = &s->segs;
     g->bytes = SEG_DEFAULT_BYTES;
     g->sync = sync;
+    g->sync_delay_ms = stor_seg_sync_default_delay_ms();
     g->fds = xcalloc(SEG_FD_CACHE, sizeof *g->fds);
     if (seg_resolve_dir(s, db_path)) return -1;
     g->enabled = true;
@@ -507,11 +509,17 @@ int stor_recover(stor *s) {
         g->maybe_dead = true;
         stor_seg_collect(s);
     }
+    /* closed segments a stop left unsynced (stor_seg_sync.c) */
+    if (ret == 0 && g->sync == STOR_SYNC_NORMAL) ret = stor_seg_sync_pending(s);
     return ret;
 }
 
 void stor_seg_close(stor *s) {
     stor_segs *g = &s->segs;
+    stor_seg_sync_stop(s);
+    free(g->sealed);
+    g->sealed = NULL;
+    g->nsealed = g->capsealed = 0;
     for (int i = 0; i < g->nfds; i++) close(g->fds[i].fd);
     free(g->fds);
     g->fds = NULL;
@@ -588,7 +596,12 @@ static int seg_create(stor *s, struct stor_seg_part *p) {
     return 0;
 }
 
-/* The partition's newest segment is full: what it holds goes to disk and is marked so (sync normal and full). */
+/*
+ * The partition's newest segment is full: what it holds goes to disk and is marked so (sync normal
+ * and full). With full, now; with normal, by the syncer thread once the closing commit is in and
+ * the kernel has had time to write the pages back itself (stor_seg_sync.c): the mark only bounds
+ * what a restart after a power cut reads back, and no acknowledgement waits for it.
+ */
 static int seg_seal(stor *s, struct stor_seg_part *p) {
     stor_segs *g = &s->segs;
     int fd = seg_fd(s, p->topic_id, p->partition, p->active);
@@ -598,6 +611,12 @@ static int seg_seal(stor *s, struct stor_seg_part *p) {
         return stor_failf(s, "trim segment: %s", strerror(errno));
     p->prealloc = p->wpos;
     if (g->sync == STOR_SYNC_OFF) return 0;
+    if (g->sync == STOR_SYNC_NORMAL) {
+        XGROW(g->sealed, g->capsealed, g->nsealed + 1, 4);
+        g->sealed[g->nsealed++] = (stor_seg_synced){.topic_id = p->topic_id, .partition = p->partition,
+                                                    .id = p->active, .pos = p->wpos};
+        return 0;
+    }
     if (fdatasync(fd) != 0) return stor_failf(s, "fdatasync segment: %s", strerror(errno));
     return seg_exec(s, "mark segment synced",
                     "UPDATE segments SET synced = %lld WHERE topic_id = %lld AND partition = %d AND id = %lld",
@@ -647,7 +666,9 @@ int stor_seg_append(stor *s, int64_t topic_id, int32_t partition, const void *da
 
 int stor_seg_before_commit(stor *s) {
     stor_segs *g = &s->segs;
-    if (!g->enabled || g->sync != STOR_SYNC_FULL) return 0;
+    if (!g->enabled) return 0;
+    if (g->sync == STOR_SYNC_NORMAL) return stor_seg_sync_marks(s);
+    if (g->sync != STOR_SYNC_FULL) return 0;
     for (size_t i = 0; i < g->ndirty; i++) {
         struct stor_seg_part *p = part_get(s, g->dirty[i].topic_id, g->dirty[i].partition);
         if (!p || !p->active) continue;
@@ -695,6 +716,11 @@ void stor_seg_after_commit(stor *s) {
         if (p) p->dirty = false;
     }
     g->ndirty = 0;
+    stor_seg_sync_committed(s);
+    /* their successors are committed: the closed segments' bytes are final */
+    for (size_t i = 0; i < g->nsealed; i++)
+        stor_seg_sync_later(s, g->sealed[i].topic_id, g->sealed[i].partition, g->sealed[i].id, g->sealed[i].pos);
+    g->nsealed = 0;
     forget_gone_topics(s);
     stor_seg_collect(s);
 }
@@ -703,6 +729,7 @@ void stor_seg_after_rollback(stor *s) {
     stor_segs *g = &s->segs;
     if (!g->enabled) return;
     g->ngone = 0;
+    g->nsealed = 0; /* the segments it closed are open again (their successors went with it) */
     g->maybe_dead = false;
     /* the lost transaction may have been the one that named the directory in settings */
     char name[256];

@@ -106,8 +106,8 @@ static void test_roll_and_delete_dead_segments(void **state) {
     seg_path(f, 0, 4, s4, sizeof s4);
     assert_true(size_of(s1) > 0);
     assert_int_equal(size_of(s4), (int64_t)sizeof rdk_batch_0); /* 3 + 3 + 3 + 1 */
-    /* closed segments were synced and marked: a reboot would check only the newest */
-    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE synced = used"), 3);
+    /* closed segments are synced later, off the loop (test_closed_segments_are_synced_later) */
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE synced = used"), 0);
     assert_int_equal(stor_log_start_set(f->s, f->topic, 0, 7), 7);
     assert_int_equal(stor_commit(f->s), 0);
     assert_int_equal(size_of(s1), -1);
@@ -154,6 +154,70 @@ static void test_segment_blocks_allocated_ahead_and_given_back(void **state) {
     got g = read_all(f, 0);
     assert_int_equal(g.n, 2);
     assert_true(g.bytes_ok);
+}
+
+/*
+ * storage.sync=normal: a closed segment is fdatasync'd by a thread after a delay (the kernel's
+ * writeback has usually done the work by then), and its mark goes into the next commit after
+ * that, never before; the newest segment is left to recovery as before.
+ */
+static void test_closed_segments_are_synced_later(void **state) {
+    fx *f = *state;
+    stor_seg_sync_set_delay(f->s, 0);
+    stor_seg_set_bytes(f->s, 3 * (int64_t)sizeof rdk_batch_0);
+    for (int i = 0; i < 10; i++) append_real(f, 0, i);
+    assert_int_equal(stor_commit(f->s), 0);
+    /* the commit that closed them cannot hold their marks: nothing was synced before it */
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE synced > 0"), 0);
+    assert_true(stor_seg_sync_idle(f->s, 10000));
+    append_real(f, 1, 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE partition = 0 AND synced = used"), 3);
+    assert_int_equal(fx_raw_int(f->path, "SELECT synced FROM segments WHERE partition = 0 AND id = 4"), 0);
+    assert_int_equal(fx_raw_int(f->path, "SELECT synced FROM segments WHERE partition = 0 AND id = 1"),
+                     3 * (int64_t)sizeof rdk_batch_0);
+}
+
+/* A segment closed by a transaction that was lost is open again: nothing of it is queued or marked. */
+static void test_rolled_back_close_syncs_nothing(void **state) {
+    fx *f = *state;
+    stor_seg_sync_set_delay(f->s, 0);
+    stor_seg_set_bytes(f->s, 2 * (int64_t)sizeof rdk_batch_0);
+    append_real(f, 0, 0);
+    append_real(f, 0, 1);
+    assert_int_equal(stor_commit(f->s), 0);
+    append_real(f, 0, 2); /* closes segment 1, opens 2 */
+    assert_int_equal(sqlite3_exec(f->s->db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(stor_commit(f->s), -1);
+    assert_true(stor_seg_sync_idle(f->s, 10000));
+    append_real(f, 1, 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE synced > 0"), 0);
+    /* closed again, for good this time */
+    append_real(f, 0, 2);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_true(stor_seg_sync_idle(f->s, 10000));
+    append_real(f, 1, 1);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(fx_raw_int(f->path, "SELECT synced FROM segments WHERE partition = 0 AND id = 1"),
+                     2 * (int64_t)sizeof rdk_batch_0);
+    got g = read_all(f, 0);
+    assert_int_equal(g.n, 3);
+    assert_true(g.bytes_ok);
+}
+
+/* Closed segments a stop left unsynced go to the thread again at the next open. */
+static void test_unsynced_closed_segments_are_queued_at_open(void **state) {
+    fx *f = *state;
+    stor_seg_sync_set_delay(f->s, 3600 * 1000);
+    stor_seg_set_bytes(f->s, 2 * (int64_t)sizeof rdk_batch_0);
+    for (int i = 0; i < 5; i++) append_real(f, 0, i);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_false(stor_seg_sync_idle(f->s, 0)); /* two closed segments wait their delay */
+    fx_reopen(f); /* the stop does not wait for them */
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE synced > 0"), 0);
+    assert_false(stor_seg_sync_idle(f->s, 0));
+    assert_int_equal(read_all(f, 0).n, 5);
 }
 
 /* Appends whose commit never happened are cut at the next open; what was committed is intact. */
@@ -581,6 +645,9 @@ int main(void) {
         T(test_bytes_go_to_segment_files),
         T(test_roll_and_delete_dead_segments),
         T(test_segment_blocks_allocated_ahead_and_given_back),
+        T(test_closed_segments_are_synced_later),
+        T(test_rolled_back_close_syncs_nothing),
+        T(test_unsynced_closed_segments_are_queued_at_open),
         T(test_open_cuts_uncommitted_appends),
         T(test_rollback_undoes_segment_writes),
         T(test_reboot_checks_unsynced_bytes),
