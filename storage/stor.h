@@ -149,6 +149,12 @@ typedef struct stor_ckpt_stats {
     char last_error[160];
 } stor_ckpt_stats;
 void stor_checkpoint_stats(stor *s, stor_ckpt_stats *out);
+/*
+ * After a commit's answers are out: restart a WAL that has grown long (a RESTART checkpoint,
+ * which syncs on the calling thread). Not part of stor_commit, so the answers of the commit
+ * that found the WAL long never wait for it.
+ */
+void stor_wal_restart_if_long(stor *s);
 
 /* ---- topics ---- */
 

@@ -154,6 +154,8 @@ int topic_commit_now(srv *s) {
         return -1;
     }
     after_commit(s);
+    /* the answers are written: a long WAL's restart (which syncs) no longer holds them back */
+    stor_wal_restart_if_long(s->st);
     return 0;
 }
 
