@@ -117,7 +117,7 @@ static void *run(void *arg) {
         pthread_mutex_lock(&y->mu);
         y->busy--;
         if (ok) {
-            XGROW(y->done, y->capdone, y->ndone + 1, 8);
+            /* room made by stor_seg_sync_later: this thread never allocates (no malloc arena of its own) */
             y->done[y->ndone++] = (stor_seg_synced){.topic_id = it.topic_id, .partition = it.partition,
                                                     .id = it.id, .pos = it.pos};
         } else if (!gone) {
@@ -169,6 +169,7 @@ void stor_seg_sync_later(stor *s, int64_t topic_id, int32_t partition, int64_t i
     it.due_ms = mono_ms() + g->sync_delay_ms;
     pthread_mutex_lock(&y->mu);
     XGROW(y->queue, y->capqueue, y->nqueue + 1, 8);
+    XGROW(y->done, y->capdone, y->ndone + (size_t)y->busy + y->nqueue + 1, 8);
     y->queue[y->nqueue++] = it;
     pthread_cond_signal(&y->cv);
     pthread_mutex_unlock(&y->mu);
