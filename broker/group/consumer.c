@@ -79,35 +79,22 @@ void cg_free(cgroup *cg) {
     free(cg->assignor);
     for (int i = 0; i < cg->nrx; i++) free_resolved(&cg->rx[i]);
     free(cg->rx);
+    cg_members_free(cg);
     free(cg);
 }
 
+/* By the index (consumer_members.c): a heartbeat costs the same in a group of 2 or of 2,000. */
 static cmember *find_member(const cgroup *cg, kp_str id) {
-    for (int i = 0; i < cg->n; i++)
-        if (kp_str_eq(id, cg->m[i]->id)) return cg->m[i];
-    return NULL;
+    return id.len < 0 ? NULL : cg_member_find(cg, id.p, (size_t)id.len);
 }
 
 static cmember *find_static(const cgroup *cg, kp_str instance) {
-    if (instance.len < 0) return NULL;
-    for (int i = 0; i < cg->n; i++)
-        if (cg->m[i]->instance_id && kp_str_eq(instance, cg->m[i]->instance_id)) return cg->m[i];
-    return NULL;
+    return instance.len < 0 ? NULL : cg_member_find_static(cg, instance.p, (size_t)instance.len);
 }
 
-static void add_member(cgroup *cg, cmember *m) {
-    XGROW(cg->m, cg->cap, cg->n + 1, 8);
-    cg->m[cg->n++] = m;
-}
+static void add_member(cgroup *cg, cmember *m) { cg_member_add(cg, m); }
 
-static void unlink_member(cgroup *cg, cmember *m) {
-    for (int i = 0; i < cg->n; i++)
-        if (cg->m[i] == m) {
-            memmove(&cg->m[i], &cg->m[i + 1], sizeof *cg->m * (size_t)(cg->n - i - 1));
-            cg->n--;
-            return;
-        }
-}
+static void unlink_member(cgroup *cg, cmember *m) { cg_member_remove(cg, m); }
 
 /* A classic group's state fields follow the consumer group, so what reads them (DeleteGroups, offset expiry, max.consumer.groups) sees a group with members as not Empty. */
 static void sync_state(group *g) {
@@ -137,19 +124,20 @@ static bool fence(srv *s, group *g, cmember *m, const char *why) {
 
 /* ---- the group's timer ---- */
 
+/*
+ * A lower bound, read at every heartbeat (the timer is re-armed then): heartbeats only push
+ * deadlines later, so the bound stays right without a pass over the members, and the tick it
+ * wakes makes it exact again. 0 (a group just made or loaded) wakes the tick at once.
+ */
 int64_t cg_next_deadline(const group *g) {
-    int64_t next = INT64_MAX;
     const cgroup *cg = g->cg;
-    for (int i = 0; cg && i < cg->n; i++) {
-        if (cg->m[i]->session_deadline_ms && cg->m[i]->session_deadline_ms < next) next = cg->m[i]->session_deadline_ms;
-        if (cg->m[i]->revoke_deadline_ms && cg->m[i]->revoke_deadline_ms < next) next = cg->m[i]->revoke_deadline_ms;
-    }
-    return next;
+    return cg && cg->n ? cg->deadline_floor : INT64_MAX;
 }
 
 void cg_tick(srv *s, group *g) {
     if (!g->cg) return;
     int64_t now = clk_mono_ms();
+    if (g->cg->deadline_floor > now) return; /* nothing can be due */
     bool changed = false;
     for (int i = 0; i < g->cg->n;) {
         cmember *m = g->cg->m[i];
@@ -171,6 +159,7 @@ void cg_tick(srv *s, group *g) {
         }
         if (gone) return; /* a classic group now, saved */
     }
+    cg_deadlines_rescan(g->cg);
     if (changed) cg_store_save(s, g);
 }
 
@@ -411,6 +400,7 @@ static bool set_subscription(cgroup *cg, cmember *m) {
     free_list(m->topics, m->ntopics);
     m->topics = t;
     m->ntopics = u;
+    cg_subscriptions_changed(cg);
     return true;
 }
 
@@ -454,36 +444,30 @@ static bool refresh_regexes(group *g, const cg_topics *topics, cg_regex **fresh,
     return changed;
 }
 
-/* computeSubscriptionMetadata: each subscribed topic that exists, with its partition count. */
+/*
+ * computeSubscriptionMetadata: each subscribed topic that exists, with its partition count,
+ * sorted by name so that equal subscriptions compare equal. Read at every heartbeat (a topic
+ * created, grown or deleted moves the group epoch), one topic lookup per distinct subscribed
+ * topic: the union of the subscriptions is kept by the group, not gathered from every member.
+ */
 static bool refresh_meta(cgroup *cg, const cg_topics *topics) {
-    cg_topic_meta *meta = NULL;
-    int n = 0, cap = 0;
-    for (int i = 0; i < cg->n; i++)
-        for (int k = 0; k < cg->m[i]->ntopics; k++) {
-            const char *t = cg->m[i]->topics[k];
-            bool seen = false;
-            for (int j = 0; j < n && !seen; j++) seen = strcmp(meta[j].topic, t) == 0;
-            if (seen) continue;
-            uint8_t uuid[16];
-            int32_t np = topics->partitions(topics->ctx, t, uuid);
-            if (np < 0) continue;
-            XGROW(meta, cap, n + 1, 8);
-            meta[n++] = (cg_topic_meta){xstrdup(t), np};
-        }
-    /* sorted by name, so that equal subscriptions compare equal */
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && strcmp(meta[j - 1].topic, meta[j].topic) > 0; j--) {
-            cg_topic_meta x = meta[j];
-            meta[j] = meta[j - 1];
-            meta[j - 1] = x;
-        }
-    bool same = n == cg->nmeta;
-    for (int i = 0; same && i < n; i++)
-        same = strcmp(meta[i].topic, cg->meta[i].topic) == 0 && meta[i].nparts == cg->meta[i].nparts;
-    if (same) {
-        for (int i = 0; i < n; i++) free(meta[i].topic);
-        free(meta);
-        return false;
+    int nsubs;
+    char *const *subs = cg_subscribed_topics(cg, &nsubs);
+    uint8_t uuid[16];
+    int j = 0;
+    bool same = true;
+    for (int i = 0; i < nsubs && same; i++) {
+        int32_t np = topics->partitions(topics->ctx, subs[i], uuid);
+        if (np < 0) continue;
+        same = j < cg->nmeta && strcmp(cg->meta[j].topic, subs[i]) == 0 && cg->meta[j].nparts == np;
+        j++;
+    }
+    if (same && j == cg->nmeta) return false;
+    cg_topic_meta *meta = xcalloc((size_t)nsubs + 1, sizeof *meta);
+    int n = 0;
+    for (int i = 0; i < nsubs; i++) {
+        int32_t np = topics->partitions(topics->ctx, subs[i], uuid);
+        if (np >= 0) meta[n++] = (cg_topic_meta){xstrdup(subs[i]), np};
     }
     for (int i = 0; i < cg->nmeta; i++) free(cg->meta[i].topic);
     free(cg->meta);
@@ -642,8 +626,7 @@ static cmember *find_or_join(hb *h, const cg_parts *owned, const char *member_id
         /* the replacement takes over the previous instance's assignment, at epoch 0 */
         log_info("group %s: static member with instance id %s re-joins the consumer group; member %s replaces %s",
                  h->g->id, old->instance_id, member_id, old->id);
-        free(old->id);
-        old->id = xstrdup(member_id);
+        cg_member_set_id(cg, old, member_id);
         old->epoch = old->prev_epoch = 0;
         cg_classic_free(old->classic); /* from now on on the consumer protocol */
         old->classic = NULL;
@@ -712,7 +695,7 @@ static void heartbeat(hb *h, const cg_parts *owned, const cg_topics *topics, con
     cm_state state_before = m->state;
     if (is_new) add_member(cg, m);
     /* the member's fields (ConsumerGroupMember.Builder.maybeUpdate...) */
-    if (q->instance_id.len >= 0) set_str(&m->instance_id, q->instance_id);
+    if (q->instance_id.len >= 0) cg_member_set_instance(cg, m, q->instance_id.p, (size_t)q->instance_id.len);
     set_str(&m->rack_id, q->rack_id);
     if (q->rebalance_timeout_ms != -1) m->rebalance_timeout_ms = q->rebalance_timeout_ms;
     set_str(&m->server_assignor, q->server_assignor);
@@ -742,6 +725,8 @@ static void heartbeat(hb *h, const cg_parts *owned, const cg_topics *topics, con
         }
     }
     m->session_deadline_ms = clk_mono_ms() + session_ms(s, g);
+    cg_deadline_note(cg, m->session_deadline_ms);
+    cg_deadline_note(cg, m->revoke_deadline_ms);
     sync_state(g);
     grp_rearm(g);
     resp->member_id = kp_str_c(m->id);

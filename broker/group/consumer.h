@@ -90,8 +90,14 @@ typedef struct cg_resolved {
 
 typedef struct cgroup {
     int32_t group_epoch, assignment_epoch;
-    cmember **m;                    /* in join order */
+    cmember **m;                    /* in join order; changed only by cg_member_add/remove */
     int n, cap;
+    cmember **by_id, **by_instance; /* the index (consumer_members.c), nslots each */
+    size_t nslots;
+    char **subs;                    /* the members' topics, sorted, unique, while subs_valid */
+    int nsubs;
+    bool subs_valid;
+    int64_t deadline_floor;         /* no member's deadline is earlier (monotonic); 0: unknown yet */
     cg_topic_meta *meta;
     int nmeta;
     char *assignor;                 /* the assignor of the current target assignment */
@@ -144,6 +150,27 @@ int16_t cg_fetch_check(srv *s, req *r, group *g, int32_t member_epoch, kp_str me
 int64_t cg_next_deadline(const group *g);
 void cg_tick(srv *s, group *g);
 void cg_free(cgroup *cg);
+
+/*
+ * The member list (consumer_members.c), unit-tested: what a heartbeat reads of the group without
+ * walking its members. A member joins and goes only through add/remove, and its id or instance
+ * id changes only through set_id/set_instance, which keep the index by id and by instance id;
+ * remove does not free it. cg_subscriptions_changed: a member's topics changed, so
+ * cg_subscribed_topics (the union of the members' topics, sorted) is made again when next read.
+ * cg_deadline_note: a member's session or revocation deadline was set; the group's timer waits
+ * for the earliest noted, and cg_deadlines_rescan (at each tick) makes that exact again.
+ */
+cmember *cg_member_find(const cgroup *cg, const char *id, size_t len);
+cmember *cg_member_find_static(const cgroup *cg, const char *instance_id, size_t len);
+void cg_member_add(cgroup *cg, cmember *m);
+void cg_member_remove(cgroup *cg, cmember *m);
+void cg_member_set_id(cgroup *cg, cmember *m, const char *id);
+void cg_member_set_instance(cgroup *cg, cmember *m, const char *instance_id, size_t len);
+void cg_members_free(cgroup *cg); /* the index and the union, not the members */
+void cg_subscriptions_changed(cgroup *cg);
+char *const *cg_subscribed_topics(cgroup *cg, int *n);
+void cg_deadline_note(cgroup *cg, int64_t deadline_ms);
+int64_t cg_deadlines_rescan(cgroup *cg);
 
 /* Pure parts (consumer_assign.c), unit-tested. */
 void cg_parts_free(cg_parts *p);

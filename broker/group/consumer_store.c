@@ -214,8 +214,9 @@ static void load_member(void *ctx, const char *group_id, const stor_cmember *sm)
     } else if (m->state == CM_UNREVOKED_PARTITIONS) {
         m->revoke_deadline_ms = now + m->rebalance_timeout_ms;
     }
-    XGROW(cg->m, cg->cap, cg->n + 1, 8);
-    cg->m[cg->n++] = m;
+    cg_member_add(cg, m);
+    cg_deadline_note(cg, m->session_deadline_ms);
+    cg_deadline_note(cg, m->revoke_deadline_ms);
 }
 
 int cg_store_load(srv *s) {
