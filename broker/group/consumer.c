@@ -406,11 +406,10 @@ static bool set_subscription(cgroup *cg, cmember *m) {
 
 /*
  * Every regex of the members compiled once for the group (fresh: the request's, already
- * compiled), resolved again after topics were created or deleted, the ones nobody uses dropped;
- * then the subscription of self and of the members whose regex now matches other topics (only
- * those: a heartbeat costs no more in a large group). Whether any changed (the group epoch moves).
+ * compiled), the ones nobody uses dropped. A pass over the members, so only after a member
+ * joined, left or changed its regex (rx_valid false), not at every heartbeat.
  */
-static bool refresh_regexes(group *g, const cg_topics *topics, cg_regex **fresh, cmember *self) {
+static void compile_regexes(group *g, cg_regex **fresh) {
     cgroup *cg = g->cg;
     int keep = 0;
     for (int i = 0; i < cg->nrx; i++) {
@@ -436,6 +435,17 @@ static bool refresh_regexes(group *g, const cg_topics *topics, cg_regex **fresh,
         cg->rx = xrealloc(cg->rx, sizeof *cg->rx * (size_t)(cg->nrx + 1));
         cg->rx[cg->nrx++] = (cg_resolved){xstrdup(p), re, NULL, 0, 0};
     }
+    cg->rx_valid = true;
+}
+
+/*
+ * The regexes compiled (above), resolved again after topics were created or deleted; then the
+ * subscription of self and of the members whose regex now matches other topics (only those: a
+ * heartbeat costs no more in a large group). Whether any changed (the group epoch moves).
+ */
+static bool refresh_regexes(group *g, const cg_topics *topics, cg_regex **fresh, cmember *self) {
+    cgroup *cg = g->cg;
+    if (!cg->rx_valid) compile_regexes(g, fresh);
     bool moved = false;
     for (int i = 0; i < cg->nrx; i++) moved |= resolve(g, &cg->rx[i], topics);
     bool changed = set_subscription(cg, self);
@@ -707,7 +717,7 @@ static void heartbeat(hb *h, const cg_parts *owned, const cg_topics *topics, con
         m->client_host = xstrdup(host);
     }
     set_names(m, &q->subscribed_topic_names.a);
-    set_regex(m, q->subscribed_topic_regex);
+    if (set_regex(m, q->subscribed_topic_regex)) cg->rx_valid = false;
     bool dirty = cg_settle(s, g, m, topics, &h->re, is_new);
     if (m->epoch != cg->assignment_epoch || m->state != CM_STABLE) {
         if (cg_member_reconcile(g, m, owned)) {

@@ -103,6 +103,7 @@ typedef struct cgroup {
     char *assignor;                 /* the assignor of the current target assignment */
     cg_resolved *rx;                /* one per distinct regex of the members */
     int nrx;
+    bool rx_valid;                  /* rx has every member's regex and no other (false: recompile) */
 } cgroup;
 
 /*
@@ -155,8 +156,9 @@ void cg_free(cgroup *cg);
  * The member list (consumer_members.c), unit-tested: what a heartbeat reads of the group without
  * walking its members. A member joins and goes only through add/remove, and its id or instance
  * id changes only through set_id/set_instance, which keep the index by id and by instance id;
- * remove does not free it. cg_subscriptions_changed: a member's topics changed, so
- * cg_subscribed_topics (the union of the members' topics, sorted) is made again when next read.
+ * remove does not free it; both mark the regexes for compiling again (rx_valid).
+ * cg_subscriptions_changed: a member's topics changed, so cg_subscribed_topics (the union of
+ * the members' topics, sorted) is made again when next read.
  * cg_deadline_note: a member's session or revocation deadline was set; the group's timer waits
  * for the earliest noted, and cg_deadlines_rescan (at each tick) makes that exact again.
  */

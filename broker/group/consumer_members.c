@@ -95,6 +95,7 @@ void cg_member_add(cgroup *cg, cmember *m) {
         if (m->instance_id) slot_put(cg->by_instance, cg->nslots - 1, m, true);
     }
     cg_subscriptions_changed(cg);
+    cg->rx_valid = false;
 }
 
 void cg_member_remove(cgroup *cg, cmember *m) {
@@ -106,6 +107,7 @@ void cg_member_remove(cgroup *cg, cmember *m) {
             slot_del(cg->by_id, cg->nslots - 1, m, false);
             if (m->instance_id) slot_del(cg->by_instance, cg->nslots - 1, m, true);
             cg_subscriptions_changed(cg);
+            cg->rx_valid = false;
             return;
         }
 }
