@@ -10,6 +10,7 @@
 #include "hash.h"
 #include "consumer.h"
 #include "consumer_int.h"
+#include "group_index.h"
 #include "group_store.h"
 #include "ids.h"
 #include "kp_consumer.h"
@@ -74,11 +75,7 @@ int grp_coordinator_for(const srv *s, const char *id, size_t len) {
     return home;
 }
 
-group *grp_find(srv *s, const char *id, size_t len) {
-    for (group *g = s->groups; g; g = g->next)
-        if (strlen(g->id) == len && memcmp(g->id, id, len) == 0) return g;
-    return NULL;
-}
+group *grp_find(srv *s, const char *id, size_t len) { return grp_index_find(s, id, len); }
 
 static void on_group_timer(uv_timer_t *t);
 
@@ -117,6 +114,7 @@ group *grp_get_or_create(srv *s, const char *id, size_t len) {
     g->timer->data = g;
     g->next = s->groups;
     s->groups = g;
+    grp_index_put(s, g);
     return g;
 }
 
@@ -1273,6 +1271,7 @@ int grp_delete(srv *s, group *g) {
             *pp = g->next;
             break;
         }
+    grp_index_del(s, g);
     free_group(g);
     return 0;
 }
@@ -1339,6 +1338,7 @@ void grp_close_all(srv *s) {
         for (member *m = g->members; m; m = m->next) m->join = m->sync = NULL;
         free_group(g);
     }
+    grp_index_free(s);
 }
 
 /* ---- OffsetCommit rules (Kafka's handleCommitOffsets in 3.x, validateOffsetCommit in 4.x) ---- */
