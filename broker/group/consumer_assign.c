@@ -10,7 +10,10 @@
  *   UniformHeterogeneous builders reach the same balance by other steps, so the placement of a
  *   moved partition may differ from Kafka's.
  * - range (RangeAssignor): per topic, its subscribers in member id order get contiguous ranges,
- *   the first (partitions % subscribers) one more.
+ *   the first (partitions % subscribers) one more; sticky as Kafka's server-side RangeAssignor
+ *   (group-coordinator's assignor/RangeAssignor.java): each member keeps the lowest of its
+ *   previous target's partitions up to its quota (and one more while extra ones remain), and
+ *   only the rest is handed out in ranges, so a member that leaves moves only its own partitions.
  *
  * cg_reconcile is CurrentAssignmentBuilder.build and computeNextAssignment of Apache Kafka's
  * group-coordinator (modern/consumer/CurrentAssignmentBuilder.java), state for state.
@@ -120,11 +123,55 @@ static void assign_range(cmember **m, int n, const cg_topic_meta *meta, int nmet
         for (int j = 0; j < k; j++)
             for (int i = 0; i < n; i++)
                 if (m[i] == sorted[j]) idx[j] = i;
-        int32_t per = meta[t].nparts / k, extra = meta[t].nparts % k, p = 0;
+        int32_t np = meta[t].nparts, per = np / k, extra = np % k;
+        bool *taken = xcalloc((size_t)np + 1, sizeof *taken);
+        int32_t *want = xmalloc(sizeof *want * (size_t)k); /* partitions still to give; < 0: none */
         for (int j = 0; j < k; j++) {
-            int32_t count = per + (j < extra ? 1 : 0);
-            for (int32_t c = 0; c < count; c++) cg_parts_add(&out[idx[j]], meta[t].topic, p++);
+            /* the previous target's partitions of the topic, ascending (cg_parts keeps them so) */
+            const cg_topic_parts *prev = find_topic(&sorted[j]->target, meta[t].topic);
+            int32_t held = 0, kept = 0;
+            for (int i = 0; prev && i < prev->n; i++)
+                if (prev->p[i] >= 0 && prev->p[i] < np && !taken[prev->p[i]]) held++;
+            for (int i = 0; prev && i < prev->n && kept < per; i++) {
+                int32_t p = prev->p[i];
+                if (p < 0 || p >= np || taken[p]) continue;
+                taken[p] = true;
+                cg_parts_add(&out[idx[j]], meta[t].topic, p);
+                kept++;
+            }
+            want[j] = per - held;
+            if (want[j] < 0 && extra > 0) {
+                /* it keeps one of the extra partitions too: the next of its own */
+                for (int i = 0, seen = 0; prev && i < prev->n; i++) {
+                    int32_t p = prev->p[i];
+                    if (p < 0 || p >= np) continue;
+                    if (seen++ == per && !taken[p]) {
+                        taken[p] = true;
+                        cg_parts_add(&out[idx[j]], meta[t].topic, p);
+                        extra--;
+                        break;
+                    }
+                }
+                want[j] = INT32_MIN;
+            }
         }
+        int32_t next = 0;
+        for (int j = 0; j < k; j++) {
+            if (want[j] == INT32_MIN) continue;
+            int32_t n_give = want[j];
+            if (extra > 0) {
+                n_give++;
+                extra--;
+            }
+            for (int32_t c = 0; c < n_give; c++) {
+                while (next < np && taken[next]) next++;
+                if (next >= np) break;
+                taken[next] = true;
+                cg_parts_add(&out[idx[j]], meta[t].topic, next);
+            }
+        }
+        free(taken);
+        free(want);
     }
     free(sorted);
     free(idx);

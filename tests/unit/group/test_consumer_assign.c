@@ -107,6 +107,43 @@ static void test_range_by_member_id(void **state) {
     for (int i = 0; i < 2; i++) rm(m[i]);
 }
 
+/*
+ * The range assignor was not sticky: after a member left, the survivors' ranges were cut again
+ * from partition 0, so a survivor had to revoke a partition for another survivor (an extra
+ * heartbeat interval before the group settled). Kafka's RangeAssignor keeps each member's
+ * previous partitions up to its quota and hands out only the rest.
+ */
+static void test_range_is_sticky_when_a_member_leaves_or_joins(void **state) {
+    (void)state;
+    cg_topic_meta meta[] = {{"a", 6}};
+    cmember *m[3] = {mk("m1", "a", NULL), mk("m2", "a", NULL), mk("m3", "a", NULL)};
+    cg_assign("range", m, 3, meta, 1);
+    assert_parts(&m[0]->target, "a:0,1");
+    assert_parts(&m[1]->target, "a:2,3");
+    assert_parts(&m[2]->target, "a:4,5");
+    /* m1 crashes: m2 and m3 keep theirs and share m1's */
+    cg_assign("range", &m[1], 2, meta, 1);
+    assert_parts(&m[1]->target, "a:0,2,3");
+    assert_parts(&m[2]->target, "a:1,4,5");
+    /* m1 comes back (a new member): each gives up only its highest */
+    cg_parts_free(&m[0]->target);
+    cg_assign("range", m, 3, meta, 1);
+    assert_parts(&m[0]->target, "a:3,5");
+    assert_parts(&m[1]->target, "a:0,2");
+    assert_parts(&m[2]->target, "a:1,4");
+    assert_cover(m, 3, meta, 1);
+    /* 7 partitions for 2: the one with more keeps its extra one, the other fills up to 3 */
+    cg_topic_meta seven[] = {{"a", 7}};
+    cg_parts_free(&m[1]->target);
+    cg_parts_free(&m[2]->target);
+    cg_parts_parse(&m[1]->target, "a:0,1,2,3,4");
+    cg_parts_parse(&m[2]->target, "a:5");
+    cg_assign("range", &m[1], 2, seven, 1);
+    assert_parts(&m[1]->target, "a:0,1,2,3");
+    assert_parts(&m[2]->target, "a:4,5,6");
+    for (int i = 0; i < 3; i++) rm(m[i]);
+}
+
 static void test_assignor_names(void **state) {
     (void)state;
     assert_non_null(cg_assignor_known("uniform", 7));
@@ -247,6 +284,7 @@ int main(void) {
         cmocka_unit_test(test_uniform_balances_and_sticks),
         cmocka_unit_test(test_uniform_heterogeneous_subscriptions),
         cmocka_unit_test(test_range_by_member_id),
+        cmocka_unit_test(test_range_is_sticky_when_a_member_leaves_or_joins),
         cmocka_unit_test(test_assignor_names),
         cmocka_unit_test(test_reconcile_revokes_before_assigning),
         cmocka_unit_test(test_reconcile_waits_for_unreleased_partitions),
