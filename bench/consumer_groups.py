@@ -4,7 +4,7 @@ settle and to recover from a crash, beside the classic protocol with the same cl
 heartbeats cost the broker at 1,000 members in one group and in 500 groups.
 
     /work/main/.venv/bin/python bench/consumer_groups.py [--binary build/mskmock] [--runs 3]
-        [--parts java,load] [--hb-ms 5000] [--window 30]
+        [--parts java,load,cost] [--hb-ms 5000] [--window 30] [--cost-rounds 3] [--log-dir DIR]
 
 The figures in docs/benchmarks.md ("Consumer groups on the consumer protocol (issue 36)") came
 from `--runs 3` with a build-test binary (-O2).
@@ -14,13 +14,18 @@ from `--runs 3` with a build-test binary (-O2).
    and once with classic, alternating, against a fresh provisioned-profile broker on
    kafka.version 4.0 (3 synthetic brokers). Both protocols get a 6 s session timeout (the
    consumer protocol from group.consumer.session.timeout.ms, the classic one from the client's
-   session.timeout.ms) and a 3 s heartbeat interval (group.consumer.heartbeat.interval.ms; the
-   classic client's default heartbeat.interval.ms); group.initial.rebalance.delay.ms=0.
+   session.timeout.ms) and a 1 s heartbeat interval: the test client sets the classic
+   heartbeat.interval.ms to session/6 capped at 1 s (GroupConsume.java), and --java-hb-ms
+   (default 1000) is group.consumer.heartbeat.interval.ms. (Before, the consumer protocol got
+   3 s against the classic client's 1 s, which made it look slower.)
+   group.initial.rebalance.delay.ms=0.
      stable_from_spawn_s  the 3 processes started at once -> every member holds 2 partitions
                           (JVM start and bootstrap included, the same for both protocols)
      stable_from_first_s  the first member's first assignment callback -> the same
      crash_move_s         kill -9 of one member -> the two others hold all 6 partitions
                           (bounded below by the 6 s session timeout)
+   --log-dir keeps each run's broker log at log.level=debug (joins, epochs, every member's
+   reconciliation step with its time), to read where the time goes.
 2. load: raw ConsumerGroupHeartbeat v0 requests (tests/integration/kafka_wire.py encoding) from
    this process to a one-node broker (provisioned, kafka.version 4.0,
    group.consumer.heartbeat.interval.ms=--hb-ms, max group size 2000): members join (epoch 0),
@@ -33,6 +38,16 @@ from `--runs 3` with a build-test binary (-O2).
      cpu_us_per_hb        broker CPU / heartbeats answered in the window
      cpu_ms_per_member_s  broker CPU per member per second of heartbeating
      rss_mb               the broker's VmRSS at the end; rss_kb_per_member against an idle broker
+
+3. cost: the broker's instructions per steady heartbeat, independent of the machine's load
+   (--parts cost, not in the default parts). The broker runs under valgrind's callgrind (this
+   VM exposes no hardware counters, so `perf stat -e instructions` reads nothing) with
+   instrumentation off; the members of a shape join and settle in rounds (every member sends
+   one heartbeat and every answer is read) until two rounds change nothing; one more round, then
+   `callgrind_control -i on`, --cost-rounds rounds, `-i off`. The count covers exactly those
+   rounds' heartbeats (and whatever else the loop did meanwhile: timers, nothing else here);
+   --keep-callgrind DIR keeps the profile for callgrind_annotate.
+     instr_per_hb         the broker's instructions / (rounds x members)
 
 Prints one JSON line per measurement and a table of medians [min-max].
 """
@@ -86,10 +101,10 @@ def emit(row):
 
 # -- 1. Java members -----------------------------------------------------------------------
 
-def java_run(binary, protocol, run):
-    b = Broker(binary=binary, config={
+def java_run(binary, protocol, run, log_dir=None, hb_ms=1000):
+    b = Broker(binary=binary, log_level="debug" if log_dir else "info", config={
         "profile": "provisioned", "kafka.version": "4.0", "group.initial.rebalance.delay.ms": 0,
-        "group.consumer.session.timeout.ms": 6000, "group.consumer.heartbeat.interval.ms": 3000,
+        "group.consumer.session.timeout.ms": 6000, "group.consumer.heartbeat.interval.ms": hb_ms,
         "group.consumer.min.session.timeout.ms": 1000, "group.consumer.min.heartbeat.interval.ms": 100})
     b.start()
     pool = ConsumerPool()
@@ -125,6 +140,9 @@ def java_run(binary, protocol, run):
     finally:
         pool.cleanup()
         b.stop(check=False)
+        if log_dir:  # the broker's debug log, to read the timeline of the joins and revocations
+            Path(log_dir).mkdir(parents=True, exist_ok=True)
+            Path(log_dir, "java-%s-%d.log" % (protocol, run)).write_bytes(b.log_path.read_bytes())
         b.cleanup()
 
 
@@ -296,6 +314,114 @@ def load_run(binary, shape, nmembers, ngroups, hb_ms, window, run):
         b.cleanup()
 
 
+# -- 3. instructions per heartbeat ----------------------------------------------------------
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rounds(port, members, n=None, nconns=16):
+    """Every member heartbeats once and every answer is read, round after round: n rounds, or
+    (n None) until two rounds in a row changed no member's epoch or assignment. The count of
+    heartbeats is exact, so two runs subtract. Returns the rounds done."""
+    conns = [Conn(port) for _ in range(nconns)]
+    for c in conns:
+        c.sock.setblocking(True)
+    corr, done, quiet = 0, 0, 0
+    try:
+        while (n is None and quiet < 2) or (n is not None and done < n):
+            for i, m in enumerate(members):
+                corr += 1
+                if not m.joined:
+                    f = cgh_frame(corr, m.group, m.mid, 0, topics=[m.topic], owned=[], rebalance_ms=300000)
+                else:
+                    f = cgh_frame(corr, m.group, m.mid, m.epoch, owned=m.owned if m.send_owned else None)
+                m.send_owned = False
+                c = conns[i % nconns]
+                c.sock.sendall(f)
+                c.waiting[corr] = i
+            changed = False
+            for c in conns:
+                while c.waiting:
+                    rc, body = kw.recv_frame(c.sock)
+                    m = members[c.waiting.pop(rc)]
+                    err, epoch, assignment = parse_cgh(body)
+                    if err:
+                        raise RuntimeError("heartbeat error %d" % err)
+                    m.joined = True
+                    changed |= epoch != m.epoch
+                    m.epoch = epoch
+                    if assignment is not None:
+                        owned = [(t, sorted(ps)) for t, ps in assignment]
+                        if owned != m.owned:
+                            m.owned, m.send_owned, changed = owned, True, True
+            done += 1
+            quiet = 0 if changed else quiet + 1
+    finally:
+        for c in conns:
+            c.sock.close()
+    return done
+
+
+def cost_instructions(binary, nmembers, ngroups, steady_rounds, keep=None):
+    """The broker under callgrind (this machine exposes no hardware counters to perf), with
+    instrumentation off while members join and settle and on (callgrind_control -i on) for
+    steady_rounds rounds of heartbeats only: the broker's instructions per steady heartbeat."""
+    import re
+    import subprocess
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        port = free_port()
+        out = Path(d) / "callgrind.out"
+        argv = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=%s" % out, binary]
+        for kv in ["plaintext.port=%d" % port, "iam.port=0", "admin.port=0", "broker.count=1",
+                   "data.dir=%s" % d, "log.level=warn", "profile=provisioned", "kafka.version=4.0",
+                   "group.consumer.max.size=2000", "group.consumer.session.timeout.ms=600000",
+                   "group.consumer.max.session.timeout.ms=600000",
+                   "group.consumer.heartbeat.interval.ms=5000"]:
+            argv += ["--set", kv]
+        err = open(Path(d) / "stderr.log", "wb")  # a pipe nobody reads would block the broker
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
+        try:
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    if time.monotonic() > deadline or proc.poll() is not None:
+                        raise RuntimeError("broker did not start: %s" % (Path(d) / "stderr.log").read_text()[-2000:])
+                    time.sleep(0.3)
+            topics = ["load-t%d" % g for g in range(ngroups)] if ngroups > 1 else ["load-t0"]
+            create_many(port, topics, 1000 if ngroups == 1 else 4)
+            per_group = nmembers // ngroups
+            members = [Member("load-g%d" % g, topics[g]) for g in range(ngroups) for _ in range(per_group)]
+            settle = rounds(port, members)
+            rounds(port, members, 1)  # every connection warm
+            subprocess.run(["callgrind_control", "-i", "on", str(proc.pid)], check=True, capture_output=True)
+            rounds(port, members, steady_rounds)
+            subprocess.run(["callgrind_control", "-i", "off", str(proc.pid)], check=True, capture_output=True)
+        finally:
+            proc.send_signal(15)
+            proc.wait(timeout=300)
+            err.close()
+        text = out.read_text(errors="replace")
+        if keep:  # for callgrind_annotate
+            Path(keep).mkdir(parents=True, exist_ok=True)
+            Path(keep, "callgrind.%s.%dx%d" % (Path(binary).name, ngroups, nmembers // ngroups)).write_text(text)
+        # with instrumentation toggled, "summary:" stays 0 and "totals:" has the count
+        return sum(int(x) for x in re.findall(r"^totals: (\d+)", text, re.M)), settle
+
+
+def cost_run(binary, shape, nmembers, ngroups, steady, run, keep=None):
+    instr, settle = cost_instructions(binary, nmembers, ngroups, steady, keep)
+    return emit({"part": "cost", "shape": shape, "run": run, "binary": binary, "members": nmembers,
+                 "groups": ngroups, "settle_rounds": settle, "instructions": instr,
+                 "instr_per_hb": round(instr / (steady * nmembers))})
+
+
 def create_many(port, topics, parts):
     """CreateTopics v5 in batches of 50 (one python client per topic would take minutes)."""
     s = kw.connect(port)
@@ -327,13 +453,22 @@ def main():
     ap.add_argument("--hb-ms", type=int, default=5000)
     ap.add_argument("--window", type=float, default=30)
     ap.add_argument("--shapes", default="1x100,1x300,1x1000,500x2")
+    ap.add_argument("--cost-rounds", type=int, default=3)
+    ap.add_argument("--keep-callgrind", help="cost: keep each run's callgrind output here")
+    ap.add_argument("--java-hb-ms", type=int, default=1000,
+                    help="java: group.consumer.heartbeat.interval.ms (the classic client uses 1000)")
+    ap.add_argument("--log-dir", help="java: keep each run's broker log (log.level=debug) here")
     a = ap.parse_args()
     os.environ["MSKMOCK_BIN"] = a.binary
     rows = []
     for run in range(a.runs):
         if "java" in a.parts:
             for protocol in (("consumer", "classic") if run % 2 == 0 else ("classic", "consumer")):
-                rows.append(java_run(a.binary, protocol, run))
+                rows.append(java_run(a.binary, protocol, run, a.log_dir, a.java_hb_ms))
+        if "cost" in a.parts:
+            for shape in a.shapes.split(","):
+                g, per = (int(x) for x in shape.split("x"))
+                rows.append(cost_run(a.binary, shape, g * per, g, a.cost_rounds, run, a.keep_callgrind))
         if "load" in a.parts:
             for shape in a.shapes.split(","):
                 g, per = (int(x) for x in shape.split("x"))
@@ -346,6 +481,10 @@ def main():
                 protocol, summary([r["stable_from_spawn_s"] for r in rs]),
                 summary([r["stable_from_first_s"] for r in rs]),
                 summary([r["crash_move_s"] for r in rs])))
+    for shape in a.shapes.split(","):
+        rs = [r for r in rows if r["part"] == "cost" and r["shape"] == shape]
+        if rs:
+            print("cost %-7s %s instructions per heartbeat" % (shape, summary([r["instr_per_hb"] for r in rs])))
     for shape in a.shapes.split(","):
         rs = [r for r in rows if r["part"] == "load" and r["shape"] == shape]
         if rs:
