@@ -361,8 +361,7 @@ void cg_classic_join(srv *s, req *r, group *g, const kp_join_group_request *q, c
         } else if (old) {
             log_info("group %s: static member with instance id %s re-joins the consumer group using the classic "
                      "protocol; member %s replaces %s", g->id, old->instance_id, member_id, old->id);
-            free(old->id);
-            old->id = xstrdup(member_id);
+            cg_member_set_id(cg, old, member_id); /* the index by id follows */
             old->epoch = old->prev_epoch = 0;
             m = old;
         } else {
@@ -378,7 +377,8 @@ void cg_classic_join(srv *s, req *r, group *g, const kp_join_group_request *q, c
     kp_subscription_decode((const uint8_t *)md.p, md.len > 0 ? (size_t)md.len : 0, KP_CONSUMER_LENIENT, &sub,
                            &r->arena, NULL);
     if (is_new) cg_member_append(cg, m);
-    if (q->group_instance_id.len >= 0 && !m->instance_id) m->instance_id = kp_str_dup(q->group_instance_id);
+    if (q->group_instance_id.len >= 0 && !m->instance_id)
+        cg_member_set_instance(cg, m, q->group_instance_id.p, (size_t)q->group_instance_id.len);
     if (sub.rack_id.len > 0) {
         free(m->rack_id);
         m->rack_id = kp_str_dup(sub.rack_id);
@@ -405,6 +405,8 @@ void cg_classic_join(srv *s, req *r, group *g, const kp_join_group_request *q, c
     m->revoke_deadline_ms = now + (m->rebalance_timeout_ms > 0 ? m->rebalance_timeout_ms : 0);
     m->classic->awaiting_sync = true;
     m->session_deadline_ms = now + m->classic->session_timeout_ms;
+    cg_deadline_note(cg, m->revoke_deadline_ms); /* the group's timer waits for the earliest noted */
+    cg_deadline_note(cg, m->session_deadline_ms);
     cg_sync_state(g);
     grp_rearm(g);
     char *a = cg_parts_format(&m->assigned);
@@ -470,6 +472,7 @@ static bool generation_matches(req *r, group *g, cmember *m, int32_t generation,
 static void join_timeout(group *g, cmember *m) {
     if (m->revoke_deadline_ms && !m->classic->awaiting_sync) return;
     m->revoke_deadline_ms = clk_mono_ms() + (m->rebalance_timeout_ms > 0 ? m->rebalance_timeout_ms : 0);
+    cg_deadline_note(g->cg, m->revoke_deadline_ms);
     m->classic->awaiting_sync = false;
     grp_rearm(g);
 }
@@ -496,6 +499,7 @@ int16_t cg_classic_sync(srv *s, req *r, group *g, const kp_sync_group_request *q
     }
     if (m->classic->awaiting_sync) m->revoke_deadline_ms = 0;
     m->session_deadline_ms = clk_mono_ms() + m->classic->session_timeout_ms;
+    cg_deadline_note(g->cg, m->session_deadline_ms);
     grp_rearm(g);
     size_t len;
     uint8_t *bytes = cg_assignment_encode(&m->assigned, declared_version(&m->classic->protocols[0]), &len);
@@ -524,6 +528,7 @@ int16_t cg_classic_heartbeat(srv *s, req *r, group *g, int32_t generation, kp_st
     cmember *m = classic_member(r, g, member_id, instance_id, &err);
     if (!m || !generation_matches(r, g, m, generation, &err)) return err;
     m->session_deadline_ms = clk_mono_ms() + m->classic->session_timeout_ms;
+    cg_deadline_note(g->cg, m->session_deadline_ms);
     grp_rearm(g);
     /* the member rejoins to catch up with the group epoch, to revoke, or to get partitions now free */
     if (m->epoch < g->cg->group_epoch || m->state == CM_UNREVOKED_PARTITIONS ||
