@@ -302,6 +302,60 @@ typedef struct stor_clean_state {
 int stor_clean_state_get(stor *s, int64_t topic_id, int32_t partition, stor_clean_state *out);
 int stor_cleaned_set(stor *s, int64_t topic_id, int32_t partition, int64_t offset);
 
+/*
+ * A compaction pass off the loop (issue 37): what it reads and writes before the loop swaps its
+ * result in. stor_cleaning_new is called on the loop; the reads and the cleaned file's writes
+ * may then run on one other thread at a time, touching nothing of s: with a database on disk the
+ * reads go through a connection of their own (WAL readers never block the loop's writer) and
+ * segment files opened by the pass, and their errors stay in the object (stor_cleaning_err).
+ * An in-memory database has no file a second connection could open: its passes read through s
+ * and must stay on the loop (stor_cleaning_off_loop says which).
+ */
+typedef struct stor_cleaning stor_cleaning;
+/* A batch as the pass read it: seg -1 when its bytes are in its row (no segment). */
+typedef struct stor_clean_batch {
+    stor_batch_meta m;
+    int64_t seg, pos, size;
+} stor_clean_batch;
+typedef bool (*stor_clean_fn)(void *ctx, const stor_clean_batch *b, const void *data, size_t len);
+stor_cleaning *stor_cleaning_new(stor *s, int64_t topic_id, int32_t partition, uint64_t seq);
+bool stor_cleaning_off_loop(const stor_cleaning *c);
+const char *stor_cleaning_err(const stor_cleaning *c);
+/* The batches overlapping [from, upto), in offset order, until fn returns false. 0, or -1 (err). */
+int stor_cleaning_read(stor_cleaning *c, int64_t from, int64_t upto, stor_clean_fn fn, void *ctx);
+/* Append to the pass's cleaned file (<partition dir>/<seq>.cleaned, created on the first write). */
+int stor_cleaning_write(stor_cleaning *c, const void *data, size_t len, int64_t *pos);
+/* The cleaned file's bytes on disk (fdatasync unless storage.sync=off), its reads closed. 0 or -1. */
+int stor_cleaning_finish(stor_cleaning *c);
+int64_t stor_cleaning_size(const stor_cleaning *c);
+/*
+ * On the loop, into the open transaction: the cleaned file becomes the partition's newest
+ * segment (a hard link <id>.log, its segments row). The batch moves follow; the commit makes
+ * it all one step. *seg: its id. 0 or -1 (stor_errmsg).
+ */
+int stor_cleaning_adopt(stor *s, stor_cleaning *c, int64_t *seg);
+/*
+ * Point the batch at base_offset of c's partition, if it is still where the pass read it (old_seg, old_pos; -1:
+ * in its row), at new_pos of segment seg, with the rewritten fields. 1 moved, 0 the batch changed
+ * or went meanwhile (left alone), -1 error.
+ */
+int stor_batch_move(stor *s, stor_cleaning *c, int64_t base_offset, int64_t old_seg, int64_t old_pos, int64_t seg,
+                    int64_t new_pos, int64_t size, int64_t max_timestamp, int32_t records_count);
+/* Delete the batch at base_offset if it is still where the pass read it. 1, 0 (changed or gone), -1. */
+int stor_batch_delete_at(stor *s, stor_cleaning *c, int64_t base_offset, int64_t old_seg, int64_t old_pos);
+/* The pass is over: its cleaned file's own name goes (after the commit that adopted it, or unadopted). */
+void stor_cleaning_free(stor_cleaning *c);
+/*
+ * Who removes a dead segment's file. Unset, it is unlinked at once after the commit that killed
+ * it; set, it is renamed <id>.log.deleted (cheap) and handed to fn, which removes it whenever it
+ * likes: freeing a 16 MiB file's page cache took the loop 3 to 5 ms per segment, and a
+ * compaction's swap kills every old segment of its partition at once. Kafka deletes segments so
+ * too (LocalLog.scala: DeletedFileSuffix, deleteSegmentFiles after file.delete.delay.ms). A
+ * .deleted file a kill left is removed at the next start.
+ */
+typedef void (*stor_unlink_fn)(void *ctx, const char *path);
+void stor_set_unlinker(stor *s, stor_unlink_fn fn, void *ctx);
+
 /* Oldest batch of a partition: base/last offset and max timestamp. 1 found, 0 empty, -1 error. */
 int stor_oldest_batch(stor *s, int64_t topic_id, int32_t partition, stor_batch_meta *m);
 

@@ -170,6 +170,8 @@ typedef struct stor_segs {
     int64_t sync_delay_ms;
     stor_seg_synced *marking; /* synced; their marks go into the next commit */
     size_t nmarking, capmarking;
+    stor_unlink_fn unlink_fn; /* stor_set_unlinker */
+    void *unlink_ctx;
 } stor_segs;
 
 struct stor {
@@ -295,6 +297,14 @@ void stor_seg_after_commit(stor *s);
 void stor_seg_after_rollback(stor *s);
 /* Delete segments no row points into any more (outside a transaction). */
 void stor_seg_collect(stor *s);
+/*
+ * A compaction's cleaned file (path, size bytes, synced: on disk) becomes the partition's newest
+ * segment in the open transaction: linked as <id>.log, its row added; a rollback removes the link.
+ */
+int stor_seg_adopt(stor *s, int64_t topic_id, int32_t partition, const char *path, int64_t size, bool synced,
+                   int64_t *seg);
+/* stor_compact.c: at start, what a kill left in a partition directory: cleaned files, .deleted segments. */
+void stor_cleaning_leftovers(stor *s, const char *pdir, int64_t newest);
 
 /* ---- stor_scan.c: a partition's segment files read back without the database ---- */
 

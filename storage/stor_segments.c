@@ -414,6 +414,7 @@ static void seg_remove_strays(stor *s) {
             else stor_seg_orphan_dir(s, dir, tid, part);
             continue;
         }
+        stor_cleaning_leftovers(s, dir, newest);
         DIR *pd = opendir(dir);
         if (!pd) continue;
         struct dirent *f;
@@ -593,6 +594,36 @@ static int seg_create(stor *s, struct stor_seg_part *p) {
     p->active = id;
     p->wpos = 0;
     p->prealloc = 0;
+    return 0;
+}
+
+int stor_seg_adopt(stor *s, int64_t topic_id, int32_t partition, const char *path, int64_t size, bool synced,
+                   int64_t *seg) {
+    stor_segs *g = &s->segs;
+    struct stor_seg_part *p = part_get(s, topic_id, partition);
+    if (!p || mark_dirty(s, p)) return -1;
+    int64_t id = p->active + 1;
+    char to[sizeof g->dir + 64], pdir[sizeof g->dir + 64];
+    seg_path(g, topic_id, partition, id, to, sizeof to);
+    int rc = link(path, to);
+    if (rc != 0 && errno == EEXIST &&
+        stor_seg_orphan_file(s, to, "was in the way of a compacted segment of its partition and no row of the "
+                                    "database names it") == 0)
+        rc = link(path, to);
+    if (rc != 0) return stor_failf(s, "link %s to %s: %s", path, to, strerror(errno));
+    /* the name must outlive a power cut as the commit naming it does (not for storage.sync=off) */
+    seg_path(g, topic_id, partition, 0, pdir, sizeof pdir);
+    if (g->sync != STOR_SYNC_OFF) fsync_dir(pdir, false);
+    if (seg_exec(s, "add compacted segment", "INSERT INTO segments (topic_id, partition, id, used, synced)"
+                 " VALUES (%lld, %d, %lld, %lld, %lld)", (long long)topic_id, partition, (long long)id,
+                 (long long)size, (long long)(synced ? size : 0))) {
+        unlink(to);
+        return -1;
+    }
+    p->active = id;
+    p->wpos = size;
+    p->prealloc = size;
+    *seg = id;
     return 0;
 }
 
@@ -799,6 +830,11 @@ int stor_seg_topic_id(stor *s, int64_t *id) {
 
 void stor_seg_maybe_dead(stor *s) { s->segs.maybe_dead = true; }
 
+void stor_set_unlinker(stor *s, stor_unlink_fn fn, void *ctx) {
+    s->segs.unlink_fn = fn;
+    s->segs.unlink_ctx = ctx;
+}
+
 void stor_seg_collect(stor *s) {
     stor_segs *g = &s->segs;
     if (!g->enabled || s->in_txn || !g->maybe_dead) return;
@@ -824,7 +860,10 @@ void stor_seg_collect(stor *s) {
         seg_forget(g, dead[i].tid, dead[i].part, dead[i].id);
         char path[sizeof g->dir + 64];
         seg_path(g, dead[i].tid, dead[i].part, dead[i].id, path, sizeof path);
-        unlink(path);
+        char gone[sizeof path + 16];
+        snprintf(gone, sizeof gone, "%s.deleted", path);
+        if (g->unlink_fn && rename(path, gone) == 0) g->unlink_fn(g->unlink_ctx, gone);
+        else unlink(path);
         seg_exec(s, "drop segment", "DELETE FROM segments WHERE topic_id = %lld AND partition = %d AND id = %lld"
                  " AND live <= 0", (long long)dead[i].tid, dead[i].part, (long long)dead[i].id);
     }
