@@ -8,20 +8,32 @@
  * producer's newest data batch stays, emptied if need be, because its idempotent state is read
  * back from it.
  *
- * The cleaner runs on the loop in slices of log.cleaner.slice.ms, so produce and fetch wait at
- * most one slice. Each slice's rewrites join the loop's next commit, oldest batches first: a
- * crash between slices leaves some batches compacted and the rest as they were, both complete,
- * and a tombstone can only go after the older values it hides went in an earlier commit. A
- * failed commit ends the pass (topic_cleaner_abort) for the same reason.
+ * Off the loop (issue 37). With a database on disk the key map and the rewrite run on libuv's
+ * threadpool (uv_queue_work, as validate_async.c does for big produce batches), reading through
+ * a connection of their own and writing every kept batch to a cleaned file beside the
+ * partition's segments (storage/stor_compact.c): the worker never writes to SQLite, so it never
+ * contends with the loop for WAL's one write lock. Back on the loop, the pass is swapped in with
+ * one commit: the cleaned file becomes the partition's newest segment and each batch row of the
+ * pass points into it; old segments die with their last row. Like Kafka's cleaner, a pass ends
+ * at the first dirty offset it captured at its start (the last stable offset then): batches
+ * appended while the worker runs lie past it, untouched, and go on being appended after the swap.
+ * A row the loop changed meanwhile (retention, DeleteRecords) is left as it is (the move matches
+ * the row's old place), and a deleted topic ends the pass with nothing swapped in. kill -9 at any
+ * moment leaves either the old rows or the new ones, each pointing at complete bytes.
  *
- * No segments: Kafka never cleans its active segment, which keeps the log's last offset in
- * place; here everything below the last stable offset is cleanable (subject to
- * min.compaction.lag.ms), and the partition's last batch is only ever emptied, never removed: a
- * consumer at the end of a log whose tail was compacted away would otherwise wait for offsets
+ * An in-memory database (data.dir=:memory:) has no file a second connection could open: its
+ * passes read through the loop's connection in slices of log.cleaner.slice.ms, one per loop
+ * iteration, and are swapped in the same way at the end.
+ *
+ * No segments in the cleaner's sense: Kafka never cleans its active segment, which keeps the
+ * log's last offset in place; here everything below the last stable offset is cleanable (subject
+ * to min.compaction.lag.ms), and the partition's last batch is only ever emptied, never removed:
+ * a consumer at the end of a log whose tail was compacted away would otherwise wait for offsets
  * no batch holds and never reach the high watermark. An emptied batch keeps its offsets, so
  * readers step past it as they do past Kafka's.
  */
 #include <openssl/sha.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uv.h>
@@ -92,158 +104,207 @@ static bool map_put(key_map *m, const uint8_t h[KEY_HASH], int64_t offset) {
     return true;
 }
 
-/* ---- a pass ---- */
+/* ---- a pass: everything a worker touches is here, copied on the loop before it starts ---- */
 
-typedef struct pending {
+typedef enum { KEEP, REWRITE, DROP } out_kind;
+
+/* One batch of the pass's range and what becomes of it. */
+typedef struct out_batch {
     int64_t base;
-    uint8_t *data; /* NULL: delete the batch */
-    size_t len;
-    int64_t max_ts;
+    int64_t old_seg, old_pos; /* where the pass read it (-1: in its row) */
+    int64_t new_pos;          /* in the cleaned file; -1: none (an in-memory database) */
+    uint8_t *data;            /* an in-memory database: the rewritten bytes */
+    int64_t len, max_ts, producer_id;
     int32_t count;
-    int64_t producer_id; /* an emptied batch of an idempotent producer: kept if it is its newest */
-    bool keep_empty;     /* the partition's last batch: kept, emptied */
-} pending;
+    uint8_t kind;
+    bool keep_empty; /* the partition's last batch: kept, emptied */
+} out_batch;
 
-typedef enum { IDLE, SCAN, REWRITE } phase;
+typedef enum { SCAN, REWRITE_ALL, DONE } phase;
 
-struct topic_cleaner {
-    uv_timer_t timer; /* the backoff between looks for work */
-    uv_idle_t idle;   /* active while a pass runs: one slice per loop iteration */
-    int closing;      /* handles still closing (topic_cleaner_stop) */
-    srv *s;
+typedef struct pass {
+    uv_work_t work;
+    topic_cleaner *c;   /* loop-only; NULL once the cleaner stopped: the result is dropped */
+    atomic_bool cancel; /* the worker stops at its next batch */
+    atomic_bool over;   /* the worker returned (topic_cleaner_run_now waits for it) */
+    bool off_loop, reported; /* reported: topic_cleaner_run_now swapped it in; after() only frees it */
+    stor_cleaning *io;
     phase ph;
     int64_t topic_id;
     uint8_t uuid[16];
     int32_t part;
+    char *name; /* for log lines */
     int64_t start, dirty_from, end, pos;
-    int64_t last_base;     /* the partition's last batch, emptied at most; -1: none */
+    int64_t last_base; /* the partition's last batch, emptied at most; -1: none */
     int64_t now_ms, delete_retention_ms, min_lag_ms;
     key_map map;
     stor_aborted *aborted;
     int naborted, cap_aborted;
-    pending *pend;
-    int npend, cap_pend;
-    int64_t deadline_us, started_us, next_due_ms;
+    out_batch *out;
+    int nout, cap_out;
+    bool changed;      /* a batch is rewritten or removed: there is something to swap in */
+    uint64_t deadline_ns;
     const char *failed; /* why the pass stops */
     bool more;          /* the key map filled: the partition has more to compact right away */
-    uint64_t sweep;     /* topic_cleaner_run_now's current sweep; 0: the background cleaner */
-    uint64_t sweeps;
+    uint64_t sweep;     /* topic_cleaner_run_now's sweep that started it; 0: the background cleaner */
+    int64_t next_due_ms;
+    uint64_t started_ns, worked_ns;
+    uint64_t stall_ns, commit_ns; /* the loop's own share: the swap, or an in-memory pass's slices */
+    int left_alone;   /* batches the loop changed or removed while the pass ran */
+    /* the swap */
+    bool adopted, after_ran;
+    int64_t seg;  /* the cleaned file's segment id */
+    int swap_at;  /* the next out entry to swap in */
+    int commits;  /* of the swap, so far */
     /* for the log line */
     int64_t records_in, records_out, bytes_in, bytes_out, tombstones_removed, batches_removed, aborted_removed;
+} pass;
+
+struct topic_cleaner {
+    uv_timer_t timer; /* the backoff between looks for work */
+    uv_idle_t idle;   /* an in-memory database's pass: one slice per loop iteration */
+    int closing;      /* handles still closing (topic_cleaner_stop) */
+    srv *s;
+    pass *p;          /* the pass under way; NULL: none */
+    uint64_t sweep;   /* topic_cleaner_run_now's current sweep; 0: the background cleaner */
+    uint64_t sweeps, seq;
 };
 
-static partition *pass_partition(topic_cleaner *c) {
-    topic *t = topic_find_id(c->s, c->topic_id);
-    if (!t || memcmp(t->uuid, c->uuid, 16) != 0 || c->part >= t->nparts) return NULL;
-    return &t->parts[c->part];
+/* Worker-safe: the broker's clock may move its offset on the loop. */
+static uint64_t now_ns(void) { return uv_hrtime(); }
+
+static partition *pass_partition(srv *s, const pass *p) {
+    topic *t = topic_find_id(s, p->topic_id);
+    if (!t || memcmp(t->uuid, p->uuid, 16) != 0 || p->part >= t->nparts) return NULL;
+    return &t->parts[p->part];
 }
 
 static bool aborted_entry(void *ctx, const stor_aborted *a) {
-    topic_cleaner *c = ctx;
-    if (a->first_offset < c->end) {
-        XGROW(c->aborted, c->cap_aborted, c->naborted + 1, 16);
-        c->aborted[c->naborted++] = *a;
+    pass *p = ctx;
+    if (a->first_offset < p->end) {
+        XGROW(p->aborted, p->cap_aborted, p->naborted + 1, 16);
+        p->aborted[p->naborted++] = *a;
     }
-    return a->lso < c->end; /* as topic_aborted_read: later entries cannot reach back below end */
+    return a->lso < p->end; /* as topic_aborted_read: later entries cannot reach back below end */
 }
 
-static bool is_aborted(const topic_cleaner *c, const kp_batch *b) {
+static bool is_aborted(const pass *p, const kp_batch *b) {
     if (!(b->attributes & KP_ATTR_TRANSACTIONAL)) return false;
-    for (int i = 0; i < c->naborted; i++)
-        if (c->aborted[i].producer_id == b->producer_id && c->aborted[i].first_offset <= b->base_offset &&
-            b->base_offset < c->aborted[i].last_offset)
+    for (int i = 0; i < p->naborted; i++)
+        if (p->aborted[i].producer_id == b->producer_id && p->aborted[i].first_offset <= b->base_offset &&
+            b->base_offset < p->aborted[i].last_offset)
             return true;
     return false;
 }
 
-static void pass_free(topic_cleaner *c) {
-    free(c->map.v);
-    free(c->aborted);
-    for (int i = 0; i < c->npend; i++) free(c->pend[i].data);
-    free(c->pend);
-    c->map = (key_map){0};
-    c->aborted = NULL;
-    c->pend = NULL;
-    c->naborted = c->cap_aborted = c->npend = c->cap_pend = 0;
-    c->ph = IDLE;
+/* Frees the pass and its cleaned file's own name (stor_cleaning_free). */
+static void pass_free(pass *p) {
+    if (!p) return;
+    free(p->map.v);
+    free(p->aborted);
+    for (int i = 0; i < p->nout; i++) free(p->out[i].data);
+    free(p->out);
+    free(p->name);
+    stor_cleaning_free(p->io);
+    free(p);
 }
 
-/* Parse a stored batch; a stored batch that does not parse ends the pass (it is left as it is). */
-static bool stored_batch(topic_cleaner *c, const void *data, size_t len, kp_batch *b) {
-    size_t at = 0;
-    const char *why = NULL;
-    if (kp_batch_next(data, len, &at, b, &why) == 1 && at == len) return true;
-    c->failed = why ? why : "a stored batch does not parse";
+static bool stop_here(pass *p) {
+    if (atomic_load_explicit(&p->cancel, memory_order_relaxed)) {
+        p->failed = "cancelled";
+        return true;
+    }
     return false;
 }
 
-static bool scan_batch(void *ctx, const stor_batch_meta *m, const void *data, size_t len) {
-    topic_cleaner *c = ctx;
+/* Parse a stored batch; a stored batch that does not parse ends the pass (it is left as it is). */
+static bool stored_batch(pass *p, const void *data, size_t len, kp_batch *b) {
+    size_t at = 0;
+    const char *why = NULL;
+    if (kp_batch_next(data, len, &at, b, &why) == 1 && at == len) return true;
+    p->failed = why ? why : "a stored batch does not parse";
+    return false;
+}
+
+static bool scan_batch(void *ctx, const stor_clean_batch *sb, const void *data, size_t len) {
+    pass *p = ctx;
+    const stor_batch_meta *m = &sb->m;
     kp_batch b;
-    if (!stored_batch(c, data, len, &b)) return false;
-    if (c->min_lag_ms > 0 && m->max_timestamp > c->now_ms - c->min_lag_ms) {
-        c->end = m->base_offset; /* min.compaction.lag.ms: this batch and the rest are too young */
+    if (stop_here(p) || !stored_batch(p, data, len, &b)) return false;
+    if (p->min_lag_ms > 0 && m->max_timestamp > p->now_ms - p->min_lag_ms) {
+        p->end = m->base_offset; /* min.compaction.lag.ms: this batch and the rest are too young */
         return false;
     }
-    if (!(b.attributes & KP_ATTR_CONTROL) && !is_aborted(c, &b)) {
+    if (!(b.attributes & KP_ATTR_CONTROL) && !is_aborted(p, &b)) {
         const uint8_t *sec;
         size_t sec_len;
         uint8_t *owned;
-        if (kp_batch_records(&b, TOPIC_MAX_DECOMPRESSED, &sec, &sec_len, &owned, &c->failed) != 0) return false;
+        if (kp_batch_records(&b, TOPIC_MAX_DECOMPRESSED, &sec, &sec_len, &owned, &p->failed) != 0) return false;
         kp_record_iter it;
         kp_records_begin(&it, sec, sec_len, b.records_count);
         kp_record rec;
         int rc;
         bool full = false;
-        while (!full && (rc = kp_records_next(&it, &rec, &c->failed)) == 1) {
+        while (!full && (rc = kp_records_next(&it, &rec, &p->failed)) == 1) {
             if (!rec.key) continue;
             uint8_t h[KEY_HASH];
             key_hash(rec.key, rec.key_len, h);
-            full = !map_put(&c->map, h, m->base_offset + rec.offset_delta);
+            full = !map_put(&p->map, h, m->base_offset + rec.offset_delta);
         }
         free(owned);
         if (full) {
             /* the map holds what it can: this pass ends before this batch (already mapped keys only move later) */
-            c->end = m->base_offset;
-            c->more = true; /* the next pass goes on from here at once */
+            p->end = m->base_offset;
+            p->more = true; /* the next pass goes on from here at once */
             return false;
         }
         if (rc < 0) return false;
     }
-    c->pos = m->last_offset + 1;
-    return clk_mono_us() < c->deadline_us;
+    p->pos = m->last_offset + 1;
+    return now_ns() < p->deadline_ns;
 }
 
-static void push(topic_cleaner *c, pending p) {
-    XGROW(c->pend, c->cap_pend, c->npend + 1, 16);
-    c->pend[c->npend++] = p;
+static void push(pass *p, out_batch o) {
+    XGROW(p->out, p->cap_out, p->nout + 1, 64);
+    p->out[p->nout++] = o;
 }
 
-/* Which of b's records stay; pushes the batch's rewrite (or removal) when any goes or a horizon is due. */
-static bool rewrite_batch(topic_cleaner *c, const stor_batch_meta *m, const kp_batch *b) {
-    bool aborted = is_aborted(c, b);
+/* With a database on disk every batch kept goes to the cleaned file, rewritten or as it was. */
+static bool keep_bytes(pass *p, out_batch *o, const void *data, size_t len) {
+    if (!p->off_loop) return true;
+    if (stor_cleaning_write(p->io, data, len, &o->new_pos) != 0) {
+        p->failed = stor_cleaning_err(p->io);
+        return false;
+    }
+    return true;
+}
+
+/* Which of b's records stay; records the batch's rewrite, removal, or (on disk) copy. */
+static bool rewrite_batch(pass *p, const stor_clean_batch *sb, const kp_batch *b, const void *data, size_t len) {
+    const stor_batch_meta *m = &sb->m;
+    bool aborted = is_aborted(p, b);
     const uint8_t *sec;
     size_t sec_len;
     uint8_t *owned;
-    if (kp_batch_records(b, TOPIC_MAX_DECOMPRESSED, &sec, &sec_len, &owned, &c->failed) != 0) return false;
+    if (kp_batch_records(b, TOPIC_MAX_DECOMPRESSED, &sec, &sec_len, &owned, &p->failed) != 0) return false;
     kp_record *keep = xmalloc(sizeof(*keep) * (size_t)(b->records_count > 0 ? b->records_count : 1));
     bool has_horizon = (b->attributes & KP_ATTR_DELETE_HORIZON) != 0;
-    bool horizon_passed = has_horizon && c->now_ms >= b->base_timestamp;
+    bool horizon_passed = has_horizon && p->now_ms >= b->base_timestamp;
     int32_t n = 0, seen = 0;
     bool tombstones = false;
     kp_record_iter it;
     kp_records_begin(&it, sec, sec_len, b->records_count);
     kp_record rec;
     int rc;
-    while ((rc = kp_records_next(&it, &rec, &c->failed)) == 1) {
+    while ((rc = kp_records_next(&it, &rec, &p->failed)) == 1) {
         seen++;
         if (aborted || !rec.key) continue;
         uint8_t h[KEY_HASH];
         key_hash(rec.key, rec.key_len, h);
-        if (map_get(&c->map, h) > m->base_offset + rec.offset_delta) continue; /* a newer record has the key */
+        if (map_get(&p->map, h) > m->base_offset + rec.offset_delta) continue; /* a newer record has the key */
         if (!rec.value) {
             if (horizon_passed) {
-                c->tombstones_removed++;
+                p->tombstones_removed++;
                 continue;
             }
             tombstones = true;
@@ -251,144 +312,225 @@ static bool rewrite_batch(topic_cleaner *c, const stor_batch_meta *m, const kp_b
         keep[n++] = rec;
     }
     bool ok = rc == 0;
-    c->records_in += seen;
-    c->bytes_in += (int64_t)b->size;
+    p->records_in += seen;
+    p->bytes_in += (int64_t)b->size;
+    out_batch o = {.base = m->base_offset, .old_seg = sb->seg, .old_pos = sb->pos, .new_pos = -1,
+                   .producer_id = b->producer_id, .count = n, .max_ts = m->max_timestamp,
+                   .keep_empty = m->base_offset == p->last_base};
     if (ok && (n < seen || (tombstones && !has_horizon))) {
-        if (aborted) c->aborted_removed += seen;
-        pending p = {.base = m->base_offset, .producer_id = b->producer_id, .count = n, .max_ts = m->max_timestamp,
-                     .keep_empty = m->base_offset == c->last_base};
-        if (n > 0 || b->producer_id >= 0 || p.keep_empty) {
+        if (aborted) p->aborted_removed += seen;
+        o.kind = DROP;
+        if (n > 0 || b->producer_id >= 0 || o.keep_empty) {
             int64_t horizon =
-                tombstones ? (has_horizon ? b->base_timestamp : sat_add_i64(c->now_ms, c->delete_retention_ms)) : -1;
-            if (kp_batch_rebuild(b, kp_batch_codec(b), keep, n, false, horizon, &p.data, &p.len, &c->failed) != 0)
+                tombstones ? (has_horizon ? b->base_timestamp : sat_add_i64(p->now_ms, p->delete_retention_ms)) : -1;
+            uint8_t *nb = NULL;
+            size_t nlen = 0;
+            if (kp_batch_rebuild(b, kp_batch_codec(b), keep, n, false, horizon, &nb, &nlen, &p->failed) != 0) {
                 ok = false;
-            else if (n > 0 && !(b->attributes & KP_ATTR_LOG_APPEND_TIME))
-                p.max_ts = kp_get_i64(p.data + 35); /* the rebuilt header's max timestamp */
-            if (tombstones && (c->next_due_ms < 0 || horizon < c->next_due_ms)) c->next_due_ms = horizon;
+            } else {
+                o.kind = REWRITE;
+                o.len = (int64_t)nlen;
+                if (n > 0 && !(b->attributes & KP_ATTR_LOG_APPEND_TIME))
+                    o.max_ts = kp_get_i64(nb + 35); /* the rebuilt header's max timestamp */
+                if (p->off_loop) {
+                    ok = keep_bytes(p, &o, nb, nlen);
+                    free(nb);
+                } else {
+                    o.data = nb;
+                }
+            }
+            if (tombstones && (p->next_due_ms < 0 || horizon < p->next_due_ms)) p->next_due_ms = horizon;
         }
-        if (ok) push(c, p);
+        if (ok) {
+            push(p, o);
+            p->changed = true;
+        } else {
+            free(o.data);
+        }
     } else {
-        c->records_out += seen;
-        c->bytes_out += (int64_t)b->size;
-        if (ok && tombstones && (c->next_due_ms < 0 || b->base_timestamp < c->next_due_ms))
-            c->next_due_ms = b->base_timestamp;
+        p->records_out += seen;
+        p->bytes_out += (int64_t)b->size;
+        if (ok && tombstones && (p->next_due_ms < 0 || b->base_timestamp < p->next_due_ms))
+            p->next_due_ms = b->base_timestamp;
+        if (ok && p->off_loop) {
+            o.kind = KEEP;
+            o.len = (int64_t)len;
+            o.count = m->records_count;
+            ok = keep_bytes(p, &o, data, len);
+            if (ok) push(p, o);
+        }
     }
     free(keep);
     free(owned);
     return ok;
 }
 
-static bool rewrite_one(void *ctx, const stor_batch_meta *m, const void *data, size_t len) {
-    topic_cleaner *c = ctx;
+static bool rewrite_one(void *ctx, const stor_clean_batch *sb, const void *data, size_t len) {
+    pass *p = ctx;
     kp_batch b;
-    if (!stored_batch(c, data, len, &b)) return false;
+    if (stop_here(p) || !stored_batch(p, data, len, &b)) return false;
     if (b.attributes & KP_ATTR_CONTROL) {
-        c->records_in += b.records_count;
-        c->records_out += b.records_count; /* markers stay: readers of the aborted index need them */
-        c->bytes_in += (int64_t)len;
-        c->bytes_out += (int64_t)len;
-    } else if (!rewrite_batch(c, m, &b)) {
+        p->records_in += b.records_count;
+        p->records_out += b.records_count; /* markers stay: readers of the aborted index need them */
+        p->bytes_in += (int64_t)len;
+        p->bytes_out += (int64_t)len;
+        if (p->off_loop) {
+            out_batch o = {.base = sb->m.base_offset, .old_seg = sb->seg, .old_pos = sb->pos, .kind = KEEP,
+                           .len = (int64_t)len, .max_ts = sb->m.max_timestamp, .count = sb->m.records_count,
+                           .producer_id = b.producer_id};
+            if (!keep_bytes(p, &o, data, len)) return false;
+            push(p, o);
+        }
+    } else if (!rewrite_batch(p, sb, &b, data, len)) {
         return false;
     }
-    c->pos = m->last_offset + 1;
-    return clk_mono_us() < c->deadline_us;
+    p->pos = sb->m.last_offset + 1;
+    return now_ns() < p->deadline_ns;
 }
 
-/* The slice's rewrites, oldest first, into the open storage transaction. */
-static bool apply_pending(topic_cleaner *c, partition *p) {
-    stor *st = c->s->st;
+/*
+ * Work until the deadline (a worker: none); true when the pass is over (done or failed). The
+ * reads stop at a batch the callbacks refuse, so a range is over when pos reached its end, the
+ * end moved (the map filled, min.compaction.lag.ms) or pos did not move (nothing left to read).
+ */
+static bool pass_step(pass *p, uint64_t deadline_ns) {
+    p->deadline_ns = deadline_ns;
+    while (!p->failed && p->ph != DONE) {
+        int64_t before = p->pos, end = p->end;
+        bool scan = p->ph == SCAN;
+        if (stor_cleaning_read(p->io, p->pos, p->end, scan ? scan_batch : rewrite_one, p) != 0 && !p->failed)
+            p->failed = stor_cleaning_err(p->io);
+        if (p->failed) break;
+        if (p->pos >= p->end || p->end != end || p->pos == before) {
+            if (!scan || p->map.n == 0) { /* rewritten; or nothing keyed in the dirty part: no record can go */
+                p->ph = DONE;
+            } else {
+                p->ph = REWRITE_ALL;
+                p->pos = p->start;
+            }
+        }
+        if (now_ns() >= deadline_ns) break;
+    }
+    if (p->ph == DONE && !p->failed && p->off_loop && stor_cleaning_finish(p->io) != 0)
+        p->failed = stor_cleaning_err(p->io);
+    return p->failed || p->ph == DONE;
+}
+
+/* ---- on the loop ---- */
+
+/* The swap: one batch row, into the open transaction. 0, or -1 (stor_errmsg). */
+static int swap_one(srv *s, pass *p, const out_batch *o) {
+    stor *st = s->st;
+    bool drop = o->kind == DROP;
+    if (o->kind == REWRITE && o->count == 0 && !o->keep_empty) { /* emptied: only a producer's newest data batch stays */
+        int64_t last = -1;
+        int found = stor_producer_last_data(st, p->topic_id, p->part, o->producer_id, &last);
+        if (found < 0) return -1;
+        drop = !found || last != o->base;
+    }
+    if (drop) {
+        int rc = p->off_loop ? stor_batch_delete_at(st, p->io, o->base, o->old_seg, o->old_pos)
+                             : stor_batch_delete(st, p->topic_id, p->part, o->base);
+        if (rc < 0) return -1;
+        if (p->off_loop && rc == 0) p->left_alone++;
+        else p->batches_removed++;
+        return 0;
+    }
+    int rc = p->off_loop ? stor_batch_move(st, p->io, o->base, o->old_seg, o->old_pos, p->seg, o->new_pos, o->len,
+                                           o->max_ts, o->count)
+                         : stor_batch_replace(st, p->topic_id, p->part, o->base, o->max_ts, o->count, o->data,
+                                              (size_t)o->len);
+    if (rc < 0) return -1;
+    if (rc == 0) p->left_alone++;
+    if (o->kind == REWRITE) {
+        p->records_out += o->count;
+        p->bytes_out += o->len;
+    }
+    return 0;
+}
+
+static void log_stopped(pass *p, const char *why) {
+    log_warn("compaction of %s-%d stopped: %s; %s, the next pass starts over", p->name, p->part, why,
+             p->commits ? "what it swapped in so far stays" : "nothing of it was swapped in");
+}
+
+/* The loop's commit, which the swap's rows join; a failure ends the pass (survive_failed_commit rolls it back). */
+static bool swap_commit(topic_cleaner *c, pass *p) {
+    c->p = NULL; /* topic_cleaner_abort, from a failed commit, must not free it under us */
+    if (topic_commit_now(c->s) != 0) {
+        log_stopped(p, "a storage commit holding its rewrites failed");
+        return false;
+    }
+    c->p = p;
+    p->commits++;
+    return true;
+}
+
+/*
+ * The pass's result swapped in, on the loop: the cleaned file adopted, then each batch row in
+ * offset order, until the deadline (log.cleaner.slice.ms; none for topic_cleaner_run_now). Rows
+ * past the deadline wait for the next loop iteration, after a commit of those before: a pass of
+ * a few hundred thousand small batches would otherwise hold the loop for as many row updates.
+ * Each commit is whole on its own: the segment row before any row pointing into it, each batch
+ * row at complete bytes (old or new), oldest first (a tombstone goes no earlier than the older
+ * values it hides), the checkpoint with the last. 1 swapped in, 0 more to do, -1 stopped (logged).
+ */
+static int pass_swap(topic_cleaner *c, pass *p, uint64_t deadline_ns) {
+    srv *s = c->s;
+    stor *st = s->st;
+    partition *part = pass_partition(s, p);
+    if (!part) {
+        log_info("compaction: the partition being compacted was deleted; the pass stops");
+        return -1;
+    }
+    if (p->failed) {
+        log_stopped(p, p->failed);
+        return -1;
+    }
+    uint64_t t0 = now_ns();
     bool ok = true;
-    for (int i = 0; i < c->npend && ok; i++) {
-        pending *q = &c->pend[i];
-        if (!q->data) {
-            ok = stor_batch_delete(st, c->topic_id, c->part, q->base) == 0;
-            c->batches_removed++;
-            continue;
-        }
-        if (q->count == 0 && !q->keep_empty) { /* emptied: only a producer's newest data batch stays */
-            int64_t last = -1;
-            int found = stor_producer_last_data(st, c->topic_id, c->part, q->producer_id, &last);
-            if (found < 0) {
-                ok = false;
-                break;
-            }
-            if (!found || last != q->base) {
-                ok = stor_batch_delete(st, c->topic_id, c->part, q->base) == 0;
-                c->batches_removed++;
-                continue;
-            }
-        }
-        ok = stor_batch_replace(st, c->topic_id, c->part, q->base, q->max_ts, q->count, q->data, q->len) >= 0;
-        c->records_out += q->count;
-        c->bytes_out += (int64_t)q->len;
+    if (p->changed && p->off_loop && !p->adopted) {
+        ok = stor_cleaning_adopt(st, p->io, &p->seg) == 0;
+        p->adopted = ok;
     }
-    for (int i = 0; i < c->npend; i++) free(c->pend[i].data);
-    c->npend = 0;
-    if (!ok) c->failed = stor_errmsg(st);
-    (void)p;
-    return ok;
-}
-
-static void pass_done(topic_cleaner *c, partition *p) {
-    if (stor_cleaned_set(c->s->st, c->topic_id, c->part, c->end) != 0) {
-        c->failed = stor_errmsg(c->s->st);
-        return;
+    if (p->changed)
+        while (ok && p->swap_at < p->nout) {
+            ok = swap_one(s, p, &p->out[p->swap_at++]) == 0;
+            if ((p->swap_at & 63) == 0 && now_ns() >= deadline_ns) break;
+        }
+    bool last = !p->changed || p->swap_at >= p->nout;
+    if (ok && last) ok = stor_cleaned_set(st, p->topic_id, p->part, p->end) == 0;
+    if (!ok) {
+        /* what the swap did so far commits with the loop's next commit: whole, as above, and no checkpoint */
+        char why[512];
+        snprintf(why, sizeof why, "%s", stor_errmsg(st));
+        log_stopped(p, why);
+        return -1;
     }
-    p->clean_due_ms = c->next_due_ms;
-    p->clean_next_ms = c->more ? 0 : clk_now_ms() + c->s->cfg->log_cleaner_backoff_ms;
-    if (!c->more) p->clean_sweep = c->sweep;
-    double ms = (double)(clk_mono_us() - c->started_us) / 1000.0;
+    uint64_t t1 = now_ns();
+    if (!swap_commit(c, p)) return -1;
+    p->stall_ns += now_ns() - t0;
+    p->commit_ns += now_ns() - t1;
+    if (!last) return 0;
+    part->clean_due_ms = p->next_due_ms;
+    part->clean_next_ms = p->more ? 0 : clk_now_ms() + s->cfg->log_cleaner_backoff_ms;
+    if (!p->more) part->clean_sweep = p->sweep;
+    double ms = (double)(now_ns() - p->started_ns) / 1e6;
     log_info("compaction: %s-%d offsets [%lld, %lld): %lld records -> %lld, %lld bytes -> %lld, %lld tombstone(s) "
              "and %lld aborted record(s) removed, %lld batch(es) removed, %zu keys, in %.1f ms",
-             p->topic->name, p->index, (long long)c->start, (long long)c->end, (long long)c->records_in,
-             (long long)c->records_out, (long long)c->bytes_in, (long long)c->bytes_out,
-             (long long)c->tombstones_removed, (long long)c->aborted_removed, (long long)c->batches_removed,
-             c->map.n, ms);
-    c->s->compactions++;
-    pass_free(c);
-}
-
-/* One slice: work until the deadline; true while the pass goes on. */
-static bool slice(topic_cleaner *c) {
-    partition *p = pass_partition(c);
-    if (!p) {
-        log_info("compaction: the partition being compacted was deleted; the pass stops");
-        pass_free(c);
-        return false;
-    }
-    c->deadline_us = clk_mono_us() + c->s->cfg->log_cleaner_slice_ms * 1000;
-    stor *st = c->s->st;
-    while (!c->failed && clk_mono_us() < c->deadline_us) {
-        if (c->ph == SCAN) {
-            int64_t before = c->pos, end = c->end;
-            if (stor_batch_read(st, c->topic_id, c->part, c->pos, c->end, scan_batch, c) != 0) c->failed = stor_errmsg(st);
-            if (c->failed) break;
-            if (c->pos >= c->end || c->end != end || c->pos == before) { /* scanned to the end (or past the map) */
-                if (c->map.n == 0) {
-                    pass_done(c, p); /* nothing keyed in the dirty part: no record can go */
-                    return false;
-                }
-                c->ph = REWRITE;
-                c->pos = c->start < p->log_start ? p->log_start : c->start;
-            }
-        } else {
-            int64_t before = c->pos;
-            if (stor_batch_read(st, c->topic_id, c->part, c->pos, c->end, rewrite_one, c) != 0)
-                c->failed = stor_errmsg(st);
-            if (c->failed || !apply_pending(c, p)) break;
-            if (c->pos >= c->end || c->pos == before) {
-                pass_done(c, p);
-                return c->ph != IDLE;
-            }
-        }
-    }
-    if (c->failed) {
-        log_warn("compaction of %s-%d stopped: %s; what it rewrote so far stays, the next pass starts over",
-                 p->topic->name, p->index, c->failed);
-        pass_free(c);
-        return false;
-    }
-    return true;
+             p->name, p->part, (long long)p->start, (long long)p->end, (long long)p->records_in,
+             (long long)p->records_out, (long long)p->bytes_in, (long long)p->bytes_out,
+             (long long)p->tombstones_removed, (long long)p->aborted_removed, (long long)p->batches_removed,
+             p->map.n, ms);
+    log_debug("compaction: %s-%d: %.1f ms on a %s; on the loop %.1f ms, %.1f ms of it the commits of the swap of %d "
+              "batch(es) in %d step(s)", p->name, p->part, (double)p->worked_ns / 1e6,
+              p->off_loop ? "worker thread" : "loop (in-memory database)", (double)p->stall_ns / 1e6,
+              (double)p->commit_ns / 1e6, p->changed ? p->nout : 0, p->commits);
+    if (p->left_alone)
+        log_info("compaction: %s-%d: %d batch(es) the log changed while the pass ran (retention, DeleteRecords) "
+                 "were left as they are", p->name, p->part, p->left_alone);
+    s->compactions++;
+    return 1;
 }
 
 /*
@@ -437,55 +579,75 @@ static bool last_batch(void *ctx, const stor_batch_meta *m, const void *data, si
     return false;
 }
 
-static bool start_pass(topic_cleaner *c, bool force) {
+/* A pass over the dirtiest partition due, its inputs read on the loop; NULL when none is due. */
+static pass *start_pass(topic_cleaner *c, bool force) {
     srv *s = c->s;
     stor_clean_state cs = {0};
-    partition *p = choose(s, force, c->sweep, &cs);
-    if (!p) return false;
-    topic *t = p->topic;
-    c->topic_id = t->id;
-    memcpy(c->uuid, t->uuid, 16);
-    c->part = p->index;
-    c->start = p->log_start;
-    c->end = topic_lso(p);
-    c->dirty_from = cs.cleaned_to > c->start ? cs.cleaned_to : c->start;
-    if (c->dirty_from > c->end) c->dirty_from = c->end;
-    c->pos = c->dirty_from;
-    c->now_ms = clk_now_ms();
+    partition *part = choose(s, force, c->sweep, &cs);
+    if (!part) return NULL;
+    topic *t = part->topic;
+    pass *p = xcalloc(1, sizeof *p);
+    p->work.data = p;
+    p->c = c;
+    p->sweep = c->sweep;
+    p->topic_id = t->id;
+    memcpy(p->uuid, t->uuid, 16);
+    p->part = part->index;
+    p->name = xstrdup(t->name);
+    p->start = part->log_start;
+    p->end = topic_lso(part);
+    p->dirty_from = cs.cleaned_to > p->start ? cs.cleaned_to : p->start;
+    if (p->dirty_from > p->end) p->dirty_from = p->end;
+    p->pos = p->dirty_from;
+    p->now_ms = clk_now_ms();
     bool d;
     const char *v = topic_config_value(s, t, "delete.retention.ms", &d);
-    c->delete_retention_ms = v ? strtoll(v, NULL, 10) : 86400000;
+    p->delete_retention_ms = v ? strtoll(v, NULL, 10) : 86400000;
     v = topic_config_value(s, t, "min.compaction.lag.ms", &d);
-    c->min_lag_ms = v ? strtoll(v, NULL, 10) : 0;
-    c->map = (key_map){.max_bytes = (size_t)s->cfg->log_cleaner_dedupe_buffer_size};
-    c->failed = NULL;
-    c->more = false;
-    c->next_due_ms = -1;
-    c->records_in = c->records_out = c->bytes_in = c->bytes_out = 0;
-    c->tombstones_removed = c->batches_removed = c->aborted_removed = 0;
-    c->started_us = clk_mono_us();
-    c->last_base = -1;
-    if (p->end > 0 && stor_batch_read(s->st, t->id, p->index, p->end - 1, INT64_MAX, last_batch, &c->last_base) != 0) {
-        log_warn("compaction of %s-%d: reading its last batch: %s", t->name, p->index, stor_errmsg(s->st));
-        pass_free(c);
-        return false;
+    p->min_lag_ms = v ? strtoll(v, NULL, 10) : 0;
+    p->map = (key_map){.max_bytes = (size_t)s->cfg->log_cleaner_dedupe_buffer_size};
+    p->next_due_ms = -1;
+    p->started_ns = now_ns();
+    p->last_base = -1;
+    if (part->end > 0 &&
+        stor_batch_read(s->st, t->id, part->index, part->end - 1, INT64_MAX, last_batch, &p->last_base) != 0) {
+        log_warn("compaction of %s-%d: reading its last batch: %s", t->name, part->index, stor_errmsg(s->st));
+        part->clean_next_ms = clk_now_ms() + s->cfg->log_cleaner_backoff_ms;
+        pass_free(p);
+        return NULL;
     }
-    p->clean_due_ms = -1;
-    if (stor_txn_aborted_read(s->st, t->id, p->index, c->start, aborted_entry, c) != 0) {
-        log_warn("compaction of %s-%d: reading its aborted transactions: %s", t->name, p->index, stor_errmsg(s->st));
-        pass_free(c);
-        return false;
+    part->clean_due_ms = -1;
+    if (stor_txn_aborted_read(s->st, t->id, part->index, p->start, aborted_entry, p) != 0) {
+        log_warn("compaction of %s-%d: reading its aborted transactions: %s", t->name, part->index,
+                 stor_errmsg(s->st));
+        part->clean_next_ms = clk_now_ms() + s->cfg->log_cleaner_backoff_ms;
+        pass_free(p);
+        return NULL;
     }
+    p->io = stor_cleaning_new(s->st, t->id, part->index, ++c->seq);
+    p->off_loop = stor_cleaning_off_loop(p->io);
     /* with no new data, a pass for due tombstones maps nothing and rewrites all (the map is empty) */
-    c->ph = c->dirty_from < c->end ? SCAN : REWRITE;
-    if (c->ph == REWRITE) c->pos = c->start;
+    p->ph = p->dirty_from < p->end ? SCAN : REWRITE_ALL;
+    if (p->ph == REWRITE_ALL) p->pos = p->start;
     log_info("compaction: %s-%d starts: offsets [%lld, %lld), uncompacted from %lld (%lld of %lld bytes)", t->name,
-             p->index, (long long)c->start, (long long)c->end, (long long)c->dirty_from, (long long)cs.dirty_bytes,
+             part->index, (long long)p->start, (long long)p->end, (long long)p->dirty_from, (long long)cs.dirty_bytes,
              (long long)cs.bytes);
-    return true;
+    return p;
+}
+
+/* ---- the worker ---- */
+
+static void work(uv_work_t *w) {
+    pass *p = w->data;
+    uint64_t t0 = now_ns();
+    pass_step(p, UINT64_MAX);
+    p->worked_ns += now_ns() - t0;
+    atomic_store(&p->over, true);
 }
 
 static void on_timer(uv_timer_t *h);
+static void on_idle(uv_idle_t *h);
+static void after(uv_work_t *w, int status);
 
 /*
  * The next look for work at the next multiple of log.cleaner.backoff.ms on the loop's clock
@@ -498,35 +660,98 @@ static void arm(topic_cleaner *c) {
     clk_timer_start(&c->timer, on_timer, backoff - (int64_t)(uv_now(c->s->loop) % (uint64_t)backoff));
 }
 
+/* Start the next pass due (on a worker, or in slices on the loop); false when none is. */
+static bool launch(topic_cleaner *c) {
+    pass *p = start_pass(c, false);
+    if (!p) return false;
+    c->p = p;
+    if (p->off_loop) {
+        if (uv_queue_work(c->s->loop, &p->work, work, after) != 0) abort(); /* only for a NULL callback */
+    } else {
+        uv_idle_start(&c->idle, on_idle);
+    }
+    return true;
+}
+
+/* The pass under way is over (swapped in or stopped): the next one due at once, else the backoff. */
+static void pass_over(topic_cleaner *c, pass *p) {
+    if (c->p == p) c->p = NULL;
+    pass_free(p);
+    uv_idle_stop(&c->idle);
+    if (!launch(c)) arm(c);
+}
+
+static uint64_t slice_deadline(topic_cleaner *c) {
+    return now_ns() + (uint64_t)c->s->cfg->log_cleaner_slice_ms * 1000000u;
+}
+
+static void after(uv_work_t *w, int status) {
+    pass *p = w->data;
+    topic_cleaner *c = p->c;
+    p->after_ran = true;
+    if (!c || p->reported) { /* the cleaner stopped, or topic_cleaner_run_now took the result */
+        pass_free(p);
+        return;
+    }
+    if (status == UV_ECANCELED || atomic_load(&p->cancel)) { /* topic_cleaner_abort said why */
+        pass_over(c, p);
+        return;
+    }
+    int r = pass_swap(c, p, slice_deadline(c));
+    if (r == 0 && c->p == p) uv_idle_start(&c->idle, on_idle); /* the rest of the swap, a slice per iteration */
+    else pass_over(c, p);
+}
+
 /*
- * One slice per loop iteration while a pass runs, on an idle handle: the loop polls for I/O
- * without blocking between slices, so requests are served (and the slice's rewrites committed)
- * in between. A 0-ms timer would not do: libuv runs a timer re-armed from its own callback
- * again in the same iteration, so the whole pass would hold the loop.
+ * A slice per loop iteration, on an idle handle: of an in-memory database's pass, then of a
+ * swap. The loop polls for I/O without blocking between slices, so requests are served in
+ * between. A 0-ms timer would not do: libuv runs a timer re-armed from its own callback again in
+ * the same iteration, so the whole pass would hold the loop.
  */
 static void on_idle(uv_idle_t *h) {
     topic_cleaner *c = h->data;
-    /* produce appended since the last commit is acknowledged before the slice, not after it */
-    if (c->s->ndirty) topic_commit_now(c->s);
-    if (c->ph != IDLE && slice(c)) return;
-    if (start_pass(c, false)) return; /* the next partition that is due, at once */
-    uv_idle_stop(&c->idle);
-    arm(c);
+    pass *p = c->p;
+    if (!p) {
+        uv_idle_stop(&c->idle);
+        if (!launch(c)) arm(c);
+        return;
+    }
+    uint64_t deadline = slice_deadline(c);
+    if (!p->failed && p->ph != DONE) { /* an in-memory database's pass, on the loop */
+        uint64_t t0 = now_ns();
+        if (c->s->ndirty) topic_commit_now(c->s); /* produce appended meanwhile is acknowledged first */
+        if (c->p != p) return;                     /* that commit failed and ended the pass */
+        bool over = pass_step(p, deadline);
+        p->stall_ns += now_ns() - t0;
+        p->worked_ns += now_ns() - t0;
+        if (!over) return;
+    }
+    int r = pass_swap(c, p, deadline);
+    if (r != 0 || c->p != p) pass_over(c, p);
 }
 
 static void on_timer(uv_timer_t *h) {
     topic_cleaner *c = h->data;
-    if (c->ph != IDLE || start_pass(c, false))
-        uv_idle_start(&c->idle, on_idle);
-    else
-        arm(c);
+    if (!c->p && !launch(c)) arm(c); /* else the pass under way looks again when it ends */
+}
+
+static void unlinked(uv_fs_t *r) {
+    uv_fs_req_cleanup(r);
+    free(r);
+}
+
+/* A dead segment's file (renamed .deleted), removed on libuv's threadpool (stor_set_unlinker says why). */
+static void unlink_off_loop(void *ctx, const char *path) {
+    uv_fs_t *r = xmalloc(sizeof *r);
+    if (uv_fs_unlink(ctx, r, path, unlinked) != 0) free(r); /* the next start removes it */
 }
 
 void topic_cleaner_start(srv *s) {
     if (!s->cfg->log_cleaner_enable) return;
+    /* a swap kills every old segment of its partition in one commit: their files go off the loop */
+    stor_set_unlinker(s->st, unlink_off_loop, s->loop);
     topic_cleaner *c = xcalloc(1, sizeof *c);
     c->s = s;
-    c->ph = IDLE;
     uv_timer_init(s->loop, &c->timer);
     uv_idle_init(s->loop, &c->idle);
     c->timer.data = c->idle.data = c;
@@ -538,23 +763,60 @@ void topic_cleaner_start(srv *s) {
 
 void topic_cleaner_abort(srv *s, const char *why) {
     topic_cleaner *c = s->cleaner;
-    if (!c || c->ph == IDLE) return;
-    partition *p = pass_partition(c);
-    log_warn("compaction of %s-%d stopped: %s; the next pass starts over", p ? p->topic->name : "(deleted topic)",
-             c->part, why);
-    pass_free(c);
+    if (!c || !c->p) return;
+    pass *p = c->p;
+    log_warn("compaction of %s-%d stopped: %s; the next pass starts over", p->name, p->part, why);
+    if (p->off_loop && !p->after_ran) {
+        /* the worker stops at its next batch; after() frees it and looks for the next pass */
+        atomic_store(&p->cancel, true);
+        uv_cancel((uv_req_t *)&p->work);
+        return;
+    }
+    c->p = NULL; /* on_idle finds none and looks for the next pass */
+    pass_free(p);
+}
+
+/* The pass under way, to its end, on this thread: a worker's is waited for, the rest run; its swap whole. */
+static void finish_in_place(topic_cleaner *c) {
+    pass *p = c->p;
+    if (!p) return;
+    uv_idle_stop(&c->idle);
+    if (p->off_loop && !p->after_ran) {
+        while (!atomic_load(&p->over)) uv_sleep(1);
+        p->reported = true; /* after() only frees it */
+        if (atomic_load(&p->cancel)) {
+            c->p = NULL;
+            return;
+        }
+        pass_swap(c, p, UINT64_MAX);
+        c->p = NULL;
+        return;
+    }
+    if (!p->failed && p->ph != DONE) pass_step(p, UINT64_MAX);
+    pass_swap(c, p, UINT64_MAX);
+    c->p = NULL;
+    pass_free(p);
 }
 
 int topic_cleaner_run_now(srv *s, int max_passes, bool force) {
     topic_cleaner *c = s->cleaner;
     if (!c) return -1;
     uint64_t before = s->compactions;
-    if (c->ph != IDLE) /* the background pass under way finishes first */
-        while (slice(c)) {}
+    finish_in_place(c); /* the background pass under way finishes first */
     c->sweep = ++c->sweeps;
-    for (int i = 0; i < max_passes && start_pass(c, force); i++)
-        while (slice(c)) {}
+    for (int i = 0; i < max_passes; i++) {
+        pass *p = start_pass(c, force);
+        if (!p) break;
+        c->p = p;
+        uint64_t t0 = now_ns();
+        pass_step(p, UINT64_MAX); /* on this thread: the caller waits for the answer anyway */
+        p->worked_ns += now_ns() - t0;
+        pass_swap(c, p, UINT64_MAX);
+        c->p = NULL;
+        pass_free(p);
+    }
     c->sweep = 0;
+    if (!uv_is_active((uv_handle_t *)&c->timer) && !c->p) arm(c);
     return (int)(s->compactions - before);
 }
 
@@ -566,8 +828,18 @@ static void on_closed(uv_handle_t *h) {
 void topic_cleaner_stop(srv *s) {
     topic_cleaner *c = s->cleaner;
     if (!c) return;
-    pass_free(c);
+    pass *p = c->p;
+    if (p && p->off_loop && !p->after_ran) {
+        /* the worker's result is dropped: after() frees it, without the cleaner */
+        p->c = NULL;
+        atomic_store(&p->cancel, true);
+        uv_cancel((uv_req_t *)&p->work);
+    } else {
+        pass_free(p);
+    }
+    c->p = NULL;
     s->cleaner = NULL;
+    stor_set_unlinker(s->st, NULL, NULL);
     c->closing = 2;
     uv_close((uv_handle_t *)&c->timer, on_closed);
     uv_close((uv_handle_t *)&c->idle, on_closed);

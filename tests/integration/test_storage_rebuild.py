@@ -27,6 +27,7 @@ import os
 import re
 import struct
 import subprocess
+import time
 import urllib.request
 import json
 
@@ -219,15 +220,23 @@ def test_salvage_with_nothing_readable_and_no_segments_fails(broker):
 
 
 def test_rebuild_index_of_a_compacted_topic_has_no_duplicated_offsets(broker):
+    broker.config["log.cleaner.min.compaction.lag.ms"] = 600_000  # the topic config is not MSK Serverless's to set
     broker.start()
+    # Since issue 37 a pass moves every batch of its range to a cleaned segment, and the old
+    # segments die; one survives with dead copies when it also holds batches past the pass's end.
+    # min.compaction.lag.ms makes the last round such batches: the first two are an hour old.
     create(broker, "c", partitions=1, cleanup_policy="compact")
+    old = int(time.time() * 1000) - 3_600_000
     # 200 keys, then every other key again: each first-round batch loses half its records
     p = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all", "linger.ms": 0})
     for rnd, step in ((0, 1), (1, 2)):
         for i in range(0, 200, step):
-            p.produce("c", key=b"k%d" % i, value=b"r%d-%d" % (rnd, i) * 20, partition=0)
+            p.produce("c", key=b"k%d" % i, value=b"r%d-%d" % (rnd, i) * 20, partition=0, timestamp=old)
             if i % 20 == 0:
                 p.flush(20)
+    assert p.flush(20) == 0
+    for i in range(10):  # too young to compact: the pass ends before them, their segment stays
+        p.produce("c", key=b"k%d" % i, value=b"r2-%d" % i * 20, partition=0)
     assert p.flush(20) == 0
     req = urllib.request.Request(broker.admin_url + "/v1/compaction", data=json.dumps({"force": True}).encode(),
                                  method="POST")
@@ -235,7 +244,7 @@ def test_rebuild_index_of_a_compacted_topic_has_no_duplicated_offsets(broker):
         r.read()
     assert broker.wait_for_log(r"compaction: c-0 offsets", timeout=10), broker.log_tail()
     before = consume(broker, "c", partitions=1)
-    assert 0 < len(before) < 300
+    assert 0 < len(before) < 310
     broker.stop(check=True)
     seen = {}
     for path in glob.glob(str(broker.data_dir / "*.segments" / "*-0" / "*.log")):
@@ -257,7 +266,7 @@ def test_rebuild_index_of_a_compacted_topic_has_no_duplicated_offsets(broker):
     assert set(before) <= set(after)
     assert latest(after) == latest(before)
     c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "hw"})
-    assert c.get_watermark_offsets(TopicPartition("c", 0), timeout=10)[1] == 300
+    assert c.get_watermark_offsets(TopicPartition("c", 0), timeout=10)[1] == 310
     c.close()
     # the rebuild reset the cleaner's checkpoint: the next pass removes them again
     since = broker.log_size()
