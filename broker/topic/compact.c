@@ -32,10 +32,10 @@
  * no batch holds and never reach the high watermark. An emptied batch keeps its offsets, so
  * readers step past it as they do past Kafka's.
  */
-#include <openssl/sha.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <uv.h>
 
 #include "checked.h"
@@ -48,7 +48,7 @@
 #include "topic.h"
 #include "topic_config.h"
 
-/* ---- the key map: 128 bits of a key's SHA-256 -> the offset of its newest record ---- */
+/* ---- the key map: 128 bits of a key's keyed hash -> the offset of its newest record ---- */
 
 #define KEY_HASH 16
 typedef struct slot {
@@ -59,12 +59,64 @@ typedef struct slot {
 typedef struct key_map {
     slot *v;
     size_t cap, n, max_bytes;
+    uint64_t k0, k1; /* the pass's SipHash key */
 } key_map;
 
-static void key_hash(const uint8_t *k, int32_t len, uint8_t out[KEY_HASH]) {
-    uint8_t md[SHA256_DIGEST_LENGTH];
-    SHA256(len > 0 ? k : (const uint8_t *)"", len > 0 ? (size_t)len : 0, md);
-    memcpy(out, md, KEY_HASH);
+#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND                                                                                                       \
+    do {                                                                                                               \
+        v0 += v1, v1 = ROTL(v1, 13), v1 ^= v0, v0 = ROTL(v0, 32);                                                     \
+        v2 += v3, v3 = ROTL(v3, 16), v3 ^= v2;                                                                         \
+        v0 += v3, v3 = ROTL(v3, 21), v3 ^= v0;                                                                         \
+        v2 += v1, v1 = ROTL(v1, 17), v1 ^= v2, v2 = ROTL(v2, 32);                                                     \
+    } while (0)
+
+static uint64_t le64(const uint8_t *p) {
+    uint64_t x = 0;
+    for (int i = 7; i >= 0; i--) x = x << 8 | p[i];
+    return x;
+}
+
+/*
+ * SipHash-2-4 with its 128-bit output (Aumasson and Bernstein, https://github.com/veorq/SipHash,
+ * its test vectors checked), keyed at random per pass. Kafka's SkimpyOffsetMap keeps 16 bytes
+ * of MD5 per key (LogCleaner's dedupe buffer); SHA-256 through OpenSSL 3's one-shot call cost a
+ * method fetch, a lock and an allocation per key, a third of a pass. A collision would make one
+ * key's record hide another's; with a secret key per pass nobody can aim for one.
+ */
+static void key_hash(const key_map *m, const uint8_t *k, int32_t len, uint8_t out[KEY_HASH]) {
+    uint64_t v0 = 0x736f6d6570736575ull ^ m->k0, v1 = 0x646f72616e646f6dull ^ m->k1 ^ 0xee;
+    uint64_t v2 = 0x6c7967656e657261ull ^ m->k0, v3 = 0x7465646279746573ull ^ m->k1;
+    size_t n = len > 0 ? (size_t)len : 0, i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w = le64(k + i);
+        v3 ^= w;
+        SIPROUND;
+        SIPROUND;
+        v0 ^= w;
+    }
+    uint64_t b = (uint64_t)n << 56;
+    for (size_t j = 0; i + j < n; j++) b |= (uint64_t)k[i + j] << (8 * j);
+    v3 ^= b;
+    SIPROUND;
+    SIPROUND;
+    v0 ^= b;
+    v2 ^= 0xee;
+    SIPROUND;
+    SIPROUND;
+    SIPROUND;
+    SIPROUND;
+    uint64_t h0 = v0 ^ v1 ^ v2 ^ v3;
+    v1 ^= 0xdd;
+    SIPROUND;
+    SIPROUND;
+    SIPROUND;
+    SIPROUND;
+    uint64_t h1 = v0 ^ v1 ^ v2 ^ v3;
+    for (int j = 0; j < 8; j++) {
+        out[j] = (uint8_t)(h0 >> (8 * j));
+        out[8 + j] = (uint8_t)(h1 >> (8 * j));
+    }
 }
 
 static slot *map_slot(const key_map *m, const uint8_t h[KEY_HASH]) {
@@ -90,7 +142,7 @@ static bool map_put(key_map *m, const uint8_t h[KEY_HASH], int64_t offset) {
         if (cap * sizeof(slot) > m->max_bytes) return false;
         slot *v = xmalloc(cap * sizeof(slot));
         for (size_t i = 0; i < cap; i++) v[i].offset = -1;
-        key_map grown = {v, cap, 0, m->max_bytes};
+        key_map grown = {v, cap, 0, m->max_bytes, m->k0, m->k1};
         for (size_t i = 0; i < m->cap; i++)
             if (m->v[i].offset >= 0) *map_slot(&grown, m->v[i].h) = m->v[i];
         grown.n = m->n;
@@ -248,7 +300,7 @@ static bool scan_batch(void *ctx, const stor_clean_batch *sb, const void *data, 
         while (!full && (rc = kp_records_next(&it, &rec, &p->failed)) == 1) {
             if (!rec.key) continue;
             uint8_t h[KEY_HASH];
-            key_hash(rec.key, rec.key_len, h);
+            key_hash(&p->map, rec.key, rec.key_len, h);
             full = !map_put(&p->map, h, m->base_offset + rec.offset_delta);
         }
         free(owned);
@@ -300,7 +352,7 @@ static bool rewrite_batch(pass *p, const stor_clean_batch *sb, const kp_batch *b
         seen++;
         if (aborted || !rec.key) continue;
         uint8_t h[KEY_HASH];
-        key_hash(rec.key, rec.key_len, h);
+        key_hash(&p->map, rec.key, rec.key_len, h);
         if (map_get(&p->map, h) > m->base_offset + rec.offset_delta) continue; /* a newer record has the key */
         if (!rec.value) {
             if (horizon_passed) {
@@ -606,6 +658,11 @@ static pass *start_pass(topic_cleaner *c, bool force) {
     v = topic_config_value(s, t, "min.compaction.lag.ms", &d);
     p->min_lag_ms = v ? strtoll(v, NULL, 10) : 0;
     p->map = (key_map){.max_bytes = (size_t)s->cfg->log_cleaner_dedupe_buffer_size};
+    uint64_t key[2] = {0, 0};
+    if (getrandom(key, sizeof key, 0) != (ssize_t)sizeof key) /* never short for 16 bytes once the pool is up */
+        key[0] = now_ns(), key[1] = (uint64_t)(uintptr_t)p;
+    p->map.k0 = key[0];
+    p->map.k1 = key[1];
     p->next_due_ms = -1;
     p->started_ns = now_ns();
     p->last_base = -1;
