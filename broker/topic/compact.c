@@ -220,6 +220,7 @@ struct topic_cleaner {
     pass *p;          /* the pass under way; NULL: none */
     uint64_t sweep;   /* topic_cleaner_run_now's current sweep; 0: the background cleaner */
     uint64_t sweeps, seq;
+    struct unlink_queue *unlinks;
 };
 
 /* Worker-safe: the broker's clock may move its offset on the loop. */
@@ -792,23 +793,62 @@ static void on_timer(uv_timer_t *h) {
     if (!c->p && !launch(c)) arm(c); /* else the pass under way looks again when it ends */
 }
 
+/*
+ * Dead segments' files (renamed .deleted), removed on libuv's threadpool one at a time
+ * (stor_set_unlinker says why not on the loop). One at a time: freeing a file's page cache is
+ * kernel work of a few milliseconds per 16 MiB, and a swap kills all of its partition's old
+ * segments at once; removed side by side, they took every core of a 2-core machine and held the
+ * loop ~6 ms after the swap. Kafka waits file.delete.delay.ms (60 s) and deletes them in its
+ * scheduler's one thread (LocalLog.scala, deleteSegmentFiles).
+ */
+typedef struct unlink_queue {
+    uv_loop_t *loop;
+    uv_fs_t req;
+    bool busy;
+    char **paths;
+    size_t n, cap, head;
+    bool orphaned; /* the cleaner stopped: free the queue once it is empty */
+} unlink_queue;
+
+static void unlink_next(unlink_queue *q);
+
 static void unlinked(uv_fs_t *r) {
+    unlink_queue *q = r->data;
     uv_fs_req_cleanup(r);
-    free(r);
+    q->busy = false;
+    unlink_next(q);
 }
 
-/* A dead segment's file (renamed .deleted), removed on libuv's threadpool (stor_set_unlinker says why). */
+static void unlink_next(unlink_queue *q) {
+    while (!q->busy && q->head < q->n) {
+        char *path = q->paths[q->head++];
+        q->req.data = q;
+        q->busy = uv_fs_unlink(q->loop, &q->req, path, unlinked) == 0; /* else the next start removes it */
+        free(path);
+    }
+    if (q->busy) return;
+    q->n = q->head = 0;
+    if (q->orphaned) {
+        free(q->paths);
+        free(q);
+    }
+}
+
 static void unlink_off_loop(void *ctx, const char *path) {
-    uv_fs_t *r = xmalloc(sizeof *r);
-    if (uv_fs_unlink(ctx, r, path, unlinked) != 0) free(r); /* the next start removes it */
+    unlink_queue *q = ctx;
+    XGROW(q->paths, q->cap, q->n + 1, 8);
+    q->paths[q->n++] = xstrdup(path);
+    unlink_next(q);
 }
 
 void topic_cleaner_start(srv *s) {
     if (!s->cfg->log_cleaner_enable) return;
-    /* a swap kills every old segment of its partition in one commit: their files go off the loop */
-    stor_set_unlinker(s->st, unlink_off_loop, s->loop);
     topic_cleaner *c = xcalloc(1, sizeof *c);
     c->s = s;
+    /* a swap kills every old segment of its partition in one commit: their files go off the loop */
+    c->unlinks = xcalloc(1, sizeof *c->unlinks);
+    c->unlinks->loop = s->loop;
+    stor_set_unlinker(s->st, unlink_off_loop, c->unlinks);
     uv_timer_init(s->loop, &c->timer);
     uv_idle_init(s->loop, &c->idle);
     c->timer.data = c->idle.data = c;
@@ -897,6 +937,8 @@ void topic_cleaner_stop(srv *s) {
     c->p = NULL;
     s->cleaner = NULL;
     stor_set_unlinker(s->st, NULL, NULL);
+    c->unlinks->orphaned = true; /* what is queued still goes; the queue frees itself when it is empty */
+    if (!c->unlinks->busy) unlink_next(c->unlinks);
     c->closing = 2;
     uv_close((uv_handle_t *)&c->timer, on_closed);
     uv_close((uv_handle_t *)&c->idle, on_closed);
