@@ -24,18 +24,28 @@ and measures, with confluent-kafka (the librdkafka it bundles) as the client:
    1-KiB records to another topic at --rate records/s. Reported: p50, p99 and max of the time
    from produce() to the delivery report, over the records sent while the pass ran (its start
    and end lines in the log), and the same over a window of equal length after it ended (the
-   baseline: same broker, same producer, no compaction).
+   baseline: same broker, same producer, no compaction), and their ratio (issue 37's goal: within
+   1.2x). Meanwhile a probe on a connection of its own sends ApiVersions one at a time, as fast as
+   they are answered: the longest round trip during the pass is the longest the loop was held
+   ("loop lag max"), and after it the same over the baseline window.
+
+Since issue 37 a pass runs on a worker thread with a database on disk and log.cleaner.slice.ms
+bounds only the loop's swap of its result (and an in-memory database's passes); before, it was
+the slice of the pass itself on the loop.
 
 Prints one JSON line per measurement, then medians [min-max] over the runs.
 """
 
 import argparse
 import json
+import multiprocessing
 import os
 import random
 import re
 import signal
+import socket
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -153,6 +163,60 @@ def ts(line_time):
         float("0." + line_time[20:23])
 
 
+def _probe(bootstrap, stop, out):
+    host, port = bootstrap.split(",")[0].rsplit(":", 1)
+    sock = socket.create_connection((host, int(port)))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    samples, corr = [], 0
+
+    def recv(n):
+        buf = b""
+        while len(buf) < n:
+            chunk = sock.recv(n - len(buf))
+            if not chunk:
+                raise ConnectionError("closed")
+            buf += chunk
+        return buf
+    try:
+        while not stop.is_set():
+            corr += 1
+            body = struct.pack(">hhih", 18, 0, corr, 5) + b"probe"
+            t = time.time()
+            sock.sendall(struct.pack(">i", len(body)) + body)
+            recv(struct.unpack(">i", recv(4))[0])
+            samples.append((t, time.time() - t))
+            time.sleep(0.0005)
+    except (OSError, ConnectionError):
+        pass
+    sock.close()
+    out.send(samples)
+
+
+class LoopProbe:
+    """The broker's loop lag, seen from outside: ApiVersions v0 on a connection of its own, one
+    at a time, as fast as answers come, from a process of its own (in this one the GIL would add
+    its own waits); each answer's round trip with its send time. A request waits for whatever
+    holds the loop, so the longest round trip while a pass runs bounds the longest stall the
+    pass caused (plus one round trip of about 0.1 ms)."""
+
+    def __init__(self, bootstrap):
+        self.stop = multiprocessing.Event()
+        self.rx, tx = multiprocessing.Pipe(duplex=False)
+        self.proc = multiprocessing.Process(target=_probe, args=(bootstrap, self.stop, tx), daemon=True)
+        self.proc.start()
+        self.samples = []  # (send time, round trip s)
+
+    def close(self):
+        self.stop.set()
+        if self.rx.poll(10):
+            self.samples = self.rx.recv()
+        self.proc.join(5)
+
+    def max_ms(self, t0, t1):
+        xs = [rtt for t, rtt in self.samples if t0 <= t <= t1]
+        return round(max(xs) * 1000, 2) if xs else None
+
+
 def latency(a, slice_ms, tmp):
     data = os.path.join(tmp, "lat-%d" % slice_ms)
     os.mkdir(data)
@@ -164,6 +228,7 @@ def latency(a, slice_ms, tmp):
     b = Broker(a.binary, data, ["log.cleaner.backoff.ms=100", "log.cleaner.slice.ms=%d" % slice_ms])
     try:
         sent = []  # (send time, latency)
+        probe = LoopProbe(b.bootstrap)
         p = Producer({"bootstrap.servers": b.bootstrap, "linger.ms": 0, "acks": "all"})
         p.produce("p", value=b"x")
         p.flush(10)
@@ -186,6 +251,7 @@ def latency(a, slice_ms, tmp):
                     stop_at = end + 0.2 + (end - start) + 0.5
             time.sleep(max(0.0, min(t_next - time.time(), 0.0005)))
         p.flush(30)
+        probe.close()
         text = b.log_text()
         start = ts(START_LINE.search(text).group(1))
         end = ts(PASS_LINE.search(text).group(1))
@@ -200,8 +266,12 @@ def latency(a, slice_ms, tmp):
             return {"n": len(xs), "p50_ms": round(xs[len(xs) // 2] * 1000, 2),
                     "p99_ms": round(xs[min(len(xs) - 1, int(len(xs) * 0.99))] * 1000, 2),
                     "max_ms": round(xs[-1] * 1000, 2)}
-        return {"slice_ms": slice_ms, "pass_s": round(end - start, 3), "during": stats(during),
-                "after": stats(after), "errors": errors, **last_pass(text, "c")}
+        d, f = stats(during), stats(after)
+        d["loop_lag_max_ms"] = probe.max_ms(start, end)
+        f["loop_lag_max_ms"] = probe.max_ms(end + 0.2, end + 0.2 + (end - start))
+        return {"slice_ms": slice_ms, "pass_s": round(end - start, 3), "during": d, "after": f,
+                "p99_ratio": round(d["p99_ms"] / f["p99_ms"], 2) if d.get("p99_ms") and f.get("p99_ms") else None,
+                "errors": errors, **last_pass(text, "c")}
     finally:
         b.stop()
 
@@ -250,9 +320,11 @@ def main():
     for s in [int(x) for x in a.slice_ms.split(",")]:
         rs = [r for r in rows if r["measure"] == "latency" and r["slice_ms"] == s]
         for w in ("during", "after"):
-            print("latency slice %3d ms %-6s p50 %s  p99 %s  max %s  (pass s %s)" % (
+            print("latency slice %3d ms %-6s p50 %s  p99 %s  max %s  loop lag max %s  (pass s %s)" % (
                 s, w, summary([r[w].get("p50_ms") for r in rs]), summary([r[w].get("p99_ms") for r in rs]),
-                summary([r[w].get("max_ms") for r in rs]), summary([r["pass_s"] for r in rs])))
+                summary([r[w].get("max_ms") for r in rs]), summary([r[w].get("loop_lag_max_ms") for r in rs]),
+                summary([r["pass_s"] for r in rs])))
+        print("latency slice %3d ms p99 during / after %s" % (s, summary([r["p99_ratio"] for r in rs])))
 
 
 if __name__ == "__main__":
