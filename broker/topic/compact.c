@@ -542,7 +542,8 @@ static int pass_swap(topic_cleaner *c, pass *p, uint64_t deadline_ns) {
     }
     uint64_t t0 = now_ns();
     bool ok = true;
-    if (p->changed && p->off_loop && !p->adopted) {
+    /* every batch of the range removed (aborted, tombstones past their horizon): nothing to adopt */
+    if (p->changed && p->off_loop && !p->adopted && stor_cleaning_size(p->io) > 0) {
         ok = stor_cleaning_adopt(st, p->io, &p->seg) == 0;
         p->adopted = ok;
     }
