@@ -5,7 +5,9 @@
  * A pass with a database on disk reads through a connection of its own on a worker thread (WAL
  * lets readers run beside the loop's one writer, and the worker never writes to SQLite, so it
  * never waits on the loop's write lock nor makes the loop wait on it), each read a short
- * transaction of at most CHUNK_BYTES so that checkpoints are not held back for a whole pass. It
+ * transaction of at most CHUNK_ROWS rows, the segment bytes read after it ends: with
+ * storage.sync=off's rollback journal a reader's lock holds the loop's commit back, and in WAL
+ * mode a long one holds checkpoints back. It
  * writes every batch it keeps, rewritten or not, to a file of its own beside the partition's
  * segments, <seq>.cleaned, as Kafka's cleaner writes a .cleaned segment (LogCleaner.scala,
  * Cleaner.cleanSegments; LocalLog.CleanedFileSuffix). The loop then swaps it in within one
@@ -97,7 +99,8 @@ int stor_cleaned_set(stor *s, int64_t topic_id, int32_t partition, int64_t offse
 
 /* ---- a pass off the loop ---- */
 
-/* One read transaction covers at most this many bytes of batches, so WAL checkpoints keep up. */
+/* One read transaction reads at most this many rows, or this many bytes of rows that keep theirs. */
+#define CHUNK_ROWS 256
 #define CHUNK_BYTES (8 << 20)
 #define CLEAN_FDS 8
 
@@ -120,6 +123,7 @@ struct stor_cleaning {
     sqlite3_stmt *mv, *del; /* the swap's, on the loop's connection */
     uint8_t *buf;
     size_t cap;
+    struct chunk_row *rows; /* CHUNK_ROWS */
     char err[512];
 };
 
@@ -220,57 +224,84 @@ static bool mem_batch(void *ctx, const stor_batch_meta *m, const void *data, siz
     return r->fn(r->ctx, &b, data, len);
 }
 
-/* One chunk from from: *next is where the next starts, INT64_MAX when the range is done. */
+/* A row of a chunk: its fields, and for a row that keeps its bytes (no segment), the bytes. */
+typedef struct chunk_row {
+    stor_clean_batch b;
+    uint8_t *inline_bytes;
+} chunk_row;
+
+/*
+ * One chunk from from: its rows read in one short read transaction (with the bytes of rows that
+ * keep theirs), then the segment bytes read and handed to fn with no lock held. Short because
+ * of storage.sync=off's rollback journal, where a reader's lock keeps the loop's commit waiting;
+ * in WAL mode it also lets checkpoints go on. *next is where the next chunk starts, INT64_MAX
+ * when the range is done or fn stopped the read.
+ */
 static int read_chunk(stor_cleaning *c, int64_t from, int64_t upto, stor_clean_fn fn, void *ctx, int64_t *next) {
     sqlite3_stmt *st = c->read;
     *next = INT64_MAX;
     if (sqlite3_bind_int64(st, 1, c->topic_id) || sqlite3_bind_int(st, 2, c->partition) ||
         sqlite3_bind_int64(st, 3, from) || sqlite3_bind_int64(st, 4, upto))
         return clean_fail(c, "bind compaction read: %s", sqlite3_errmsg(c->db));
-    int ret = 0, rc;
-    int64_t bytes = 0;
+    int ret = 0, rc, n = 0;
+    int64_t inline_bytes = 0;
+    chunk_row *rows = c->rows;
     sqlite3_blob *blob = NULL;
+    bool more = false;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        stor_clean_batch b;
-        stor_meta_from_row(st, 0, &b.m);
-        sqlite3_int64 rowid = sqlite3_column_int64(st, STOR_META_NCOLS);
-        b.size = sqlite3_column_int64(st, STOR_META_NCOLS + 1);
-        if (b.size <= 0 || b.size > INT32_MAX) {
-            ret = clean_fail(c, "batch at offset %" PRId64 ": its row says %" PRId64 " bytes", b.m.base_offset, b.size);
+        if (n == CHUNK_ROWS || inline_bytes >= CHUNK_BYTES) {
+            more = true;
             break;
         }
-        uint8_t *p = clean_buf(c, (size_t)b.size);
+        chunk_row *r = &rows[n];
+        r->inline_bytes = NULL;
+        stor_meta_from_row(st, 0, &r->b.m);
+        sqlite3_int64 rowid = sqlite3_column_int64(st, STOR_META_NCOLS);
+        r->b.size = sqlite3_column_int64(st, STOR_META_NCOLS + 1);
+        if (r->b.size <= 0 || r->b.size > INT32_MAX) {
+            ret = clean_fail(c, "batch at offset %" PRId64 ": its row says %" PRId64 " bytes", r->b.m.base_offset,
+                             r->b.size);
+            break;
+        }
         if (sqlite3_column_type(st, STOR_META_NCOLS + 2) != SQLITE_NULL) {
-            b.seg = sqlite3_column_int64(st, STOR_META_NCOLS + 2);
-            b.pos = sqlite3_column_int64(st, STOR_META_NCOLS + 3);
-            int prc = clean_pread(c, b.seg, b.pos, p, (size_t)b.size);
-            if (prc == -2) continue; /* nothing of it is left to compact, and the swap finds its row gone */
-            if (prc) {
-                ret = -1;
-                break;
-            }
+            r->b.seg = sqlite3_column_int64(st, STOR_META_NCOLS + 2);
+            r->b.pos = sqlite3_column_int64(st, STOR_META_NCOLS + 3);
         } else {
-            b.seg = b.pos = -1;
+            r->b.seg = r->b.pos = -1;
+            r->inline_bytes = xmalloc((size_t)r->b.size);
             int brc = blob ? sqlite3_blob_reopen(blob, rowid)
                            : sqlite3_blob_open(c->db, "main", "batches", "data", rowid, 0, &blob);
-            if (brc == SQLITE_OK && sqlite3_blob_bytes(blob) != b.size) brc = SQLITE_CORRUPT;
-            if (brc == SQLITE_OK) brc = sqlite3_blob_read(blob, p, (int)b.size, 0);
+            if (brc == SQLITE_OK && sqlite3_blob_bytes(blob) != r->b.size) brc = SQLITE_CORRUPT;
+            if (brc == SQLITE_OK) brc = sqlite3_blob_read(blob, r->inline_bytes, (int)r->b.size, 0);
             if (brc != SQLITE_OK) {
-                ret = clean_fail(c, "read batch at offset %" PRId64 ": %s", b.m.base_offset, sqlite3_errstr(brc));
+                free(r->inline_bytes);
+                ret = clean_fail(c, "read batch at offset %" PRId64 ": %s", r->b.m.base_offset, sqlite3_errstr(brc));
                 break;
             }
+            inline_bytes += r->b.size;
         }
-        if (!fn(ctx, &b, p, (size_t)b.size)) break;
-        bytes += b.size;
-        if (bytes >= CHUNK_BYTES && b.m.last_offset + 1 < upto) {
-            *next = b.m.last_offset + 1;
-            break;
-        }
+        n++;
     }
     if (ret == 0 && rc != SQLITE_ROW && rc != SQLITE_DONE) ret = clean_fail(c, "read batches: %s", sqlite3_errmsg(c->db));
     if (blob) sqlite3_blob_close(blob);
     sqlite3_reset(st); /* ends the read transaction */
     sqlite3_clear_bindings(st);
+    bool stopped = false;
+    for (int i = 0; i < n; i++) {
+        chunk_row *r = &rows[i];
+        if (ret == 0 && !stopped) {
+            const uint8_t *p = r->inline_bytes;
+            if (!p) {
+                uint8_t *buf = clean_buf(c, (size_t)r->b.size);
+                int prc = clean_pread(c, r->b.seg, r->b.pos, buf, (size_t)r->b.size);
+                if (prc == -1) ret = -1;
+                p = prc == 0 ? buf : NULL; /* -2: its segment went, and its row with it: nothing to compact */
+            }
+            if (p && ret == 0 && !fn(ctx, &r->b, p, (size_t)r->b.size)) stopped = true;
+        }
+        free(r->inline_bytes);
+    }
+    if (ret == 0 && more && !stopped && n > 0) *next = rows[n - 1].b.m.last_offset + 1;
     return ret;
 }
 
@@ -282,6 +313,7 @@ int stor_cleaning_read(stor_cleaning *c, int64_t from, int64_t upto, stor_clean_
         return clean_fail(c, "%s", stor_errmsg(c->s));
     }
     if (!c->db && clean_open_db(c)) return -1;
+    if (!c->rows) c->rows = xmalloc(CHUNK_ROWS * sizeof *c->rows);
     while (from < upto) {
         int64_t next;
         if (read_chunk(c, from, upto, fn, ctx, &next)) return -1;
@@ -398,6 +430,7 @@ void stor_cleaning_free(stor_cleaning *c) {
         if (!c->adopted) rmdir(c->pdir);
     }
     free(c->buf);
+    free(c->rows);
     free(c->db_path);
     free(c);
 }

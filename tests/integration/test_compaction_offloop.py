@@ -171,11 +171,12 @@ def test_kill9_while_the_worker_is_mid_pass_loses_nothing():
         assert leftovers(broker) == []
 
 
-def test_records_produced_during_a_pass_are_kept_and_read_in_order():
+@pytest.mark.parametrize("sync", ["normal", "off"])  # off: a rollback journal, where readers lock writers out
+def test_records_produced_during_a_pass_are_kept_and_read_in_order(sync):
     """Produce and fetch race the worker and the swap: the new records (same keys, newer values)
     all stay, past the pass's end; a reader during the pass sees each key's newest value in order."""
     rng = random.Random(38)
-    with running(Broker(config=dict(IDLE))) as broker:
+    with running(Broker(config=dict(IDLE, **{"storage.sync": sync}))) as broker:
         topic = "offloop-produce"
         create(broker.bootstrap, topic, cleanup_policy="compact")
         want, seq, landed = {}, 0, 0
