@@ -597,11 +597,20 @@ static int seg_create(stor *s, struct stor_seg_part *p) {
     return 0;
 }
 
+static int seg_seal(stor *s, struct stor_seg_part *p);
+
 int stor_seg_adopt(stor *s, int64_t topic_id, int32_t partition, const char *path, int64_t size, bool synced,
                    int64_t *seg) {
     stor_segs *g = &s->segs;
     struct stor_seg_part *p = part_get(s, topic_id, partition);
-    if (!p || mark_dirty(s, p)) return -1;
+    if (!p) return -1;
+    /*
+     * storage.sync=full syncs the newest segment of each partition appended to before the commit
+     * (stor_seg_before_commit): appends this transaction made to the one about to be superseded
+     * must reach the disk now, as when a full segment is closed.
+     */
+    if (g->sync == STOR_SYNC_FULL && p->dirty && p->active && seg_seal(s, p)) return -1;
+    if (mark_dirty(s, p)) return -1;
     int64_t id = p->active + 1;
     char to[sizeof g->dir + 64], pdir[sizeof g->dir + 64];
     seg_path(g, topic_id, partition, id, to, sizeof to);

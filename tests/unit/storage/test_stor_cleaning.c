@@ -260,6 +260,32 @@ static void test_stale_pass_leaves_a_moved_row(void **state) {
     assert_true(g.bytes_ok);
 }
 
+/*
+ * storage.sync=full syncs the newest segment of a partition before a commit that appended to it:
+ * appends in the swap's transaction went to the segment the swap supersedes, and must be synced
+ * too (its synced mark at its end after the commit).
+ */
+static void test_full_sync_covers_appends_to_the_superseded_segment(void **state) {
+    fx *f = *state;
+    stor_close(f->s);
+    f->s = NULL;
+    f->sync = STOR_SYNC_FULL;
+    fx_open(f);
+    for (int i = 0; i < 3; i++) append_real(f, i);
+    assert_int_equal(stor_commit(f->s), 0);
+    copied w = {.c = stor_cleaning_new(f->s, f->topic, 0, 11), .upto = 3};
+    run_worker(&w);
+    append_real(f, 3); /* the loop's append in the swap's transaction, to segment 1 */
+    assert_int_equal(swap(f, &w), 3);
+    assert_int_equal(stor_commit(f->s), 0);
+    stor_cleaning_free(w.c);
+    assert_int_equal(fx_raw_int(f->path, "SELECT synced = used AND used > 0 FROM segments WHERE id = 1"), 1);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE synced < used"), 0);
+    got g = read_all(f);
+    assert_int_equal(g.n, 4);
+    assert_true(g.bytes_ok);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void) {
@@ -269,6 +295,7 @@ int main(void) {
         T(test_kill_after_the_swap_commits_keeps_the_new_segment),
         T(test_rolled_back_swap_leaves_nothing),
         T(test_stale_pass_leaves_a_moved_row),
+        T(test_full_sync_covers_appends_to_the_superseded_segment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
