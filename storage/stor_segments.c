@@ -605,11 +605,12 @@ int stor_seg_adopt(stor *s, int64_t topic_id, int32_t partition, const char *pat
     struct stor_seg_part *p = part_get(s, topic_id, partition);
     if (!p) return -1;
     /*
-     * storage.sync=full syncs the newest segment of each partition appended to before the commit
-     * (stor_seg_before_commit): appends this transaction made to the one about to be superseded
-     * must reach the disk now, as when a full segment is closed.
+     * The segment the cleaned one supersedes is closed as a full one is (seg_seal): its blocks
+     * allocated ahead go back, and it reaches the disk, now with storage.sync=full (the commit
+     * syncs only the newest segment, and this transaction may have appended to it), after the
+     * commit by the syncer with normal.
      */
-    if (g->sync == STOR_SYNC_FULL && p->dirty && p->active && seg_seal(s, p)) return -1;
+    if (p->active && seg_seal(s, p)) return -1;
     if (mark_dirty(s, p)) return -1;
     int64_t id = p->active + 1;
     char to[sizeof g->dir + 64], pdir[sizeof g->dir + 64];
