@@ -156,6 +156,34 @@ static void test_segment_blocks_allocated_ahead_and_given_back(void **state) {
     assert_true(g.bytes_ok);
 }
 
+/* Appends cut into 128 KiB pieces of the file (pwrite_all) keep every byte in place, whatever their alignment. */
+static void test_large_append_written_in_pieces(void **state) {
+    fx *f = *state;
+    size_t sizes[] = {100, 700 << 10, (128 << 10) - 100, 1, (300 << 10) + 7, 128 << 10};
+    size_t total = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) total += sizes[i];
+    uint8_t *want = malloc(total);
+    assert_non_null(want);
+    for (size_t i = 0; i < total; i++) want[i] = (uint8_t)(i * 2654435761u >> 13);
+    size_t at = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        int64_t seg = 0, pos = -1;
+        assert_int_equal(stor_seg_append(f->s, f->topic, 0, want + at, sizes[i], &seg, &pos), 0);
+        assert_int_equal(seg, 1);
+        assert_int_equal(pos, (int64_t)at);
+        at += sizes[i];
+    }
+    uint8_t *back = malloc(total);
+    assert_non_null(back);
+    assert_int_equal(stor_seg_read(f->s, f->topic, 0, 1, 0, back, total), 0);
+    assert_memory_equal(back, want, total);
+    char seg[256];
+    seg_path(f, 0, 1, seg, sizeof seg);
+    assert_int_equal(size_of(seg), (int64_t)total);
+    free(back);
+    free(want);
+}
+
 /*
  * storage.sync=normal: a closed segment is fdatasync'd by a thread after a delay (the kernel's
  * writeback has usually done the work by then), and its mark goes into the next commit after
@@ -645,6 +673,7 @@ int main(void) {
         T(test_bytes_go_to_segment_files),
         T(test_roll_and_delete_dead_segments),
         T(test_segment_blocks_allocated_ahead_and_given_back),
+        T(test_large_append_written_in_pieces),
         T(test_closed_segments_are_synced_later),
         T(test_rolled_back_close_syncs_nothing),
         T(test_unsynced_closed_segments_are_queued_at_open),
