@@ -202,6 +202,7 @@ typedef struct pass {
     int64_t next_due_ms;
     uint64_t started_ns, worked_ns;
     uint64_t stall_ns, commit_ns; /* the loop's own share: the swap, or an in-memory pass's slices */
+    uint64_t adopt_ns, rows_ns;   /* of stall_ns: the cleaned file's adoption, the batch rows' moves */
     int left_alone;   /* batches the loop changed or removed while the pass ran */
     /* the swap */
     bool adopted, after_ran;
@@ -547,11 +548,14 @@ static int pass_swap(topic_cleaner *c, pass *p, uint64_t deadline_ns) {
         ok = stor_cleaning_adopt(st, p->io, &p->seg) == 0;
         p->adopted = ok;
     }
+    uint64_t ta = now_ns();
+    p->adopt_ns += ta - t0;
     if (p->changed)
         while (ok && p->swap_at < p->nout) {
             ok = swap_one(s, p, &p->out[p->swap_at++]) == 0;
             if ((p->swap_at & 63) == 0 && now_ns() >= deadline_ns) break;
         }
+    p->rows_ns += now_ns() - ta;
     bool last = !p->changed || p->swap_at >= p->nout;
     if (ok && last) ok = stor_cleaned_set(st, p->topic_id, p->part, p->end) == 0;
     if (!ok) {
@@ -580,6 +584,9 @@ static int pass_swap(topic_cleaner *c, pass *p, uint64_t deadline_ns) {
               "batch(es) in %d step(s)", p->name, p->part, (double)p->worked_ns / 1e6,
               p->off_loop ? "worker thread" : "loop (in-memory database)", (double)p->stall_ns / 1e6,
               (double)p->commit_ns / 1e6, p->changed ? p->nout : 0, p->commits);
+    log_debug("compaction: %s-%d: the swap on the loop: adopting the cleaned file %.3f ms, moving the rows %.3f ms, "
+              "the commits %.3f ms (with the dead segments' retirement)", p->name, p->part,
+              (double)p->adopt_ns / 1e6, (double)p->rows_ns / 1e6, (double)p->commit_ns / 1e6);
     if (p->left_alone)
         log_info("compaction: %s-%d: %d batch(es) the log changed while the pass ran (retention, DeleteRecords) "
                  "were left as they are", p->name, p->part, p->left_alone);
