@@ -172,6 +172,10 @@ typedef struct stor_segs {
     size_t nmarking, capmarking;
     stor_unlink_fn unlink_fn; /* stor_set_unlinker */
     void *unlink_ctx;
+    /* dead segments whose files went (stor_seg_collect): their rows go in the next commit */
+    struct stor_seg_dead { int64_t topic_id, id; int32_t partition; } *retired;
+    size_t nretired, capretired;
+    sqlite3_stmt *retire_st, *dead_st; /* prepared once: a swap retires several segments at once */
 } stor_segs;
 
 struct stor {

@@ -97,6 +97,9 @@ static int seg_exec(stor *s, const char *what, const char *fmt, ...) {
     return rc == SQLITE_OK ? 0 : stor_fail(s, what);
 }
 
+static int seg_retire_rows(stor *s);
+static void seg_retire_now(stor *s);
+
 /* ---- file descriptors ---- */
 
 static int seg_fd(stor *s, int64_t topic_id, int32_t partition, int64_t id) {
@@ -526,14 +529,32 @@ int stor_recover(stor *s) {
     if (ret == 0) {
         g->maybe_dead = true;
         stor_seg_collect(s);
+        seg_retire_now(s);
     }
     /* closed segments a stop left unsynced (stor_seg_sync.c) */
     if (ret == 0 && g->sync == STOR_SYNC_NORMAL) ret = stor_seg_sync_pending(s);
     return ret;
 }
 
+/* Retired rows deleted in a transaction of their own, outside any other (at open and close: no loop to hold). */
+static void seg_retire_now(stor *s) {
+    stor_segs *g = &s->segs;
+    if (!g->nretired || !s->db || !sqlite3_get_autocommit(s->db) ||
+        sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+        return;
+    if (seg_retire_rows(s) == 0 && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) g->nretired = 0;
+    else sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
 void stor_seg_close(stor *s) {
     stor_segs *g = &s->segs;
+    seg_retire_now(s); /* stor_close rolled back what was open */
+    free(g->retired);
+    g->retired = NULL;
+    g->nretired = g->capretired = 0;
+    sqlite3_finalize(g->retire_st);
+    sqlite3_finalize(g->dead_st);
+    g->retire_st = g->dead_st = NULL;
     stor_seg_sync_stop(s);
     free(g->sealed);
     g->sealed = NULL;
@@ -725,6 +746,7 @@ int stor_seg_append(stor *s, int64_t topic_id, int32_t partition, const void *da
 int stor_seg_before_commit(stor *s) {
     stor_segs *g = &s->segs;
     if (!g->enabled) return 0;
+    if (seg_retire_rows(s)) return -1;
     if (g->sync == STOR_SYNC_NORMAL) return stor_seg_sync_marks(s);
     if (g->sync != STOR_SYNC_FULL) return 0;
     for (size_t i = 0; i < g->ndirty; i++) {
@@ -774,6 +796,7 @@ void stor_seg_after_commit(stor *s) {
         if (p) p->dirty = false;
     }
     g->ndirty = 0;
+    g->nretired = 0; /* their rows went with it */
     stor_seg_sync_committed(s);
     /* their successors are committed: the closed segments' bytes are final */
     for (size_t i = 0; i < g->nsealed; i++)
@@ -862,37 +885,70 @@ void stor_set_unlinker(stor *s, stor_unlink_fn fn, void *ctx) {
     s->segs.unlink_ctx = ctx;
 }
 
+static bool seg_retired(const stor_segs *g, int64_t topic_id, int32_t partition, int64_t id) {
+    for (size_t i = 0; i < g->nretired; i++)
+        if (g->retired[i].id == id && g->retired[i].topic_id == topic_id && g->retired[i].partition == partition)
+            return true;
+    return false;
+}
+
+/*
+ * The rows of segments whose files stor_seg_collect removed, deleted in the open transaction
+ * (before its commit). They used to go right after their files, one autocommit DELETE each: a
+ * compaction's swap kills every old segment of its partition at once, and those commits held
+ * the loop up to 2 ms after the swap's own. A row left until then (or by a kill) names a
+ * segment with no batch and no file: stor_recover skips it and the next sweep deletes it.
+ */
+static int seg_retire_rows(stor *s) {
+    stor_segs *g = &s->segs;
+    if (!g->nretired) return 0;
+    if (!g->retire_st && sqlite3_prepare_v3(s->db, "DELETE FROM segments WHERE topic_id = ?1 AND partition = ?2"
+                                            " AND id = ?3 AND live <= 0", -1, SQLITE_PREPARE_PERSISTENT,
+                                            &g->retire_st, NULL) != SQLITE_OK)
+        return stor_fail(s, "prepare drop segment");
+    for (size_t i = 0; i < g->nretired; i++) {
+        sqlite3_stmt *st = g->retire_st;
+        sqlite3_bind_int64(st, 1, g->retired[i].topic_id);
+        sqlite3_bind_int(st, 2, g->retired[i].partition);
+        sqlite3_bind_int64(st, 3, g->retired[i].id);
+        int rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE) return stor_fail(s, "drop segment");
+    }
+    return 0;
+}
+
 void stor_seg_collect(stor *s) {
     stor_segs *g = &s->segs;
     if (!g->enabled || s->in_txn || !g->maybe_dead) return;
     g->maybe_dead = false;
     /* segments with no row left that are not their partition's newest (the partial index finds them) */
-    sqlite3_stmt *st = NULL;
-    struct { int64_t tid, id; int32_t part; } dead[128];
+    struct stor_seg_dead dead[128];
     int n = 0;
-    if (sqlite3_prepare_v2(s->db,
+    if (g->dead_st || sqlite3_prepare_v3(s->db,
                            "SELECT topic_id, partition, id FROM segments d WHERE live <= 0 AND id <"
                            " (SELECT max(id) FROM segments n WHERE n.topic_id = d.topic_id AND n.partition = d.partition)"
-                           " LIMIT 128", -1, &st, NULL) == SQLITE_OK) {
-        while (n < 128 && sqlite3_step(st) == SQLITE_ROW) {
-            dead[n].tid = sqlite3_column_int64(st, 0);
-            dead[n].part = sqlite3_column_int(st, 1);
-            dead[n].id = sqlite3_column_int64(st, 2);
+                           " LIMIT 128", -1, SQLITE_PREPARE_PERSISTENT, &g->dead_st, NULL) == SQLITE_OK) {
+        while (n < 128 && sqlite3_step(g->dead_st) == SQLITE_ROW) {
+            dead[n].topic_id = sqlite3_column_int64(g->dead_st, 0);
+            dead[n].partition = sqlite3_column_int(g->dead_st, 1);
+            dead[n].id = sqlite3_column_int64(g->dead_st, 2);
             n++;
         }
+        sqlite3_reset(g->dead_st);
     }
-    sqlite3_finalize(st);
     /* the file first: a row left behind by a crash here is swept at the next start */
     for (int i = 0; i < n; i++) {
-        seg_forget(g, dead[i].tid, dead[i].part, dead[i].id);
+        if (seg_retired(g, dead[i].topic_id, dead[i].partition, dead[i].id)) continue; /* a rollback kept its row */
+        seg_forget(g, dead[i].topic_id, dead[i].partition, dead[i].id);
         char path[sizeof g->dir + 64];
-        seg_path(g, dead[i].tid, dead[i].part, dead[i].id, path, sizeof path);
+        seg_path(g, dead[i].topic_id, dead[i].partition, dead[i].id, path, sizeof path);
         char gone[sizeof path + 16];
         snprintf(gone, sizeof gone, "%s.deleted", path);
         if (g->unlink_fn && rename(path, gone) == 0) g->unlink_fn(g->unlink_ctx, gone);
         else unlink(path);
-        seg_exec(s, "drop segment", "DELETE FROM segments WHERE topic_id = %lld AND partition = %d AND id = %lld"
-                 " AND live <= 0", (long long)dead[i].tid, dead[i].part, (long long)dead[i].id);
+        XGROW(g->retired, g->capretired, g->nretired + 1, 8);
+        g->retired[g->nretired++] = dead[i];
     }
     if (n == 128) g->maybe_dead = true; /* more at the next commit */
 }

@@ -111,7 +111,8 @@ static void test_roll_and_delete_dead_segments(void **state) {
     assert_int_equal(stor_log_start_set(f->s, f->topic, 0, 7), 7);
     assert_int_equal(stor_commit(f->s), 0);
     assert_int_equal(size_of(s1), -1);
-    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments"), 2);
+    /* their rows go with the next commit (test_dead_segments_rows_go_with_the_next_commit) */
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE live > 0 OR id = 4"), 2);
     got g = read_all(f, 0);
     assert_int_equal(g.n, 3);
     assert_int_equal(g.bases[0], 7);
@@ -529,6 +530,42 @@ static void test_topic_delete_frees_segments(void **state) {
     assert_int_equal(size_of(dir), -1);
 }
 
+/*
+ * A dead segment's file goes right after the commit that killed it, its row with the next commit
+ * (one autocommit DELETE per segment held the loop after a compaction's swap), or at close.
+ */
+static void test_dead_segments_rows_go_with_the_next_commit(void **state) {
+    fx *f = *state;
+    stor_seg_set_bytes(f->s, 3 * (int64_t)sizeof rdk_batch_0);
+    for (int i = 0; i < 10; i++) append_real(f, 0, i);
+    assert_int_equal(stor_commit(f->s), 0);
+    char s1[256], s2[256];
+    seg_path(f, 0, 1, s1, sizeof s1);
+    seg_path(f, 0, 2, s2, sizeof s2);
+    assert_int_equal(stor_log_start_set(f->s, f->topic, 0, 3), 3);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(size_of(s1), -1);
+    assert_int_equal(fx_raw_int(f->path, "SELECT live FROM segments WHERE id = 1"), 0);
+    append_real(f, 0, 10);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE id = 1"), 0);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments"), 3);
+    /* a rolled-back commit keeps them for the one after it */
+    assert_int_equal(stor_log_start_set(f->s, f->topic, 0, 6), 3);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(size_of(s2), -1);
+    append_real(f, 0, 11);
+    assert_int_equal(sqlite3_exec(f->s->db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(stor_commit(f->s), -1);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE id = 2"), 1);
+    fx_reopen(f); /* the close deletes them */
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE id = 2"), 0);
+    got g = read_all(f, 0);
+    assert_int_equal(g.n, 5);
+    assert_int_equal(g.bases[0], 6);
+    assert_true(g.bytes_ok);
+}
+
 /* Partitions roll and free their segments independently: one topic's retention never waits for another's. */
 static void test_partitions_have_their_own_segments(void **state) {
     fx *f = *state;
@@ -540,7 +577,7 @@ static void test_partitions_have_their_own_segments(void **state) {
     assert_int_equal(stor_commit(f->s), 0);
     assert_int_equal(stor_log_start_set(f->s, f->topic, 0, 4), 4);
     assert_int_equal(stor_commit(f->s), 0);
-    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE partition = 0"), 1);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE partition = 0 AND live > 0"), 1);
     assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE partition = 1"), 3);
     assert_int_equal(read_all(f, 0).n, 2);
     assert_int_equal(read_all(f, 1).n, 6);
@@ -688,6 +725,7 @@ int main(void) {
         T(test_missing_segment_is_refused),
         T(test_rows_with_bytes_inline),
         T(test_topic_delete_frees_segments),
+        T(test_dead_segments_rows_go_with_the_next_commit),
         T(test_partitions_have_their_own_segments),
         T(test_partitions_without_rows_are_moved_aside),
         T(test_deleted_topic_files_go_at_next_start),
