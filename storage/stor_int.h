@@ -307,6 +307,8 @@ void stor_seg_collect(stor *s);
  */
 int stor_seg_adopt(stor *s, int64_t topic_id, int32_t partition, const char *path, int64_t size, bool synced,
                    int64_t *seg);
+/* fsync a directory, so names created in it survive a power cut. */
+void stor_fsync_dir(const char *dir);
 /* stor_compact.c: at start, what a kill left in a partition directory: cleaned files, .deleted segments. */
 void stor_cleaning_leftovers(stor *s, const char *pdir, int64_t newest);
 

@@ -574,13 +574,17 @@ void stor_seg_close(stor *s) {
 
 /* ---- appends ---- */
 
-/* fsync a directory (and with parent_too the one holding it), so names created in it survive a power cut. */
-static void fsync_dir(const char *dir, bool parent_too) {
+void stor_fsync_dir(const char *dir) {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd >= 0) {
         fsync(fd);
         close(fd);
     }
+}
+
+/* fsync a directory (and with parent_too the one holding it), so names created in it survive a power cut. */
+static void fsync_dir(const char *dir, bool parent_too) {
+    stor_fsync_dir(dir);
     if (parent_too) {
         char tmp[600];
         snprintf(tmp, sizeof tmp, "%s", dir);
@@ -616,6 +620,11 @@ static int seg_create(stor *s, struct stor_seg_part *p) {
     seg_path(g, p->topic_id, p->partition, id, path, sizeof path);
     /* never over a file: one there is none of this database's (its rows would name it), so it may be the last copy */
     int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    struct stat sb;
+    /* a name whose file has another (a compaction's link made ahead of its swap, stor_compact.c) loses nothing going */
+    if (fd < 0 && errno == EEXIST && lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_nlink > 1 &&
+        unlink(path) == 0)
+        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0 && errno == EEXIST &&
         stor_seg_orphan_file(s, path, "was in the way of a new segment of its partition and no row of the database "
                                       "names it") == 0)
@@ -653,7 +662,10 @@ int stor_seg_adopt(stor *s, int64_t topic_id, int32_t partition, const char *pat
     int64_t id = p->active + 1;
     char to[sizeof g->dir + 64], pdir[sizeof g->dir + 64];
     seg_path(g, topic_id, partition, id, to, sizeof to);
-    int rc = link(path, to);
+    /* linked ahead by the pass's worker, the name already synced (stor_compact.c, clean_link_ahead) */
+    struct stat ps, ts;
+    bool ahead = stat(path, &ps) == 0 && stat(to, &ts) == 0 && ps.st_dev == ts.st_dev && ps.st_ino == ts.st_ino;
+    int rc = ahead ? 0 : link(path, to);
     if (rc != 0 && errno == EEXIST &&
         stor_seg_orphan_file(s, to, "was in the way of a compacted segment of its partition and no row of the "
                                     "database names it") == 0)
@@ -661,7 +673,7 @@ int stor_seg_adopt(stor *s, int64_t topic_id, int32_t partition, const char *pat
     if (rc != 0) return stor_failf(s, "link %s to %s: %s", path, to, strerror(errno));
     /* the name must outlive a power cut as the commit naming it does (not for storage.sync=off) */
     seg_path(g, topic_id, partition, 0, pdir, sizeof pdir);
-    if (g->sync != STOR_SYNC_OFF) fsync_dir(pdir, false);
+    if (g->sync != STOR_SYNC_OFF && !ahead) fsync_dir(pdir, false);
     if (seg_exec(s, "add compacted segment", "INSERT INTO segments (topic_id, partition, id, used, synced)"
                  " VALUES (%lld, %d, %lld, %lld, %lld)", (long long)topic_id, partition, (long long)id,
                  (long long)size, (long long)(synced ? size : 0))) {

@@ -286,6 +286,100 @@ static void test_full_sync_covers_appends_to_the_superseded_segment(void **state
     assert_true(g.bytes_ok);
 }
 
+static bool same_file(const char *a, const char *b) {
+    struct stat x, y;
+    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+static void cleaned_path(fx *f, int seq, char *out, size_t n) {
+    snprintf(out, n, "%s.segments/%lld-0/%020d.cleaned", f->path, (long long)f->topic, seq);
+}
+
+/*
+ * The worker links its cleaned file as the next segment (and syncs the directory) before it
+ * ends, so the swap on the loop finds the name there and only adds the rows.
+ */
+static void test_worker_links_ahead_and_the_swap_takes_it(void **state) {
+    fx *f = *state;
+    for (int i = 0; i < 3; i++) append_real(f, i);
+    assert_int_equal(stor_commit(f->s), 0);
+    copied w = {.c = stor_cleaning_new(f->s, f->topic, 0, 12), .upto = 3};
+    run_worker(&w);
+    char s2[256], cl[256];
+    seg_path(f, 2, s2, sizeof s2);
+    cleaned_path(f, 12, cl, sizeof cl);
+    assert_true(same_file(s2, cl)); /* before the swap */
+    assert_int_equal(swap(f, &w), 3);
+    assert_int_equal(stor_commit(f->s), 0);
+    stor_cleaning_free(w.c);
+    assert_int_equal(size_of(s2), 3 * (int64_t)sizeof rdk_batch_0);
+    assert_int_equal(cleaned_files(f), 0);
+    append_real(f, 3);
+    assert_int_equal(stor_commit(f->s), 0);
+    fx_reopen(f);
+    assert_false(orphaned(f));
+    got g = read_all(f);
+    assert_int_equal(g.n, 4);
+    assert_true(g.bytes_ok);
+}
+
+/* A kill after the worker's link, before the swap: the next start removes both names; nothing is lost. */
+static void test_kill_after_the_link_ahead_leaves_the_old_segments(void **state) {
+    fx *f = *state;
+    for (int i = 0; i < 3; i++) append_real(f, i);
+    assert_int_equal(stor_commit(f->s), 0);
+    copied w = {.c = stor_cleaning_new(f->s, f->topic, 0, 13), .upto = 3};
+    run_worker(&w);
+    char s2[256];
+    seg_path(f, 2, s2, sizeof s2);
+    assert_true(size_of(s2) > 0);
+    fx_reopen(f); /* as a kill -9 would */
+    assert_int_equal(size_of(s2), -1);
+    assert_int_equal(cleaned_files(f), 0);
+    assert_false(orphaned(f));
+    got g = read_all(f);
+    assert_int_equal(g.n, 3);
+    assert_true(g.bytes_ok);
+    stor_cleaning_free(w.c);
+}
+
+/*
+ * The loop needs the linked name for a segment of its own before the swap: it takes the name
+ * (the cleaned file keeps its other one), the swap links past it, and a pass dropped after that
+ * leaves the loop's segment alone.
+ */
+static void test_new_segment_takes_the_name_linked_ahead(void **state) {
+    fx *f = *state;
+    stor_seg_set_bytes(f->s, 2 * (int64_t)sizeof rdk_batch_0);
+    for (int i = 0; i < 2; i++) append_real(f, i); /* segment 1, full */
+    assert_int_equal(stor_commit(f->s), 0);
+    copied w = {.c = stor_cleaning_new(f->s, f->topic, 0, 14), .upto = 2};
+    run_worker(&w);
+    copied w2 = {.c = stor_cleaning_new(f->s, f->topic, 0, 15), .upto = 2};
+    run_worker(&w2); /* a second pass: its link finds the name taken, its swap links on the loop */
+    char s2[256], s3[256], cl[256];
+    seg_path(f, 2, s2, sizeof s2);
+    seg_path(f, 3, s3, sizeof s3);
+    cleaned_path(f, 14, cl, sizeof cl);
+    assert_true(same_file(s2, cl));
+    append_real(f, 2); /* segment 2, the loop's own */
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_false(same_file(s2, cl));
+    assert_int_equal(size_of(s2), (int64_t)sizeof rdk_batch_0);
+    stor_cleaning_free(w.c); /* dropped: segment 2 is not its to remove */
+    assert_int_equal(size_of(s2), (int64_t)sizeof rdk_batch_0);
+    assert_int_equal(swap(f, &w2), 2);
+    assert_int_equal(stor_commit(f->s), 0);
+    stor_cleaning_free(w2.c);
+    assert_int_equal(size_of(s3), 2 * (int64_t)sizeof rdk_batch_0);
+    assert_int_equal(cleaned_files(f), 0);
+    fx_reopen(f);
+    assert_false(orphaned(f));
+    got g = read_all(f);
+    assert_int_equal(g.n, 3);
+    assert_true(g.bytes_ok);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void) {
@@ -296,6 +390,9 @@ int main(void) {
         T(test_rolled_back_swap_leaves_nothing),
         T(test_stale_pass_leaves_a_moved_row),
         T(test_full_sync_covers_appends_to_the_superseded_segment),
+        T(test_worker_links_ahead_and_the_swap_takes_it),
+        T(test_kill_after_the_link_ahead_leaves_the_old_segments),
+        T(test_new_segment_takes_the_name_linked_ahead),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
