@@ -264,8 +264,9 @@ static const key_def keys[] = {
       "stops where the map is full and the next pass goes on from there"),
     K("log.cleaner.slice.ms", T_INT, log_cleaner_slice_ms, "2", NULL, NULL, 1, 1000, NULL,
       "the longest the cleaner holds the loop at a time: a pass runs on a worker thread and the loop swaps its "
-      "result in, in slices of at most this long (one commit each; most passes take one) between which requests "
-      "are served; an in-memory database's passes (no file a worker could read) run on the loop in such slices"),
+      "result in, in steps of at most 0.2 ms (one commit each) between which requests are "
+      "served; an in-memory database's passes (no file a worker could read) run and are swapped in on the loop "
+      "in slices of this long"),
     K("storage.sync", T_ENUM, storage_sync, "normal", NULL, NULL, 0, 0, "off|normal|full",
       "SQLite sync and journal: all survive kill -9; off (rollback journal) may corrupt on power loss, normal (WAL) may lose the newest commits, full (WAL, each commit and its segment bytes synced) loses none"),
     K("storage.segment.bytes", T_INT, storage_segment_bytes, "16777216", NULL, NULL, 1048576, 1073741824, NULL,

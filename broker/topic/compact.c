@@ -522,7 +522,8 @@ static bool swap_commit(topic_cleaner *c, pass *p) {
 
 /*
  * The pass's result swapped in, on the loop: the cleaned file adopted, then each batch row in
- * offset order, until the deadline (log.cleaner.slice.ms; none for topic_cleaner_run_now). Rows
+ * offset order, until the deadline (SWAP_STEP_NS for a worker's pass, log.cleaner.slice.ms for
+ * an in-memory database's; none for topic_cleaner_run_now). Rows
  * past the deadline wait for the next loop iteration, after a commit of those before: a pass of
  * a few hundred thousand small batches would otherwise hold the loop for as many row updates.
  * Each commit is whole on its own: the segment row before any row pointing into it, each batch
@@ -553,7 +554,7 @@ static int pass_swap(topic_cleaner *c, pass *p, uint64_t deadline_ns) {
     if (p->changed)
         while (ok && p->swap_at < p->nout) {
             ok = swap_one(s, p, &p->out[p->swap_at++]) == 0;
-            if ((p->swap_at & 63) == 0 && now_ns() >= deadline_ns) break;
+            if ((p->swap_at & 3) == 0 && now_ns() >= deadline_ns) break;
         }
     p->rows_ns += now_ns() - ta;
     bool last = !p->changed || p->swap_at >= p->nout;
@@ -751,6 +752,20 @@ static uint64_t slice_deadline(topic_cleaner *c) {
     return now_ns() + (uint64_t)c->s->cfg->log_cleaner_slice_ms * 1000000u;
 }
 
+/*
+ * A worker's pass is swapped in in steps of this much of the loop's time, one commit each:
+ * moving a batch row takes ~6 us (its triggers keep the segments' and the partition's counts),
+ * so a 64 MB pass of ~70 batches held the loop ~0.5 ms in one step, most of what a neighbour's
+ * produce met during a pass. Each commit is whole on its own (pass_swap). An in-memory
+ * database's pass keeps log.cleaner.slice.ms: its swap writes the bytes too.
+ */
+#define SWAP_STEP_NS 200000u
+
+static uint64_t swap_deadline(topic_cleaner *c, const pass *p) {
+    uint64_t slice = slice_deadline(c), step = now_ns() + SWAP_STEP_NS;
+    return p->off_loop && step < slice ? step : slice;
+}
+
 static void after(uv_work_t *w, int status) {
     pass *p = w->data;
     topic_cleaner *c = p->c;
@@ -763,7 +778,7 @@ static void after(uv_work_t *w, int status) {
         pass_over(c, p);
         return;
     }
-    int r = pass_swap(c, p, slice_deadline(c));
+    int r = pass_swap(c, p, swap_deadline(c, p));
     if (r == 0 && c->p == p) uv_idle_start(&c->idle, on_idle); /* the rest of the swap, a slice per iteration */
     else pass_over(c, p);
 }
@@ -791,6 +806,8 @@ static void on_idle(uv_idle_t *h) {
         p->stall_ns += now_ns() - t0;
         p->worked_ns += now_ns() - t0;
         if (!over) return;
+    } else {
+        deadline = swap_deadline(c, p);
     }
     int r = pass_swap(c, p, deadline);
     if (r != 0 || c->p != p) pass_over(c, p);
