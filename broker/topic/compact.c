@@ -203,6 +203,7 @@ typedef struct pass {
     uint64_t started_ns, worked_ns;
     uint64_t stall_ns, commit_ns; /* the loop's own share: the swap, or an in-memory pass's slices */
     uint64_t adopt_ns, rows_ns;   /* of stall_ns: the cleaned file's adoption, the batch rows' moves */
+    uint64_t step_max_ns;         /* the longest step of the swap (rows and commit) */
     int left_alone;   /* batches the loop changed or removed while the pass ran */
     /* the swap */
     bool adopted, after_ran;
@@ -568,8 +569,10 @@ static int pass_swap(topic_cleaner *c, pass *p, uint64_t deadline_ns) {
     }
     uint64_t t1 = now_ns();
     if (!swap_commit(c, p)) return -1;
-    p->stall_ns += now_ns() - t0;
-    p->commit_ns += now_ns() - t1;
+    uint64_t t2 = now_ns();
+    p->stall_ns += t2 - t0;
+    p->commit_ns += t2 - t1;
+    if (t2 - t0 > p->step_max_ns) p->step_max_ns = t2 - t0;
     if (!last) return 0;
     part->clean_due_ms = p->next_due_ms;
     part->clean_next_ms = p->more ? 0 : clk_now_ms() + s->cfg->log_cleaner_backoff_ms;
@@ -586,8 +589,9 @@ static int pass_swap(topic_cleaner *c, pass *p, uint64_t deadline_ns) {
               p->off_loop ? "worker thread" : "loop (in-memory database)", (double)p->stall_ns / 1e6,
               (double)p->commit_ns / 1e6, p->changed ? p->nout : 0, p->commits);
     log_debug("compaction: %s-%d: the swap on the loop: adopting the cleaned file %.3f ms, moving the rows %.3f ms, "
-              "the commits %.3f ms (with the dead segments' retirement)", p->name, p->part,
-              (double)p->adopt_ns / 1e6, (double)p->rows_ns / 1e6, (double)p->commit_ns / 1e6);
+              "the commits %.3f ms (with the dead segments' retirement), the longest step %.3f ms", p->name, p->part,
+              (double)p->adopt_ns / 1e6, (double)p->rows_ns / 1e6, (double)p->commit_ns / 1e6,
+              (double)p->step_max_ns / 1e6);
     if (p->left_alone)
         log_info("compaction: %s-%d: %d batch(es) the log changed while the pass ran (retention, DeleteRecords) "
                  "were left as they are", p->name, p->part, p->left_alone);
