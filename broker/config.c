@@ -264,7 +264,7 @@ static const key_def keys[] = {
       "stops where the map is full and the next pass goes on from there"),
     K("log.cleaner.slice.ms", T_INT, log_cleaner_slice_ms, "2", NULL, NULL, 1, 1000, NULL,
       "the longest the cleaner holds the loop at a time: a pass runs on a worker thread and the loop swaps its "
-      "result in, in steps of at most 0.2 ms (one commit each) between which requests are "
+      "result in, in steps of about 0.3 ms at most (one commit each) between which requests are "
       "served; an in-memory database's passes (no file a worker could read) run and are swapped in on the loop "
       "in slices of this long"),
     K("storage.sync", T_ENUM, storage_sync, "normal", NULL, NULL, 0, 0, "off|normal|full",

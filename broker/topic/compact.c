@@ -555,7 +555,7 @@ static int pass_swap(topic_cleaner *c, pass *p, uint64_t deadline_ns) {
     if (p->changed)
         while (ok && p->swap_at < p->nout) {
             ok = swap_one(s, p, &p->out[p->swap_at++]) == 0;
-            if ((p->swap_at & 3) == 0 && now_ns() >= deadline_ns) break;
+            if ((p->swap_at & 1) == 0 && now_ns() >= deadline_ns) break;
         }
     p->rows_ns += now_ns() - ta;
     bool last = !p->changed || p->swap_at >= p->nout;
@@ -757,13 +757,14 @@ static uint64_t slice_deadline(topic_cleaner *c) {
 }
 
 /*
- * A worker's pass is swapped in in steps of this much of the loop's time, one commit each:
- * moving a batch row takes ~6 us (its triggers keep the segments' and the partition's counts),
- * so a 64 MB pass of ~70 batches held the loop ~0.5 ms in one step, most of what a neighbour's
- * produce met during a pass. Each commit is whole on its own (pass_swap). An in-memory
- * database's pass keeps log.cleaner.slice.ms: its swap writes the bytes too.
+ * A worker's pass is swapped in in steps of this much of the loop's time in row moves, one
+ * commit each: moving a batch row takes ~6 us (its triggers keep the segments' and the
+ * partition's counts), so a 64 MB pass of ~70 batches held the loop ~0.5 ms in one step. With
+ * the step's commit and the dead segments' renames after it, a step holds the loop ~0.3 ms at
+ * most. Each commit is whole on its own (pass_swap). An in-memory database's pass keeps
+ * log.cleaner.slice.ms: its swap writes the bytes too.
  */
-#define SWAP_STEP_NS 200000u
+#define SWAP_STEP_NS 120000u
 
 static uint64_t swap_deadline(topic_cleaner *c, const pass *p) {
     uint64_t slice = slice_deadline(c), step = now_ns() + SWAP_STEP_NS;
