@@ -8,8 +8,8 @@
  * producer's newest data batch stays, emptied if need be, because its idempotent state is read
  * back from it.
  *
- * Off the loop (issue 37). With a database on disk the key map and the rewrite run on libuv's
- * threadpool (uv_queue_work, as validate_async.c does for big produce batches), reading through
+ * Off the loop (issue 37). With a database on disk the key map and the rewrite run on a thread
+ * of the cleaner's own at idle priority (cleaner_thread says why not libuv's threadpool), reading through
  * a connection of their own and writing every kept batch to a cleaned file beside the
  * partition's segments (storage/stor_compact.c): the worker never writes to SQLite, so it never
  * contends with the loop for WAL's one write lock. Back on the loop, the pass is swapped in with
@@ -32,10 +32,13 @@
  * no batch holds and never reach the high watermark. An emptied batch keeps its offsets, so
  * readers step past it as they do past Kafka's.
  */
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "checked.h"
@@ -175,7 +178,6 @@ typedef struct out_batch {
 typedef enum { SCAN, REWRITE_ALL, DONE } phase;
 
 typedef struct pass {
-    uv_work_t work;
     topic_cleaner *c;   /* loop-only; NULL once the cleaner stopped: the result is dropped */
     atomic_bool cancel; /* the worker stops at its next batch */
     atomic_bool over;   /* the worker returned (topic_cleaner_run_now waits for it) */
@@ -206,7 +208,7 @@ typedef struct pass {
     uint64_t step_max_ns;         /* the longest step of the swap (rows and commit) */
     int left_alone;   /* batches the loop changed or removed while the pass ran */
     /* the swap */
-    bool adopted, after_ran;
+    bool adopted, after_ran; /* after_ran: the worker's result is back on the loop (delivered) */
     int64_t seg;  /* the cleaned file's segment id */
     int swap_at;  /* the next out entry to swap in */
     int commits;  /* of the swap, so far */
@@ -214,10 +216,30 @@ typedef struct pass {
     int64_t records_in, records_out, bytes_in, bytes_out, tombstones_removed, batches_removed, aborted_removed;
 } pass;
 
+/*
+ * The cleaner's own thread (off_loop passes), created at the first pass and ended at stop. It
+ * runs at the lowest priority there is (SCHED_IDLE, else nice 19): on 2 cores a pass's ~70 ms
+ * of CPU took one core, and the kernel let the woken loop thread wait behind it (a neighbour's
+ * produce p99 2-3.5x its own during a pass). libuv's threadpool would not do: its threads also
+ * validate big produce batches (validate_async.c), and an unprivileged thread cannot raise its
+ * priority again once lowered. Kafka's cleaner has threads of its own too (LogCleaner.scala,
+ * CleanerThread). Guarded by mu: todo (handed to the thread), done (handed back), quit.
+ */
+typedef struct cleaner_thread {
+    uv_thread_t id;
+    uv_mutex_t mu;
+    uv_cond_t cv;
+    struct pass *todo, *done;
+    bool quit;
+    atomic_bool exited; /* the thread returned, or is about to: join it */
+} cleaner_thread;
+
 struct topic_cleaner {
     uv_timer_t timer; /* the backoff between looks for work */
     uv_idle_t idle;   /* an in-memory database's pass: one slice per loop iteration */
+    uv_async_t async; /* the thread's result, or its end, back on the loop */
     int closing;      /* handles still closing (topic_cleaner_stop) */
+    cleaner_thread *th; /* NULL: no off_loop pass yet */
     srv *s;
     pass *p;          /* the pass under way; NULL: none */
     uint64_t sweep;   /* topic_cleaner_run_now's current sweep; 0: the background cleaner */
@@ -653,7 +675,6 @@ static pass *start_pass(topic_cleaner *c, bool force) {
     if (!part) return NULL;
     topic *t = part->topic;
     pass *p = xcalloc(1, sizeof *p);
-    p->work.data = p;
     p->c = c;
     p->sweep = c->sweep;
     p->topic_id = t->id;
@@ -708,17 +729,68 @@ static pass *start_pass(topic_cleaner *c, bool force) {
 
 /* ---- the worker ---- */
 
-static void work(uv_work_t *w) {
-    pass *p = w->data;
+static void work(pass *p) {
     uint64_t t0 = now_ns();
     pass_step(p, UINT64_MAX);
     p->worked_ns += now_ns() - t0;
     atomic_store(&p->over, true);
 }
 
+/*
+ * This thread only, once: SCHED_IDLE runs it only when nothing else wants the core (Linux's
+ * sched(7)); where that is refused, nice 19, which Linux keeps per thread (setpriority(2), BUGS).
+ * Either is unprivileged, and lowered for good; nothing else ever runs on this thread.
+ */
+static void lower_priority(void) {
+#ifdef SCHED_IDLE
+    struct sched_param sp = {.sched_priority = 0};
+    if (sched_setscheduler(0, SCHED_IDLE, &sp) == 0) return;
+#endif
+#ifdef __linux__
+    (void)setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
+#endif
+}
+
+static void thread_main(void *arg) {
+    topic_cleaner *c = arg;
+    cleaner_thread *th = c->th;
+    lower_priority();
+    uv_mutex_lock(&th->mu);
+    for (;;) {
+        while (!th->todo && !th->quit) uv_cond_wait(&th->cv, &th->mu);
+        if (!th->todo) break; /* quit, with nothing handed over */
+        pass *p = th->todo;
+        th->todo = NULL;
+        uv_mutex_unlock(&th->mu);
+        work(p); /* a stop or an abort set p->cancel: it stops at its next batch */
+        uv_mutex_lock(&th->mu);
+        th->done = p;
+        uv_async_send(&c->async);
+    }
+    uv_mutex_unlock(&th->mu);
+    atomic_store(&th->exited, true);
+    uv_async_send(&c->async);
+}
+
+static void on_async(uv_async_t *h);
+
+/* The pass to the cleaner's thread, which is started with the first. */
+static void hand_over(topic_cleaner *c, pass *p) {
+    if (!c->th) {
+        cleaner_thread *th = xcalloc(1, sizeof *th);
+        if (uv_mutex_init(&th->mu) != 0 || uv_cond_init(&th->cv) != 0) abort();
+        c->th = th;
+        if (uv_thread_create(&th->id, thread_main, c) != 0) abort(); /* as uv_queue_work's threadpool would */
+    }
+    uv_mutex_lock(&c->th->mu);
+    c->th->todo = p;
+    uv_cond_signal(&c->th->cv);
+    uv_mutex_unlock(&c->th->mu);
+}
+
 static void on_timer(uv_timer_t *h);
 static void on_idle(uv_idle_t *h);
-static void after(uv_work_t *w, int status);
+static void after(pass *p);
 
 /*
  * The next look for work at the next multiple of log.cleaner.backoff.ms on the loop's clock
@@ -737,7 +809,7 @@ static bool launch(topic_cleaner *c) {
     if (!p) return false;
     c->p = p;
     if (p->off_loop) {
-        if (uv_queue_work(c->s->loop, &p->work, work, after) != 0) abort(); /* only for a NULL callback */
+        hand_over(c, p);
     } else {
         uv_idle_start(&c->idle, on_idle);
     }
@@ -771,15 +843,14 @@ static uint64_t swap_deadline(topic_cleaner *c, const pass *p) {
     return p->off_loop && step < slice ? step : slice;
 }
 
-static void after(uv_work_t *w, int status) {
-    pass *p = w->data;
+static void after(pass *p) {
     topic_cleaner *c = p->c;
     p->after_ran = true;
     if (!c || p->reported) { /* the cleaner stopped, or topic_cleaner_run_now took the result */
         pass_free(p);
         return;
     }
-    if (status == UV_ECANCELED || atomic_load(&p->cancel)) { /* topic_cleaner_abort said why */
+    if (atomic_load(&p->cancel)) { /* topic_cleaner_abort said why */
         pass_over(c, p);
         return;
     }
@@ -816,6 +887,27 @@ static void on_idle(uv_idle_t *h) {
     }
     int r = pass_swap(c, p, deadline);
     if (r != 0 || c->p != p) pass_over(c, p);
+}
+
+static void on_closed(uv_handle_t *h);
+
+/* The thread handed a pass back, or ended (after topic_cleaner_stop: then it is joined here). */
+static void on_async(uv_async_t *h) {
+    topic_cleaner *c = h->data;
+    cleaner_thread *th = c->th;
+    bool exited = atomic_load(&th->exited); /* first: a result handed back before it is taken below */
+    uv_mutex_lock(&th->mu);
+    pass *p = th->done;
+    th->done = NULL;
+    uv_mutex_unlock(&th->mu);
+    if (p) after(p);
+    if (!exited) return;
+    uv_thread_join(&th->id);
+    uv_cond_destroy(&th->cv);
+    uv_mutex_destroy(&th->mu);
+    free(th);
+    c->th = NULL;
+    uv_close((uv_handle_t *)&c->async, on_closed);
 }
 
 static void on_timer(uv_timer_t *h) {
@@ -881,10 +973,12 @@ void topic_cleaner_start(srv *s) {
     stor_set_unlinker(s->st, unlink_off_loop, c->unlinks);
     uv_timer_init(s->loop, &c->timer);
     uv_idle_init(s->loop, &c->idle);
-    c->timer.data = c->idle.data = c;
+    if (uv_async_init(s->loop, &c->async, on_async) != 0) abort(); /* only when out of file descriptors */
+    c->timer.data = c->idle.data = c->async.data = c;
     arm(c);
     uv_unref((uv_handle_t *)&c->timer);
     uv_unref((uv_handle_t *)&c->idle);
+    uv_unref((uv_handle_t *)&c->async);
     s->cleaner = c;
 }
 
@@ -896,7 +990,6 @@ void topic_cleaner_abort(srv *s, const char *why) {
     if (p->off_loop && !p->after_ran) {
         /* the worker stops at its next batch; after() frees it and looks for the next pass */
         atomic_store(&p->cancel, true);
-        uv_cancel((uv_req_t *)&p->work);
         return;
     }
     c->p = NULL; /* on_idle finds none and looks for the next pass */
@@ -960,7 +1053,6 @@ void topic_cleaner_stop(srv *s) {
         /* the worker's result is dropped: after() frees it, without the cleaner */
         p->c = NULL;
         atomic_store(&p->cancel, true);
-        uv_cancel((uv_req_t *)&p->work);
     } else {
         pass_free(p);
     }
@@ -969,7 +1061,21 @@ void topic_cleaner_stop(srv *s) {
     stor_set_unlinker(s->st, NULL, NULL);
     c->unlinks->orphaned = true; /* what is queued still goes; the queue frees itself when it is empty */
     if (!c->unlinks->busy) unlink_next(c->unlinks);
-    c->closing = 2;
+    c->closing = 3;
     uv_close((uv_handle_t *)&c->timer, on_closed);
     uv_close((uv_handle_t *)&c->idle, on_closed);
+    if (c->th) {
+        /*
+         * Not waited for here, as the threadpool's worker was not: a pass under way stops at its
+         * next batch, and on_async joins the thread and closes the handle once it ended. The
+         * handle holds the loop until then, as the work request did.
+         */
+        uv_mutex_lock(&c->th->mu);
+        c->th->quit = true;
+        uv_cond_signal(&c->th->cv);
+        uv_mutex_unlock(&c->th->mu);
+        uv_ref((uv_handle_t *)&c->async);
+    } else {
+        uv_close((uv_handle_t *)&c->async, on_closed);
+    }
 }

@@ -13,6 +13,10 @@ loop swaps the result in. What that must not change, with real clients:
   alone a row that moved or went);
 - deleting the topic while the worker runs ends the pass cleanly: its files go, a topic of the
   same name starts empty, and the next start finds nothing to move aside.
+- SIGTERM while the worker runs stops the broker cleanly (exit 0, "stopped"), the pass dropped,
+  its files gone, every record kept;
+- the worker is a thread of the cleaner's own at the lowest priority (SCHED_IDLE), which the
+  produce path's threads (libuv's threadpool) are not.
 
 Each race is retried over a few rounds until the action lands inside a pass (the log's "starts"
 line before the action, the pass's end line after it), and each test asserts that one did.
@@ -169,6 +173,59 @@ def test_kill9_while_the_worker_is_mid_pass_loses_nothing():
         check_log(got, want)
         assert len(got) == len(want)
         assert leftovers(broker) == []
+
+
+def test_stop_while_the_worker_is_mid_pass_exits_cleanly():
+    rng = random.Random(38)
+    with running(Broker(config=dict(IDLE))) as broker:
+        topic = "offloop-stop"
+        create(broker.bootstrap, topic, cleanup_policy="compact")
+        want, seq, interrupted, rounds = {}, 0, 0, 0
+        while rounds < 2 or (interrupted == 0 and rounds < 6):
+            rounds += 1
+            records, acked = fill_round(broker, topic, rng, seq)
+            seq += len(records)
+            want.update(newest(records, acked))
+            since = restart_for_a_pass(broker, topic)
+            time.sleep(rng.uniform(0, 0.05))
+            broker.stop(check=True)  # exit 0 within the harness's stop timeout
+            if not pass_ended(broker, topic, since):
+                interrupted += 1
+            assert broker.wait_for_log(r"\bstopped$", since=since, timeout=0), broker.log_tail()
+            assert leftovers(broker) == [], "a stopped pass left files behind"
+            broker.config.update(IDLE)
+            broker.start()
+            check_log(read_all(broker.bootstrap, topic), want)
+        assert interrupted >= 1, "no stop landed inside a pass:\n" + "\n".join(
+            line for line in broker.log_text().splitlines() if "compaction" in line or "harness" in line)
+
+
+def scheduling_policies(pid):
+    """{thread id: scheduling policy} of a process (field 41 of /proc/<pid>/task/<tid>/stat, sched(7))."""
+    out = {}
+    for task in Path("/proc/%d/task" % pid).iterdir():
+        stat = (task / "stat").read_text()
+        out[int(task.name)] = int(stat[stat.rindex(")") + 2:].split()[38])
+    return out
+
+
+SCHED_IDLE = 5
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="Linux's /proc")
+def test_the_worker_runs_on_a_thread_of_its_own_at_idle_priority():
+    rng = random.Random(39)
+    with running(Broker(config=dict(IDLE))) as broker:
+        topic = "offloop-idle"
+        create(broker.bootstrap, topic, cleanup_policy="compact")
+        assert SCHED_IDLE not in scheduling_policies(broker.proc.pid).values()  # created at the first pass
+        fill_round(broker, topic, rng, 0, n=50_000)
+        since = restart_for_a_pass(broker, topic)
+        assert broker.wait_for_log(r"compaction: %s-0 offsets \[" % topic, since=since, timeout=60), broker.log_tail()
+        policies = scheduling_policies(broker.proc.pid)
+        # one thread at SCHED_IDLE (it stays for the next pass); the loop and the threadpool keep theirs
+        assert list(policies.values()).count(SCHED_IDLE) == 1, policies
+        assert policies[broker.proc.pid] != SCHED_IDLE
 
 
 @pytest.mark.parametrize("sync", ["normal", "off"])  # off: a rollback journal, where readers lock writers out
