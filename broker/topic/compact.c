@@ -223,13 +223,13 @@ typedef struct pass {
  * produce p99 2-3.5x its own during a pass). libuv's threadpool would not do: its threads also
  * validate big produce batches (validate_async.c), and an unprivileged thread cannot raise its
  * priority again once lowered. Kafka's cleaner has threads of its own too (LogCleaner.scala,
- * CleanerThread). Guarded by mu: todo (handed to the thread), done (handed back), quit.
+ * CleanerThread). Guarded by mu: given (a pass handed to the thread), done (handed back), quit.
  */
 typedef struct cleaner_thread {
     uv_thread_t id;
     uv_mutex_t mu;
     uv_cond_t cv;
-    struct pass *todo, *done;
+    struct pass *given, *done;
     bool quit;
     atomic_bool exited; /* the thread returned, or is about to: join it */
 } cleaner_thread;
@@ -757,10 +757,10 @@ static void thread_main(void *arg) {
     lower_priority();
     uv_mutex_lock(&th->mu);
     for (;;) {
-        while (!th->todo && !th->quit) uv_cond_wait(&th->cv, &th->mu);
-        if (!th->todo) break; /* quit, with nothing handed over */
-        pass *p = th->todo;
-        th->todo = NULL;
+        while (!th->given && !th->quit) uv_cond_wait(&th->cv, &th->mu);
+        if (!th->given) break; /* quit, with nothing handed over */
+        pass *p = th->given;
+        th->given = NULL;
         uv_mutex_unlock(&th->mu);
         work(p); /* a stop or an abort set p->cancel: it stops at its next batch */
         uv_mutex_lock(&th->mu);
@@ -783,7 +783,7 @@ static void hand_over(topic_cleaner *c, pass *p) {
         if (uv_thread_create(&th->id, thread_main, c) != 0) abort(); /* as uv_queue_work's threadpool would */
     }
     uv_mutex_lock(&c->th->mu);
-    c->th->todo = p;
+    c->th->given = p;
     uv_cond_signal(&c->th->cv);
     uv_mutex_unlock(&c->th->mu);
 }
