@@ -4,10 +4,11 @@ background does to the latency of produce requests to other topics.
 
     .venv/bin/python bench/compaction.py [--binary build/mskmock] [--runs 3] [--mb 64] [--keys 10000]
         [--value-size 200] [--codecs none,lz4] [--rate 1000] [--slice-ms 2,10] [--quiet-wait 60]
+        [--set KEY=VALUE]...
 
 Each run starts mskmock afresh (3 brokers, its defaults: storage.sync=normal, SQLite in WAL mode,
-on a fresh temp dir, --ports auto; MSK's quotas and request-rate cap off as bench/run.sh sets them)
-and measures, with confluent-kafka (the librdkafka it bundles) as the client:
+on a fresh temp dir, --ports auto; MSK's quotas and request-rate cap off as bench/run.sh sets them;
+--set adds settings to every start, e.g. --set storage.sync=off) and measures, with confluent-kafka (the librdkafka it bundles) as the client:
 
 1. Throughput, per codec of --codecs. The background cleaner is held off
    (log.cleaner.backoff.ms=1h). A 1-partition topic with cleanup.policy=compact is filled with
@@ -141,7 +142,7 @@ def last_pass(text, topic):
 def throughput(a, codec, tmp):
     data = os.path.join(tmp, "tp-" + codec)
     os.mkdir(data)
-    b = Broker(a.binary, data, ["log.cleaner.backoff.ms=3600000"])
+    b = Broker(a.binary, data, a.set + ["log.cleaner.backoff.ms=3600000"])
     try:
         create(b.bootstrap, "c", {"cleanup.policy": "compact"})
         fill(b.bootstrap, "c", a, codec)
@@ -220,12 +221,12 @@ class LoopProbe:
 def latency(a, slice_ms, tmp):
     data = os.path.join(tmp, "lat-%d" % slice_ms)
     os.mkdir(data)
-    b = Broker(a.binary, data, ["log.cleaner.backoff.ms=3600000"])
+    b = Broker(a.binary, data, a.set + ["log.cleaner.backoff.ms=3600000"])
     create(b.bootstrap, "c", {"cleanup.policy": "compact"})
     create(b.bootstrap, "p")
     fill(b.bootstrap, "c", a, "none")
     b.stop()
-    b = Broker(a.binary, data, ["log.cleaner.backoff.ms=100", "log.cleaner.slice.ms=%d" % slice_ms])
+    b = Broker(a.binary, data, a.set + ["log.cleaner.backoff.ms=100", "log.cleaner.slice.ms=%d" % slice_ms])
     try:
         sent = []  # (send time, latency)
         probe = LoopProbe(b.bootstrap)
@@ -294,6 +295,8 @@ def main():
     ap.add_argument("--rate", type=int, default=1000)
     ap.add_argument("--slice-ms", default="2,10")
     ap.add_argument("--quiet-wait", type=float, default=60)
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a broker setting for every start (repeatable), e.g. storage.sync=off")
     a = ap.parse_args()
     rows = []
     for run in range(a.runs):

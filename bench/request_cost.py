@@ -9,7 +9,7 @@ requests of one 1 KiB record each, then N Fetch v10 requests of one record each,
 time. Two runs, N and 2N, are subtracted, so start-up and shutdown cancel out and what is left
 is the broker's instructions for N more produce and N more fetch requests.
 
-    bench/request_cost.py NAME=BINARY[:option,...] ...   [--requests N]
+    bench/request_cost.py NAME=BINARY[:option,...] ...   [--requests N] [--json]
 
 e.g. bench/request_cost.py before=build-bench/snapshot-a34c579/build/mskmock \\
         after=build-bench/snapshot-08bb779/build/mskmock \\
@@ -21,6 +21,12 @@ Options for a binary with the admin API (admin.port): rules=K adds K fault rules
 none of these requests (JoinGroup rules for other groups) before the workload, so every request
 is checked against K rules; scrape=on scrapes /metrics once a second during the run, as a
 Prometheus would. admin=off turns the admin API off (admin.port=0).
+
+The data is in memory (data.dir=:memory:) unless the spec says data=disk: then a data dir in a
+fresh temp dir with the binary's default storage (storage.sync=normal: SQLite in WAL mode and
+segment files), so the count includes the commits, the segment writes and the checkpoint thread
+of the default durable mode (every thread is counted); data=disk,sync=off sets storage.sync=off
+too. --json prints one JSON line per spec after its table row (name, instructions_per_pair).
 """
 
 import argparse
@@ -57,8 +63,14 @@ def knows(help_text, key):
 def start(binary, opts, workdir):
     port = free_port()
     help_text = subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
-    sets = ["plaintext.port=%d" % port, "iam.port=0", "broker.count=1", "data.dir=:memory:",
+    data = ":memory:"
+    if opts.get("data") == "disk":
+        data = str(Path(workdir) / "data")
+        Path(data).mkdir()
+    sets = ["plaintext.port=%d" % port, "iam.port=0", "broker.count=1", "data.dir=%s" % data,
             "log.level=warn", "default.replication.factor=1"]
+    if opts.get("sync"):
+        sets.append("storage.sync=%s" % opts["sync"])
     if opts.get("quotas") != "on":
         sets += ["%s=0" % k for k in QUOTA_KEYS if knows(help_text, k)]
     admin = None
@@ -134,6 +146,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("specs", nargs="+")
     ap.add_argument("--requests", type=int, default=2000)
+    ap.add_argument("--json", action="store_true", help="also one JSON line per spec")
     a = ap.parse_args()
     n = a.requests
     print("| build | instructions per produce + fetch request pair | vs the first |")
@@ -146,6 +159,9 @@ def main():
         per = (instructions(binary, opts, 2 * n) - instructions(binary, opts, n)) / n
         first = first or per
         print("| %s | %.0f | %+.2f%% |" % (name, per, 100 * (per / first - 1)), flush=True)
+        if a.json:
+            print(json.dumps({"name": name, "binary": binary, "options": opts, "requests": n,
+                              "instructions_per_pair": round(per)}), flush=True)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ once (one topic of 8 partitions), on mskmock's default storage.
 
     .venv/bin/python bench/scaling.py [--binary build/mskmock] [--runs 3] [--records 200000]
         [--size 1024] [--topics 1,10,100] [--producers 1,10,50] [--quiet-wait 60] [--set KEY=VALUE]...
+        [--idle-clients 0]
 
 Every point starts a fresh mskmock (3 synthetic brokers, data dir in a fresh temp dir, MSK's
 quotas and request-rate cap off, as bench/run.sh does), creates the topics, measures the
@@ -15,6 +16,10 @@ broker CPU per 100,000 records (every thread's run time from /proc/PID/task/*/sc
 records/s from the first produce() to the last delivery, and VmRSS after the load. The producers
 are confluent-kafka clients in this process; each is its own librdkafka instance with its own
 connections, so the broker sees them as separate clients. Points are interleaved within a run.
+With --idle-clients N, each run also measures the memory of idle connected clients (issue 37,
+goal 3), as docs/benchmarks.md's "Memory (issue 37, goal 3)" did by hand: a fresh mskmock, its
+VmRSS 0.5 s after start, then N plaintext connections each sending ApiVersions v0 and Metadata v6
+(all topics) and then idling, VmRSS again 0.5 s later; reported: (with - without) / N.
 Prints one JSON line per measurement, then medians [min-max] per point.
 """
 
@@ -31,6 +36,9 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from txn_throughput import Mskmock, proc_cpu_s, wait_quiet  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "integration"))
+import kafka_wire as kw  # noqa: E402
 
 PARTITIONS = 8
 
@@ -88,6 +96,30 @@ def point(binary, sets, ntopics, nproducers, records, size):
         m.stop()
 
 
+def idle_clients(binary, sets, n):
+    m = Mskmock(binary, sets)
+    socks = []
+    try:
+        time.sleep(0.5)
+        before = rss_kib(m.pid)
+        port = int(m.bootstrap.split(",")[0].rsplit(":", 1)[1])
+        for i in range(n):
+            s = kw.connect(port, timeout=30)
+            socks.append(s)
+            s.sendall(kw.api_versions_request(1, "idle-%d" % i, version=0))
+            kw.recv_frame(s)
+            s.sendall(kw.metadata_request(6, 2, "idle-%d" % i, None))
+            kw.recv_frame(s)
+        time.sleep(0.5)
+        after = rss_kib(m.pid)
+        return {"idle_clients": n, "rss_idle_kib": before, "rss_clients_kib": after,
+                "rss_per_idle_client_kib": round((after - before) / n, 2)}
+    finally:
+        for s in socks:
+            s.close()
+        m.stop()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--binary", default=os.environ.get("MSKMOCK_BIN", str(Path(__file__).resolve().parents[1] / "build/mskmock")))
@@ -98,6 +130,7 @@ def main():
     ap.add_argument("--producers", default="1,10,50")
     ap.add_argument("--quiet-wait", type=float, default=60)
     ap.add_argument("--set", action="append", default=[])
+    ap.add_argument("--idle-clients", type=int, default=0, help="also RSS per idle connected client, N clients")
     a = ap.parse_args()
     points = [(int(t), 1) for t in a.topics.split(",")] + [(1, int(p)) for p in a.producers.split(",") if int(p) != 1]
     results = {}
@@ -109,6 +142,12 @@ def main():
             r.update(run=run, busy_cores_before=busy)
             print(json.dumps(r), flush=True)
             results.setdefault((t, p), []).append(r)
+        if a.idle_clients > 0:
+            busy = wait_quiet(a.quiet_wait)
+            r = idle_clients(a.binary, a.set, a.idle_clients)
+            r.update(run=run, busy_cores_before=busy)
+            print(json.dumps(r), flush=True)
+            results.setdefault("idle", []).append(r)
 
     def med(rs, k):
         v = [r[k] for r in rs]
@@ -120,6 +159,10 @@ def main():
         rs = results[(t, p)]
         print("| %d | %d | %s | %s | %s | %s |" % (t, p, med(rs, "broker_cpu_s_per_100k"), med(rs, "msgs_per_s"),
                                                  med(rs, "rss_idle_kib"), med(rs, "rss_after_kib")))
+    if a.idle_clients > 0:
+        print("\n%d idle clients: RSS per client KiB %s (idle %s, with them %s)" % (
+            a.idle_clients, med(results["idle"], "rss_per_idle_client_kib"), med(results["idle"], "rss_idle_kib"),
+            med(results["idle"], "rss_clients_kib")))
 
 
 if __name__ == "__main__":

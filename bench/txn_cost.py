@@ -3,14 +3,18 @@
 builds and for attaching a profiler to the measured transactions only.
 
     .venv/bin/python bench/txn_cost.py --targets BIN_A,BIN_B,mock [--rounds 5] [--txns 2000]
-        [--warmup 200] [--prof 'perf record -g -p {pid} -o perf.data'] [--callgrind]
+        [--warmup 200] [--prof 'perf record -g -p {pid} -o perf.data'] [--callgrind] [--quiet-wait 0]
 
 Each target is a path to an mskmock binary (started as bench/txn_throughput.py starts its
 "mskmock" target: defaults, storage.sync=normal, a fresh temp dir, 3 brokers) or "mock"
-(librdkafka's mock cluster in a child process). Per round, every target in turn: start it,
-create one 3-partition topic, run --warmup transactions, then --txns measured ones with
-bench/txn_throughput.py's own measure_txns (10 records of 100 bytes over partitions 0, 1, 2;
-begin, produce, commit_transaction), and stop it. One JSON line per measurement.
+(librdkafka's mock cluster in a child process). A binary may be followed by ":KEY=VALUE;..."
+(settings given with --set, e.g. BIN:storage.sync=off) and a target preceded by "LABEL=" (a name
+for the output's "label", e.g. off=BIN:storage.sync=off; else the target as written). Per round,
+every target in turn: start it, create one 3-partition topic, run --warmup transactions, then
+--txns measured ones with bench/txn_throughput.py's own measure_txns (10 records of 100 bytes over partitions 0, 1, 2;
+begin, produce, commit_transaction), and stop it. One JSON line per measurement. With
+--quiet-wait S, before each target's run it waits up to S seconds for the machine to be quiet, as
+bench/txn_throughput.py does (busy_cores_before: what it saw).
 
 --prof runs a command (with {pid}, the broker's) over the measured transactions only and sends
 it SIGINT at the end (perf record, strace -c -f, perf stat). --callgrind runs mskmock targets
@@ -44,9 +48,21 @@ def callgrind_total(path):
     return None
 
 
-def run_one(target, a, rnd):
+def parse_target(spec):
+    """LABEL=BIN:K=V;K=V -> (label, BIN or "mock", [K=V, ...])."""
+    label = spec
+    head, eq, rest = spec.partition("=")
+    if eq and "/" not in head and ":" not in head:
+        label, spec = head, rest
+    binary, _, sets = spec.partition(":")
+    return label, binary, [kv for kv in sets.split(";") if kv]
+
+
+def run_one(spec, a, rnd):
+    label, target, sets = parse_target(spec)
     topics = ["txn-%s" % uuid.uuid4().hex[:8]]
     cg_dir = None
+    busy = tb.wait_quiet(a.quiet_wait) if a.quiet_wait > 0 else None
     if target == "mock":
         b = tb.Mock(topics)
     else:
@@ -59,7 +75,7 @@ def run_one(target, a, rnd):
                         % (cg_dir, os.path.abspath(target), cg_dir))
             os.chmod(wrap, 0o755)
             binary = wrap
-        b = tb.Mskmock(binary, [])
+        b = tb.Mskmock(binary, sets)
         b.create_topics(topics)
     try:
         m = argparse.Namespace(txns=a.warmup, warmup=0, records_per_txn=10, value_size=100, producer_set=[])
@@ -78,7 +94,8 @@ def run_one(target, a, rnd):
         if prof:
             os.killpg(prof.pid, signal.SIGINT)
             prof.wait()
-        out = {"round": rnd, "target": target, "loadavg": open("/proc/loadavg").read().split()[0]}
+        out = {"round": rnd, "target": spec, "label": label, "busy_cores_before": busy,
+               "loadavg": open("/proc/loadavg").read().split()[0]}
         out.update({k: r[k] for k in ("txn_per_s", "broker_cpu_us_per_txn", "commit_p50_ms", "client_errors")})
         if cg_dir:
             total = callgrind_total(os.path.join(cg_dir, "cg.out.1"))
@@ -91,12 +108,15 @@ def run_one(target, a, rnd):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--targets", required=True, help="comma-separated: mskmock binaries and/or mock")
+    ap.add_argument("--targets", required=True,
+                    help="comma-separated: [LABEL=]mskmock binaries[:KEY=VALUE;...] and/or mock")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--txns", type=int, default=2000)
     ap.add_argument("--warmup", type=int, default=200)
     ap.add_argument("--prof", default="", help="a command run over the measured transactions; {pid}: the broker's")
     ap.add_argument("--callgrind", action="store_true", help="mskmock targets under callgrind (instructions)")
+    ap.add_argument("--quiet-wait", type=float, default=0,
+                    help="before each target's run, wait up to this many seconds for the machine to be quiet; 0: don't")
     a = ap.parse_args()
     for rnd in range(a.rounds):
         for t in a.targets.split(","):
