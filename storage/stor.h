@@ -528,6 +528,11 @@ int stor_clusters_load(stor *s, stor_cluster_fn fn, void *ctx);
  * Ongoing, PrepareCommit, PrepareAbort, CompleteCommit, CompleteAbort); Dead is a deleted row.
  * Times are wall-clock ms, as Kafka keeps them, so time the broker was down counts.
  */
+typedef struct stor_txn_part {
+    int64_t topic_id;
+    int32_t partition;
+} stor_txn_part;
+
 typedef struct stor_txn {
     const char *transactional_id;
     int64_t producer_id, prev_producer_id;   /* prev: -1 unless the id rotated to a new producer id */
@@ -538,23 +543,27 @@ typedef struct stor_txn {
     int64_t update_ms;
     int16_t client_tv;                       /* the transaction version its client used: 2 bumps at every EndTxn */
     int64_t next_producer_id;                /* TV2, epoch exhausted: the id it takes once the markers are written; -1 */
+    /*
+     * The partitions in its current transaction, stored in the row itself (migration 18): the row
+     * is rewritten whenever they change anyway, so they cost no rows or index pages of their own.
+     */
+    const stor_txn_part *parts;
+    int32_t nparts;
 } stor_txn;
 
 /*
  * The coordinator writes are of kind STOR_TXN_TXNS: a failed commit holding one cannot be undone
  * in memory. Supersede and the pending-offset deletes by group or topic add the kind only when
  * they changed a row (or failed), so the plain OffsetCommits and deletions that call them keep
- * their own kinds. Insert or replace the id's row (its members stay).
+ * their own kinds. Insert or replace the id's row with its partitions (its groups and offsets stay).
  */
 enum { STOR_TXN_TXNS = 16 };
 int stor_txn_put(stor *s, const stor_txn *t);
 /* Delete the id with its partitions, groups and pending offsets (expiry). 0 or -1. */
 int stor_txn_delete(stor *s, const char *transactional_id);
-/* The partitions and groups in the id's current transaction. Adding one twice is not an error. */
-int stor_txn_partition_add(stor *s, const char *transactional_id, int64_t topic_id, int32_t partition);
-int stor_txn_partition_remove(stor *s, const char *transactional_id, int64_t topic_id, int32_t partition);
+/* The groups in the id's current transaction. Adding one twice is not an error. */
 int stor_txn_group_add(stor *s, const char *transactional_id, const char *group_id);
-/* Removes the id's partitions, groups and pending offsets (the transaction completed). */
+/* Removes the id's groups and pending offsets (the transaction completed; its partitions go with the next stor_txn_put). */
 int stor_txn_members_clear(stor *s, const char *transactional_id);
 /*
  * A pending transactional offset (TxnOffsetCommit), materialised into the committed offsets at

@@ -16,6 +16,17 @@
 #define STOR_PRODUCER_BATCHES_KEPT 5
 
 #define STOR_BUSY_TIMEOUT_MS 5000
+/*
+ * Migration 16 (issue 37's 18), and salvage of a database from before it: the txn_partitions rows
+ * into their txns row's list ("topic_id:partition" separated by spaces; stor_txns.c), then the
+ * rows go. Only rows without a list take one, so running it again changes nothing.
+ */
+#define STOR_TXN_PARTS_INTO_ROWS                                                                                       \
+    "UPDATE txns SET partitions = (SELECT group_concat(p.topic_id || ':' || p.partition, ' ') FROM txn_partitions p"  \
+    "  WHERE p.transactional_id = txns.transactional_id)"                                                              \
+    " WHERE partitions IS NULL"                                                                                        \
+    "  AND EXISTS (SELECT 1 FROM txn_partitions p WHERE p.transactional_id = txns.transactional_id);"                 \
+    "DELETE FROM txn_partitions;"
 
 /* Column list every batch-metadata query selects first, in this order (see stor_meta_from_row). */
 #define STOR_META_COLS                                                                                                 \
@@ -71,9 +82,6 @@ typedef enum stor_stmt_id {
     STOR_LOAD_LEADERS,
     STOR_TXNS_UPSERT,
     STOR_TXNS_DELETE,
-    STOR_TXN_PART_INSERT,
-    STOR_TXN_PART_DELETE,
-    STOR_TXN_PART_CLEAR,
     STOR_TXN_MEMBERS_PROBE,
     STOR_TXN_GROUP_INSERT,
     STOR_TXN_GROUP_CLEAR,
@@ -84,7 +92,6 @@ typedef enum stor_stmt_id {
     STOR_TXN_OFFSET_DELETE_TOPIC,
     STOR_TXN_OFFSET_DELETE_ONE,
     STOR_LOAD_TXNS,
-    STOR_LOAD_TXN_PARTS,
     STOR_LOAD_TXN_GROUPS,
     STOR_LOAD_TXN_OFFSETS,
     STOR_TXN_OPEN_UPSERT,

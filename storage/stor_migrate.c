@@ -417,6 +417,17 @@ static const char *const stor_migrations[] = {
      * consumer protocol. Columns stor_added_columns adds to consumer_group_members.
      */
     "SELECT 1;",
+
+    /*
+     * 16 (issue 37's "18": renumbered when merged beside other migrations): a transaction's
+     * partitions in its txns row (the column stor_added_columns adds, "topic_id:partition"
+     * separated by spaces; NULL for none) instead of a txn_partitions row each. The row is
+     * rewritten at every change of the transaction anyway; the rows of their own and their index
+     * cost each transaction about three WAL pages. The rows of an open transaction move into the
+     * column; txn_partitions stays, empty and unused, so that migration 6 and salvage still name
+     * it and this one can run again (it moves only what is there, into rows that have no list).
+     */
+    STOR_TXN_PARTS_INTO_ROWS,
 };
 
 #define STOR_MIGRATIONS_N ((int)(sizeof stor_migrations / sizeof stor_migrations[0]))
@@ -479,6 +490,7 @@ static const struct {
     {14, "consumer_group_members", "names", "TEXT"},
     {15, "consumer_group_members", "classic_session_timeout_ms", "INTEGER"},
     {15, "consumer_group_members", "classic_protocols", "BLOB"},
+    {16, "txns", "partitions", "TEXT"},
 };
 
 static int stor_add_columns(sqlite3 *db, int version, char *err, size_t errlen) {

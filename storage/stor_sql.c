@@ -120,28 +120,23 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
 
     /* An upsert, not INSERT OR REPLACE: replacing would delete the row and cascade to its members. */
     [STOR_TXNS_UPSERT] = "INSERT INTO txns (transactional_id, producer_id, prev_producer_id, producer_epoch,"
-                         " last_producer_epoch, timeout_ms, state, start_ms, update_ms, client_tv, next_producer_id)"
-                         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+                         " last_producer_epoch, timeout_ms, state, start_ms, update_ms, client_tv, next_producer_id,"
+                         " partitions)"
+                         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
                          " ON CONFLICT (transactional_id) DO UPDATE SET producer_id = excluded.producer_id,"
                          " prev_producer_id = excluded.prev_producer_id, producer_epoch = excluded.producer_epoch,"
                          " last_producer_epoch = excluded.last_producer_epoch, timeout_ms = excluded.timeout_ms,"
                          " state = excluded.state, start_ms = excluded.start_ms, update_ms = excluded.update_ms,"
-                         " client_tv = excluded.client_tv, next_producer_id = excluded.next_producer_id",
-    /* Partitions, groups and pending offsets go with it (ON DELETE CASCADE). */
+                         " client_tv = excluded.client_tv, next_producer_id = excluded.next_producer_id,"
+                         " partitions = excluded.partitions",
+    /* Groups and pending offsets go with it (ON DELETE CASCADE); its partitions are in the row. */
     [STOR_TXNS_DELETE] = "DELETE FROM txns WHERE transactional_id = ?1",
-    /* DO NOTHING rather than OR IGNORE: only the duplicate is ignored, a missing partition still fails. */
-    [STOR_TXN_PART_INSERT] = "INSERT INTO txn_partitions (transactional_id, topic_id, partition) VALUES (?1, ?2, ?3)"
-                             " ON CONFLICT DO NOTHING",
-    [STOR_TXN_PART_DELETE] = "DELETE FROM txn_partitions WHERE transactional_id = ?1 AND topic_id = ?2"
-                             " AND partition = ?3",
-    [STOR_TXN_PART_CLEAR] = "DELETE FROM txn_partitions WHERE transactional_id = ?1",
     /*
      * Which member tables hold rows of the id. Each clear below is a multi-row DELETE of a
      * WITHOUT ROWID table, which SQLite runs in two passes through an ephemeral table (its keys
      * first): several times the cost of this look-up, paid even when nothing matches.
      */
-    [STOR_TXN_MEMBERS_PROBE] = "SELECT EXISTS (SELECT 1 FROM txn_partitions WHERE transactional_id = ?1),"
-                               " EXISTS (SELECT 1 FROM txn_groups WHERE transactional_id = ?1),"
+    [STOR_TXN_MEMBERS_PROBE] = "SELECT EXISTS (SELECT 1 FROM txn_groups WHERE transactional_id = ?1),"
                                " EXISTS (SELECT 1 FROM txn_offsets WHERE transactional_id = ?1)",
     [STOR_TXN_GROUP_INSERT] = "INSERT INTO txn_groups (transactional_id, group_id) VALUES (?1, ?2)"
                               " ON CONFLICT DO NOTHING",
@@ -162,10 +157,8 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
     [STOR_TXN_OFFSET_DELETE_TOPIC] = "DELETE FROM txn_offsets WHERE topic = ?1",
     [STOR_TXN_OFFSET_DELETE_ONE] = "DELETE FROM txn_offsets WHERE group_id = ?1 AND topic = ?2 AND partition = ?3",
     [STOR_LOAD_TXNS] = "SELECT transactional_id, producer_id, prev_producer_id, producer_epoch, last_producer_epoch,"
-                       " timeout_ms, state, start_ms, update_ms, client_tv, next_producer_id FROM txns"
+                       " timeout_ms, state, start_ms, update_ms, client_tv, next_producer_id, partitions FROM txns"
                        " ORDER BY transactional_id",
-    [STOR_LOAD_TXN_PARTS] = "SELECT topic_id, partition FROM txn_partitions WHERE transactional_id = ?1"
-                            " ORDER BY topic_id, partition",
     [STOR_LOAD_TXN_GROUPS] = "SELECT group_id FROM txn_groups WHERE transactional_id = ?1 ORDER BY group_id",
     [STOR_LOAD_TXN_OFFSETS] = "SELECT producer_id, group_id, topic, partition, \"offset\", leader_epoch, metadata,"
                               " commit_ms, superseded FROM txn_offsets WHERE transactional_id = ?1"

@@ -1,5 +1,15 @@
-/* The transaction coordinator's state: each transactional id, its partitions, groups and pending offsets. */
+/*
+ * The transaction coordinator's state: each transactional id, its partitions, groups and pending offsets.
+ * The partitions live in the id's row as text ("topic_id:partition ..."): the row is rewritten at
+ * every change of the transaction anyway, so a partition list of its own (a row and an index
+ * entry per partition, removed one by one with the markers) only added pages to each commit.
+ */
 #include "stor_int.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 static int stor_bind_id(stor *s, sqlite3_stmt *st, const char *transactional_id) {
     if (sqlite3_bind_text(st, 1, transactional_id, -1, SQLITE_STATIC)) return stor_fail(s, "bind transactional id");
@@ -14,6 +24,22 @@ static int stor_txn_check(stor *s, const stor_txn *t) {
     return 0;
 }
 
+/* The partition list as ?12: NULL when empty, else "topic_id:partition" separated by spaces. */
+static int stor_bind_parts(stor *s, sqlite3_stmt *st, const stor_txn *t) {
+    if (t->nparts <= 0 || !t->parts) return sqlite3_bind_null(st, 12) ? stor_fail(s, "bind transaction partitions") : 0;
+    char small[512], *buf = small;
+    size_t cap = (size_t)t->nparts * 33; /* 20 digits and sign, ':', 11, ' ' */
+    if (cap > sizeof small && !(buf = malloc(cap))) return stor_failf(s, "save transaction %s: out of memory",
+                                                                       t->transactional_id);
+    size_t len = 0;
+    for (int32_t i = 0; i < t->nparts; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%" PRId64 ":%" PRId32, i ? " " : "", t->parts[i].topic_id,
+                                t->parts[i].partition);
+    int rc = sqlite3_bind_text(st, 12, buf, (int)len, SQLITE_TRANSIENT);
+    if (buf != small) free(buf);
+    return rc ? stor_fail(s, "bind transaction partitions") : 0;
+}
+
 int stor_txn_put(stor *s, const stor_txn *t) {
     if (stor_txn_check(s, t)) return -1;
     if (stor_write_begin_as(s, STOR_TXN_TXNS)) return -1;
@@ -25,6 +51,7 @@ int stor_txn_put(stor *s, const stor_txn *t) {
         sqlite3_bind_int64(st, 9, t->update_ms) || sqlite3_bind_int(st, 10, t->client_tv) ||
         sqlite3_bind_int64(st, 11, t->next_producer_id))
         return stor_fail(s, "bind transaction");
+    if (stor_bind_parts(s, st, t)) return -1;
     return stor_step_done(s, st, "save transaction");
 }
 
@@ -41,28 +68,6 @@ int stor_txn_delete(stor *s, const char *transactional_id) {
     return stor_txn_by_id(s, STOR_TXNS_DELETE, transactional_id, "delete transaction");
 }
 
-/* Insert into or delete from txn_partitions: the key is the whole row. */
-static int stor_txn_partition_write(stor *s, stor_stmt_id id, const char *transactional_id, int64_t topic_id,
-                                    int32_t partition, const char *what) {
-    if (!transactional_id) return stor_failf(s, "%s: no transactional id", what);
-    if (stor_write_begin_as(s, STOR_TXN_TXNS)) return -1;
-    sqlite3_stmt *st = stor_stmt(s, id);
-    if (stor_bind_id(s, st, transactional_id) || sqlite3_bind_int64(st, 2, topic_id) ||
-        sqlite3_bind_int(st, 3, partition))
-        return stor_fail(s, what);
-    return stor_step_done(s, st, what);
-}
-
-int stor_txn_partition_add(stor *s, const char *transactional_id, int64_t topic_id, int32_t partition) {
-    return stor_txn_partition_write(s, STOR_TXN_PART_INSERT, transactional_id, topic_id, partition,
-                                    "add partition to transaction");
-}
-
-int stor_txn_partition_remove(stor *s, const char *transactional_id, int64_t topic_id, int32_t partition) {
-    return stor_txn_partition_write(s, STOR_TXN_PART_DELETE, transactional_id, topic_id, partition,
-                                    "remove partition from transaction");
-}
-
 int stor_txn_group_add(stor *s, const char *transactional_id, const char *group_id) {
     if (!transactional_id || !group_id) return stor_failf(s, "add group to transaction: no transactional or group id");
     if (stor_write_begin_as(s, STOR_TXN_TXNS)) return -1;
@@ -72,18 +77,18 @@ int stor_txn_group_add(stor *s, const char *transactional_id, const char *group_
     return stor_step_done(s, st, "add group to transaction");
 }
 
-static const stor_stmt_id member_clear[] = {STOR_TXN_PART_CLEAR, STOR_TXN_GROUP_CLEAR, STOR_TXN_OFFSET_CLEAR};
-static const char *const member_what[] = {"clear transaction partitions", "clear transaction groups",
-                                          "clear transaction offsets"};
+static const stor_stmt_id member_clear[] = {STOR_TXN_GROUP_CLEAR, STOR_TXN_OFFSET_CLEAR};
+static const char *const member_what[] = {"clear transaction groups", "clear transaction offsets"};
+#define MEMBER_TABLES 2
 
 /* Which of the member tables hold rows of the id (has[i] for member_clear[i]); how many do. */
-static int stor_txn_members_probe(stor *s, const char *transactional_id, bool has[3]) {
+static int stor_txn_members_probe(stor *s, const char *transactional_id, bool has[MEMBER_TABLES]) {
     sqlite3_stmt *st = stor_stmt(s, STOR_TXN_MEMBERS_PROBE);
     if (stor_bind_id(s, st, transactional_id)) return -1;
     int n = -1;
     if (sqlite3_step(st) == SQLITE_ROW) {
         n = 0;
-        for (int i = 0; i < 3; i++) n += has[i] = sqlite3_column_int(st, i) != 0;
+        for (int i = 0; i < MEMBER_TABLES; i++) n += has[i] = sqlite3_column_int(st, i) != 0;
     } else {
         stor_fail(s, "find transaction members");
     }
@@ -91,22 +96,22 @@ static int stor_txn_members_probe(stor *s, const char *transactional_id, bool ha
     return n;
 }
 
-static int stor_txn_members_delete(stor *s, const char *transactional_id, const bool has[3]) {
-    for (int i = 0; i < 3; i++)
+static int stor_txn_members_delete(stor *s, const char *transactional_id, const bool has[MEMBER_TABLES]) {
+    for (int i = 0; i < MEMBER_TABLES; i++)
         if (has[i] && stor_txn_by_id(s, member_clear[i], transactional_id, member_what[i])) return -1;
     return 0;
 }
 
 /*
- * A completed transaction usually has nothing left here (its partitions went with their
- * markers, most have no groups or offsets), so the look-up comes first and only a table with
- * rows is cleared; several clears run in one savepoint, so that none happens without the others.
+ * A completed transaction usually has nothing here (most have no groups or offsets; its
+ * partitions are in its row), so the look-up comes first and only a table with rows is
+ * cleared; both clears run in one savepoint, so that neither happens without the other.
  */
 int stor_txn_members_clear(stor *s, const char *transactional_id) {
     if (!transactional_id) return stor_failf(s, "clear transaction: no transactional id");
     /* in the write transaction: the look-up sees its writes, and opens no read transaction of its own */
     if (stor_write_begin_as(s, STOR_TXN_TXNS)) return -1;
-    bool has[3];
+    bool has[MEMBER_TABLES];
     int n = stor_txn_members_probe(s, transactional_id, has);
     if (n <= 1) return n < 0 ? -1 : stor_txn_members_delete(s, transactional_id, has);
     if (stor_op_begin_as(s, STOR_TXN_TXNS)) return -1;
@@ -208,13 +213,6 @@ static int stor_txn_load_members(stor *s, stor_stmt_id id, const char *transacti
     return ret;
 }
 
-static int stor_txn_partition_row(stor *s, sqlite3_stmt *st, const char *transactional_id,
-                                  const stor_txn_load_cb *cb) {
-    (void)s;
-    cb->partition(cb->ctx, transactional_id, sqlite3_column_int64(st, 0), sqlite3_column_int(st, 1));
-    return 0;
-}
-
 static int stor_txn_group_row(stor *s, sqlite3_stmt *st, const char *transactional_id, const stor_txn_load_cb *cb) {
     const char *group_id = (const char *)sqlite3_column_text(st, 0);
     /* the column is NOT NULL, so a NULL here is SQLite running out of memory */
@@ -239,6 +237,25 @@ static int stor_txn_offset_row(stor *s, sqlite3_stmt *st, const char *transactio
     return 0;
 }
 
+/* The row's partition list (stor_bind_parts), one callback each; NULL: none. */
+static int stor_txn_load_parts(stor *s, const char *transactional_id, const char *list, const stor_txn_load_cb *cb) {
+    for (const char *p = list; p && *p;) {
+        char *end;
+        errno = 0;
+        long long topic_id = strtoll(p, &end, 10);
+        if (end == p || *end != ':' || errno) goto bad;
+        p = end + 1;
+        long long partition = strtoll(p, &end, 10);
+        if (end == p || (*end && *end != ' ') || errno || partition < 0 || partition > INT32_MAX) goto bad;
+        cb->partition(cb->ctx, transactional_id, (int64_t)topic_id, (int32_t)partition);
+        p = *end ? end + 1 : end;
+    }
+    return 0;
+bad:
+    return stor_failf(s, "load transaction %s: its partition list '%s' is not \"topic_id:partition ...\"",
+                      transactional_id, list);
+}
+
 static int stor_txn_load_one(stor *s, sqlite3_stmt *st, const stor_txn_load_cb *cb) {
     stor_txn t = {
         .transactional_id = (const char *)sqlite3_column_text(st, 0),
@@ -256,9 +273,7 @@ static int stor_txn_load_one(stor *s, sqlite3_stmt *st, const stor_txn_load_cb *
     if (!t.transactional_id) return stor_fail(s, "load transactions");
     if (cb->txn) cb->txn(cb->ctx, &t);
     const char *id = t.transactional_id;
-    if (cb->partition && stor_txn_load_members(s, STOR_LOAD_TXN_PARTS, id, stor_txn_partition_row, cb,
-                                               "load transaction partitions"))
-        return -1;
+    if (cb->partition && stor_txn_load_parts(s, id, (const char *)sqlite3_column_text(st, 11), cb)) return -1;
     if (cb->group &&
         stor_txn_load_members(s, STOR_LOAD_TXN_GROUPS, id, stor_txn_group_row, cb, "load transaction groups"))
         return -1;

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "net/net.h"
 #include "srv.h"
+#include "topic/topic.h"
 #include "txn_int.h"
 
 #define PID_BLOCK 1000
@@ -176,6 +177,16 @@ static void load_txn(void *ctx, const stor_txn *st) {
 }
 
 static void load_partition(void *ctx, const char *id, int64_t topic_id, int32_t partition) {
+    /*
+     * A partition of a deleted topic leaves the list when the topic is deleted (txn_forget_topic);
+     * one still named (a database salvaged, or written by hand) gets no marker either way.
+     */
+    topic *tt = topic_find_id(ctx, topic_id);
+    if (!tt || partition >= tt->nparts) {
+        log_warn("transactional id %s: its partition %lld/%d no longer exists; leaving it out", id,
+                 (long long)topic_id, partition);
+        return;
+    }
     txn *t = txn_find(ctx, id, strlen(id));
     if (t) txn_part_add(t, topic_id, partition);
 }

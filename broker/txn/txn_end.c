@@ -52,6 +52,9 @@ void txn_storage_failed(srv *s, const char *what, const char *id) {
 }
 
 void txn_store(srv *s, txn *t) {
+    /* the partitions ride in the row (storage/stor_txns.c): one write per change of the transaction */
+    stor_txn_part small[16], *parts = t->nparts <= 16 ? small : xmalloc(sizeof *parts * (size_t)t->nparts);
+    for (int i = 0; i < t->nparts; i++) parts[i] = (stor_txn_part){t->parts[i].topic_id, t->parts[i].partition};
     stor_txn st = {
         .transactional_id = t->id,
         .producer_id = t->producer_id,
@@ -64,8 +67,11 @@ void txn_store(srv *s, txn *t) {
         .update_ms = t->update_ms,
         .client_tv = t->client_tv,
         .next_producer_id = t->next_producer_id,
+        .parts = parts,
+        .nparts = t->nparts,
     };
     if (stor_txn_put(s->st, &st) != 0) txn_storage_failed(s, "storing the state", t->id);
+    if (parts != small) free(parts);
 }
 
 /* The marker for one partition of the transaction; a partition deleted since is skipped. */
@@ -89,12 +95,8 @@ static void settle_offsets(srv *s, txn *t, bool commit) {
 }
 
 void txn_complete(srv *s, txn *t, bool commit) {
-    /* each partition's row goes with its marker, by its key: clearing them all at once costs more (stor_sql.c) */
-    for (int i = 0; i < t->nparts; i++) {
-        write_marker(s, t, &t->parts[i], commit);
-        if (stor_txn_partition_remove(s->st, t->id, t->parts[i].topic_id, t->parts[i].partition) != 0)
-            txn_storage_failed(s, "removing a partition", t->id);
-    }
+    /* the partitions leave the stored row with the Complete state below, in the markers' storage transaction */
+    for (int i = 0; i < t->nparts; i++) write_marker(s, t, &t->parts[i], commit);
     settle_offsets(s, t, commit);
     log_info("transactional id %s: %s (producer id %lld epoch %d, %d partition(s), %d offset(s))", t->id,
              commit ? "committed" : "aborted", (long long)t->producer_id, t->epoch, t->nparts, t->noffsets);
@@ -141,8 +143,8 @@ static void on_marker_timer(uv_timer_t *h) {
     }
     txn_partition tp = t->parts[--t->nparts];
     write_marker(s, t, &tp, commit);
-    if (stor_txn_partition_remove(s->st, t->id, tp.topic_id, tp.partition) != 0)
-        txn_storage_failed(s, "removing a partition", t->id);
+    /* the row without that partition, in the marker's storage transaction: a restart writes only the others */
+    txn_store(s, t);
 }
 
 static void arm_marker_timer(srv *s) {

@@ -204,11 +204,9 @@ int16_t txn_add_partitions(srv *s, req *r, txn *t, const txn_partition *parts, i
     for (int i = 0; i < n; i++) {
         if (txn_has_partition(t, parts[i].topic_id, parts[i].partition)) continue; /* stored already */
         txn_part_add(t, parts[i].topic_id, parts[i].partition);
-        if (stor_txn_partition_add(s->st, t->id, parts[i].topic_id, parts[i].partition) != 0)
-            txn_storage_failed(s, "adding a partition", t->id);
     }
     t->update_ms = clk_now_ms();
-    txn_store(s, t);
+    txn_store(s, t); /* with the partitions */
     return 0;
 }
 
@@ -402,6 +400,7 @@ typedef struct forget_query {
     const char *group, *topic;
     int32_t partition;
     int64_t topic_id;   /* >= 0: the topic was deleted */
+    srv *s;
 } forget_query;
 
 static bool forget_one(void *ctx, txn *t) {
@@ -422,24 +421,31 @@ static bool forget_one(void *ctx, txn *t) {
     k = 0;
     for (int i = 0; i < t->nparts; i++)
         if (t->parts[i].topic_id != q->topic_id) t->parts[k++] = t->parts[i];
-    t->nparts = k;
+    /*
+     * The stored list loses them in the storage transaction that deletes the topic (the caller
+     * deletes it next): topic ids are rowids, which a topic created later may reuse.
+     */
+    if (k != t->nparts) {
+        t->nparts = k;
+        txn_store(q->s, t);
+    }
     return true;
 }
 
 void txn_forget_group(srv *s, const char *group) {
-    forget_query q = {group, NULL, -1, -1};
+    forget_query q = {group, NULL, -1, -1, s};
     txn_each(s, forget_one, &q);
     if (stor_txn_offsets_delete_group(s->st, group) < 0) txn_storage_failed(s, "dropping a group's offsets", group);
 }
 
 void txn_forget_topic(srv *s, int64_t topic_id, const char *topic) {
-    forget_query q = {NULL, topic, -1, topic_id};
+    forget_query q = {NULL, topic, -1, topic_id, s};
     txn_each(s, forget_one, &q);
     if (stor_txn_offsets_delete_topic(s->st, topic) < 0) txn_storage_failed(s, "dropping a topic's offsets", topic);
 }
 
 void txn_forget_offset(srv *s, const char *group, const char *topic, int32_t partition) {
-    forget_query q = {group, topic, partition, -1};
+    forget_query q = {group, topic, partition, -1, s};
     txn_each(s, forget_one, &q);
     if (stor_txn_offset_delete(s->st, group, topic, partition) < 0) txn_storage_failed(s, "dropping an offset", group);
 }

@@ -202,9 +202,7 @@ int16_t txn_v2_add(srv *s, req *r, kp_str id, int64_t pid, int16_t epoch, const 
     txn_begin(s, t);
     t->client_tv = 2;
     if (part) {
-        txn_part_add(t, part->topic_id, part->partition);
-        if (stor_txn_partition_add(s->st, t->id, part->topic_id, part->partition) != 0)
-            txn_storage_failed(s, "adding a partition", t->id);
+        txn_part_add(t, part->topic_id, part->partition); /* stored with the row below */
     } else {
         char *g = xstrndup(group.p ? group.p : "", glen);
         txn_group_add(t, g);

@@ -38,6 +38,10 @@ ListOffsets, DescribeTransactions and OffsetFetch requests (kafka_wire).
                                           partition, one aborted and one open at the kill; both
                                           producers live on: read_committed shows exactly the
                                           committed one's records, also after one more kill -9
+  test_kill9_after_deleting_a_topic_of_an_open_transaction  a topic of an open transaction
+                                          deleted, another created, kill -9: the transaction
+                                          names only the topic left; its timeout abort writes
+                                          no marker to the new topic
 
 After every restart, once no transaction is open, ListOffsets read_committed (the last stable
 offset) equals the high watermark on every partition.
@@ -606,3 +610,46 @@ def test_kill9_interleaved_transactions():
         assert read(b, topic, "read_uncommitted") == every
         drop(a)
         drop(bp)
+
+
+def test_kill9_after_deleting_a_topic_of_an_open_transaction():
+    """The transaction's partitions are stored in its coordinator row (migration 18): deleting
+    a topic takes its partitions out of that row in the deletion's own commit. After a kill -9
+    the open transaction names only the topic that is left, and a topic created after the
+    deletion (which may get the deleted one's storage id) gets no marker of it."""
+    with broker_with(0) as b:
+        kept = create_topic(b, unique("txn-dur-kept"))
+        gone = create_topic(b, unique("txn-dur-gone"))
+        txn_id = unique("txn-dur-deleted-id")
+        p = txn_producer(b, txn_id)
+        p.begin_transaction()
+        open_kept = produce_all(p, kept, "kept")
+        produce_all(p, gone, "gone")
+        admin = AdminClient({"bootstrap.servers": b.bootstrap})
+        admin.delete_topics([gone])[gone].result(timeout=20)
+        after = create_topic(b, unique("txn-dur-after"))
+        assert describe(b, txn_id)["topics"] == {kept: list(range(PARTITIONS))}
+        b.kill9(restart=False)
+        drop(p)
+        restarted = b.log_size()
+        b.start()
+
+        d = describe(b, txn_id)
+        assert d["state"] == "Ongoing", d
+        assert d["topics"] == {kept: list(range(PARTITIONS))}, (
+            "after kill -9 the open transaction names %r; only %s is left of its topics"
+            % (d["topics"], kept))
+        log = b.log_since(restarted)
+        assert "no longer exists" not in log, (
+            "the stored transaction still named the deleted topic's partitions:\n%s" % log[-3000:])
+        d = wait_state(b, txn_id, ("CompleteAbort",), TXN_TIMEOUT_MS / 1000.0 + 10)
+        assert d["state"] == "CompleteAbort", d
+        offs = assert_lso_is_hw(b, kept, "after the timeout abort")
+        for part in range(PARTITIONS):
+            assert offs[part][0] == PER_PARTITION + 1, (kept, part, offs[part])
+        for part, (hw, lso) in offsets(b, after).items():
+            assert (hw, lso) == (0, 0), (
+                "%s-%d, created after the deletion: (HW, LSO) (%d, %d); the aborted transaction "
+                "never wrote to it, so no ABORT marker belongs there" % (after, part, hw, lso))
+        assert read(b, kept, "read_committed") == {part: [] for part in range(PARTITIONS)}
+        assert read(b, kept, "read_uncommitted") == open_kept

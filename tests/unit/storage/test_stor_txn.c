@@ -115,15 +115,15 @@ static void assert_lines(const lines *l, const char *const *want, int n) {
 static void test_txn_round_trip(void **state) {
     fx *f = *state;
     stor_txn b = txn("b", 2000, 7, 1);
+    const stor_txn_part bp[] = {{f->topic, 0}, {f->topic, 2}};
+    b.parts = bp;
+    b.nparts = 2;
     b.prev_producer_id = 1999;
     b.last_producer_epoch = 6;
     b.start_ms = 1700000000001;
     must(f->s, stor_txn_put(f->s, &b));
     stor_txn a = txn("a", 1000, 0, 0);
     must(f->s, stor_txn_put(f->s, &a));
-    must(f->s, stor_txn_partition_add(f->s, "b", f->topic, 2));
-    must(f->s, stor_txn_partition_add(f->s, "b", f->topic, 0));
-    must(f->s, stor_txn_partition_add(f->s, "b", f->topic, 2)); /* twice: not an error */
     must(f->s, stor_txn_group_add(f->s, "b", "g2"));
     must(f->s, stor_txn_group_add(f->s, "b", "g1"));
     must(f->s, stor_txn_group_add(f->s, "b", "g1"));
@@ -132,7 +132,7 @@ static void test_txn_round_trip(void **state) {
     o = offset("g1", "t", 0, 20);
     o.metadata = NULL;
     must(f->s, stor_txn_offset_put(f->s, "b", 2000, &o));
-    /* Replacing the id's row keeps its members. */
+    /* Replacing the id's row keeps its groups and offsets; the partitions are the row's. */
     b.state = 2;
     b.update_ms++;
     must(f->s, stor_txn_put(f->s, &b));
@@ -223,12 +223,9 @@ static void test_txn_bad_arguments(void **state) {
     assert_int_equal(stor_txn_put(f->s, &t), -1);
     t.state = 5;
     must(f->s, stor_txn_put(f->s, &t));
-    /* Members need their id and their partition. */
-    assert_int_equal(stor_txn_partition_add(f->s, "nobody", f->topic, 0), -1);
+    /* Members need their id. */
+    assert_int_equal(stor_txn_group_add(f->s, "nobody", "g"), -1);
     assert_non_null(strstr(stor_errmsg(f->s), "FOREIGN KEY"));
-    assert_int_equal(stor_txn_partition_add(f->s, "x", f->topic, 3), -1);
-    assert_int_equal(stor_txn_partition_add(f->s, "x", f->topic + 1, 0), -1);
-    assert_int_equal(stor_txn_partition_add(f->s, NULL, f->topic, 0), -1);
     assert_int_equal(stor_txn_group_add(f->s, "nobody", "g"), -1);
     assert_int_equal(stor_txn_group_add(f->s, "x", NULL), -1);
     stor_offset o = offset("g", "t", 0, 1);
@@ -250,8 +247,7 @@ static void test_txn_bad_arguments(void **state) {
     must(f->s, stor_commit(f->s));
     lines l = load_txns(f->s);
     assert_int_equal(l.n, 1);
-    /* Removing what is not there is not an error. */
-    must(f->s, stor_txn_partition_remove(f->s, "x", f->topic, 0));
+    /* Deleting what is not there is not an error. */
     must(f->s, stor_txn_delete(f->s, "nobody"));
     /* Nothing asked for, nothing read. */
     stor_txn_load_cb none = {0};
@@ -261,8 +257,10 @@ static void test_txn_bad_arguments(void **state) {
 /* The id's members of every kind, for the clear and delete tests. */
 static void txn_with_members(fx *f, const char *id, int32_t partition) {
     stor_txn t = txn(id, 1, 0, 1);
+    const stor_txn_part p = {f->topic, partition};
+    t.parts = &p;
+    t.nparts = 1;
     must(f->s, stor_txn_put(f->s, &t));
-    must(f->s, stor_txn_partition_add(f->s, id, f->topic, partition));
     must(f->s, stor_txn_group_add(f->s, id, "g"));
     stor_offset o = offset("g", "t", partition, 1);
     must(f->s, stor_txn_offset_put(f->s, id, 1, &o));
@@ -280,18 +278,23 @@ static void test_txn_delete_cascades(void **state) {
     ASSERT_LINES(l, "txn kept pid 1 prev -1 epoch 0 last -1 timeout 60000 state 1 start -1 update 1700000000000",
                  "part kept 1/1", "group kept g", "offset kept pid 1 g t/1 @1 epoch 4 'm' at 5001 expire -1");
     /* No orphans behind the load's back. */
-    assert_int_equal(fx_raw_int(f->path, "SELECT (SELECT count(*) FROM txn_partitions) + (SELECT count(*) FROM txn_groups)"
-                                      " + (SELECT count(*) FROM txn_offsets)"),
-                     3);
+    assert_int_equal(fx_raw_int(f->path, "SELECT (SELECT count(*) FROM txn_groups) + (SELECT count(*) FROM txn_offsets)"),
+                     2);
 }
 
 static void test_txn_members_clear_and_remove(void **state) {
     fx *f = *state;
     txn_with_members(f, "a", 0);
     txn_with_members(f, "b", 1);
-    must(f->s, stor_txn_partition_add(f->s, "a", f->topic, 2));
-    must(f->s, stor_txn_partition_remove(f->s, "a", f->topic, 0));
+    /* a's list changes with its row; b completes as the coordinator completes it: members cleared, row stored */
+    stor_txn a = txn("a", 1, 0, 1);
+    const stor_txn_part ap = {f->topic, 2};
+    a.parts = &ap;
+    a.nparts = 1;
+    must(f->s, stor_txn_put(f->s, &a));
     must(f->s, stor_txn_members_clear(f->s, "b"));
+    stor_txn b = txn("b", 1, 0, 1);
+    must(f->s, stor_txn_put(f->s, &b));
     must(f->s, stor_commit(f->s));
     fx_reopen(f);
     lines l = load_txns(f->s);
@@ -308,26 +311,23 @@ static void test_txn_members_clear_and_remove(void **state) {
 static void test_txn_members_clear_each_kind_alone(void **state) {
     fx *f = *state;
     txn_with_members(f, "keep", 0);
-    const char *ids[] = {"p", "g", "o", "none"};
-    for (int i = 0; i < 4; i++) {
+    const char *ids[] = {"g", "o", "none"};
+    for (int i = 0; i < 3; i++) {
         stor_txn t = txn(ids[i], 1, 0, 1);
         must(f->s, stor_txn_put(f->s, &t));
     }
-    must(f->s, stor_txn_partition_add(f->s, "p", f->topic, 1));
     must(f->s, stor_txn_group_add(f->s, "g", "g2"));
     stor_offset o = offset("g", "t", 2, 7);
     must(f->s, stor_txn_offset_put(f->s, "o", 1, &o));
     must(f->s, stor_commit(f->s));
-    for (int i = 0; i < 4; i++) must(f->s, stor_txn_members_clear(f->s, ids[i]));
+    for (int i = 0; i < 3; i++) must(f->s, stor_txn_members_clear(f->s, ids[i]));
     must(f->s, stor_commit(f->s));
     fx_reopen(f);
-    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM txn_partitions WHERE transactional_id <> 'keep'"), 0);
     assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM txn_groups WHERE transactional_id <> 'keep'"), 0);
     assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM txn_offsets WHERE transactional_id <> 'keep'"), 0);
-    assert_int_equal(fx_raw_int(f->path, "SELECT (SELECT count(*) FROM txn_partitions) + (SELECT count(*) FROM txn_groups)"
-                                      " + (SELECT count(*) FROM txn_offsets)"),
-                     3);
-    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM txns"), 5);
+    assert_int_equal(fx_raw_int(f->path, "SELECT (SELECT count(*) FROM txn_groups) + (SELECT count(*) FROM txn_offsets)"),
+                     2);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM txns"), 4);
 }
 
 static void test_txn_offsets_delete_by_group_and_topic(void **state) {
@@ -493,10 +493,10 @@ static void test_topic_delete_cascades(void **state) {
     stor_topic u = {.name = "u", .partitions = 1, .created_ms = 1};
     must(f->s, stor_topic_create(f->s, &u));
     stor_txn t = txn("x", 1, 0, 1);
+    const stor_txn_part xp[] = {{f->topic, 0}, {f->topic, 1}, {u.id, 0}};
+    t.parts = xp;
+    t.nparts = 3;
     must(f->s, stor_txn_put(f->s, &t));
-    must(f->s, stor_txn_partition_add(f->s, "x", f->topic, 0));
-    must(f->s, stor_txn_partition_add(f->s, "x", f->topic, 1));
-    must(f->s, stor_txn_partition_add(f->s, "x", u.id, 0));
     stor_offset o = offset("g", "t", 0, 1);
     must(f->s, stor_txn_offset_put(f->s, "x", 1, &o));
     must(f->s, stor_txn_open_put(f->s, f->topic, 0, 1, 0));
@@ -506,6 +506,10 @@ static void test_topic_delete_cascades(void **state) {
     must(f->s, stor_txn_aborted_put(f->s, u.id, 0, &a));
     must(f->s, stor_commit(f->s));
 
+    /* the coordinator (txn_forget_topic) rewrites the list in the deletion's storage transaction */
+    t.parts = xp + 2;
+    t.nparts = 1;
+    must(f->s, stor_txn_put(f->s, &t));
     must(f->s, stor_topic_delete(f->s, f->topic));
     must(f->s, stor_commit(f->s));
     fx_reopen(f);
@@ -656,8 +660,6 @@ static void test_write_kinds(void **state) {
         must(f->s, stor_commit(f->s));                                                                                 \
     } while (0)
     KIND_OF(stor_txn_put(f->s, &t));
-    KIND_OF(stor_txn_partition_add(f->s, "x", f->topic, 0));
-    KIND_OF(stor_txn_partition_remove(f->s, "x", f->topic, 0));
     KIND_OF(stor_txn_group_add(f->s, "x", "g"));
     KIND_OF(stor_txn_offset_put(f->s, "x", 1, &o));
     KIND_OF(stor_txn_offsets_delete_group(f->s, "g"));
@@ -742,6 +744,85 @@ static void test_upgrade_from_version_5(void **state) {
     assert_int_equal(l.n, 4);
 }
 
+/* The partition list in the row: long lists (past the encoder's stack buffer) keep every entry in order. */
+static void test_txn_partition_list_round_trip(void **state) {
+    fx *f = *state;
+    stor_txn_part parts[40];
+    for (int i = 0; i < 40; i++) parts[i] = (stor_txn_part){INT64_MAX - i, i % 2 ? INT32_MAX - i : i};
+    stor_txn t = txn("long", 1, 0, 1);
+    t.parts = parts;
+    t.nparts = 40;
+    must(f->s, stor_txn_put(f->s, &t));
+    stor_txn e = txn("empty", 2, 0, 1);
+    must(f->s, stor_txn_put(f->s, &e));
+    must(f->s, stor_commit(f->s));
+    assert_int_equal(fx_raw_int(f->path, "SELECT partitions IS NULL FROM txns WHERE transactional_id = 'empty'"), 1);
+    fx_reopen(f);
+    lines l = load_txns(f->s);
+    assert_int_equal(l.n, 42);
+    for (int i = 0; i < 40; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "part long %lld/%d", (long long)parts[i].topic_id, parts[i].partition);
+        assert_string_equal(l.l[2 + i], want);
+    }
+}
+
+/* A list that is not "topic_id:partition ..." fails the load with the id named, rather than half-loading. */
+static void test_txn_partition_list_damaged(void **state) {
+    fx *f = *state;
+    stor_txn t = txn("x", 1, 0, 1);
+    must(f->s, stor_txn_put(f->s, &t));
+    must(f->s, stor_commit(f->s));
+    const char *bad[] = {"1:0 1:", "1:0 x", "1", ":3", "1:-1", "1:2147483648", "1:0,1:1"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "UPDATE txns SET partitions = '%s'", bad[i]);
+        fx_raw_exec(f->path, sql);
+        lines l = {0};
+        stor_txn_load_cb cb = {.ctx = &l, .txn = on_txn, .partition = on_partition};
+        if (stor_txns_load(f->s, &cb) != -1) fail_msg("list '%s' loaded", bad[i]);
+        assert_non_null(strstr(stor_errmsg(f->s), "load transaction x"));
+    }
+}
+
+/* ---- migration 16 (issue 37's 18): txn_partitions rows move into their txns row ---- */
+
+static void test_upgrade_moves_txn_partitions(void **state) {
+    fx *f = *state;
+    stor_txn t = txn("open", 1, 0, 1);
+    must(f->s, stor_txn_put(f->s, &t));
+    t = txn("done", 2, 0, 4);
+    must(f->s, stor_txn_put(f->s, &t));
+    must(f->s, stor_commit(f->s));
+    stor_close(f->s);
+    f->s = NULL;
+    /* the schema and rows of version 15: no column, one row per partition */
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "ALTER TABLE txns DROP COLUMN partitions;"
+             "INSERT INTO txn_partitions VALUES ('open', %lld, 2), ('open', %lld, 0);"
+             "PRAGMA user_version = 15;",
+             (long long)f->topic, (long long)f->topic);
+    fx_raw_exec(f->path, sql);
+    for (int round = 0; round < 2; round++) { /* the second open finds nothing to move */
+        fx_open(f);
+        assert_int_equal(stor_schema_version(f->s), stor_schema_latest());
+        lines l = load_txns(f->s);
+        char p0[64], p2[64];
+        snprintf(p0, sizeof p0, "part open %lld/0", (long long)f->topic);
+        snprintf(p2, sizeof p2, "part open %lld/2", (long long)f->topic);
+        assert_int_equal(l.n, 4);
+        assert_non_null(strstr(l.l[0], "txn done"));
+        assert_non_null(strstr(l.l[1], "txn open"));
+        assert_string_equal(l.l[2], p0);
+        assert_string_equal(l.l[3], p2);
+        assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM txn_partitions"), 0);
+        stor_close(f->s);
+        f->s = NULL;
+    }
+    fx_open(f);
+}
+
 /* ---- salvage ---- */
 
 static void on_report(void *ctx, const char *line) {
@@ -824,6 +905,32 @@ static void test_salvage_version_5(void **state) {
     assert_int_equal(fx_raw_int(to, "PRAGMA user_version"), stor_schema_latest());
 }
 
+/* A database from before migration 16 (issue 37's 18) salvaged: its txn_partitions rows end up in their txns row. */
+static void test_salvage_moves_txn_partitions(void **state) {
+    fx *f = *state;
+    stor_txn t = txn("open", 1, 0, 1);
+    must(f->s, stor_txn_put(f->s, &t));
+    must(f->s, stor_commit(f->s));
+    stor_close(f->s);
+    f->s = NULL;
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "ALTER TABLE txns DROP COLUMN partitions;"
+             "INSERT INTO txn_partitions VALUES ('open', %lld, 2), ('open', %lld, 0);"
+             "PRAGMA user_version = 15;",
+             (long long)f->topic, (long long)f->topic);
+    fx_raw_exec(f->path, sql);
+    char to[sizeof f->path];
+    snprintf(to, sizeof to, "%s/salvaged.db", f->dir);
+    lines rep;
+    salvage(f, to, &rep);
+    assert_true(reported(&rep, "done: 0 tables damaged, 0 not readable"));
+    snprintf(sql, sizeof sql, "SELECT partitions = '%lld:0 %lld:2' FROM txns WHERE transactional_id = 'open'",
+             (long long)f->topic, (long long)f->topic);
+    assert_int_equal(fx_raw_int(to, sql), 1);
+    assert_int_equal(fx_raw_int(to, "SELECT count(*) FROM txn_partitions"), 0);
+}
+
 /* ---- query plans: every statement seeks an index; start-up loads walk their own table in key order ---- */
 
 static void assert_plan_sql(stor *s, const char *what, const char *sql, const char *may_scan) {
@@ -852,11 +959,10 @@ static void assert_plan(stor *s, stor_stmt_id id, const char *may_scan) {
 static void test_query_plans(void **state) {
     fx *f = *state;
     static const stor_stmt_id hot[] = {
-        STOR_TXNS_UPSERT,          STOR_TXNS_DELETE,          STOR_TXN_PART_INSERT,
-        STOR_TXN_PART_DELETE,      STOR_TXN_PART_CLEAR,       STOR_TXN_GROUP_INSERT,
+        STOR_TXNS_UPSERT,          STOR_TXNS_DELETE,          STOR_TXN_GROUP_INSERT,
         STOR_TXN_GROUP_CLEAR,      STOR_TXN_OFFSET_UPSERT,    STOR_TXN_OFFSET_CLEAR,
         STOR_TXN_OFFSET_SUPERSEDE, STOR_TXN_OFFSET_DELETE_GROUP, STOR_TXN_OFFSET_DELETE_TOPIC, STOR_TXN_OFFSET_DELETE_ONE,
-        STOR_LOAD_TXN_PARTS,       STOR_LOAD_TXN_GROUPS,      STOR_LOAD_TXN_OFFSETS,
+        STOR_LOAD_TXN_GROUPS,      STOR_LOAD_TXN_OFFSETS,
         STOR_TXN_OPEN_UPSERT,      STOR_TXN_OPEN_DELETE,      STOR_TXN_ABORTED_INSERT,
         STOR_TXN_ABORTED_READ,     STOR_TXN_ABORTED_DELETE_BELOW, STOR_PRODUCER_BATCHES,
         STOR_PRODUCER_NEWEST,
@@ -898,6 +1004,10 @@ int main(void) {
         T(test_producer_batches_with_markers),
         T(test_write_kinds),
         T(test_upgrade_from_version_5),
+        T(test_txn_partition_list_round_trip),
+        T(test_txn_partition_list_damaged),
+        T(test_upgrade_moves_txn_partitions),
+        T(test_salvage_moves_txn_partitions),
         T(test_salvage_txn_tables),
         T(test_salvage_version_5),
         T(test_query_plans),
