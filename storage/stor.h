@@ -544,7 +544,7 @@ typedef struct stor_txn {
     int16_t client_tv;                       /* the transaction version its client used: 2 bumps at every EndTxn */
     int64_t next_producer_id;                /* TV2, epoch exhausted: the id it takes once the markers are written; -1 */
     /*
-     * The partitions in its current transaction, stored in the row itself (migration 18): the row
+     * The partitions in its current transaction, stored in the row itself (migration 16): the row
      * is rewritten whenever they change anyway, so they cost no rows or index pages of their own.
      */
     const stor_txn_part *parts;

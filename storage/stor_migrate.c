@@ -419,11 +419,10 @@ static const char *const stor_migrations[] = {
     "SELECT 1;",
 
     /*
-     * 16 (issue 37's "18": renumbered when merged beside other migrations): a transaction's
-     * partitions in its txns row (the column stor_added_columns adds, "topic_id:partition"
-     * separated by spaces; NULL for none) instead of a txn_partitions row each. The row is
-     * rewritten at every change of the transaction anyway; the rows of their own and their index
-     * cost each transaction about three WAL pages. The rows of an open transaction move into the
+     * 16: a transaction's partitions in its txns row (the column stor_added_columns adds,
+     * "topic_id:partition" separated by spaces; NULL for none) instead of a txn_partitions row
+     * each. The row is rewritten at every change of the transaction anyway; the rows of their
+     * own and their index cost each transaction about three WAL pages. The rows of an open transaction move into the
      * column; txn_partitions stays, empty and unused, so that migration 6 and salvage still name
      * it and this one can run again (it moves only what is there, into rows that have no list).
      */
