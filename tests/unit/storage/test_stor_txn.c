@@ -785,7 +785,7 @@ static void test_txn_partition_list_damaged(void **state) {
     }
 }
 
-/* ---- migration 16 (issue 37's 18): txn_partitions rows move into their txns row ---- */
+/* ---- migration 16: txn_partitions rows move into their txns row ---- */
 
 static void test_upgrade_moves_txn_partitions(void **state) {
     fx *f = *state;
@@ -905,7 +905,7 @@ static void test_salvage_version_5(void **state) {
     assert_int_equal(fx_raw_int(to, "PRAGMA user_version"), stor_schema_latest());
 }
 
-/* A database from before migration 16 (issue 37's 18) salvaged: its txn_partitions rows end up in their txns row. */
+/* A database from before migration 16 salvaged: its txn_partitions rows end up in their txns row. */
 static void test_salvage_moves_txn_partitions(void **state) {
     fx *f = *state;
     stor_txn t = txn("open", 1, 0, 1);
