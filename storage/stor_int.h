@@ -17,7 +17,7 @@
 
 #define STOR_BUSY_TIMEOUT_MS 5000
 /*
- * Migration 16 (issue 37's 18), and salvage of a database from before it: the txn_partitions rows
+ * Migration 16, and salvage of a database from before it: the txn_partitions rows
  * into their txns row's list ("topic_id:partition" separated by spaces; stor_txns.c), then the
  * rows go. Only rows without a list take one, so running it again changes nothing.
  */

@@ -324,7 +324,7 @@ static const char *const repairs[] = {
     "DELETE FROM group_members WHERE group_id NOT IN (SELECT group_id FROM groups)",
     "DELETE FROM partition_leaders WHERE " PARTITION_GONE,
     "DELETE FROM txn_partitions WHERE " TXN_GONE " OR " PARTITION_GONE,
-    /* a database from before migration 16 (issue 37's 18) keeps its partitions in rows of their own */
+    /* a database from before migration 16 keeps its partitions in rows of their own */
     STOR_TXN_PARTS_INTO_ROWS,
     "DELETE FROM txn_groups WHERE " TXN_GONE,
     "DELETE FROM txn_offsets WHERE " TXN_GONE,
