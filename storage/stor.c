@@ -111,6 +111,7 @@ int stor_op_end(stor *s, int rc) {
         sqlite3_reset(st);
     }
     if (s->in_txn && sqlite3_get_autocommit(s->db)) s->txn_failed = true;
+    stor_time_forget(s);
     return rc;
 }
 
@@ -364,6 +365,7 @@ void stor_close(stor *s) {
     if (s->db && !sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     stor_ckpt_stop(s);
     stor_seg_close(s);
+    stor_time_free(s);
     for (int i = 0; i < STOR_STMT_COUNT; i++) sqlite3_finalize(s->stmt[i]);
     sqlite3_close_v2(s->db);
     free(s->reserve_path);
@@ -386,6 +388,7 @@ static void stor_rollback_quietly(stor *s) {
     s->in_op = false;
     s->txn_kinds = 0;
     if (had) stor_seg_after_rollback(s);
+    stor_time_forget(s);
 }
 
 int stor_commit(stor *s) {

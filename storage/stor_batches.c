@@ -1,4 +1,4 @@
-/* Record batches: append, fetch, offset and timestamp look-ups, log start (retention, DeleteRecords). */
+/* Record batches: append, fetch, log start (retention, DeleteRecords); the time look-ups are stor_time_index.c's. */
 #include "stor_int.h"
 
 #include <stdio.h>
@@ -80,6 +80,8 @@ int stor_batch_append(stor *s, int64_t topic_id, int32_t partition, const stor_b
     /* on disk the bytes go to a segment before the row that names them (stor_segments.c) */
     int64_t seg = 0, pos = 0;
     bool in_seg = s->segs.enabled;
+    struct stor_time_part *tp;
+    if (stor_time_before_append(s, topic_id, partition, &tp)) return -1;
     if (in_seg && stor_seg_append(s, topic_id, partition, data, len, &seg, &pos)) return -1;
     sqlite3_stmt *st = stor_stmt(s, STOR_BATCH_INSERT);
     bool by_blob = !in_seg && len >= STOR_BLOB_WRITE_MIN;
@@ -97,6 +99,7 @@ int stor_batch_append(stor *s, int64_t topic_id, int32_t partition, const stor_b
     /* Drop the pointer to the caller's buffer now rather than at the next use. */
     sqlite3_clear_bindings(st);
     if (rc == 0 && by_blob) rc = stor_batch_write_data(s, data, len);
+    if (rc == 0) rc = stor_time_appended(s, tp, m->base_offset, m->max_timestamp, len);
     return rc;
 }
 
@@ -227,30 +230,6 @@ static int stor_lookup(stor *s, sqlite3_stmt *st, const char *what) {
     return ret;
 }
 
-static int stor_offset_ts_lookup(stor *s, stor_stmt_id id, int64_t topic_id, int32_t partition, const int64_t *ts,
-                                 int64_t *offset, int64_t *timestamp, const char *what) {
-    sqlite3_stmt *st = stor_stmt(s, id);
-    if (stor_bind_key(s, st, topic_id, partition) || (ts && sqlite3_bind_int64(st, 3, *ts)))
-        return stor_fail(s, what);
-    int found = stor_lookup(s, st, what);
-    if (found != 1) return found;
-    if (offset) *offset = sqlite3_column_int64(st, 0);
-    if (timestamp) *timestamp = sqlite3_column_int64(st, 1);
-    sqlite3_reset(st);
-    return 1;
-}
-
-int stor_offset_for_time(stor *s, int64_t topic_id, int32_t partition, int64_t ts, int64_t *offset,
-                         int64_t *timestamp) {
-    return stor_offset_ts_lookup(s, STOR_OFFSET_FOR_TIME, topic_id, partition, &ts, offset, timestamp,
-                                 "offset for time");
-}
-
-int stor_max_timestamp(stor *s, int64_t topic_id, int32_t partition, int64_t *offset, int64_t *timestamp) {
-    return stor_offset_ts_lookup(s, STOR_MAX_TIMESTAMP, topic_id, partition, NULL, offset, timestamp,
-                                 "max timestamp");
-}
-
 int64_t stor_partition_bytes(stor *s, int64_t topic_id, int32_t partition) {
     sqlite3_stmt *st = stor_stmt(s, STOR_PARTITION_BYTES);
     if (stor_bind_key(s, st, topic_id, partition)) return -1;
@@ -277,6 +256,7 @@ static int stor_log_start_move(stor *s, int64_t topic_id, int32_t partition, int
     stor_seg_maybe_dead(s);
     /* changes() counts the batch rows only, not the trigger's partition updates. */
     int deleted = sqlite3_changes(s->db);
+    if (stor_time_trim(s, topic_id, partition, log_start)) return -1;
     /* An aborted transaction whose marker is gone has nothing left for a fetch to skip. */
     st = stor_stmt(s, STOR_TXN_ABORTED_DELETE_BELOW);
     if (stor_bind_key(s, st, topic_id, partition) || sqlite3_bind_int64(st, 3, log_start))

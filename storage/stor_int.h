@@ -55,8 +55,12 @@ typedef enum stor_stmt_id {
     STOR_BATCH_INSERT,
     STOR_BATCH_LAST,
     STOR_BATCH_READ,
-    STOR_OFFSET_FOR_TIME,
-    STOR_MAX_TIMESTAMP,
+    STOR_TIME_INSERT,
+    STOR_TIME_LAST,
+    STOR_TIME_TAIL,
+    STOR_TIME_FLOOR,
+    STOR_TIME_SCAN,
+    STOR_TIME_TRIM,
     STOR_PARTITION_BYTES,
     STOR_BATCH_DELETE_BELOW,
     STOR_LOG_START_UPDATE,
@@ -185,6 +189,29 @@ typedef struct stor_segs {
     sqlite3_stmt *retire_st, *dead_st; /* prepared once: a swap retires several segments at once */
 } stor_segs;
 
+/* The sparse time index's running state per partition (stor_time_index.c): open-addressing hash. */
+struct stor_time_part;
+typedef struct stor_times {
+    struct stor_time_part *parts;
+    size_t n, cap;
+} stor_times;
+
+/* Kafka's index.interval.bytes default: the log between two entries of the time index. */
+#define STOR_TIME_INTERVAL_BYTES 4096
+
+/*
+ * batch_times built from the batch rows: the running largest max timestamp of each partition, at
+ * every batch that crosses a multiple of STOR_TIME_INTERVAL_BYTES of the partition's bytes.
+ * Migration 17 and salvage's repair run it; INSERT OR IGNORE keeps it idempotent.
+ */
+#define STOR_TIME_INDEX_BUILD                                                                                          \
+    "INSERT OR IGNORE INTO batch_times (topic_id, partition, max_timestamp, base_offset)"                             \
+    " SELECT topic_id, partition, run_max, base_offset FROM ("                                                        \
+    "  SELECT topic_id, partition, base_offset, size,"                                                                 \
+    "   max(max_timestamp) OVER w AS run_max, sum(size) OVER w AS run_bytes FROM batches"                            \
+    "  WINDOW w AS (PARTITION BY topic_id, partition ORDER BY base_offset ROWS UNBOUNDED PRECEDING))"                 \
+    " WHERE run_bytes / 4096 > (run_bytes - size) / 4096;"
+
 struct stor {
     sqlite3 *db;
     stor_ckpt *ckpt;  /* background WAL checkpoints (stor_checkpoint.c); NULL for :memory: and sync off */
@@ -196,6 +223,7 @@ struct stor {
     unsigned txn_kinds; /* STOR_TXN_* of the writes in the open transaction */
     uint64_t commit_seq;
     stor_segs segs;
+    stor_times times;
     stor_verify_mode verify; /* storage.verify (stor_verify.c): FULL checks every batch a read serves */
     bool read_bad;           /* the last read stopped at a batch that failed that check */
     char *reserve_path; /* stor_reserve.c: <db>-reserve, NULL until first asked (and for :memory:) */
@@ -318,6 +346,18 @@ int stor_seg_adopt(stor *s, int64_t topic_id, int32_t partition, const char *pat
 void stor_fsync_dir(const char *dir);
 /* stor_compact.c: at start, what a kill left in a partition directory: cleaned files, .deleted segments. */
 void stor_cleaning_leftovers(stor *s, const char *pdir, int64_t newest);
+
+/* ---- stor_time_index.c ---- */
+
+/* Before a batch row goes in: the partition's time index state (loaded at its first append). */
+int stor_time_before_append(stor *s, int64_t topic_id, int32_t partition, struct stor_time_part **tp);
+/* The row is in: an entry when the interval has gone by since the last one. */
+int stor_time_appended(stor *s, struct stor_time_part *tp, int64_t base_offset, int64_t max_timestamp, size_t len);
+/* The log start moved: entries of batches below it go. */
+int stor_time_trim(stor *s, int64_t topic_id, int32_t partition, int64_t log_start);
+/* A rollback or a topic deletion: every partition's state is loaded again at its next append. */
+void stor_time_forget(stor *s);
+void stor_time_free(stor *s);
 
 /* ---- stor_scan.c: a partition's segment files read back without the database ---- */
 

@@ -427,6 +427,21 @@ static const char *const stor_migrations[] = {
      * it and this one can run again (it moves only what is there, into rows that have no list).
      */
     STOR_TXN_PARTS_INTO_ROWS,
+
+    /*
+     * 17: the sparse time index (stor_time_index.c) replaces batches_time, which took a b-tree
+     * entry per batch: batch_times holds an entry (the partition's largest max timestamp so
+     * far, the batch's base offset) about every 4 KiB of log, as Kafka's time index does. Built
+     * from the existing rows; IF NOT EXISTS, OR IGNORE and IF EXISTS keep it idempotent.
+     */
+    "CREATE TABLE IF NOT EXISTS batch_times ("
+    "  topic_id INTEGER NOT NULL,"
+    "  partition INTEGER NOT NULL,"
+    "  max_timestamp INTEGER NOT NULL,"
+    "  base_offset INTEGER NOT NULL,"
+    "  PRIMARY KEY (topic_id, partition, max_timestamp, base_offset),"
+    "  FOREIGN KEY (topic_id, partition) REFERENCES partitions (topic_id, partition) ON DELETE CASCADE"
+    ") WITHOUT ROWID;" STOR_TIME_INDEX_BUILD "DROP INDEX IF EXISTS batches_time;",
 };
 
 #define STOR_MIGRATIONS_N ((int)(sizeof stor_migrations / sizeof stor_migrations[0]))

@@ -304,6 +304,13 @@ static const char recount_segments[] = "UPDATE segments SET live = (SELECT count
                                        " WHERE b.topic_id = segments.topic_id AND b.partition = segments.partition"
                                        " AND b.seg = segments.id)";
 
+/*
+ * Likewise: the time index made again from the batches that survived (stor_time_index.c), since
+ * an entry of batches that were lost or rebuilt could understate them.
+ */
+static const char time_index_clear[] = "DELETE FROM batch_times";
+static const char time_index_build[] = STOR_TIME_INDEX_BUILD;
+
 #define PARTITION_GONE "(topic_id, partition) NOT IN (SELECT topic_id, partition FROM partitions)"
 #define TXN_GONE "transactional_id NOT IN (SELECT transactional_id FROM txns)"
 
@@ -321,6 +328,8 @@ static const char *const repairs[] = {
     "DELETE FROM segments WHERE " PARTITION_GONE,
     recount_bytes,
     recount_segments,
+    time_index_clear,
+    time_index_build,
     "DELETE FROM group_members WHERE group_id NOT IN (SELECT group_id FROM groups)",
     "DELETE FROM partition_leaders WHERE " PARTITION_GONE,
     "DELETE FROM txn_partitions WHERE " TXN_GONE " OR " PARTITION_GONE,
@@ -518,7 +527,8 @@ static int repair(salvage *sv, char *err, size_t errlen) {
     for (size_t i = 0; rc == 0 && i < sizeof repairs / sizeof *repairs; i++) {
         rc = stor_sql_exec(sv->fresh, repairs[i], err, errlen);
         int n = sqlite3_changes(sv->fresh);
-        if (rc == 0 && n && repairs[i] != recount_bytes && repairs[i] != recount_segments)
+        if (rc == 0 && n && repairs[i] != recount_bytes && repairs[i] != recount_segments &&
+            repairs[i] != time_index_clear && repairs[i] != time_index_build)
             report(sv->fn, sv->ctx, "salvage: repaired %d rows: %.120s", n, repairs[i]);
     }
     return rc;

@@ -48,18 +48,26 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
                         "   AND base_offset >= coalesce((SELECT base_offset FROM batches"
                         "     WHERE " BATCH_KEY " AND base_offset <= ?3 ORDER BY base_offset DESC LIMIT 1), ?3)"
                         " ORDER BY base_offset",
+    /* The sparse time index (stor_time_index.c); its primary key orders entries by time, then offset. */
+    [STOR_TIME_INSERT] = "INSERT OR IGNORE INTO batch_times (topic_id, partition, max_timestamp, base_offset)"
+                         " VALUES (?1, ?2, ?3, ?4)",
+    [STOR_TIME_LAST] = "SELECT max_timestamp, base_offset FROM batch_times WHERE " BATCH_KEY
+                       " ORDER BY max_timestamp DESC, base_offset DESC LIMIT 1",
+    [STOR_TIME_TAIL] = "SELECT max(max_timestamp), coalesce(sum(size), 0) FROM batches WHERE " BATCH_KEY
+                       " AND base_offset > ?3",
+    /* the last entry below the target: no batch up to its offset reaches the target */
+    [STOR_TIME_FLOOR] = "SELECT base_offset FROM batch_times WHERE " BATCH_KEY " AND max_timestamp < ?3"
+                        " ORDER BY max_timestamp DESC, base_offset DESC LIMIT 1",
+    /* from there the batch rows, on the primary key, to the first that reaches it (about 4 KiB of log) */
+    [STOR_TIME_SCAN] = "SELECT base_offset, last_offset, max_timestamp FROM batches WHERE " BATCH_KEY
+                       " AND base_offset > ?3 AND max_timestamp >= ?4 ORDER BY base_offset LIMIT 1",
     /*
-     * Forced onto the covering time index: walking the primary key instead
-     * would read every batch row (and page) before the first match. Cost is
-     * one index entry per batch with max_timestamp >= ts (small for recent
-     * ts; about 60 ns each, the whole partition for ts before its start).
+     * Entries grow with the offset, so those below the log start are the first ones in key
+     * order: the bound (the first entry at or past it) keeps the delete to them and its ties.
      */
-    [STOR_OFFSET_FOR_TIME] = "SELECT base_offset, max_timestamp FROM batches INDEXED BY batches_time"
-                             " WHERE " BATCH_KEY " AND max_timestamp >= ?3 ORDER BY base_offset LIMIT 1",
-    [STOR_MAX_TIMESTAMP] = "SELECT last_offset, max_timestamp FROM batches"
-                           " WHERE " BATCH_KEY " AND max_timestamp ="
-                           "   (SELECT max(max_timestamp) FROM batches WHERE " BATCH_KEY ")"
-                           " ORDER BY base_offset LIMIT 1",
+    [STOR_TIME_TRIM] = "DELETE FROM batch_times WHERE " BATCH_KEY " AND base_offset < ?3 AND max_timestamp <="
+                       " coalesce((SELECT max_timestamp FROM batch_times WHERE " BATCH_KEY " AND base_offset >= ?3"
+                       "   ORDER BY max_timestamp, base_offset LIMIT 1), 9223372036854775807)",
     [STOR_PARTITION_BYTES] = "SELECT bytes FROM partitions WHERE " BATCH_KEY,
     /* base_offset < ?3 is implied by last_offset < ?3; stating it lets the delete seek the primary key. */
     [STOR_BATCH_DELETE_BELOW] = "DELETE FROM batches WHERE " BATCH_KEY " AND base_offset < ?3 AND last_offset < ?3",

@@ -48,6 +48,8 @@ int stor_topic_delete(stor *s, int64_t topic_id) {
     if (sqlite3_bind_int64(st, 1, topic_id)) return stor_fail(s, "bind topic id");
     if (stor_step_done(s, st, "delete topic")) return -1;
     if (sqlite3_changes(s->db) == 0) return stor_failf(s, "delete topic: no topic with id %lld", (long long)topic_id);
+    /* a new topic may get its id */
+    stor_time_forget(s);
     return stor_seg_topic_deleted(s, topic_id);
 }
 

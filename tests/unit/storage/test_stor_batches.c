@@ -434,12 +434,12 @@ static void test_query_plans(void **state) {
     fx *f = *state;
     static const stor_stmt_id hot[] = {STOR_TOPIC_DELETE,     STOR_TOPIC_PARTITIONS_GET, STOR_TOPIC_PARTITIONS_SET,
                                        STOR_CONFIG_DELETE,    STOR_BATCH_LAST,           STOR_BATCH_READ,
-                                       STOR_MAX_TIMESTAMP,    STOR_PARTITION_BYTES,      STOR_BATCH_DELETE_BELOW,
-                                       STOR_LOG_START_UPDATE, STOR_OLDEST_BATCH,         STOR_PRODUCER_NEXT,
-                                       STOR_PRODUCER_BATCHES, STOR_PRODUCER_NEWEST};
+                                       STOR_PARTITION_BYTES,  STOR_BATCH_DELETE_BELOW,   STOR_LOG_START_UPDATE,
+                                       STOR_OLDEST_BATCH,     STOR_PRODUCER_NEXT,        STOR_PRODUCER_BATCHES,
+                                       STOR_PRODUCER_NEWEST,  STOR_TIME_INSERT,          STOR_TIME_LAST,
+                                       STOR_TIME_TAIL,        STOR_TIME_FLOOR,           STOR_TIME_SCAN,
+                                       STOR_TIME_TRIM};
     for (size_t i = 0; i < sizeof hot / sizeof hot[0]; i++) assert_plan(f->s, hot[i], false);
-    /* Sorting the matching entries of the covering time index is the design (see stor_sql.c). */
-    assert_plan(f->s, STOR_OFFSET_FOR_TIME, true);
 
     /* A fetch seeks to its start offset rather than walking the partition from its beginning. */
     char sql[2048];
