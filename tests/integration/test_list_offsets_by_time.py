@@ -97,3 +97,54 @@ def test_max_timestamp_is_the_record_with_the_largest_timestamp(broker, admin):
     one_batch(broker, admin, topic, [BASE, BASE + 7000, BASE + 2000, BASE + 7000, BASE + 1000])
     # the first of the two records carrying the largest timestamp, not the batch's last offset (4)
     assert listed(admin, topic, OffsetSpec.max_timestamp()) == (1, BASE + 7000)
+
+
+def many_batches(broker, admin, topic, timestamps, size=900):
+    """One batch per record (each produce flushed), so the log passes the time index's 4 KiB interval many times."""
+    for f in admin.create_topics([NewTopic(topic, 1, 1)]).values():
+        f.result(10)
+    p = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0})
+    for i, ts in enumerate(timestamps):
+        p.produce(topic, value=b"%05d" % i + b"x" * size, partition=0, timestamp=ts)
+        assert p.flush(10) == 0
+
+
+def expected_for(timestamps, start, target):
+    """Kafka's answer from the records: the first offset at or past start whose timestamp reaches target."""
+    for o in range(start, len(timestamps)):
+        if timestamps[o] >= target:
+            return o, timestamps[o]
+    return -1, -1
+
+
+def test_sparse_time_index_answers_every_target(broker, admin):
+    """The time index keeps an entry about every 4 KiB of log (migration 16, as Kafka's time index),
+    and a look-up reads the batches past the entry below the target: every target, between entries,
+    on equal timestamps, out of order, after DeleteRecords removed the batch with the largest
+    timestamp, and after a kill -9 and restart, answers what the records say."""
+    topic = "by-time-sparse"
+    ts = [BASE + (i * 7919) % 60 * 1000 for i in range(60)]
+    ts[10:20] = [BASE + 30_000] * 10
+    ts[25] = BASE + 90_000  # far ahead of the rest
+    many_batches(broker, admin, topic, ts)
+
+    def check(start, a=admin):
+        for target in range(BASE - 1000, BASE + 92_000, 500):
+            assert listed(a, topic, OffsetSpec.for_timestamp(target)) == expected_for(ts, start, target), target
+        best = max(range(start, len(ts)), key=lambda o: (ts[o], -o))
+        assert listed(a, topic, OffsetSpec.max_timestamp()) == (best, ts[best])
+
+    check(0)
+    res = admin.delete_records([TopicPartition(topic, 0, 30)])
+    assert res[TopicPartition(topic, 0)].result(10).low_watermark == 30
+    check(30)
+    broker.kill9()
+    after = AdminClient({"bootstrap.servers": broker.bootstrap})  # the module's client lost its connections
+    check(30, after)
+    more = [BASE + 91_000, BASE + 5_000, BASE + 91_000]
+    p = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0})
+    for i, t in enumerate(more):
+        p.produce(topic, value=b"m%d" % i, partition=0, timestamp=t)
+        assert p.flush(10) == 0
+    ts += more
+    check(30, after)
