@@ -46,6 +46,7 @@ int stor_batch_replace(stor *s, int64_t topic_id, int32_t partition, int64_t bas
     /* the rewritten bytes are appended like a produced batch; the old ones die with their segment */
     int64_t seg = 0, pos = 0;
     bool in_seg = s->segs.enabled;
+    if (stor_time_raise(s, topic_id, partition, base_offset, max_timestamp)) return -1;
     if (in_seg && stor_seg_append(s, topic_id, partition, data, len, &seg, &pos)) return -1;
     stor_seg_maybe_dead(s);
     sqlite3_stmt *st = stor_stmt(s, STOR_BATCH_REPLACE);
@@ -425,6 +426,7 @@ static int bind_old(sqlite3_stmt *st, int64_t old_seg, int64_t old_pos) {
 int stor_batch_move(stor *s, stor_cleaning *c, int64_t base_offset, int64_t old_seg, int64_t old_pos, int64_t seg,
                     int64_t new_pos, int64_t size, int64_t max_timestamp, int32_t records_count) {
     if (stor_write_begin_as(s, STOR_TXN_BATCHES)) return -1;
+    if (stor_time_raise(s, c->topic_id, c->partition, base_offset, max_timestamp)) return -1;
     sqlite3_stmt *st = prepared(s, &c->mv, "UPDATE batches SET seg = ?6, pos = ?7, size = ?8, max_timestamp = ?9,"
                                            " records_count = ?10, data = zeroblob(0)"
                                            " WHERE topic_id = ?1 AND partition = ?2 AND base_offset = ?3" AT_OLD);

@@ -61,6 +61,8 @@ typedef enum stor_stmt_id {
     STOR_TIME_FLOOR,
     STOR_TIME_SCAN,
     STOR_TIME_TRIM,
+    STOR_TIME_BATCH_TS,
+    STOR_TIME_RAISE,
     STOR_PARTITION_BYTES,
     STOR_BATCH_DELETE_BELOW,
     STOR_LOG_START_UPDATE,
@@ -353,6 +355,8 @@ void stor_cleaning_leftovers(stor *s, const char *pdir, int64_t newest);
 int stor_time_before_append(stor *s, int64_t topic_id, int32_t partition, struct stor_time_part **tp);
 /* The row is in: an entry when the interval has gone by since the last one. */
 int stor_time_appended(stor *s, struct stor_time_part *tp, int64_t base_offset, int64_t max_timestamp, size_t len);
+/* Before a batch's max timestamp is rewritten (compaction): entries at or past it that it would pass are raised. */
+int stor_time_raise(stor *s, int64_t topic_id, int32_t partition, int64_t base_offset, int64_t max_timestamp);
 /* The log start moved: entries of batches below it go. */
 int stor_time_trim(stor *s, int64_t topic_id, int32_t partition, int64_t log_start);
 /* A rollback or a topic deletion: every partition's state is loaded again at its next append. */

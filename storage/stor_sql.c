@@ -68,6 +68,10 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
     [STOR_TIME_TRIM] = "DELETE FROM batch_times WHERE " BATCH_KEY " AND base_offset < ?3 AND max_timestamp <="
                        " coalesce((SELECT max_timestamp FROM batch_times WHERE " BATCH_KEY " AND base_offset >= ?3"
                        "   ORDER BY max_timestamp, base_offset LIMIT 1), 9223372036854775807)",
+    [STOR_TIME_BATCH_TS] = "SELECT max_timestamp FROM batches WHERE " BATCH_KEY " AND base_offset = ?3",
+    /* rare (see stor_time_raise): walks the partition's entries below the new timestamp */
+    [STOR_TIME_RAISE] = "UPDATE batch_times SET max_timestamp = ?4 WHERE " BATCH_KEY " AND base_offset >= ?3"
+                        " AND max_timestamp < ?4",
     [STOR_PARTITION_BYTES] = "SELECT bytes FROM partitions WHERE " BATCH_KEY,
     /* base_offset < ?3 is implied by last_offset < ?3; stating it lets the delete seek the primary key. */
     [STOR_BATCH_DELETE_BELOW] = "DELETE FROM batches WHERE " BATCH_KEY " AND base_offset < ?3 AND last_offset < ?3",

@@ -12,8 +12,9 @@
  *
  * An entry (max_timestamp, base_offset) says: no batch starting at or before base_offset has a
  * larger max timestamp. That stays true whatever removes batches (DeleteRecords, retention,
- * compaction, which keeps a batch's max timestamp) and whatever lowers one, so an entry never
- * has to be rewritten, and a missing entry only makes a scan longer. The answers are exactly
+ * compaction) and whatever lowers one, so an entry is rewritten only in the one case that raises
+ * a batch's: the cleaner rebuilds a batch whose header understated its records' timestamps
+ * (broker/topic/compact.c takes the rebuilt header's). A missing entry only makes a scan longer. The answers are exactly
  * those of the dense index: the first batch (by offset) whose max timestamp reaches the target,
  * found by scanning the batch rows past the last entry below the target.
  *
@@ -194,6 +195,24 @@ int stor_max_timestamp(stor *s, int64_t topic_id, int32_t partition, int64_t *of
     has_tail = time_tail(s, topic_id, partition, -1, &cand, NULL);
     if (has_tail <= 0) return has_tail;
     return time_scan(s, topic_id, partition, cand, NULL, offset, timestamp);
+}
+
+int stor_time_raise(stor *s, int64_t topic_id, int32_t partition, int64_t base_offset, int64_t max_timestamp) {
+    sqlite3_stmt *st = stor_stmt(s, STOR_TIME_BATCH_TS);
+    if (BATCH_KEY_BIND(st, topic_id, partition) || sqlite3_bind_int64(st, 3, base_offset))
+        return stor_fail(s, "time index: bind");
+    int rc = sqlite3_step(st);
+    bool raised = rc == SQLITE_ROW && sqlite3_column_int64(st, 0) < max_timestamp;
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return stor_fail(s, "time index: batch's max timestamp");
+    if (!raised) return 0;
+    st = stor_stmt(s, STOR_TIME_RAISE);
+    if (BATCH_KEY_BIND(st, topic_id, partition) || sqlite3_bind_int64(st, 3, base_offset) ||
+        sqlite3_bind_int64(st, 4, max_timestamp))
+        return stor_fail(s, "time index: bind");
+    if (stor_step_done(s, st, "time index: raise entries")) return -1;
+    stor_time_forget(s); /* the running maximum in memory may be below it too */
+    return 0;
 }
 
 int stor_time_trim(stor *s, int64_t topic_id, int32_t partition, int64_t log_start) {

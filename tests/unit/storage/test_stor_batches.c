@@ -438,7 +438,7 @@ static void test_query_plans(void **state) {
                                        STOR_OLDEST_BATCH,     STOR_PRODUCER_NEXT,        STOR_PRODUCER_BATCHES,
                                        STOR_PRODUCER_NEWEST,  STOR_TIME_INSERT,          STOR_TIME_LAST,
                                        STOR_TIME_TAIL,        STOR_TIME_FLOOR,           STOR_TIME_SCAN,
-                                       STOR_TIME_TRIM};
+                                       STOR_TIME_TRIM,        STOR_TIME_BATCH_TS,        STOR_TIME_RAISE};
     for (size_t i = 0; i < sizeof hot / sizeof hot[0]; i++) assert_plan(f->s, hot[i], false);
 
     /* A fetch seeks to its start offset rather than walking the partition from its beginning. */

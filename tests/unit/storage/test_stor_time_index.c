@@ -2,7 +2,7 @@
  * stor: the sparse time index (stor_time_index.c, migration 17). Every look-up is checked against
  * the answer worked out from the batch rows themselves (what the dense index batches_time gave):
  * timestamps out of order and equal, targets between entries, after DeleteRecords, retention and
- * compaction removed or lowered batches, across a rollback and a restart, and after an upgrade
+ * compaction removed, lowered or raised batches, across a rollback and a restart, and after an upgrade
  * from a version-16 database.
  */
 #include <setjmp.h>
@@ -199,6 +199,26 @@ static void test_after_compaction(void **state) {
     check_partition(f, 0, 700, 1700);
 }
 
+/*
+ * The cleaner takes a rebuilt header's max timestamp (broker/topic/compact.c), which is higher
+ * than the stored one when the producer's header understated its records: the entries at and
+ * past the batch are raised, or a look-up between the two timestamps would skip the batch.
+ */
+static void test_compaction_raising_a_max_timestamp(void **state) {
+    fx *f = *state;
+    int64_t next = 0;
+    append_mixed(f, 0, &next);
+    must(f, stor_commit(f->s));
+    static row r[4096];
+    uint8_t small[80] = {0};
+    int n = rows_of(f, 0, r, 4096);
+    assert_int_equal(stor_batch_replace(f->s, f->topic, 0, r[n / 3].base, 1650, 1, small, sizeof small), 1);
+    assert_int_equal(stor_batch_replace(f->s, f->topic, 0, r[n - 2].base, 1700, 1, small, sizeof small), 1);
+    for (int i = 0; i < 5; i++) append(f, 0, r[n - 1].last + 1 + i, 1, 900, 1000);
+    must(f, stor_commit(f->s));
+    check_partition(f, 0, 700, 1750);
+}
+
 /* A rolled-back commit's entries are gone with it; the state in memory is loaded again. */
 static void test_after_rollback_and_restart(void **state) {
     fx *f = *state;
@@ -279,7 +299,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         T(test_empty_partition),       T(test_sparse_and_exact),           T(test_equal_timestamps),
         T(test_after_log_start_moves), T(test_after_compaction),           T(test_after_rollback_and_restart),
-        T(test_topic_deleted),         T(test_upgrade_from_version_16),
+        T(test_topic_deleted),         T(test_upgrade_from_version_16),    T(test_compaction_raising_a_max_timestamp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
