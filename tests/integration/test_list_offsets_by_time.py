@@ -118,7 +118,7 @@ def expected_for(timestamps, start, target):
 
 
 def test_sparse_time_index_answers_every_target(broker, admin):
-    """The time index keeps an entry about every 4 KiB of log (migration 16, as Kafka's time index),
+    """The time index keeps an entry about every 4 KiB of log (migration 17, as Kafka's time index),
     and a look-up reads the batches past the entry below the target: every target, between entries,
     on equal timestamps, out of order, after DeleteRecords removed the batch with the largest
     timestamp, and after a kill -9 and restart, answers what the records say."""
