@@ -209,11 +209,15 @@ void net_mute(conn *c, int32_t ms) {
     clk_timer_start(c->mute_timer, on_mute_end, ms);
 }
 
+static void write_ctx_free(write_ctx *wc) {
+    for (int i = 0; i < wc->n; i++) free(wc->bufs[i]);
+    free(wc);
+}
+
 static void on_write(uv_write_t *w, int status) {
     write_ctx *wc = (write_ctx *)w;
     conn *c = wc->c;
-    for (int i = 0; i < wc->n; i++) free(wc->bufs[i]);
-    free(wc);
+    write_ctx_free(wc);
     if (c->closing) return;
     if (status < 0) {
         net_close(c, uv_strerror(status));
@@ -222,6 +226,39 @@ static void on_write(uv_write_t *w, int status) {
     /* requests waited, or reading stopped, while answers piled up: go on once they have drained */
     if ((c->next_start || !c->reading) && unsent(c) <= (size_t)c->s->cfg->socket_response_queue_max_bytes)
         net_pump_later(c);
+}
+
+/*
+ * Write bufs, whose memory wc owns, in order after everything written before. What the socket
+ * takes at once goes with one writev (uv_try_write) and is freed here; only what is left becomes
+ * a uv_write, freed by on_write. A uv_write that completes at once still costs a system call: its
+ * callback runs from the next loop turn, where libuv's uv__drain stops POLLOUT on the
+ * connection's watcher (src/unix/stream.c), and uv__io_stop queues a watcher that still wants
+ * POLLIN for an epoll_ctl(EPOLL_CTL_MOD) of unchanged events (src/unix/core.c, libuv 1.44): one
+ * epoll_ctl per answer written, 5 per transaction of bench/txn_cost.py (issue 37). uv_try_write
+ * queues nothing while the socket takes it all (https://docs.libuv.org/en/v1.x/stream.html).
+ * A failed try (a closed peer) falls back to uv_write, whose callback closes the connection as
+ * before, so a close never happens inside the caller's walk of c.
+ */
+static void write_out(conn *c, write_ctx *wc, uv_buf_t *bufs, unsigned nb) {
+    int done = uv_try_write((uv_stream_t *)&c->tcp, bufs, nb);
+    size_t skip = done > 0 ? (size_t)done : 0;
+    unsigned i = 0;
+    while (i < nb && skip >= bufs[i].len) {
+        skip -= bufs[i].len;
+        i++;
+    }
+    if (i == nb) {
+        write_ctx_free(wc);
+        return;
+    }
+    bufs[i].base += skip;
+    bufs[i].len -= skip;
+    int rc = uv_write(&wc->w, (uv_stream_t *)&c->tcp, bufs + i, nb - i, on_write);
+    if (rc < 0) {
+        write_ctx_free(wc);
+        net_close(c, uv_strerror(rc));
+    }
 }
 
 /* Send whatever the TLS engine has produced (handshake records, alerts, application data). */
@@ -238,16 +275,11 @@ static void send_tls_output(conn *c) {
     wc->n = 1;
     wc->bufs[0] = out;
     uv_buf_t b = uv_buf_init((char *)out, (unsigned)len);
-    int rc = uv_write(&wc->w, (uv_stream_t *)&c->tcp, &b, 1, on_write);
-    if (rc < 0) {
-        free(out);
-        free(wc);
-        net_close(c, uv_strerror(rc));
-    }
+    write_out(c, wc, &b, 1);
 }
 
 /*
- * Write every finished answer at the head of the queue, in one uv_write. An
+ * Write every finished answer at the head of the queue, in one write (write_out). An
  * answer is its encoded bytes plus the buffers it references (fetched
  * records, kp_writer refs); the write takes ownership of all of them.
  */
@@ -303,16 +335,10 @@ static void flush_ready(conn *c) {
         if (tls_conn_failed(c->tls)) net_close(c, tls_conn_error(c->tls));
         return;
     }
-    if (nb) {
-        int rc = uv_write(&wc->w, (uv_stream_t *)&c->tcp, bufs, (unsigned)nb, on_write);
-        if (rc < 0) {
-            for (int i = 0; i < wc->n; i++) free(wc->bufs[i]);
-            free(wc);
-            net_close(c, uv_strerror(rc));
-        }
-    } else {
+    if (nb)
+        write_out(c, wc, bufs, (unsigned)nb);
+    else
         free(wc);
-    }
     free(bufs);
 }
 
