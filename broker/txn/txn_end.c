@@ -98,7 +98,12 @@ void txn_complete(srv *s, txn *t, bool commit) {
     /* the partitions leave the stored row with the Complete state below, in the markers' storage transaction */
     for (int i = 0; i < t->nparts; i++) write_marker(s, t, &t->parts[i], commit);
     settle_offsets(s, t, commit);
-    log_info("transactional id %s: %s (producer id %lld epoch %d, %d partition(s), %d offset(s))", t->id,
+    /*
+     * Not at info: Kafka logs nothing per completed transaction there (TransactionMarkerChannelManager.scala's
+     * "Completed sending transaction markers" is at trace), and here it was a write(2) per
+     * transaction, one of its six (issue 37). A timeout's abort keeps its own info line (txn.c).
+     */
+    log_debug("transactional id %s: %s (producer id %lld epoch %d, %d partition(s), %d offset(s))", t->id,
              commit ? "committed" : "aborted", (long long)t->producer_id, t->epoch, t->nparts, t->noffsets);
     txn_clear_members(t);
     if (stor_txn_members_clear(s->st, t->id) != 0) txn_storage_failed(s, "clearing the members", t->id);

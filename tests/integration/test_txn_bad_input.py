@@ -64,7 +64,8 @@ TOUCHED = {}
 
 @pytest.fixture(scope="module")
 def broker_config():
-    return {"transaction.max.timeout.ms": MAX_TIMEOUT_MS}
+    # debug: test_commit_retry_after_commit counts the "committed" line, logged at debug
+    return {"transaction.max.timeout.ms": MAX_TIMEOUT_MS, "log.level": "debug"}
 
 
 @pytest.fixture(scope="module")

@@ -46,7 +46,8 @@ def broker_config():
 
 @pytest.fixture(scope="module")
 def delayed():
-    with running(Broker(config={"profile": "kafka", "transaction.marker.delay.ms": 2000})) as b:
+    # debug: the tests wait for the delayed markers' "committed" line, logged at debug
+    with running(Broker(config={"profile": "kafka", "transaction.marker.delay.ms": 2000, "log.level": "debug"})) as b:
         yield b
 
 
