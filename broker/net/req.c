@@ -43,7 +43,7 @@ void req_free(req *r) {
     free(r->adopted);
     kp_arena_free(&r->arena);
     kp_writer_free(&r->out);
-    free(r->frame);
+    if (r->frame) free(r->frame - r->frame_off);
     free(r);
 }
 

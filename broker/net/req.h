@@ -34,6 +34,7 @@ struct req {
     conn *c;
     req *next;
     uint8_t *frame;          /* the request without its size prefix; owned */
+    size_t frame_off;        /* frame sits this far into its allocation (net.c: a read buffer handed over) */
     size_t len;
     size_t pooled;           /* of len, counted in its listener's queued.max.request.bytes (net.c) */
     kp_req_header hdr;
