@@ -32,6 +32,8 @@
  * no batch holds and never reach the high watermark. An emptied batch keeps its offsets, so
  * readers step past it as they do past Kafka's.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -223,21 +225,31 @@ typedef struct pass {
  * produce p99 2-3.5x its own during a pass). libuv's threadpool would not do: its threads also
  * validate big produce batches (validate_async.c), and an unprivileged thread cannot raise its
  * priority again once lowered. Kafka's cleaner has threads of its own too (LogCleaner.scala,
- * CleanerThread). Guarded by mu: given (a pass handed to the thread), done (handed back), quit.
+ * CleanerThread).
+ *
+ * Nothing the loop waits for is ever held by this thread: a thread at SCHED_IDLE preempted while
+ * holding something keeps it until nothing else on that core wants to run, on a busy machine for
+ * milliseconds to seconds. libuv's uv_async_send and a mutex were such things: the loop, woken by
+ * the thread's uv_async_send, preempted it inside the call (the kernel preempts a SCHED_IDLE
+ * thread for any woken normal one) and then spun and sched_yield()ed in uv__async_spin until the
+ * thread finished the call, or blocked on the mutex the thread held around it; perf showed the
+ * loop off its core 15 ms in sched_yield and 456 ms in the mutex at a pass's end. So a pass goes
+ * each way through an atomic pointer, and a byte through a pipe wakes the side that waits for it
+ * (the loop polls its end; a write to a pipe never waits for its reader).
  */
 typedef struct cleaner_thread {
     uv_thread_t id;
-    uv_mutex_t mu;
-    uv_cond_t cv;
-    struct pass *given, *done;
-    bool quit;
+    int wake[2]; /* the loop -> the thread (blocking reads): a byte per pass handed over, and one to quit */
+    int back[2]; /* the thread -> the loop (topic_cleaner.back): a byte per pass handed back, and one at its end */
+    _Atomic(struct pass *) given, done; /* handed over, handed back */
+    atomic_bool quit;
     atomic_bool exited; /* the thread returned, or is about to: join it */
 } cleaner_thread;
 
 struct topic_cleaner {
     uv_timer_t timer; /* the backoff between looks for work */
     uv_idle_t idle;   /* an in-memory database's pass: one slice per loop iteration */
-    uv_async_t async; /* the thread's result, or its end, back on the loop */
+    uv_poll_t back;   /* the thread's result, or its end, back on the loop (set up with the thread) */
     int closing;      /* handles still closing (topic_cleaner_stop) */
     cleaner_thread *th; /* NULL: no off_loop pass yet */
     srv *s;
@@ -751,41 +763,76 @@ static void lower_priority(void) {
 #endif
 }
 
-static void thread_main(void *arg) {
-    topic_cleaner *c = arg;
-    cleaner_thread *th = c->th;
-    lower_priority();
-    uv_mutex_lock(&th->mu);
-    for (;;) {
-        while (!th->given && !th->quit) uv_cond_wait(&th->cv, &th->mu);
-        if (!th->given) break; /* quit, with nothing handed over */
-        pass *p = th->given;
-        th->given = NULL;
-        uv_mutex_unlock(&th->mu);
-        work(p); /* a stop or an abort set p->cancel: it stops at its next batch */
-        uv_mutex_lock(&th->mu);
-        th->done = p;
-        uv_async_send(&c->async);
-    }
-    uv_mutex_unlock(&th->mu);
-    atomic_store(&th->exited, true);
-    uv_async_send(&c->async);
+/* A byte to wake the other side; a full pipe already holds bytes that wake it. */
+static void poke(int fd) {
+    ssize_t n;
+    do n = write(fd, "x", 1);
+    while (n < 0 && errno == EINTR);
 }
 
-static void on_async(uv_async_t *h);
-
-/* The pass to the cleaner's thread, which is started with the first. */
-static void hand_over(topic_cleaner *c, pass *p) {
-    if (!c->th) {
-        cleaner_thread *th = xcalloc(1, sizeof *th);
-        if (uv_mutex_init(&th->mu) != 0 || uv_cond_init(&th->cv) != 0) abort();
-        c->th = th;
-        if (uv_thread_create(&th->id, thread_main, c) != 0) abort(); /* as uv_queue_work's threadpool would */
+static void thread_main(void *arg) {
+    cleaner_thread *th = arg;
+    lower_priority();
+    for (;;) {
+        char b;
+        ssize_t n = read(th->wake[0], &b, 1);
+        if (n < 0 && errno == EINTR) continue;
+        pass *p = atomic_exchange(&th->given, NULL);
+        if (p) {
+            work(p); /* a stop or an abort set p->cancel: it stops at its next batch */
+            atomic_store(&th->done, p);
+            poke(th->back[1]);
+            continue;
+        }
+        if (n <= 0 || atomic_load(&th->quit)) break; /* quit, with nothing handed over */
     }
-    uv_mutex_lock(&c->th->mu);
-    c->th->given = p;
-    uv_cond_signal(&c->th->cv);
-    uv_mutex_unlock(&c->th->mu);
+    atomic_store(&th->exited, true);
+    poke(th->back[1]);
+}
+
+static void on_back(uv_poll_t *h, int status, int events);
+
+static void close_pipes(cleaner_thread *th) {
+    for (int i = 0; i < 2; i++) {
+        if (th->wake[i] >= 0) close(th->wake[i]);
+        if (th->back[i] >= 0) close(th->back[i]);
+    }
+}
+
+/* The cleaner's thread, its pipes and the loop's poll of them; false (logged) when they could not be had. */
+static bool thread_start(topic_cleaner *c) {
+    cleaner_thread *th = xcalloc(1, sizeof *th);
+    th->wake[0] = th->wake[1] = th->back[0] = th->back[1] = -1;
+    atomic_init(&th->given, NULL);
+    atomic_init(&th->done, NULL);
+    atomic_init(&th->quit, false);
+    atomic_init(&th->exited, false);
+    const char *why = NULL;
+    if (pipe2(th->wake, O_CLOEXEC) != 0 || pipe2(th->back, O_CLOEXEC | O_NONBLOCK) != 0 ||
+        fcntl(th->wake[1], F_SETFL, O_NONBLOCK) != 0)
+        why = strerror(errno);
+    else if (uv_poll_init(c->s->loop, &c->back, th->back[0]) != 0)
+        why = "cannot poll its pipe";
+    if (why) {
+        log_warn("compaction: no thread for the cleaner (%s); it looks again after log.cleaner.backoff.ms", why);
+        close_pipes(th);
+        free(th);
+        return false;
+    }
+    c->back.data = c;
+    uv_poll_start(&c->back, UV_READABLE, on_back);
+    uv_unref((uv_handle_t *)&c->back);
+    c->th = th;
+    if (uv_thread_create(&th->id, thread_main, th) != 0) abort(); /* as uv_queue_work's threadpool would */
+    return true;
+}
+
+/* The pass to the cleaner's thread, which is started with the first; false: no thread (logged). */
+static bool hand_over(topic_cleaner *c, pass *p) {
+    if (!c->th && !thread_start(c)) return false;
+    atomic_store(&c->th->given, p);
+    poke(c->th->wake[1]);
+    return true;
 }
 
 static void on_timer(uv_timer_t *h);
@@ -807,10 +854,14 @@ static void arm(topic_cleaner *c) {
 static bool launch(topic_cleaner *c) {
     pass *p = start_pass(c, false);
     if (!p) return false;
+    if (p->off_loop && !hand_over(c, p)) {
+        partition *part = pass_partition(c->s, p);
+        if (part) part->clean_next_ms = clk_now_ms() + c->s->cfg->log_cleaner_backoff_ms;
+        pass_free(p);
+        return false;
+    }
     c->p = p;
-    if (p->off_loop) {
-        hand_over(c, p);
-    } else {
+    if (!p->off_loop) {
         uv_idle_start(&c->idle, on_idle);
     }
     return true;
@@ -892,22 +943,21 @@ static void on_idle(uv_idle_t *h) {
 static void on_closed(uv_handle_t *h);
 
 /* The thread handed a pass back, or ended (after topic_cleaner_stop: then it is joined here). */
-static void on_async(uv_async_t *h) {
+static void on_back(uv_poll_t *h, int status, int events) {
+    (void)status, (void)events;
     topic_cleaner *c = h->data;
     cleaner_thread *th = c->th;
+    char buf[16];
+    while (read(th->back[0], buf, sizeof buf) > 0) continue;
     bool exited = atomic_load(&th->exited); /* first: a result handed back before it is taken below */
-    uv_mutex_lock(&th->mu);
-    pass *p = th->done;
-    th->done = NULL;
-    uv_mutex_unlock(&th->mu);
+    pass *p = atomic_exchange(&th->done, NULL);
     if (p) after(p);
     if (!exited) return;
     uv_thread_join(&th->id);
-    uv_cond_destroy(&th->cv);
-    uv_mutex_destroy(&th->mu);
+    uv_close((uv_handle_t *)&c->back, on_closed); /* stops the poll: its pipe may close */
+    close_pipes(th);
     free(th);
     c->th = NULL;
-    uv_close((uv_handle_t *)&c->async, on_closed);
 }
 
 static void on_timer(uv_timer_t *h) {
@@ -973,12 +1023,10 @@ void topic_cleaner_start(srv *s) {
     stor_set_unlinker(s->st, unlink_off_loop, c->unlinks);
     uv_timer_init(s->loop, &c->timer);
     uv_idle_init(s->loop, &c->idle);
-    if (uv_async_init(s->loop, &c->async, on_async) != 0) abort(); /* only when out of file descriptors */
-    c->timer.data = c->idle.data = c->async.data = c;
+    c->timer.data = c->idle.data = c;
     arm(c);
     uv_unref((uv_handle_t *)&c->timer);
     uv_unref((uv_handle_t *)&c->idle);
-    uv_unref((uv_handle_t *)&c->async);
     s->cleaner = c;
 }
 
@@ -1061,21 +1109,17 @@ void topic_cleaner_stop(srv *s) {
     stor_set_unlinker(s->st, NULL, NULL);
     c->unlinks->orphaned = true; /* what is queued still goes; the queue frees itself when it is empty */
     if (!c->unlinks->busy) unlink_next(c->unlinks);
-    c->closing = 3;
+    c->closing = c->th ? 3 : 2;
     uv_close((uv_handle_t *)&c->timer, on_closed);
     uv_close((uv_handle_t *)&c->idle, on_closed);
     if (c->th) {
         /*
          * Not waited for here, as the threadpool's worker was not: a pass under way stops at its
-         * next batch, and on_async joins the thread and closes the handle once it ended. The
+         * next batch, and on_back joins the thread and closes the handle once it ended. The
          * handle holds the loop until then, as the work request did.
          */
-        uv_mutex_lock(&c->th->mu);
-        c->th->quit = true;
-        uv_cond_signal(&c->th->cv);
-        uv_mutex_unlock(&c->th->mu);
-        uv_ref((uv_handle_t *)&c->async);
-    } else {
-        uv_close((uv_handle_t *)&c->async, on_closed);
+        atomic_store(&c->th->quit, true);
+        poke(c->th->wake[1]);
+        uv_ref((uv_handle_t *)&c->back);
     }
 }
