@@ -5,6 +5,7 @@ background does to the latency of produce requests to other topics.
     .venv/bin/python bench/compaction.py [--binary build/mskmock] [--runs 3] [--mb 64] [--keys 10000]
         [--value-size 200] [--codecs none,lz4] [--rate 1000] [--slice-ms 2,10] [--quiet-wait 60]
         [--set KEY=VALUE]...
+        [--warmup S] [--trace MS] [--keep]
 
 Each run starts mskmock afresh (3 brokers, its defaults: storage.sync=normal, SQLite in WAL mode,
 on a fresh temp dir, --ports auto; MSK's quotas and request-rate cap off as bench/run.sh sets them;
@@ -29,6 +30,16 @@ on a fresh temp dir, --ports auto; MSK's quotas and request-rate cap off as benc
    1.2x). Meanwhile a probe on a connection of its own sends ApiVersions one at a time, as fast as
    they are answered: the longest round trip during the pass is the longest the loop was held
    ("loop lag max"), and after it the same over the baseline window.
+
+--warmup S (issue 37, goal 4): without it the pass starts ~0.1 s after the restarted broker, racing
+the neighbour producer's start; in some runs it sent nothing during the pass, in others its first
+records (connection set-up) fell in it. With it the topic is filled with cleanup.policy=delete and
+made compacted (IncrementalAlterConfigs; the broker runs with topic.config.policy=kafka) after S
+seconds of the neighbour producing, so the pass starts within a backoff with the producer warm.
+With ~45-90 records sent during a 64 MB pass its p99 is its slowest record or two; --mb 256 (or a
+higher --rate) puts more records in the pass. --trace MS prints (to stderr) every probe round trip
+and produce slower than MS with its time from the pass's start; --keep keeps the brokers' logs
+(--set log.level=debug for the swap's own figures).
 
 Since issue 37 a pass runs on a worker thread with a database on disk and log.cleaner.slice.ms
 bounds only the loop's swap of its result (and an in-memory database's passes); before, it was
@@ -58,7 +69,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from txn_throughput import MSKMOCK_OFF, CpuWindow, wait_quiet  # noqa: E402
 
 from confluent_kafka import Producer  # noqa: E402
-from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,  # noqa: E402
+                                   NewTopic)
 
 ROOT = Path(__file__).resolve().parents[1]
 PASS_LINE = re.compile(r"(\S+) info  compaction: (\S+)-(\d+) offsets \[\d+, \d+\): (\d+) records -> (\d+), "
@@ -106,6 +118,15 @@ def post(url, body):
 def create(bootstrap, name, config=None):
     admin = AdminClient({"bootstrap.servers": bootstrap})  # alive until the futures resolve
     for f in admin.create_topics([NewTopic(name, 1, 3, config=config or {})]).values():
+        f.result(30)
+
+
+def make_compacted(bootstrap, name):
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    res = ConfigResource(ConfigResource.Type.TOPIC, name,
+                         incremental_configs=[ConfigEntry("cleanup.policy", "compact",
+                                                          incremental_operation=AlterConfigOpType.SET)])
+    for f in admin.incremental_alter_configs([res]).values():
         f.result(30)
 
 
@@ -222,11 +243,12 @@ def latency(a, slice_ms, tmp):
     data = os.path.join(tmp, "lat-%d" % slice_ms)
     os.mkdir(data)
     b = Broker(a.binary, data, a.set + ["log.cleaner.backoff.ms=3600000"])
-    create(b.bootstrap, "c", {"cleanup.policy": "compact"})
+    create(b.bootstrap, "c", {"cleanup.policy": "delete" if a.warmup else "compact"})
     create(b.bootstrap, "p")
     fill(b.bootstrap, "c", a, "none")
     b.stop()
-    b = Broker(a.binary, data, a.set + ["log.cleaner.backoff.ms=100", "log.cleaner.slice.ms=%d" % slice_ms])
+    b = Broker(a.binary, data, a.set + ["log.cleaner.backoff.ms=100", "log.cleaner.slice.ms=%d" % slice_ms] +
+               (["topic.config.policy=kafka"] if a.warmup else []))
     try:
         sent = []  # (send time, latency)
         probe = LoopProbe(b.bootstrap)
@@ -238,8 +260,12 @@ def latency(a, slice_ms, tmp):
         t_next = time.time()
         stop_at, next_look = None, 0.0
         deadline = time.time() + 600
+        compact_at = time.time() + a.warmup if a.warmup else None
         while time.time() < deadline and (stop_at is None or time.time() < stop_at):
             now = time.time()
+            if compact_at and now >= compact_at:  # the producer is warm: the pass may start
+                compact_at = None
+                make_compacted(b.bootstrap, "c")
             if now >= t_next:
                 p.produce("p", value=value, on_delivery=lambda err, msg, t=now: sent.append((t, time.time() - t, err)))
                 t_next += interval
@@ -259,6 +285,13 @@ def latency(a, slice_ms, tmp):
         during = [lat for t, lat, err in sent if start <= t <= end and not err]
         after = [lat for t, lat, err in sent if end + 0.2 <= t <= end + 0.2 + (end - start) and not err]
         errors = sum(1 for _, _, err in sent if err)
+        if a.trace:
+            slow = [("probe", t, rtt) for t, rtt in probe.samples if rtt > a.trace / 1000] + \
+                [("produce", t, lat) for t, lat, err in sent if lat > a.trace / 1000]
+            for what, t, x in sorted(slow, key=lambda e: e[1]):
+                if start - 0.05 <= t <= end + 0.2 + (end - start):
+                    print("trace %-7s at %+8.1f ms from the start (pass %.1f ms): %.2f ms" % (
+                        what, (t - start) * 1000, (end - start) * 1000, x * 1000), file=sys.stderr)
 
         def stats(xs):
             xs = sorted(xs)
@@ -297,6 +330,14 @@ def main():
     ap.add_argument("--quiet-wait", type=float, default=60)
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="a broker setting for every start (repeatable), e.g. storage.sync=off")
+    ap.add_argument("--warmup", type=float, default=0,
+                    help="latency step: fill the topic with cleanup.policy=delete and make it compacted after this "
+                         "many seconds of the neighbour producing, so the pass starts with the producer warm "
+                         "(0: compacted from the start; the pass then starts ~0.1 s after the broker, sometimes "
+                         "before the producer sends anything)")
+    ap.add_argument("--keep", action="store_true", help="keep each run's temp dir (data and the brokers' logs)")
+    ap.add_argument("--trace", type=float, default=0,
+                    help="print the probe's round trips and the produces slower than this many ms, with their time")
     a = ap.parse_args()
     rows = []
     for run in range(a.runs):
@@ -313,7 +354,10 @@ def main():
                 print(json.dumps(r), flush=True)
                 rows.append(r)
         finally:
-            subprocess.run(["rm", "-rf", tmp])
+            if a.keep:
+                print("kept %s (the brokers' logs: *.log)" % tmp, file=sys.stderr)
+            else:
+                subprocess.run(["rm", "-rf", tmp])
     print()
     for codec in a.codecs.split(","):
         rs = [r for r in rows if r["measure"] == "throughput" and r["codec"] == codec]
