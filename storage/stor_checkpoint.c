@@ -52,9 +52,9 @@ struct stor_ckpt {
  * adds a few pages of index rows, the record bytes are in segment files).
  */
 #define CKPT_MIN_INTERVAL_MS 100
-/* 4 KiB pages: the loop restarts a WAL longer than ~16 MiB (restart_if_long) */
+/* the loop restarts a WAL of more frames (restart_if_long): ~4 MiB at 1 KiB pages, ~16 MiB at 4 KiB */
 #define RESTART_FRAMES 4096
-/* 4 KiB pages: the loop thread checkpoints itself only past ~1 GiB of WAL */
+/* the loop thread checkpoints itself only past this many pages of WAL: ~256 MiB at 1 KiB, ~1 GiB at 4 KiB */
 #define SAFETY_VALVE_PAGES 262144
 
 static int copy_text(void *out, int ncols, char **vals, char **names) {

@@ -32,7 +32,13 @@ from confluent_kafka import Producer
 from harness import Broker
 from test_durability import create_topic, read_all
 
-PAGE = 4096
+
+def page_size(db):
+    """The database's page size, from its header (new databases have 1 KiB pages, older ones 4 KiB)."""
+    with open(db, "rb") as f:
+        f.seek(16)
+        n = int.from_bytes(f.read(2), "big")
+    return 65536 if n == 1 else n
 
 
 def failed_start(b, timeout=20):
@@ -97,10 +103,11 @@ def test_mid_file_damage_is_refused_then_recovered(broker):
                                         " ORDER BY path")]
     con.close()
     assert len(leaves) >= 8, leaves
+    size = page_size(broker.db_path)
     with open(broker.db_path, "r+b") as f:  # two leaf pages of garbage, three quarters into the table
         for page in leaves[len(leaves) * 3 // 4:len(leaves) * 3 // 4 + 2]:
-            f.seek((page - 1) * PAGE)
-            f.write(os.urandom(PAGE))
+            f.seek((page - 1) * size)
+            f.write(os.urandom(size))
     with open(broker.db_path, "rb") as f:
         damaged = f.read()
 
@@ -172,10 +179,11 @@ def test_page2_damage_then_salvage_then_start_keeps_every_segment_file(broker):
     con = sqlite3.connect(broker.db_path)
     pages = [r[0] for r in con.execute("SELECT pageno FROM dbstat WHERE name = 'topics'")]
     con.close()
+    size = page_size(broker.db_path)
     with open(broker.db_path, "r+b") as f:  # the topics table: the rows every partition hangs from
         for page in pages:
-            f.seek((page - 1) * PAGE)
-            f.write(os.urandom(PAGE))
+            f.seek((page - 1) * size)
+            f.write(os.urandom(size))
     rc, out = failed_start(broker)
     assert rc != 0, out
     salvage(broker)
@@ -196,9 +204,10 @@ def test_new_topic_after_unreadable_schema_salvage_does_not_overwrite_the_orphan
     broker.stop(check=True)
     before = segment_files(broker)
     assert sum(before.values()) > 200_000, before
+    size = page_size(broker.db_path)
     with open(broker.db_path, "r+b") as f:  # the schema page past the file header: no table can be found
         f.seek(100)
-        f.write(os.urandom(PAGE - 100))
+        f.write(os.urandom(size - 100))
     rc, out = failed_start(broker)
     assert rc != 0, out
     salvage(broker)

@@ -39,7 +39,13 @@ from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 from harness import Broker  # noqa: E402
 
-PAGE = 4096
+
+def page_size(db):
+    """The database's page size, from its header (new databases have 1 KiB pages, older ones 4 KiB)."""
+    with open(db, "rb") as f:
+        f.seek(16)
+        n = int.from_bytes(f.read(2), "big")
+    return 65536 if n == 1 else n
 
 
 @pytest.fixture
@@ -131,10 +137,11 @@ def damage_pages(db, names):
                                        names)]
     con.close()
     assert pages
+    size = page_size(db)
     with open(db, "r+b") as f:
         for page in pages:
-            f.seek((page - 1) * PAGE)
-            f.write(os.urandom(PAGE))
+            f.seek((page - 1) * size)
+            f.write(os.urandom(size))
 
 
 def segment_batches(path):
@@ -180,9 +187,10 @@ def test_unreadable_schema_then_salvage_rebuilds_topics_from_segments(broker):
     create(broker, "old")
     acked = produce(broker, "old", 300, per_batch=20)
     broker.stop(check=True)
+    size = page_size(broker.db_path)
     with open(broker.db_path, "r+b") as f:  # the schema page past the file header: no table can be found
         f.seek(100)
-        f.write(os.urandom(PAGE - 100))
+        f.write(os.urandom(size - 100))
     out = salvage(broker)
     assert "recreated as 'recovered-topic-1' (a placeholder name), 3 partitions" in out, out
     rebuilt = re.findall(r"rebuilt topic 'recovered-topic-1' \(id 1\) partition (\d) from 1 segment files: (\d+) "
@@ -207,9 +215,10 @@ def test_unreadable_schema_then_salvage_rebuilds_topics_from_segments(broker):
 def test_salvage_with_nothing_readable_and_no_segments_fails(broker):
     broker.start()
     broker.stop(check=True)
+    size = page_size(broker.db_path)
     with open(broker.db_path, "r+b") as f:
         f.seek(100)
-        f.write(os.urandom(PAGE - 100))
+        f.write(os.urandom(size - 100))
     db = str(broker.db_path)
     os.rename(db, db + ".damaged")
     p = subprocess.run([str(broker.binary), "--salvage", db + ".damaged"], env=broker.env(), capture_output=True,

@@ -611,6 +611,39 @@ static void test_secure_delete_off(void **state) {
     sqlite3_finalize(st);
 }
 
+/* A new database file gets 1 KiB pages (stor.c, stor_set_new_page_size), in either journal mode. */
+static void test_new_file_has_1k_pages(void **state) {
+    fx *f = *state;
+    assert_int_equal(fx_raw_int(f->path, "PRAGMA page_size"), 1024);
+    fx *off = fx_new("stor_basic_off", STOR_SYNC_OFF);
+    assert_int_equal(fx_raw_int(off->path, "PRAGMA page_size"), 1024);
+    fx_teardown((void **)&off);
+}
+
+/* A database made with 4 KiB pages (before the change) keeps them and its rows; nothing VACUUMs it. */
+static void test_old_file_keeps_its_page_size(void **state) {
+    fx *f = *state;
+    stor_close(f->s);
+    f->s = NULL;
+    unlink(f->path);
+    char side[160];
+    snprintf(side, sizeof side, "%s-wal", f->path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", f->path);
+    unlink(side);
+    fx_raw_exec(f->path, "PRAGMA page_size = 4096; CREATE TABLE keep (x); DROP TABLE keep;");
+    assert_int_equal(fx_raw_int(f->path, "PRAGMA page_size"), 4096);
+    fx_open(f);
+    int64_t id = make_topic(f->s, "old", 2);
+    assert_int_equal(stor_commit(f->s), 0);
+    fx_reopen(f);
+    assert_int_equal(fx_raw_int(f->path, "PRAGMA page_size"), 4096);
+    loaded l;
+    load_all(f->s, &l);
+    assert_int_equal(l.ntopics, 1);
+    assert_int_equal(l.topics[0].id, id);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void) {
@@ -625,6 +658,8 @@ int main(void) {
         T(test_damaged_header_names_the_read),
         T(test_check_sound_database),
         T(test_secure_delete_off),
+        T(test_new_file_has_1k_pages),
+        T(test_old_file_keeps_its_page_size),
         T(test_memory_database),
         T(test_lazy_transaction_and_commit_seq),
         T(test_committed_data_survives_reopen),
