@@ -146,6 +146,7 @@ int stor_setting_put(stor *s, const char *key, const char *value);
 typedef struct stor_ckpt_stats {
     uint64_t runs, failures, restarts; /* restarts: the loop's own RESTART of a long WAL */
     int wal_frames, backfilled; /* of the latest checkpoint: frames in the WAL, frames copied to the database */
+    int restart_frames;         /* the loop restarts a WAL of more frames than this (16 MiB of pages) */
     char last_error[160];
 } stor_ckpt_stats;
 void stor_checkpoint_stats(stor *s, stor_ckpt_stats *out);

@@ -39,6 +39,7 @@ struct stor_ckpt {
     pthread_cond_t cv;   /* kicked or stopping */
     pthread_cond_t quit; /* stopping: ends the pause between checkpoints */
     bool stop, kicked;
+    int restart_frames; /* RESTART_WAL_BYTES in frames of this database's pages */
     sqlite3 *db;
     stor_ckpt_stats stats;
 };
@@ -52,10 +53,17 @@ struct stor_ckpt {
  * adds a few pages of index rows, the record bytes are in segment files).
  */
 #define CKPT_MIN_INTERVAL_MS 100
-/* the loop restarts a WAL of more frames (restart_if_long): ~4 MiB at 1 KiB pages, ~16 MiB at 4 KiB */
-#define RESTART_FRAMES 4096
-/* the loop thread checkpoints itself only past this many pages of WAL: ~256 MiB at 1 KiB, ~1 GiB at 4 KiB */
-#define SAFETY_VALVE_PAGES 262144
+/*
+ * The loop restarts a WAL longer than this (restart_if_long), and checkpoints itself only past
+ * the safety valve. Both in bytes, turned into frames by the database's page size: new files
+ * have 1 KiB pages, older ones 4 KiB (stor.c). Counted in frames at 4 KiB pages' 4096, a new
+ * database restarted its WAL at 4 MiB, on the loop with two fdatasyncs, every ~100 transactions
+ * of the txn benchmark (8 per 1,000) instead of 2 per 1,000 at 16 MiB; the thread's passes
+ * copy what the restarts do not, off the loop (docs/benchmarks.md, "What each SQLite commit
+ * costs").
+ */
+#define RESTART_WAL_BYTES (16 << 20)
+#define SAFETY_VALVE_BYTES (1 << 30)
 
 static int copy_text(void *out, int ncols, char **vals, char **names) {
     (void)names;
@@ -126,6 +134,11 @@ int stor_ckpt_start(stor *s, const char *path, char *err, size_t errlen) {
         free(k);
         return -1;
     }
+    char text[16] = "";
+    int page = sqlite3_exec(s->db, "PRAGMA page_size", copy_text, text, NULL) == SQLITE_OK ? atoi(text) : 0;
+    if (page <= 0) page = 4096;
+    k->restart_frames = RESTART_WAL_BYTES / page;
+    k->stats.restart_frames = k->restart_frames;
     pthread_mutex_init(&k->mu, NULL);
     pthread_cond_init(&k->cv, NULL);
     pthread_condattr_t monotonic;
@@ -143,7 +156,7 @@ int stor_ckpt_start(stor *s, const char *path, char *err, size_t errlen) {
         return -1;
     }
     char sql[64];
-    snprintf(sql, sizeof sql, "PRAGMA wal_autocheckpoint = %d", SAFETY_VALVE_PAGES);
+    snprintf(sql, sizeof sql, "PRAGMA wal_autocheckpoint = %d", SAFETY_VALVE_BYTES / page);
     sqlite3_exec(s->db, sql, NULL, NULL, NULL);
     /* once the WAL restarts, give the space of a load peak back to the filesystem */
     sqlite3_exec(s->db, "PRAGMA journal_size_limit = 67108864", NULL, NULL, NULL);
@@ -155,7 +168,7 @@ int stor_ckpt_start(stor *s, const char *path, char *err, size_t errlen) {
  * Under a steady trickle of commits (a record per millisecond) one always lands while the
  * thread's checkpoint runs, so no writer ever finds the WAL wholly copied and starts it over:
  * measured, it grew to 80 MB in 3 s, and deleting it at shutdown was most of the stop time.
- * Past RESTART_FRAMES the loop restarts it itself after a commit: a RESTART copies the few
+ * Past RESTART_WAL_BYTES the loop restarts it itself after a commit: a RESTART copies the few
  * frames the thread's last pass left and makes the next commit write from the WAL's start.
  * It never waits: if the thread holds the checkpoint lock, the next commit tries again.
  * It does sync (the WAL, then the database file: 1-6 ms measured, every ~0.7 s at a
@@ -167,7 +180,7 @@ static void restart_if_long(stor *s, stor_ckpt *k) {
     pthread_mutex_lock(&k->mu);
     int frames = k->stats.wal_frames;
     pthread_mutex_unlock(&k->mu);
-    if (frames < RESTART_FRAMES) return;
+    if (frames < k->restart_frames) return;
     int log = 0, done = 0;
     sqlite3_busy_timeout(s->db, 0);
     int rc = sqlite3_wal_checkpoint_v2(s->db, "main", SQLITE_CHECKPOINT_RESTART, &log, &done);

@@ -199,12 +199,13 @@ static void test_commit_answers_waited_for_wal_restart(void **state) {
     int64_t next = 0;
     stor_ckpt_stats st;
     stor_checkpoint_stats(f->s, &st);
-    for (int i = 0; i < 5000 && st.wal_frames < 4096; i++) {
+    assert_true(st.restart_frames > 0);
+    for (int i = 0; i < 20000 && st.wal_frames < st.restart_frames; i++) {
         append_batches(f, &next, 50, 100);
         if (i % 20 == 19) sleep_ms(5); /* room for the thread's pass, which reports the WAL's length */
         stor_checkpoint_stats(f->s, &st);
     }
-    if (st.wal_frames < 4096) skip(); /* the WAL restarted by itself every time */
+    if (st.wal_frames < st.restart_frames) skip(); /* the WAL restarted by itself every time */
     assert_int_equal(st.restarts, 0); /* no commit restarted it */
     for (int i = 0; i < 2000 && st.restarts == 0; i++) {
         stor_wal_restart_if_long(f->s); /* tries again while the thread holds the checkpoint lock */
@@ -214,12 +215,41 @@ static void test_commit_answers_waited_for_wal_restart(void **state) {
     assert_int_equal(st.restarts, 1);
 }
 
+/*
+ * The loop restarts a WAL past 16 MiB whatever the page size: 16,384 frames of a new database's
+ * 1 KiB pages, 4,096 of an older database's 4 KiB. Counted as 4,096 frames for both, a new
+ * database's WAL restarted at 4 MiB, with two fdatasyncs on the loop each time, four times as
+ * often per byte written.
+ */
+static void test_wal_restart_threshold_is_16_mib_at_any_page_size(void **state) {
+    fx *f = *state;
+    stor_ckpt_stats st;
+    stor_checkpoint_stats(f->s, &st);
+    assert_int_equal(fx_raw_int(f->path, "PRAGMA page_size"), 1024);
+    assert_int_equal(st.restart_frames, 16384);
+
+    stor_close(f->s);
+    f->s = NULL;
+    char side[160];
+    unlink(f->path);
+    snprintf(side, sizeof side, "%s-wal", f->path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", f->path);
+    unlink(side);
+    fx_raw_exec(f->path, "PRAGMA page_size = 4096; CREATE TABLE keep (x); DROP TABLE keep;");
+    fx_open(f);
+    stor_checkpoint_stats(f->s, &st);
+    assert_int_equal(fx_raw_int(f->path, "PRAGMA page_size"), 4096);
+    assert_int_equal(st.restart_frames, 4096);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         T(test_checkpoint_thread_saw_no_wal),
         T(test_commit_answers_waited_for_wal_restart),
+        T(test_wal_restart_threshold_is_16_mib_at_any_page_size),
         T(test_checkpoint_after_reopen),
         T(test_idle_checkpoint_thread_woke_twice_a_second),
         T(test_close_waited_out_the_checkpoint_pause),
