@@ -322,6 +322,7 @@ int stor_open(stor **out, const char *path, stor_sync sync, char *err, size_t er
         stor_close(s);
         return -1;
     }
+    s->opened = true;
     *out = s;
     return 0;
 }
@@ -382,6 +383,17 @@ void stor_close(stor *s) {
     if (!s) return;
     /* Closing with an open transaction discards it: only what stor_commit returned 0 for is kept. */
     if (s->db && !sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    /*
+     * A clean stop leaves the producer snapshot up to date, so the next start reads no batch
+     * for it (Kafka writes one at shutdown too, ProducerStateManager.takeSnapshot). Best effort:
+     * without it the next start folds the batches past the older snapshot.
+     */
+    if (s->opened && s->producer_snap_due > 0 &&
+        sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK) {
+        bool ok = stor_producer_snapshot(s) == 0;
+        sqlite3_exec(s->db, ok ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
+        if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    }
     stor_ckpt_stop(s);
     stor_seg_close(s);
     stor_time_free(s);
@@ -420,7 +432,9 @@ int stor_commit(stor *s) {
         return -1;
     }
     if (!s->in_txn) return 0;
-    if (stor_seg_before_commit(s) || stor_step_done(s, stor_stmt(s, STOR_COMMIT), "commit")) {
+    /* the producer snapshot rides along in the commit now and then (stor_producers.c) */
+    if ((s->producer_snap_due >= STOR_PRODUCER_SNAPSHOT_EVERY && stor_producer_snapshot(s)) ||
+        stor_seg_before_commit(s) || stor_step_done(s, stor_stmt(s, STOR_COMMIT), "commit")) {
         /*
          * Roll back rather than leave the transaction open: the caller will
          * refuse these writes, and a later successful commit must not make

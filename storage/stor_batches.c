@@ -100,6 +100,7 @@ int stor_batch_append(stor *s, int64_t topic_id, int32_t partition, const stor_b
     sqlite3_clear_bindings(st);
     if (rc == 0 && by_blob) rc = stor_batch_write_data(s, data, len);
     if (rc == 0) rc = stor_time_appended(s, tp, m->base_offset, m->max_timestamp, len);
+    if (rc == 0) s->producer_snap_due++;
     return rc;
 }
 

@@ -15,6 +15,13 @@
 /* Kafka keeps the newest 5 batches per producer to detect duplicates. */
 #define STOR_PRODUCER_BATCHES_KEPT 5
 
+/*
+ * Batches appended after which a commit first brings the producer snapshot up to date
+ * (stor_producers.c): what a start-up after kill -9 reads beyond the snapshot, and what that
+ * one commit reads more (a few ms at most).
+ */
+#define STOR_PRODUCER_SNAPSHOT_EVERY 4096
+
 #define STOR_BUSY_TIMEOUT_MS 5000
 /*
  * Migration 16, and salvage of a database from before it: the txn_partitions rows
@@ -68,9 +75,12 @@ typedef enum stor_stmt_id {
     STOR_LOG_START_UPDATE,
     STOR_OLDEST_BATCH,
     STOR_PRODUCER_PARTITIONS,
-    STOR_PRODUCER_NEXT,
     STOR_PRODUCER_BATCHES,
-    STOR_PRODUCER_NEWEST,
+    STOR_PRODUCER_SNAP_END,
+    STOR_PRODUCER_SNAP_LOAD,
+    STOR_PRODUCER_TAIL,
+    STOR_PRODUCER_SNAP_PUT,
+    STOR_PRODUCER_SNAP_END_PUT,
     STOR_OFFSET_UPSERT,
     STOR_OFFSET_DELETE,
     STOR_OFFSETS_DELETE_GROUP,
@@ -224,6 +234,8 @@ struct stor {
     bool in_op;      /* between stor_op_begin and stor_op_end: the savepoint is open */
     unsigned txn_kinds; /* STOR_TXN_* of the writes in the open transaction */
     uint64_t commit_seq;
+    int64_t producer_snap_due; /* batches appended (or found at load) past the producer snapshot */
+    bool opened;               /* stor_open finished: stor_close may write the producer snapshot */
     stor_segs segs;
     stor_times times;
     stor_verify_mode verify; /* storage.verify (stor_verify.c): FULL checks every batch a read serves */
@@ -245,6 +257,14 @@ int stor_sql_exec(sqlite3 *db, const char *sql, char *err, size_t errlen);
 int stor_schema_latest(void);
 /* Bring the schema to the newest version. Returns 0 with *version set, or -1 with a reason in err. */
 int stor_migrate(sqlite3 *db, int *version, char *err, size_t errlen);
+
+/* ---- stor_producers.c ---- */
+
+/*
+ * Bring every partition's producer snapshot up to the newest batch, in the open write
+ * transaction: stor_commit every STOR_PRODUCER_SNAPSHOT_EVERY batches, stor_close always.
+ */
+int stor_producer_snapshot(stor *s);
 
 /* ---- stor_checkpoint.c ---- */
 

@@ -1,90 +1,259 @@
-/* Idempotent producer state at start-up: each producer's newest data batches per partition, and its newest marker. */
+/*
+ * Idempotent producer state at start-up: each producer's newest data batches per partition, and
+ * its newest marker. Kafka keeps this state in memory and writes a snapshot of it now and then,
+ * and a start-up loads the newest snapshot and replays only the log after it (Apache Kafka
+ * storage/src/main/java/org/apache/kafka/storage/internals/log/ProducerStateManager.java,
+ * UnifiedLog.loadProducerState). Here the snapshot is a fold over the batch rows kept in
+ * producer_snapshot (migration 17) up to producer_snapshot_end, brought up to date in a commit
+ * every STOR_PRODUCER_SNAPSHOT_EVERY batches and at close, so a stored batch costs no index
+ * row. Being derived from the batches, it says exactly what the batches would: a start-up after
+ * kill -9 folds the batches past the snapshot, and a partition whose snapshot the triggers
+ * dropped (a covered batch deleted or rewritten) is folded from its first batch.
+ */
 #include "stor_int.h"
 
-/* Next producer id of a partition after `after`: 1 found (*pid set), 0 none, -1 error. */
-static int stor_producer_next(stor *s, int64_t topic_id, int32_t partition, int64_t after, int64_t *pid) {
-    sqlite3_stmt *st = stor_stmt(s, STOR_PRODUCER_NEXT);
-    if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition) ||
-        sqlite3_bind_int64(st, 3, after))
+#include <stdlib.h>
+#include <string.h>
+
+/* What the load hands on for one producer of a partition: its newest data batches and, when newest of all, a marker. */
+typedef struct prod_entry {
+    int64_t pid;
+    stor_batch_meta data[STOR_PRODUCER_BATCHES_KEPT]; /* oldest first */
+    int ndata;
+    stor_batch_meta marker;
+    bool marker_newest; /* the producer's newest batch is a transaction marker */
+    bool touched;       /* changed since the snapshot: to be written */
+} prod_entry;
+
+/* One partition's producers, ordered by id. */
+typedef struct prod_fold {
+    prod_entry *e;
+    int n, cap;
+    bool has_snapshot;
+    int64_t end;  /* offsets below it are in the fold */
+    int64_t tail; /* batches read past the snapshot */
+} prod_fold;
+
+static prod_entry *fold_entry(stor *s, prod_fold *f, int64_t pid) {
+    int lo = 0, hi = f->n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (f->e[mid].pid < pid) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < f->n && f->e[lo].pid == pid) return &f->e[lo];
+    if (f->n == f->cap) {
+        int cap = f->cap ? f->cap * 2 : 16;
+        prod_entry *e = realloc(f->e, (size_t)cap * sizeof *e);
+        if (!e) {
+            stor_failf(s, "producer state: out of memory");
+            return NULL;
+        }
+        f->e = e;
+        f->cap = cap;
+    }
+    memmove(&f->e[lo + 1], &f->e[lo], (size_t)(f->n - lo) * sizeof *f->e);
+    f->n++;
+    memset(&f->e[lo], 0, sizeof f->e[lo]);
+    f->e[lo].pid = pid;
+    return &f->e[lo];
+}
+
+/* One batch, in offset order. 0 or -1. */
+static int fold_apply(stor *s, prod_fold *f, const stor_batch_meta *m) {
+    if (m->producer_id < 0) return 0; /* not idempotent */
+    prod_entry *e = fold_entry(s, f, m->producer_id);
+    if (!e) return -1;
+    if (m->base_sequence < 0) {
+        e->marker = *m;
+        e->marker_newest = true;
+    } else {
+        if (e->ndata == STOR_PRODUCER_BATCHES_KEPT) {
+            memmove(&e->data[0], &e->data[1], (STOR_PRODUCER_BATCHES_KEPT - 1) * sizeof e->data[0]);
+            e->ndata--;
+        }
+        e->data[e->ndata++] = *m;
+        e->marker_newest = false;
+    }
+    e->touched = true;
+    return 0;
+}
+
+/* A snapshot row's blob: the metas the load hands on, in that order, 8 little-endian int64 each. */
+#define META_BYTES (STOR_META_NCOLS * 8)
+
+static void put64(uint8_t *p, int64_t v) {
+    for (int i = 0; i < 8; i++) p[i] = (uint8_t)((uint64_t)v >> (8 * i));
+}
+
+static int64_t get64(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
+    return (int64_t)v;
+}
+
+static void meta_encode(uint8_t *p, const stor_batch_meta *m) {
+    int64_t v[STOR_META_NCOLS] = {m->base_offset,    m->last_offset,   m->max_timestamp, m->producer_id,
+                                  m->producer_epoch, m->base_sequence, m->last_sequence, m->records_count};
+    for (int i = 0; i < STOR_META_NCOLS; i++) put64(p + 8 * i, v[i]);
+}
+
+static void meta_decode(const uint8_t *p, stor_batch_meta *m) {
+    m->base_offset = get64(p);
+    m->last_offset = get64(p + 8);
+    m->max_timestamp = get64(p + 16);
+    m->producer_id = get64(p + 24);
+    m->producer_epoch = (int16_t)get64(p + 32);
+    m->base_sequence = (int32_t)get64(p + 40);
+    m->last_sequence = (int32_t)get64(p + 48);
+    m->records_count = (int32_t)get64(p + 56);
+}
+
+/* The snapshot of a partition (if any), then its batches past it. 0 or -1. */
+static int fold_partition(stor *s, int64_t topic_id, int32_t partition, prod_fold *f) {
+    f->n = 0;
+    f->has_snapshot = false;
+    f->end = 0;
+    f->tail = 0;
+    sqlite3_stmt *st = stor_stmt(s, STOR_PRODUCER_SNAP_END);
+    if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition))
         return stor_fail(s, "bind producer key");
     int rc = sqlite3_step(st);
-    int ret = 0;
     if (rc == SQLITE_ROW) {
-        *pid = sqlite3_column_int64(st, 0);
-        ret = 1;
-    } else if (rc != SQLITE_DONE) {
-        ret = stor_fail(s, "next producer");
+        f->has_snapshot = true;
+        f->end = sqlite3_column_int64(st, 0);
     }
     sqlite3_reset(st);
-    return ret;
-}
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return stor_fail(s, "read producer snapshot end");
 
-/* The producer's newest data batches, newest first; returns how many (at most STOR_PRODUCER_BATCHES_KEPT) or -1. */
-static int stor_producer_batches(stor *s, int64_t topic_id, int32_t partition, int64_t pid, stor_batch_meta *out) {
-    sqlite3_stmt *st = stor_stmt(s, STOR_PRODUCER_BATCHES);
-    if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition) || sqlite3_bind_int64(st, 3, pid) ||
-        sqlite3_bind_int(st, 4, STOR_PRODUCER_BATCHES_KEPT))
-        return stor_fail(s, "bind producer batches");
-    int n = 0, rc = SQLITE_DONE;
-    while (n < STOR_PRODUCER_BATCHES_KEPT && (rc = sqlite3_step(st)) == SQLITE_ROW) stor_meta_from_row(st, 0, &out[n++]);
-    int ret = n;
-    if (n < STOR_PRODUCER_BATCHES_KEPT && rc != SQLITE_DONE) ret = stor_fail(s, "read producer batches");
-    sqlite3_reset(st);
-    return ret;
-}
+    int ret = 0;
+    if (f->has_snapshot) {
+        st = stor_stmt(s, STOR_PRODUCER_SNAP_LOAD);
+        if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition))
+            return stor_fail(s, "bind producer key");
+        while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+            const uint8_t *b = sqlite3_column_blob(st, 1);
+            int len = sqlite3_column_bytes(st, 1);
+            if (len % META_BYTES) {
+                ret = stor_failf(s, "producer snapshot of %lld-%d: a row of %d bytes", (long long)topic_id, partition,
+                                 len);
+                break;
+            }
+            for (int at = 0; ret == 0 && at < len; at += META_BYTES) {
+                stor_batch_meta m;
+                meta_decode(b + at, &m);
+                ret = fold_apply(s, f, &m);
+            }
+        }
+        if (ret == 0 && rc != SQLITE_DONE) ret = stor_fail(s, "read producer snapshot");
+        sqlite3_reset(st);
+        for (int i = 0; i < f->n; i++) f->e[i].touched = false;
+    }
+    if (ret) return ret;
 
-/*
- * The producer's newest batch of all when it is a transaction marker: 1 (*m set), 0 when it is
- * a data batch, -1 error. A marker may be newer than every data batch (it ends the
- * transaction), and a fenced producer's bumped epoch reaches the log only through it.
- */
-static int stor_producer_marker(stor *s, int64_t topic_id, int32_t partition, int64_t pid, stor_batch_meta *m) {
-    sqlite3_stmt *st = stor_stmt(s, STOR_PRODUCER_NEWEST);
-    if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition) || sqlite3_bind_int64(st, 3, pid))
+    st = stor_stmt(s, STOR_PRODUCER_TAIL);
+    if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition) || sqlite3_bind_int64(st, 3, f->end))
         return stor_fail(s, "bind producer key");
-    int rc = sqlite3_step(st);
-    int ret = 0;
-    if (rc == SQLITE_ROW) {
-        stor_meta_from_row(st, 0, m);
-        ret = m->base_sequence < 0;
-    } else if (rc != SQLITE_DONE) {
-        ret = stor_fail(s, "newest producer batch");
+    while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        stor_batch_meta m;
+        stor_meta_from_row(st, 0, &m);
+        ret = fold_apply(s, f, &m);
+        f->end = m.last_offset + 1;
+        f->tail++;
     }
+    if (ret == 0 && rc != SQLITE_DONE) ret = stor_fail(s, "read batches past the producer snapshot");
     sqlite3_reset(st);
     return ret;
 }
 
-static int stor_partition_producers(stor *s, int64_t topic_id, int32_t partition, stor_producer_fn fn, void *ctx) {
-    /* Ids below 0 mark non-idempotent batches: start after them. */
-    int64_t pid = -1;
-    int found;
-    while ((found = stor_producer_next(s, topic_id, partition, pid, &pid)) == 1) {
-        stor_batch_meta batches[STOR_PRODUCER_BATCHES_KEPT], marker;
-        int n = stor_producer_batches(s, topic_id, partition, pid, batches);
-        if (n < 0) return -1;
-        int is_marker = stor_producer_marker(s, topic_id, partition, pid, &marker);
-        if (is_marker < 0) return -1;
-        for (int i = n - 1; i >= 0; i--) fn(ctx, topic_id, partition, &batches[i]);
-        if (is_marker) fn(ctx, topic_id, partition, &marker);
+/* The producers the fold changed, and where it ends, into the snapshot. 0 or -1. */
+static int fold_write(stor *s, int64_t topic_id, int32_t partition, const prod_fold *f) {
+    sqlite3_stmt *st = stor_stmt(s, STOR_PRODUCER_SNAP_PUT);
+    for (int i = 0; i < f->n; i++) {
+        const prod_entry *e = &f->e[i];
+        if (!e->touched) continue;
+        uint8_t blob[(STOR_PRODUCER_BATCHES_KEPT + 1) * META_BYTES];
+        int len = 0;
+        for (int j = 0; j < e->ndata; j++, len += META_BYTES) meta_encode(blob + len, &e->data[j]);
+        if (e->marker_newest) {
+            meta_encode(blob + len, &e->marker);
+            len += META_BYTES;
+        }
+        if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition) ||
+            sqlite3_bind_int64(st, 3, e->pid) || sqlite3_bind_blob(st, 4, blob, len, SQLITE_TRANSIENT))
+            return stor_fail(s, "bind producer snapshot");
+        if (stor_step_done(s, st, "write producer snapshot")) return -1;
     }
-    return found;
+    st = stor_stmt(s, STOR_PRODUCER_SNAP_END_PUT);
+    if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition) || sqlite3_bind_int64(st, 3, f->end))
+        return stor_fail(s, "bind producer snapshot end");
+    return stor_step_done(s, st, "write producer snapshot end");
+}
+
+typedef int (*partition_fn)(stor *s, int64_t topic_id, int32_t partition, prod_fold *f, void *ctx);
+
+static int each_partition(stor *s, partition_fn fn, void *ctx) {
+    prod_fold f = {0};
+    sqlite3_stmt *st = stor_stmt(s, STOR_PRODUCER_PARTITIONS);
+    int rc = SQLITE_DONE, ret = 0;
+    while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t topic_id = sqlite3_column_int64(st, 0);
+        int32_t partition = sqlite3_column_int(st, 1);
+        ret = fold_partition(s, topic_id, partition, &f);
+        if (ret == 0) ret = fn(s, topic_id, partition, &f, ctx);
+    }
+    if (ret == 0 && rc != SQLITE_DONE) ret = stor_fail(s, "load producer partitions");
+    sqlite3_reset(st);
+    free(f.e);
+    return ret;
+}
+
+typedef struct load_ctx {
+    stor_producer_fn fn;
+    void *ctx;
+} load_ctx;
+
+/* As the index by producer handed them on: per producer, its data batches oldest first, then a newest marker. */
+static int load_one(stor *s, int64_t topic_id, int32_t partition, prod_fold *f, void *arg) {
+    load_ctx *l = arg;
+    s->producer_snap_due += f->tail; /* what the next snapshot spares the next start */
+    for (int i = 0; i < f->n; i++) {
+        const prod_entry *e = &f->e[i];
+        for (int j = 0; j < e->ndata; j++) l->fn(l->ctx, topic_id, partition, &e->data[j]);
+        if (e->marker_newest) l->fn(l->ctx, topic_id, partition, &e->marker);
+    }
+    return 0;
 }
 
 int stor_load_producer_batches(stor *s, stor_producer_fn fn, void *ctx) {
     if (!fn) return stor_failf(s, "load producer batches: no callback");
-    sqlite3_stmt *st = stor_stmt(s, STOR_PRODUCER_PARTITIONS);
-    int rc = SQLITE_DONE, ret = 0;
-    while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW)
-        ret = stor_partition_producers(s, sqlite3_column_int64(st, 0), sqlite3_column_int(st, 1), fn, ctx);
-    if (ret == 0 && rc != SQLITE_DONE) ret = stor_fail(s, "load producer partitions");
-    sqlite3_reset(st);
-    return ret;
+    load_ctx l = {fn, ctx};
+    return each_partition(s, load_one, &l);
+}
+
+static int snapshot_one(stor *s, int64_t topic_id, int32_t partition, prod_fold *f, void *arg) {
+    (void)arg;
+    return f->tail ? fold_write(s, topic_id, partition, f) : 0;
+}
+
+int stor_producer_snapshot(stor *s) {
+    int rc = each_partition(s, snapshot_one, NULL);
+    if (rc == 0) s->producer_snap_due = 0;
+    return rc;
 }
 
 int stor_producer_last_data(stor *s, int64_t topic_id, int32_t partition, int64_t producer_id, int64_t *base_offset) {
-    stor_batch_meta newest[STOR_PRODUCER_BATCHES_KEPT];
-    int n = stor_producer_batches(s, topic_id, partition, producer_id, newest);
-    if (n <= 0) return n;
-    *base_offset = newest[0].base_offset;
-    return 1;
+    sqlite3_stmt *st = stor_stmt(s, STOR_PRODUCER_BATCHES);
+    if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition) ||
+        sqlite3_bind_int64(st, 3, producer_id) || sqlite3_bind_int(st, 4, 1))
+        return stor_fail(s, "bind producer batches");
+    int rc = sqlite3_step(st), ret = 0;
+    if (rc == SQLITE_ROW) {
+        *base_offset = sqlite3_column_int64(st, 0);
+        ret = 1;
+    } else if (rc != SQLITE_DONE) {
+        ret = stor_fail(s, "read producer batches");
+    }
+    sqlite3_reset(st);
+    return ret;
 }

@@ -342,6 +342,9 @@ static const char *const repairs[] = {
     "DELETE FROM partition_cleaned WHERE " PARTITION_GONE,
     "DELETE FROM topic_replication WHERE topic_id NOT IN (SELECT id FROM topics)",
     "DELETE FROM partition_replicas WHERE " PARTITION_GONE,
+    /* derived from the batches, some of which the copy may have lost: the next start folds them afresh */
+    "DELETE FROM producer_snapshot",
+    "DELETE FROM producer_snapshot_end",
 };
 
 /* One salvage: the two databases and what the report sums up. */

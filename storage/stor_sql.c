@@ -79,18 +79,24 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
     [STOR_OLDEST_BATCH] = "SELECT " STOR_META_COLS " FROM batches WHERE " BATCH_KEY " ORDER BY base_offset LIMIT 1",
 
     [STOR_PRODUCER_PARTITIONS] = "SELECT topic_id, partition FROM partitions ORDER BY topic_id, partition",
-    /* Skip-scan: the next producer id of a partition is one index seek, however many batches each has. */
-    [STOR_PRODUCER_NEXT] = "SELECT producer_id FROM batches WHERE " BATCH_KEY " AND producer_id > ?3"
-                           " ORDER BY producer_id LIMIT 1",
     /*
-     * Data batches only: transaction markers (base_sequence -1) carry no sequence. The filter
-     * reads each row the producer index points at, newest first, so markers between the data
-     * batches cost one row read each.
+     * The producer's newest data batches (transaction markers, base_sequence -1, carry no
+     * sequence): compaction's question (stor_producer_last_data). No index by producer since
+     * migration 17: it walks the partition back from its end, which the producer whose batch is
+     * being emptied has usually written to lately.
      */
     [STOR_PRODUCER_BATCHES] = "SELECT " STOR_META_COLS " FROM batches WHERE " BATCH_KEY " AND producer_id = ?3"
                               " AND base_sequence >= 0 ORDER BY base_offset DESC LIMIT ?4",
-    [STOR_PRODUCER_NEWEST] = "SELECT " STOR_META_COLS " FROM batches WHERE " BATCH_KEY " AND producer_id = ?3"
-                             " ORDER BY base_offset DESC LIMIT 1",
+    /* the producer snapshot (migration 17, stor_producers.c) and the batches after it */
+    [STOR_PRODUCER_SNAP_END] = "SELECT end_offset FROM producer_snapshot_end WHERE " BATCH_KEY,
+    [STOR_PRODUCER_SNAP_LOAD] = "SELECT producer_id, batches FROM producer_snapshot WHERE " BATCH_KEY
+                                " ORDER BY producer_id",
+    [STOR_PRODUCER_TAIL] = "SELECT " STOR_META_COLS " FROM batches WHERE " BATCH_KEY " AND base_offset >= ?3"
+                           " ORDER BY base_offset",
+    [STOR_PRODUCER_SNAP_PUT] = "INSERT OR REPLACE INTO producer_snapshot (topic_id, partition, producer_id, batches)"
+                               " VALUES (?1, ?2, ?3, ?4)",
+    [STOR_PRODUCER_SNAP_END_PUT] = "INSERT OR REPLACE INTO producer_snapshot_end (topic_id, partition, end_offset)"
+                                   " VALUES (?1, ?2, ?3)",
 
     [STOR_OFFSET_UPSERT] = "INSERT INTO offsets (group_id, topic, partition, \"offset\", leader_epoch, metadata,"
                            " commit_ms, expire_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"

@@ -415,6 +415,220 @@ static void test_producer_batches_empty(void **state) {
     assert_int_equal(s.n, 0);
 }
 
+/* ---- the producer snapshot (migration 17): what start-up loads does not depend on it ---- */
+
+/* A load with its rows in a buffer of any size (the 64 rows of seen are too few here). */
+typedef struct loaded_rows {
+    int n;
+    struct {
+        int32_t partition;
+        stor_batch_meta m;
+    } rows[512];
+} loaded_rows;
+
+static void on_loaded_row(void *ctx, int64_t topic_id, int32_t partition, const stor_batch_meta *m) {
+    (void)topic_id;
+    loaded_rows *l = ctx;
+    assert_true(l->n < 512);
+    l->rows[l->n].partition = partition;
+    l->rows[l->n].m = *m;
+    l->n++;
+}
+
+static void load_rows(fx *f, loaded_rows *l) {
+    l->n = 0;
+    if (stor_load_producer_batches(f->s, on_loaded_row, l) != 0) fail_msg("load: %s", stor_errmsg(f->s));
+}
+
+static void assert_same_rows(const loaded_rows *a, const loaded_rows *b) {
+    assert_int_equal(a->n, b->n);
+    for (int i = 0; i < a->n; i++) {
+        assert_int_equal(a->rows[i].partition, b->rows[i].partition);
+        const stor_batch_meta *x = &a->rows[i].m, *y = &b->rows[i].m;
+        assert_int_equal(x->base_offset, y->base_offset);
+        assert_int_equal(x->last_offset, y->last_offset);
+        assert_int_equal(x->max_timestamp, y->max_timestamp);
+        assert_int_equal(x->producer_id, y->producer_id);
+        assert_int_equal(x->producer_epoch, y->producer_epoch);
+        assert_int_equal(x->base_sequence, y->base_sequence);
+        assert_int_equal(x->last_sequence, y->last_sequence);
+        assert_int_equal(x->records_count, y->records_count);
+    }
+}
+
+static int64_t snapshot_ends(fx *f) {
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(f->s->db, "SELECT count(*) FROM producer_snapshot_end", -1, &st, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* The same load with no snapshot at all: every partition folded from its first batch. */
+static void load_without_snapshot(fx *f, loaded_rows *l) {
+    assert_int_equal(sqlite3_exec(f->s->db, "SAVEPOINT nosnap; DELETE FROM producer_snapshot;"
+                                            " DELETE FROM producer_snapshot_end;", NULL, NULL, NULL), SQLITE_OK);
+    load_rows(f, l);
+    assert_int_equal(sqlite3_exec(f->s->db, "ROLLBACK TO nosnap; RELEASE nosnap", NULL, NULL, NULL), SQLITE_OK);
+}
+
+/* 0 from a small generator, so a failure replays */
+static uint32_t rnd(uint32_t *x) {
+    *x ^= *x << 13;
+    *x ^= *x >> 17;
+    *x ^= *x << 5;
+    return *x;
+}
+
+/*
+ * Producers 1..6 (and non-idempotent batches) over two partitions, markers among them, snapshots
+ * taken at random points: after every commit, a load from the snapshot and the batches past it
+ * hands on exactly what a load from the batches alone does, as the index by producer did.
+ */
+static void test_producer_snapshot_matches_batches(void **state) {
+    fx *f = *state;
+    uint32_t x = 2463534242u;
+    int64_t next[2] = {0, 0};
+    int32_t seq[2][7] = {{0}};
+    int16_t epoch[2][7] = {{0}};
+    static loaded_rows a, b;
+    for (int i = 0; i < 400; i++) {
+        int32_t part = (int32_t)(rnd(&x) % 2);
+        int pid = (int)(rnd(&x) % 7); /* 0: not idempotent */
+        stor_batch_meta m = meta(next[part], 1 + (int32_t)(rnd(&x) % 3), 5000 + i);
+        if (pid) {
+            m.producer_id = pid;
+            if (rnd(&x) % 5 == 0) { /* a marker, now and then with a bumped epoch */
+                if (rnd(&x) % 2) epoch[part][pid]++, seq[part][pid] = 0;
+                m.records_count = 1;
+                m.last_offset = m.base_offset;
+                m.producer_epoch = epoch[part][pid];
+            } else {
+                m.producer_epoch = epoch[part][pid];
+                m.base_sequence = seq[part][pid];
+                m.last_sequence = seq[part][pid] + m.records_count - 1;
+                seq[part][pid] += m.records_count;
+            }
+        }
+        append_meta(f, part, &m);
+        next[part] = m.last_offset + 1;
+        if (rnd(&x) % 40 == 0) assert_int_equal(stor_producer_snapshot(f->s), 0);
+        if (rnd(&x) % 10 == 0) {
+            assert_int_equal(stor_commit(f->s), 0);
+            load_rows(f, &a);
+            load_without_snapshot(f, &b);
+            assert_same_rows(&a, &b);
+        }
+    }
+    assert_int_equal(stor_commit(f->s), 0);
+    load_without_snapshot(f, &b);
+    assert_true(b.n > 12);
+    /* a clean stop writes the snapshot; the next start reads no batch for it */
+    fx_reopen(f);
+    assert_int_equal(snapshot_ends(f), 2);
+    load_rows(f, &a);
+    assert_same_rows(&a, &b);
+    assert_int_equal(f->s->producer_snap_due, 0);
+}
+
+/* As after kill -9: batches committed past the snapshot are folded in at the next start. */
+static void test_producer_snapshot_kill9_tail(void **state) {
+    fx *f = *state;
+    for (int i = 0; i < 6; i++) append_idem(f, 0, i * 2, 7, i * 2);
+    assert_int_equal(stor_commit(f->s), 0);
+    fx_reopen(f); /* snapshot at offset 12 */
+    for (int i = 6; i < 9; i++) append_idem(f, 0, i * 2, 7, i * 2);
+    assert_int_equal(stor_commit(f->s), 0);
+    f->s->producer_snap_due = 0; /* close as a kill -9 would: no snapshot of the newest batches */
+    fx_reopen(f);
+    assert_int_equal(fx_raw_int(f->path, "SELECT end_offset FROM producer_snapshot_end"), 12);
+    seen s = {0};
+    assert_int_equal(stor_load_producer_batches(f->s, on_producer_batch, &s), 0);
+    assert_int_equal(s.n, 5);
+    for (int i = 0; i < 5; i++) assert_int_equal(s.rows[i].m.base_sequence, (i + 4) * 2);
+    /* the load counted what it read past the snapshot: the next clean stop writes it */
+    assert_int_equal(f->s->producer_snap_due, 3);
+    fx_reopen(f);
+    assert_int_equal(fx_raw_int(f->path, "SELECT end_offset FROM producer_snapshot_end"), 18);
+}
+
+/* Batches the snapshot covers deleted (retention, DeleteRecords) or rewritten (compaction): it is dropped. */
+static void test_producer_snapshot_dropped_with_its_batches(void **state) {
+    fx *f = *state;
+    for (int i = 0; i < 8; i++) append_idem(f, 0, i * 2, 7, i * 2);
+    append_idem(f, 1, 0, 8, 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(stor_producer_snapshot(f->s), 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(snapshot_ends(f), 2);
+
+    /* past the snapshot: it stays */
+    append_idem(f, 0, 16, 7, 16);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(stor_batch_delete(f->s, f->topic, 0, 16), 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(snapshot_ends(f), 2);
+
+    /* retention below offset 12: the producer's state now comes from the batches left, as before */
+    assert_true(stor_log_start_set(f->s, f->topic, 0, 12) >= 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(snapshot_ends(f), 1);
+    static loaded_rows a, b;
+    load_rows(f, &a);
+    load_without_snapshot(f, &b);
+    assert_same_rows(&a, &b);
+    assert_int_equal(a.n, 3); /* partition 0: sequences 12, 14; partition 1: 0 */
+    assert_int_equal(a.rows[0].m.base_sequence, 12);
+
+    /* compaction rewriting a covered batch */
+    assert_int_equal(stor_producer_snapshot(f->s), 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(snapshot_ends(f), 2);
+    uint8_t buf[512];
+    size_t n = payload(0, buf, sizeof buf);
+    assert_true(stor_batch_replace(f->s, f->topic, 1, 0, 1, 1, buf, n) >= 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(snapshot_ends(f), 1);
+    load_rows(f, &a);
+    assert_int_equal(a.rows[2].m.records_count, 1);
+
+    /* the topic's deletion takes the snapshot with it */
+    assert_int_equal(stor_producer_snapshot(f->s), 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_true(stor_topic_delete(f->s, f->topic) >= 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(snapshot_ends(f), 0);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM producer_snapshot"), 0);
+}
+
+/* A long run of batches brings the snapshot up to date in a commit, not only at close. */
+static void test_producer_snapshot_every_n_batches(void **state) {
+    fx *f = *state;
+    for (int i = 0; i < STOR_PRODUCER_SNAPSHOT_EVERY - 1; i++) append_idem(f, 0, i * 2, 7, i * 2);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(snapshot_ends(f), 0);
+    append_idem(f, 0, (STOR_PRODUCER_SNAPSHOT_EVERY - 1) * 2, 7, (STOR_PRODUCER_SNAPSHOT_EVERY - 1) * 2);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(fx_raw_int(f->path, "SELECT end_offset FROM producer_snapshot_end"),
+                     STOR_PRODUCER_SNAPSHOT_EVERY * 2);
+    assert_int_equal(f->s->producer_snap_due, 0);
+}
+
+/* No index by producer since migration 17: each stored batch is one row in three b-trees, not four. */
+static void test_no_producer_index(void **state) {
+    fx *f = *state;
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM sqlite_master WHERE name = 'batches_producer'"), 0);
+    append_idem(f, 0, 0, 7, 0);
+    append_idem(f, 0, 2, 7, 2);
+    append_idem(f, 0, 4, 8, 0);
+    int64_t last = -1;
+    assert_int_equal(stor_producer_last_data(f->s, f->topic, 0, 7, &last), 1);
+    assert_int_equal(last, 2);
+    assert_int_equal(stor_producer_last_data(f->s, f->topic, 0, 9, &last), 0);
+}
+
 /* ---- query plans: hot statements must seek an index, never scan or sort a partition ---- */
 
 static void assert_plan(stor *s, stor_stmt_id id, bool may_sort) {
@@ -435,10 +649,11 @@ static void test_query_plans(void **state) {
     static const stor_stmt_id hot[] = {STOR_TOPIC_DELETE,     STOR_TOPIC_PARTITIONS_GET, STOR_TOPIC_PARTITIONS_SET,
                                        STOR_CONFIG_DELETE,    STOR_BATCH_LAST,           STOR_BATCH_READ,
                                        STOR_PARTITION_BYTES,  STOR_BATCH_DELETE_BELOW,   STOR_LOG_START_UPDATE,
-                                       STOR_OLDEST_BATCH,     STOR_PRODUCER_NEXT,        STOR_PRODUCER_BATCHES,
-                                       STOR_PRODUCER_NEWEST,  STOR_TIME_INSERT,          STOR_TIME_LAST,
-                                       STOR_TIME_TAIL,        STOR_TIME_FLOOR,           STOR_TIME_SCAN,
-                                       STOR_TIME_TRIM,        STOR_TIME_BATCH_TS,        STOR_TIME_RAISE};
+                                       STOR_OLDEST_BATCH,     STOR_PRODUCER_BATCHES,     STOR_PRODUCER_SNAP_END,
+                                       STOR_PRODUCER_SNAP_LOAD, STOR_PRODUCER_TAIL,      STOR_TIME_INSERT,
+                                       STOR_TIME_LAST,        STOR_TIME_TAIL,            STOR_TIME_FLOOR,
+                                       STOR_TIME_SCAN,        STOR_TIME_TRIM,            STOR_TIME_BATCH_TS,
+                                       STOR_TIME_RAISE};
     for (size_t i = 0; i < sizeof hot / sizeof hot[0]; i++) assert_plan(f->s, hot[i], false);
 
     /* A fetch seeks to its start offset rather than walking the partition from its beginning. */
@@ -522,6 +737,11 @@ int main(void) {
         T(test_load_next_offsets),
         T(test_producer_batches),
         T(test_producer_batches_empty),
+        T(test_producer_snapshot_matches_batches),
+        T(test_producer_snapshot_kill9_tail),
+        T(test_producer_snapshot_dropped_with_its_batches),
+        T(test_producer_snapshot_every_n_batches),
+        T(test_no_producer_index),
         T(test_query_plans),
         T(test_salvage_drops_batch_whose_bytes_changed),
     };
