@@ -102,6 +102,7 @@ int stor_op_end(stor *s, int rc) {
     s->in_op = false;
     if (rc == 0) return stor_step_done(s, stor_stmt(s, STOR_RELEASE), "release savepoint");
     /* Undo the partial operation but keep the message of the statement that failed. */
+    stor_producer_cache_free(s);
     if (!sqlite3_get_autocommit(s->db)) {
         sqlite3_stmt *st = stor_stmt(s, STOR_ROLLBACK_TO);
         sqlite3_step(st);
@@ -399,6 +400,7 @@ void stor_close(stor *s) {
     stor_time_free(s);
     for (int i = 0; i < STOR_STMT_COUNT; i++) sqlite3_finalize(s->stmt[i]);
     sqlite3_close_v2(s->db);
+    stor_producer_cache_free(s);
     free(s->reserve_path);
     free(s);
 }
@@ -408,6 +410,7 @@ int stor_schema_version(stor *s) { return s->schema_version; }
 /* ---- transaction ---- */
 
 static void stor_rollback_quietly(stor *s) {
+    stor_producer_cache_free(s);
     if (!sqlite3_get_autocommit(s->db)) {
         sqlite3_stmt *st = stor_stmt(s, STOR_ROLLBACK);
         sqlite3_step(st);

@@ -236,6 +236,7 @@ struct stor {
     uint64_t commit_seq;
     int64_t producer_snap_due; /* batches appended (or found at load) past the producer snapshot */
     bool opened;               /* stor_open finished: stor_close may write the producer snapshot */
+    struct stor_producer_cache *producer_cache; /* stor_producer_last_data's fold of one partition */
     stor_segs segs;
     stor_times times;
     stor_verify_mode verify; /* storage.verify (stor_verify.c): FULL checks every batch a read serves */
@@ -265,6 +266,9 @@ int stor_migrate(sqlite3 *db, int *version, char *err, size_t errlen);
  * transaction: stor_commit every STOR_PRODUCER_SNAPSHOT_EVERY batches, stor_close always.
  */
 int stor_producer_snapshot(stor *s);
+typedef struct stor_producer_cache stor_producer_cache;
+/* Drop stor_producer_last_data's fold (at every commit, rollback and close). */
+void stor_producer_cache_free(stor *s);
 
 /* ---- stor_checkpoint.c ---- */
 

@@ -242,18 +242,72 @@ int stor_producer_snapshot(stor *s) {
     return rc;
 }
 
+/*
+ * Compaction asks this for every emptied batch of an idempotent producer. Without an index a
+ * query would walk the partition back from its end to the producer's newest batch, a long walk
+ * for a producer idle for long (and each producer restart is a new id), once per batch. So the
+ * partition's fold is kept between calls and brought forward by the batches appended since:
+ * compaction's own removals never take a producer's newest data batch, and a removal by
+ * retention takes everything below it. Dropped at every commit or rollback (a rolled-back
+ * append's offsets are used again) and for another partition.
+ */
+struct stor_producer_cache {
+    prod_fold f;
+    int64_t topic_id;
+    int32_t partition;
+    uint64_t commit_seq;
+};
+
+void stor_producer_cache_free(stor *s) {
+    if (!s->producer_cache) return;
+    free(s->producer_cache->f.e);
+    free(s->producer_cache);
+    s->producer_cache = NULL;
+}
+
 int stor_producer_last_data(stor *s, int64_t topic_id, int32_t partition, int64_t producer_id, int64_t *base_offset) {
-    sqlite3_stmt *st = stor_stmt(s, STOR_PRODUCER_BATCHES);
-    if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition) ||
-        sqlite3_bind_int64(st, 3, producer_id) || sqlite3_bind_int(st, 4, 1))
-        return stor_fail(s, "bind producer batches");
-    int rc = sqlite3_step(st), ret = 0;
-    if (rc == SQLITE_ROW) {
-        *base_offset = sqlite3_column_int64(st, 0);
-        ret = 1;
-    } else if (rc != SQLITE_DONE) {
-        ret = stor_fail(s, "read producer batches");
+    stor_producer_cache *c = s->producer_cache;
+    if (c && (c->topic_id != topic_id || c->partition != partition || c->commit_seq != s->commit_seq)) {
+        stor_producer_cache_free(s);
+        c = NULL;
     }
-    sqlite3_reset(st);
-    return ret;
+    if (!c) {
+        c = calloc(1, sizeof *c);
+        if (!c) return stor_failf(s, "producer state: out of memory");
+        if (fold_partition(s, topic_id, partition, &c->f)) {
+            free(c->f.e);
+            free(c);
+            return -1;
+        }
+        c->topic_id = topic_id;
+        c->partition = partition;
+        c->commit_seq = s->commit_seq;
+        s->producer_cache = c;
+    } else {
+        /* the batches appended since */
+        sqlite3_stmt *st = stor_stmt(s, STOR_PRODUCER_TAIL);
+        if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition) ||
+            sqlite3_bind_int64(st, 3, c->f.end))
+            return stor_fail(s, "bind producer key");
+        int rc, ret = 0;
+        while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+            stor_batch_meta m;
+            stor_meta_from_row(st, 0, &m);
+            ret = fold_apply(s, &c->f, &m);
+            c->f.end = m.last_offset + 1;
+        }
+        if (ret == 0 && rc != SQLITE_DONE) ret = stor_fail(s, "read batches past the producer snapshot");
+        sqlite3_reset(st);
+        if (ret) {
+            stor_producer_cache_free(s);
+            return -1;
+        }
+    }
+    for (int i = 0; i < c->f.n; i++) {
+        if (c->f.e[i].pid != producer_id) continue;
+        if (c->f.e[i].ndata == 0) return 0;
+        *base_offset = c->f.e[i].data[c->f.e[i].ndata - 1].base_offset;
+        return 1;
+    }
+    return 0;
 }

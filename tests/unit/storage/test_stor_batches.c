@@ -616,6 +616,39 @@ static void test_producer_snapshot_every_n_batches(void **state) {
     assert_int_equal(f->s->producer_snap_due, 0);
 }
 
+/* Regression (compaction asking for an idle producer's newest data batch walked the partition once per batch):
+ * the answer comes from a fold kept between calls, which must follow appends, commits and rollbacks. */
+static void test_producer_last_data_follows_appends(void **state) {
+    fx *f = *state;
+    int64_t last = -1;
+    append_idem(f, 0, 0, 7, 0);
+    append_idem(f, 0, 2, 8, 0);
+    assert_int_equal(stor_producer_last_data(f->s, f->topic, 0, 7, &last), 1);
+    assert_int_equal(last, 0);
+    append_idem(f, 0, 4, 7, 2); /* same transaction, after the fold */
+    assert_int_equal(stor_producer_last_data(f->s, f->topic, 0, 7, &last), 1);
+    assert_int_equal(last, 4);
+    assert_int_equal(stor_producer_last_data(f->s, f->topic, 1, 7, &last), 0); /* another partition */
+    assert_int_equal(stor_commit(f->s), 0);
+    /* a dropped older batch changes no producer's newest */
+    assert_int_equal(stor_batch_delete(f->s, f->topic, 0, 0), 0);
+    assert_int_equal(stor_producer_last_data(f->s, f->topic, 0, 7, &last), 1);
+    assert_int_equal(last, 4);
+    assert_int_equal(stor_commit(f->s), 0);
+    /* a rolled-back append is forgotten, and its offsets used again by another producer */
+    assert_int_equal(stor_op_begin(f->s), 0);
+    append_idem(f, 0, 6, 7, 4);
+    assert_int_equal(stor_producer_last_data(f->s, f->topic, 0, 7, &last), 1);
+    assert_int_equal(last, 6);
+    assert_int_equal(stor_op_end(f->s, -1), -1);
+    append_idem(f, 0, 6, 8, 2);
+    assert_int_equal(stor_producer_last_data(f->s, f->topic, 0, 7, &last), 1);
+    assert_int_equal(last, 4);
+    assert_int_equal(stor_producer_last_data(f->s, f->topic, 0, 8, &last), 1);
+    assert_int_equal(last, 6);
+    assert_int_equal(stor_commit(f->s), 0);
+}
+
 /* No index by producer since migration 17: each stored batch is one row in three b-trees, not four. */
 static void test_no_producer_index(void **state) {
     fx *f = *state;
@@ -742,6 +775,7 @@ int main(void) {
         T(test_producer_snapshot_dropped_with_its_batches),
         T(test_producer_snapshot_every_n_batches),
         T(test_no_producer_index),
+        T(test_producer_last_data_follows_appends),
         T(test_query_plans),
         T(test_salvage_drops_batch_whose_bytes_changed),
     };
