@@ -444,8 +444,8 @@ static const char *const stor_migrations[] = {
     ") WITHOUT ROWID;" STOR_TIME_INDEX_BUILD "DROP INDEX IF EXISTS batches_time;",
 
     /*
-     * 17: idempotent producer state without a per-batch index. batches_producer cost every
-     * stored batch a fourth b-tree insert (about 10% of a transaction's instructions, issue 37);
+     * 18: idempotent producer state without a per-batch index. batches_producer cost every
+     * stored batch a b-tree insert of its own (about 10% of a transaction's instructions, issue 37);
      * instead, as Kafka's ProducerStateManager writes a producer-state snapshot and replays only
      * the log after it (Apache Kafka storage/src/main/java/org/apache/kafka/storage/internals/log/
      * ProducerStateManager.java, UnifiedLog

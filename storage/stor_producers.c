@@ -4,7 +4,7 @@
  * and a start-up loads the newest snapshot and replays only the log after it (Apache Kafka
  * storage/src/main/java/org/apache/kafka/storage/internals/log/ProducerStateManager.java,
  * UnifiedLog.loadProducerState). Here the snapshot is a fold over the batch rows kept in
- * producer_snapshot (migration 17) up to producer_snapshot_end, brought up to date in a commit
+ * producer_snapshot (migration 18) up to producer_snapshot_end, brought up to date in a commit
  * every STOR_PRODUCER_SNAPSHOT_EVERY batches and at close, so a stored batch costs no index
  * row. Being derived from the batches, it says exactly what the batches would: a start-up after
  * kill -9 folds the batches past the snapshot, and a partition whose snapshot the triggers

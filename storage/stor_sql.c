@@ -79,15 +79,7 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
     [STOR_OLDEST_BATCH] = "SELECT " STOR_META_COLS " FROM batches WHERE " BATCH_KEY " ORDER BY base_offset LIMIT 1",
 
     [STOR_PRODUCER_PARTITIONS] = "SELECT topic_id, partition FROM partitions ORDER BY topic_id, partition",
-    /*
-     * The producer's newest data batches (transaction markers, base_sequence -1, carry no
-     * sequence): compaction's question (stor_producer_last_data). No index by producer since
-     * migration 17: it walks the partition back from its end, which the producer whose batch is
-     * being emptied has usually written to lately.
-     */
-    [STOR_PRODUCER_BATCHES] = "SELECT " STOR_META_COLS " FROM batches WHERE " BATCH_KEY " AND producer_id = ?3"
-                              " AND base_sequence >= 0 ORDER BY base_offset DESC LIMIT ?4",
-    /* the producer snapshot (migration 17, stor_producers.c) and the batches after it */
+    /* the producer snapshot (migration 18, stor_producers.c) and the batches after it */
     [STOR_PRODUCER_SNAP_END] = "SELECT end_offset FROM producer_snapshot_end WHERE " BATCH_KEY,
     [STOR_PRODUCER_SNAP_LOAD] = "SELECT producer_id, batches FROM producer_snapshot WHERE " BATCH_KEY
                                 " ORDER BY producer_id",

@@ -1,5 +1,5 @@
 """Idempotent producer state across restarts now that it is a snapshot plus the batches after it
-(issue 37, schema migration 17) rather than an index over every batch.
+(issue 37, schema migration 18) rather than an index over every batch.
 
 Over raw sockets, as test_produce_rules.py: a clean stop writes the snapshot, batches produced
 after it are only in the log when a kill -9 follows, and DeleteRecords drops the snapshot of

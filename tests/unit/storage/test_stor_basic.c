@@ -159,7 +159,7 @@ static void test_upgrade_from_version_1(void **state) {
 
     fx_open(f);
     assert_int_equal(stor_schema_version(f->s), stor_schema_latest());
-    /* migration 2 made the index whole, and migration 17 drops it for the producer snapshot */
+    /* migration 2 made the index whole, and migration 18 drops it for the producer snapshot */
     char sql[512];
     schema_sql(f, "batches_producer", sql, sizeof sql);
     assert_string_equal(sql, "");

@@ -415,7 +415,7 @@ static void test_producer_batches_empty(void **state) {
     assert_int_equal(s.n, 0);
 }
 
-/* ---- the producer snapshot (migration 17): what start-up loads does not depend on it ---- */
+/* ---- the producer snapshot (migration 18): what start-up loads does not depend on it ---- */
 
 /* A load with its rows in a buffer of any size (the 64 rows of seen are too few here). */
 typedef struct loaded_rows {
@@ -649,7 +649,7 @@ static void test_producer_last_data_follows_appends(void **state) {
     assert_int_equal(stor_commit(f->s), 0);
 }
 
-/* No index by producer since migration 17: each stored batch is one row in three b-trees, not four. */
+/* No index by producer since migration 18: each stored batch is one row in three b-trees, not four. */
 static void test_no_producer_index(void **state) {
     fx *f = *state;
     assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM sqlite_master WHERE name = 'batches_producer'"), 0);
@@ -682,7 +682,7 @@ static void test_query_plans(void **state) {
     static const stor_stmt_id hot[] = {STOR_TOPIC_DELETE,     STOR_TOPIC_PARTITIONS_GET, STOR_TOPIC_PARTITIONS_SET,
                                        STOR_CONFIG_DELETE,    STOR_BATCH_LAST,           STOR_BATCH_READ,
                                        STOR_PARTITION_BYTES,  STOR_BATCH_DELETE_BELOW,   STOR_LOG_START_UPDATE,
-                                       STOR_OLDEST_BATCH,     STOR_PRODUCER_BATCHES,     STOR_PRODUCER_SNAP_END,
+                                       STOR_OLDEST_BATCH,     STOR_PRODUCER_SNAP_END,
                                        STOR_PRODUCER_SNAP_LOAD, STOR_PRODUCER_TAIL,      STOR_TIME_INSERT,
                                        STOR_TIME_LAST,        STOR_TIME_TAIL,            STOR_TIME_FLOOR,
                                        STOR_TIME_SCAN,        STOR_TIME_TRIM,            STOR_TIME_BATCH_TS,

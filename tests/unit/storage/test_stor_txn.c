@@ -964,7 +964,7 @@ static void test_query_plans(void **state) {
         STOR_TXN_OFFSET_SUPERSEDE, STOR_TXN_OFFSET_DELETE_GROUP, STOR_TXN_OFFSET_DELETE_TOPIC, STOR_TXN_OFFSET_DELETE_ONE,
         STOR_LOAD_TXN_GROUPS,      STOR_LOAD_TXN_OFFSETS,
         STOR_TXN_OPEN_UPSERT,      STOR_TXN_OPEN_DELETE,      STOR_TXN_ABORTED_INSERT,
-        STOR_TXN_ABORTED_READ,     STOR_TXN_ABORTED_DELETE_BELOW, STOR_PRODUCER_BATCHES,
+        STOR_TXN_ABORTED_READ,     STOR_TXN_ABORTED_DELETE_BELOW,
     };
     for (size_t i = 0; i < sizeof hot / sizeof hot[0]; i++) assert_plan(f->s, hot[i], NULL);
     assert_plan(f->s, STOR_LOAD_TXNS, "txns");
