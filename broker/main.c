@@ -114,6 +114,22 @@ static void tune_malloc(void) {
     mallopt(M_ARENA_MAX, 1);
 }
 
+/*
+ * One process per data directory (stor_dir_lock): the broker, --salvage and --rebuild-index take
+ * it before anything in the directory is opened or written, so none of them runs beside a broker
+ * on it. The descriptor stays open until the process ends, which releases it (even on kill -9).
+ * Returns -1 when held (or the file system cannot lock: a warning), else the exit code (2).
+ */
+static int lock_data_dir(const char *dir, bool create, const char *what) {
+    static int fd = -1;
+    char err[8400];
+    int rc = stor_dir_lock(dir, create, &fd, err, sizeof err);
+    if (rc == 2) log_warn("%s", err);
+    if (rc == 0 || rc == 2) return -1;
+    fprintf(stderr, "mskmock: %s%s\n", what, err);
+    return 2;
+}
+
 static void salvage_line(void *ctx, const char *line) {
     (void)ctx;
     log_info("%s", line);
@@ -122,6 +138,8 @@ static void salvage_line(void *ctx, const char *line) {
 /* --salvage: what is readable of a damaged database, into a new one in the data directory. */
 static int run_salvage(const char *from, const char *data_dir) {
     if (strcmp(data_dir, ":memory:") == 0) return fail("--salvage needs a data directory to write into, not ", data_dir);
+    int rc = lock_data_dir(data_dir, true, "--salvage: ");
+    if (rc >= 0) return rc;
     char to[4096], err[1024];
     snprintf(to, sizeof to, "%s/mskmock.db", data_dir);
     if (stor_salvage(from, to, salvage_line, NULL, err, sizeof err) != 0) {
@@ -145,6 +163,8 @@ static int run_rebuild_index(const char *data_dir) {
     snprintf(aside, sizeof aside, "%s.before-rebuild-%s", db, stamp);
     struct stat sb;
     if (stat(db, &sb) != 0) return fail("--rebuild-index: no database at ", db);
+    int rc = lock_data_dir(data_dir, false, "--rebuild-index: ");
+    if (rc >= 0) return rc;
     if (stat(aside, &sb) == 0) return fail("--rebuild-index: already exists (try again in a second): ", aside);
     static const char *const parts[] = {"", "-wal", "-shm"};
     for (int i = 0; i < 3; i++) {
@@ -285,6 +305,8 @@ static int start(srv *s, config *cfg, fleet *fl) {
     signal(SIGPIPE, SIG_IGN);
     raise_fd_limit();
     uv_loop_t *loop = uv_default_loop();
+    int rc = lock_data_dir(cfg->data_dir, true, "");
+    if (rc >= 0) return rc;
     ready_remove(cfg); /* a file left by a killed broker must not say this one is ready */
     if (srv_init(s, loop, cfg, fl, err, sizeof err) != 0) {
         int rc = fail("", err);

@@ -60,6 +60,18 @@ int stor_salvage_rebuild(const char *from, const char *to, stor_salvage_report f
                          size_t errlen);
 
 /*
+ * One process per data directory (stor_dir_lock.c): an exclusive, non-blocking flock on
+ * DIR/.lock (made, with DIR itself when create, if missing), the holder's pid written into it.
+ * Take it before opening anything in DIR and keep *fd for the process's life; the kernel
+ * releases it on exit, even after kill -9. ":memory:" takes none (0, *fd -1). Returns 0 when
+ * held; 1 when another process (or another descriptor) holds it, with the directory, the
+ * holder's pid when known and what to do in err; 2 when the file system cannot lock (err says
+ * so; the caller may go on unlocked); -1 when DIR or the file cannot be made or opened (err).
+ */
+int stor_dir_lock(const char *dir, bool create, int *fd, char *err, size_t errlen);
+void stor_dir_unlock(int fd);
+
+/*
  * Write functions open a transaction on first use (BEGIN IMMEDIATE);
  * stor_commit commits it. Reads see the uncommitted writes. Closing without
  * a commit discards them.
