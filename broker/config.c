@@ -38,7 +38,7 @@ static const key_def keys[] = {
     K("profile", T_ENUM, profile, "serverless", NULL, NULL, 0, 0, "serverless|provisioned|kafka",
       "which product to imitate; only chooses the defaults of the other keys"),
     K("data.dir", T_STR, data_dir, "./data", NULL, NULL, 0, 0, NULL,
-      "directory of the SQLite database (mskmock.db); :memory: keeps nothing"),
+      "directory of the SQLite database (mskmock.db); :memory: keeps nothing. One broker per directory (it locks DIR/.lock)"),
     K("log.level", T_STR, log_level, "info", NULL, NULL, 0, 0, NULL, "error, warn, info, debug or trace"),
     K("log.format", T_ENUM, log_format, "text", NULL, NULL, 0, 0, "text|json",
       "text, or json: one object per line (ts, level, component, conn, client, principal, api, error_code, "
