@@ -401,6 +401,7 @@ void stor_close(stor *s) {
     for (int i = 0; i < STOR_STMT_COUNT; i++) sqlite3_finalize(s->stmt[i]);
     sqlite3_close_v2(s->db);
     stor_producer_cache_free(s);
+    stor_producer_dirty_free(s);
     free(s->reserve_path);
     free(s);
 }
@@ -421,6 +422,7 @@ static void stor_rollback_quietly(stor *s) {
     s->txn_failed = false;
     s->in_op = false;
     s->txn_kinds = 0;
+    s->producer_snap_taken = false; /* what it folded stays due */
     if (had) stor_seg_after_rollback(s);
     stor_time_forget(s);
 }
@@ -449,6 +451,7 @@ int stor_commit(stor *s) {
     s->in_txn = false;
     s->txn_kinds = 0;
     s->commit_seq++;
+    if (s->producer_snap_taken) stor_producer_snapshot_committed(s);
     stor_seg_after_commit(s);
     stor_ckpt_kick(s);
     return 0;

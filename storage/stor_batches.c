@@ -100,6 +100,7 @@ int stor_batch_append(stor *s, int64_t topic_id, int32_t partition, const stor_b
     sqlite3_clear_bindings(st);
     if (rc == 0 && by_blob) rc = stor_batch_write_data(s, data, len);
     if (rc == 0) rc = stor_time_appended(s, tp, m->base_offset, m->max_timestamp, len);
+    if (rc == 0) rc = stor_producer_dirty(s, topic_id, partition);
     if (rc == 0) s->producer_snap_due++;
     return rc;
 }
@@ -255,6 +256,7 @@ static int stor_log_start_move(stor *s, int64_t topic_id, int32_t partition, int
         return stor_fail(s, "bind log start");
     if (stor_step_done(s, st, "delete batches below log start")) return -1;
     stor_seg_maybe_dead(s);
+    if (sqlite3_changes(s->db) > 0 && stor_producer_dirty(s, topic_id, partition)) return -1;
     /* changes() counts the batch rows only, not the trigger's partition updates. */
     int deleted = sqlite3_changes(s->db);
     if (stor_time_trim(s, topic_id, partition, log_start)) return -1;

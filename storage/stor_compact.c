@@ -43,6 +43,7 @@ int stor_batch_replace(stor *s, int64_t topic_id, int32_t partition, int64_t bas
     if (!data || len == 0 || len > (size_t)INT32_MAX || records_count < 0)
         return stor_failf(s, "replace batch at %lld: bad data or count", (long long)base_offset);
     if (stor_write_begin_as(s, STOR_TXN_BATCHES)) return -1;
+    if (stor_producer_dirty(s, topic_id, partition)) return -1;
     /* the rewritten bytes are appended like a produced batch; the old ones die with their segment */
     int64_t seg = 0, pos = 0;
     bool in_seg = s->segs.enabled;
@@ -63,6 +64,7 @@ int stor_batch_replace(stor *s, int64_t topic_id, int32_t partition, int64_t bas
 
 int stor_batch_delete(stor *s, int64_t topic_id, int32_t partition, int64_t base_offset) {
     if (stor_write_begin_as(s, STOR_TXN_BATCHES)) return -1;
+    if (stor_producer_dirty(s, topic_id, partition)) return -1;
     sqlite3_stmt *st = stor_stmt(s, STOR_BATCH_DELETE_ONE);
     if (bind_key(s, st, topic_id, partition, base_offset)) return -1;
     stor_seg_maybe_dead(s);
@@ -426,6 +428,7 @@ static int bind_old(sqlite3_stmt *st, int64_t old_seg, int64_t old_pos) {
 int stor_batch_move(stor *s, stor_cleaning *c, int64_t base_offset, int64_t old_seg, int64_t old_pos, int64_t seg,
                     int64_t new_pos, int64_t size, int64_t max_timestamp, int32_t records_count) {
     if (stor_write_begin_as(s, STOR_TXN_BATCHES)) return -1;
+    if (stor_producer_dirty(s, c->topic_id, c->partition)) return -1;
     if (stor_time_raise(s, c->topic_id, c->partition, base_offset, max_timestamp)) return -1;
     sqlite3_stmt *st = prepared(s, &c->mv, "UPDATE batches SET seg = ?6, pos = ?7, size = ?8, max_timestamp = ?9,"
                                            " records_count = ?10, data = zeroblob(0)"
@@ -442,6 +445,7 @@ int stor_batch_move(stor *s, stor_cleaning *c, int64_t base_offset, int64_t old_
 
 int stor_batch_delete_at(stor *s, stor_cleaning *c, int64_t base_offset, int64_t old_seg, int64_t old_pos) {
     if (stor_write_begin_as(s, STOR_TXN_BATCHES)) return -1;
+    if (stor_producer_dirty(s, c->topic_id, c->partition)) return -1;
     sqlite3_stmt *st = prepared(s, &c->del, "DELETE FROM batches WHERE topic_id = ?1 AND partition = ?2"
                                             " AND base_offset = ?3" AT_OLD);
     if (!st) return -1;

@@ -236,6 +236,8 @@ struct stor {
     int64_t producer_snap_due; /* batches appended (or found at load) past the producer snapshot */
     bool opened;               /* stor_open finished: stor_close may write the producer snapshot */
     struct stor_producer_cache *producer_cache; /* stor_producer_last_data's fold of one partition */
+    struct stor_dirty_parts *producer_dirty;    /* partitions the next producer snapshot writes (stor_producers.c) */
+    bool producer_snap_taken; /* the open transaction holds a snapshot: its commit empties producer_dirty */
     stor_segs segs;
     stor_times times;
     stor_verify_mode verify; /* storage.verify (stor_verify.c): FULL checks every batch a read serves */
@@ -261,11 +263,20 @@ int stor_migrate(sqlite3 *db, int *version, char *err, size_t errlen);
 /* ---- stor_producers.c ---- */
 
 /*
- * Bring every partition's producer snapshot up to the newest batch, in the open write
- * transaction: stor_commit every STOR_PRODUCER_SNAPSHOT_EVERY batches, stor_close always.
+ * Bring the producer snapshot of every partition whose rows changed since up to the newest
+ * batch, in the open write transaction: stor_commit every STOR_PRODUCER_SNAPSHOT_EVERY batches,
+ * stor_close always.
  */
 int stor_producer_snapshot(stor *s);
 typedef struct stor_producer_cache stor_producer_cache;
+/*
+ * A partition whose batch rows changed (an append, a removal, a rewrite): the next snapshot
+ * folds it; the others it leaves alone. 0 or -1 (out of memory).
+ */
+int stor_producer_dirty(stor *s, int64_t topic_id, int32_t partition);
+/* The commit that held the snapshot succeeded: what it wrote is no longer due. */
+void stor_producer_snapshot_committed(stor *s);
+void stor_producer_dirty_free(stor *s);
 /* Drop stor_producer_last_data's fold (at every commit, rollback and close). */
 void stor_producer_cache_free(stor *s);
 

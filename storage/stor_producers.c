@@ -166,6 +166,14 @@ static int fold_partition(stor *s, int64_t topic_id, int32_t partition, prod_fol
     return ret;
 }
 
+/* Whether the snapshot differs from the fold: batches past it, or entries the load changed. */
+static bool fold_changed(const prod_fold *f) {
+    if (f->tail) return true;
+    for (int i = 0; i < f->n; i++)
+        if (f->e[i].touched) return true;
+    return false;
+}
+
 /* The producers the fold changed, and where it ends, into the snapshot. 0 or -1. */
 static int fold_write(stor *s, int64_t topic_id, int32_t partition, const prod_fold *f) {
     sqlite3_stmt *st = stor_stmt(s, STOR_PRODUCER_SNAP_PUT);
@@ -217,6 +225,7 @@ typedef struct load_ctx {
 static int load_one(stor *s, int64_t topic_id, int32_t partition, prod_fold *f, void *arg) {
     load_ctx *l = arg;
     s->producer_snap_due += f->tail; /* what the next snapshot spares the next start */
+    if (fold_changed(f) && stor_producer_dirty(s, topic_id, partition)) return -1;
     for (int i = 0; i < f->n; i++) {
         const prod_entry *e = &f->e[i];
         for (int j = 0; j < e->ndata; j++) l->fn(l->ctx, topic_id, partition, &e->data[j]);
@@ -231,15 +240,109 @@ int stor_load_producer_batches(stor *s, stor_producer_fn fn, void *ctx) {
     return each_partition(s, load_one, &l);
 }
 
-static int snapshot_one(stor *s, int64_t topic_id, int32_t partition, prod_fold *f, void *arg) {
-    (void)arg;
-    return f->tail ? fold_write(s, topic_id, partition, f) : 0;
+/*
+ * The partitions whose rows changed since the snapshot, so that a snapshot folds those and not
+ * every partition of the broker (each fold reads the partition's snapshot rows). Kept until the
+ * commit holding the snapshot succeeds: a rolled-back snapshot leaves them due, and a partition
+ * marked by a rolled-back append costs at most a fold that finds nothing to write. An open
+ * addressing set, with the last key remembered: appends come in runs on one partition.
+ */
+typedef struct part_key {
+    int64_t topic_id; /* 0: an empty slot (topic ids start at 1) */
+    int32_t partition;
+} part_key;
+
+struct stor_dirty_parts {
+    part_key *k;
+    int n, cap; /* cap a power of two, at most half full */
+    part_key last;
+};
+
+static uint32_t part_hash(int64_t topic_id, int32_t partition) {
+    uint64_t h = (uint64_t)topic_id * 0x9E3779B97F4A7C15u ^ (uint64_t)(uint32_t)partition * 0xC2B2AE3D27D4EB4Fu;
+    return (uint32_t)(h >> 32);
+}
+
+static bool dirty_put(struct stor_dirty_parts *d, int64_t topic_id, int32_t partition) {
+    for (uint32_t i = part_hash(topic_id, partition) & (uint32_t)(d->cap - 1);; i = (i + 1) & (uint32_t)(d->cap - 1)) {
+        if (d->k[i].topic_id == 0) {
+            d->k[i] = (part_key){topic_id, partition};
+            d->n++;
+            return true;
+        }
+        if (d->k[i].topic_id == topic_id && d->k[i].partition == partition) return false;
+    }
+}
+
+int stor_producer_dirty(stor *s, int64_t topic_id, int32_t partition) {
+    struct stor_dirty_parts *d = s->producer_dirty;
+    if (d && d->n && d->last.topic_id == topic_id && d->last.partition == partition) return 0;
+    if (!d) {
+        d = s->producer_dirty = calloc(1, sizeof *d);
+        if (!d) return stor_failf(s, "producer state: out of memory");
+    }
+    if (2 * (d->n + 1) > d->cap) {
+        int cap = d->cap ? d->cap * 2 : 64;
+        part_key *k = calloc((size_t)cap, sizeof *k), *old = d->k;
+        if (!k) return stor_failf(s, "producer state: out of memory");
+        int oldcap = d->cap;
+        d->k = k;
+        d->cap = cap;
+        d->n = 0;
+        for (int i = 0; i < oldcap; i++)
+            if (old[i].topic_id) dirty_put(d, old[i].topic_id, old[i].partition);
+        free(old);
+    }
+    dirty_put(d, topic_id, partition);
+    d->last = (part_key){topic_id, partition};
+    return 0;
+}
+
+void stor_producer_dirty_free(stor *s) {
+    if (!s->producer_dirty) return;
+    free(s->producer_dirty->k);
+    free(s->producer_dirty);
+    s->producer_dirty = NULL;
+}
+
+void stor_producer_snapshot_committed(stor *s) {
+    s->producer_snap_taken = false;
+    s->producer_snap_due = 0;
+    struct stor_dirty_parts *d = s->producer_dirty;
+    if (!d || !d->n) return;
+    memset(d->k, 0, (size_t)d->cap * sizeof *d->k);
+    d->n = 0;
+}
+
+static int key_cmp(const void *a, const void *b) {
+    const part_key *x = a, *y = b;
+    if (x->topic_id != y->topic_id) return x->topic_id < y->topic_id ? -1 : 1;
+    return (x->partition > y->partition) - (x->partition < y->partition);
 }
 
 int stor_producer_snapshot(stor *s) {
-    int rc = each_partition(s, snapshot_one, NULL);
-    if (rc == 0) s->producer_snap_due = 0;
-    return rc;
+    struct stor_dirty_parts *d = s->producer_dirty;
+    int n = 0, ret = 0;
+    part_key *keys = NULL;
+    if (d && d->n) {
+        keys = malloc((size_t)d->n * sizeof *keys);
+        if (!keys) return stor_failf(s, "producer state: out of memory");
+        for (int i = 0; i < d->cap; i++)
+            if (d->k[i].topic_id) keys[n++] = d->k[i];
+        qsort(keys, (size_t)n, sizeof *keys, key_cmp); /* in primary key order, as the b-trees are */
+    }
+    prod_fold f = {0};
+    for (int i = 0; ret == 0 && i < n; i++) {
+        ret = fold_partition(s, keys[i].topic_id, keys[i].partition, &f);
+        if (ret == 0 && fold_changed(&f)) ret = fold_write(s, keys[i].topic_id, keys[i].partition, &f);
+    }
+    free(f.e);
+    free(keys);
+    if (ret) return ret;
+    s->producer_snap_taken = true;
+    /* outside a transaction each statement committed on its own */
+    if (sqlite3_get_autocommit(s->db)) stor_producer_snapshot_committed(s);
+    return 0;
 }
 
 /*

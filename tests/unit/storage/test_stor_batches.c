@@ -603,6 +603,66 @@ static void test_producer_snapshot_dropped_with_its_batches(void **state) {
     assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM producer_snapshot"), 0);
 }
 
+/*
+ * Regression (issue 37, every snapshot folded every partition): a snapshot folds only the
+ * partitions whose rows changed since it, and a snapshot rolled back leaves them due. Partition
+ * 1's snapshot row is made unreadable: a fold of it would fail.
+ */
+static void test_producer_snapshot_folds_only_changed_partitions(void **state) {
+    fx *f = *state;
+    append_idem(f, 0, 0, 7, 0);
+    append_idem(f, 1, 0, 8, 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(stor_producer_snapshot(f->s), 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(snapshot_ends(f), 2);
+    assert_int_equal(sqlite3_exec(f->s->db, "UPDATE producer_snapshot SET batches = x'00' WHERE partition = 1", NULL,
+                                  NULL, NULL),
+                     SQLITE_OK);
+
+    /* nothing changed: nothing folded */
+    assert_int_equal(stor_producer_snapshot(f->s), 0);
+    append_idem(f, 0, 2, 7, 2);
+    assert_int_equal(stor_producer_snapshot(f->s), 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(fx_raw_int(f->path, "SELECT end_offset FROM producer_snapshot_end WHERE partition = 0"), 4);
+
+    /* a snapshot in a transaction that is rolled back: partition 0 stays due */
+    append_idem(f, 0, 4, 7, 4);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(stor_write_begin_as(f->s, STOR_TXN_OTHER), 0);
+    assert_int_equal(stor_producer_snapshot(f->s), 0);
+    assert_int_equal(sqlite3_exec(f->s->db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(stor_commit(f->s), -1); /* sees the rolled-back transaction */
+    assert_int_equal(fx_raw_int(f->path, "SELECT end_offset FROM producer_snapshot_end WHERE partition = 0"), 4);
+    assert_int_equal(stor_producer_snapshot(f->s), 0);
+    assert_int_equal(fx_raw_int(f->path, "SELECT end_offset FROM producer_snapshot_end WHERE partition = 0"), 6);
+
+    /* a removal marks its partition too (here one with no snapshot, as after a dropped one) */
+    assert_int_equal(sqlite3_exec(f->s->db,
+                                  "DELETE FROM producer_snapshot WHERE partition = 1;"
+                                  " DELETE FROM producer_snapshot_end WHERE partition = 1",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    append_idem(f, 1, 2, 8, 2);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(stor_producer_snapshot(f->s), 0);
+    assert_int_equal(snapshot_ends(f), 2);
+    assert_int_equal(sqlite3_exec(f->s->db,
+                                  "DELETE FROM producer_snapshot WHERE partition = 1;"
+                                  " DELETE FROM producer_snapshot_end WHERE partition = 1",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_true(stor_log_start_set(f->s, f->topic, 1, 2) >= 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(stor_producer_snapshot(f->s), 0);
+    assert_int_equal(snapshot_ends(f), 2);
+    static loaded_rows a, b;
+    load_rows(f, &a);
+    load_without_snapshot(f, &b);
+    assert_same_rows(&a, &b);
+}
+
 /* A long run of batches brings the snapshot up to date in a commit, not only at close. */
 static void test_producer_snapshot_every_n_batches(void **state) {
     fx *f = *state;
@@ -773,6 +833,7 @@ int main(void) {
         T(test_producer_snapshot_matches_batches),
         T(test_producer_snapshot_kill9_tail),
         T(test_producer_snapshot_dropped_with_its_batches),
+        T(test_producer_snapshot_folds_only_changed_partitions),
         T(test_producer_snapshot_every_n_batches),
         T(test_no_producer_index),
         T(test_producer_last_data_follows_appends),
