@@ -7,6 +7,12 @@
 
 #include <stdio.h>
 
+/* Migration 19's triggers: the partition of the batch row a trigger fires for, and its neighbours. */
+#define SNAP_OLD_KEY "topic_id = OLD.topic_id AND partition = OLD.partition"
+#define SNAP_END "(SELECT end_offset FROM producer_snapshot_end WHERE " SNAP_OLD_KEY ")"
+#define SNAP_OLDER_BATCH "EXISTS (SELECT 1 FROM batches WHERE " SNAP_OLD_KEY " AND base_offset < OLD.base_offset)"
+#define SNAP_NEWER_BATCH "EXISTS (SELECT 1 FROM batches WHERE " SNAP_OLD_KEY " AND base_offset > OLD.base_offset)"
+
 static const char *const stor_migrations[] = {
     /* 1: topics and their record batches. */
     /*
@@ -484,6 +490,66 @@ static const char *const stor_migrations[] = {
     "   WHERE topic_id = OLD.topic_id AND partition = OLD.partition) BEGIN"
     "  DELETE FROM producer_snapshot WHERE topic_id = OLD.topic_id AND partition = OLD.partition;"
     "  DELETE FROM producer_snapshot_end WHERE topic_id = OLD.topic_id AND partition = OLD.partition;"
+    " END;",
+
+    /*
+     * 19: a removal trims the producer snapshot instead of dropping it. With 18's triggers any
+     * covered batch deleted or rewritten dropped the partition's snapshot, so retention,
+     * DeleteRecords and compaction on a busy partition made the next snapshot (or start-up) fold
+     * the partition from its first batch, on the loop. Kafka trims instead: when the log start
+     * moves it drops the producers whose newest offset is below it and keeps the rest (Apache
+     * Kafka ProducerStateManager.onLogStartOffsetIncremented, truncateHead, isProducerRetained).
+     * Each snapshot row now carries the base offset of the oldest batch its blob holds
+     * (first_offset) and the producer's newest covered offset (last_offset), and the state
+     * stays what a fold of the remaining rows says (stor_producers.c):
+     * - a removal from the partition's head (retention, DeleteRecords, a cleaned first batch)
+     *   drops the rows of the producers whose newest covered batch went; the load skips a kept
+     *   row's entries below the partition's first batch;
+     * - a removal from the middle (compaction) of a batch the producer's row holds, or of the
+     *   partition's newest batch (the truncation of an uncommitted tail, whose offsets are
+     *   appended again), still drops the partition's snapshot: only a fold knows what takes its
+     *   place; a removal of a batch no row holds (older, not idempotent, a marker not newest)
+     *   changes nothing the load hands on;
+     * - a rewrite (compaction: max_timestamp, records_count, which the blob stores) of a batch a
+     *   row holds marks the row stale, and the load reads those two columns of its batches back.
+     * The rows of 18 lack the offsets: both tables start empty, and the first load folds.
+     */
+    "DROP TRIGGER IF EXISTS producer_snapshot_drop_deleted;"
+    "DROP TRIGGER IF EXISTS producer_snapshot_drop_rewritten;"
+    "DROP TRIGGER IF EXISTS producer_snapshot_trim_head;"
+    "DROP TRIGGER IF EXISTS producer_snapshot_drop_held;"
+    "DROP TRIGGER IF EXISTS producer_snapshot_stale;"
+    "DROP TABLE IF EXISTS producer_snapshot;"
+    "DELETE FROM producer_snapshot_end;"
+    "CREATE TABLE producer_snapshot ("
+    "  topic_id INTEGER NOT NULL,"
+    "  partition INTEGER NOT NULL,"
+    "  producer_id INTEGER NOT NULL,"
+    "  first_offset INTEGER NOT NULL,"
+    "  last_offset INTEGER NOT NULL,"
+    "  stale INTEGER NOT NULL DEFAULT 0,"
+    "  batches BLOB NOT NULL,"
+    "  PRIMARY KEY (topic_id, partition, producer_id),"
+    "  FOREIGN KEY (topic_id, partition) REFERENCES partitions (topic_id, partition) ON DELETE CASCADE"
+    ") WITHOUT ROWID;"
+    "CREATE TRIGGER producer_snapshot_trim_head AFTER DELETE ON batches"
+    "  WHEN OLD.producer_id >= 0 AND NOT " SNAP_OLDER_BATCH " BEGIN"
+    "  DELETE FROM producer_snapshot WHERE " SNAP_OLD_KEY " AND producer_id = OLD.producer_id"
+    "   AND last_offset <= OLD.last_offset;"
+    " END;"
+    "CREATE TRIGGER producer_snapshot_drop_held AFTER DELETE ON batches"
+    "  WHEN OLD.base_offset < " SNAP_END " AND (NOT " SNAP_NEWER_BATCH " OR (OLD.producer_id >= 0 AND "
+    SNAP_OLDER_BATCH " AND EXISTS (SELECT 1 FROM producer_snapshot WHERE " SNAP_OLD_KEY
+    "   AND producer_id = OLD.producer_id AND OLD.base_offset >= first_offset"
+    "   AND (OLD.base_sequence >= 0 OR OLD.last_offset >= last_offset)))) BEGIN"
+    "  DELETE FROM producer_snapshot WHERE " SNAP_OLD_KEY ";"
+    "  DELETE FROM producer_snapshot_end WHERE " SNAP_OLD_KEY ";"
+    " END;"
+    "CREATE TRIGGER producer_snapshot_stale AFTER UPDATE OF max_timestamp, records_count ON batches"
+    "  WHEN OLD.producer_id >= 0 AND (NEW.max_timestamp IS NOT OLD.max_timestamp"
+    "   OR NEW.records_count IS NOT OLD.records_count) BEGIN"
+    "  UPDATE producer_snapshot SET stale = 1 WHERE " SNAP_OLD_KEY " AND producer_id = OLD.producer_id"
+    "   AND OLD.base_offset >= first_offset AND OLD.last_offset <= last_offset AND stale = 0;"
     " END;",
 };
 

@@ -7,8 +7,12 @@
  * producer_snapshot (migration 18) up to producer_snapshot_end, brought up to date in a commit
  * every STOR_PRODUCER_SNAPSHOT_EVERY batches and at close, so a stored batch costs no index
  * row. Being derived from the batches, it says exactly what the batches would: a start-up after
- * kill -9 folds the batches past the snapshot, and a partition whose snapshot the triggers
- * dropped (a covered batch deleted or rewritten) is folded from its first batch.
+ * kill -9 folds the batches past the snapshot. Removals trim it (migration 19's triggers): a
+ * removal from the head drops the rows of the producers it emptied and the load skips the
+ * entries below the partition's first batch; a rewritten batch marks its row stale and the load
+ * reads its new columns back; only a removal of a batch a row holds from the middle of the
+ * partition, or of its newest batch, drops the partition's snapshot (folded from its first batch).
+ * A snapshot folds only the partitions whose rows changed since the last one.
  */
 #include "stor_int.h"
 
@@ -109,6 +113,22 @@ static void meta_decode(const uint8_t *p, stor_batch_meta *m) {
     m->records_count = (int32_t)get64(p + 56);
 }
 
+/* A stale row's entry (compaction rewrote one of its batches): those two columns from the batch row. 1, 0 gone, -1. */
+static int batch_columns(stor *s, int64_t topic_id, int32_t partition, stor_batch_meta *m) {
+    sqlite3_stmt *st = stor_stmt(s, STOR_PRODUCER_BATCH_AT);
+    if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition) ||
+        sqlite3_bind_int64(st, 3, m->base_offset))
+        return stor_fail(s, "bind producer key");
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        m->max_timestamp = sqlite3_column_int64(st, 0);
+        m->records_count = sqlite3_column_int(st, 1);
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return stor_fail(s, "read a rewritten batch");
+    return rc == SQLITE_ROW;
+}
+
 /* The snapshot of a partition (if any), then its batches past it. 0 or -1. */
 static int fold_partition(stor *s, int64_t topic_id, int32_t partition, prod_fold *f) {
     f->n = 0;
@@ -128,12 +148,24 @@ static int fold_partition(stor *s, int64_t topic_id, int32_t partition, prod_fol
 
     int ret = 0;
     if (f->has_snapshot) {
+        /* removals from the head leave a row's older entries behind (migration 19): skipped */
+        int64_t head = INT64_MAX;
+        st = stor_stmt(s, STOR_PRODUCER_HEAD);
+        if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition))
+            return stor_fail(s, "bind producer key");
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) head = sqlite3_column_int64(st, 0);
+        sqlite3_reset(st);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE) return stor_fail(s, "read the partition's first batch");
+
         st = stor_stmt(s, STOR_PRODUCER_SNAP_LOAD);
         if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition))
             return stor_fail(s, "bind producer key");
         while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+            int64_t pid = sqlite3_column_int64(st, 0);
             const uint8_t *b = sqlite3_column_blob(st, 1);
             int len = sqlite3_column_bytes(st, 1);
+            bool stale = sqlite3_column_int(st, 2) != 0, changed = stale;
             if (len % META_BYTES) {
                 ret = stor_failf(s, "producer snapshot of %lld-%d: a row of %d bytes", (long long)topic_id, partition,
                                  len);
@@ -142,12 +174,23 @@ static int fold_partition(stor *s, int64_t topic_id, int32_t partition, prod_fol
             for (int at = 0; ret == 0 && at < len; at += META_BYTES) {
                 stor_batch_meta m;
                 meta_decode(b + at, &m);
+                if (m.base_offset < head) {
+                    changed = true;
+                    continue;
+                }
+                if (stale) {
+                    int found = batch_columns(s, topic_id, partition, &m);
+                    if (found < 0) ret = -1;
+                    if (found <= 0) continue;
+                }
                 ret = fold_apply(s, f, &m);
             }
+            prod_entry *e = ret == 0 ? fold_entry(s, f, pid) : NULL;
+            if (!e) ret = -1;
+            else e->touched = changed; /* rewritten at the partition's next snapshot */
         }
         if (ret == 0 && rc != SQLITE_DONE) ret = stor_fail(s, "read producer snapshot");
         sqlite3_reset(st);
-        for (int i = 0; i < f->n; i++) f->e[i].touched = false;
     }
     if (ret) return ret;
 
@@ -180,6 +223,14 @@ static int fold_write(stor *s, int64_t topic_id, int32_t partition, const prod_f
     for (int i = 0; i < f->n; i++) {
         const prod_entry *e = &f->e[i];
         if (!e->touched) continue;
+        if (e->ndata == 0 && !e->marker_newest) { /* its batches went from the head */
+            sqlite3_stmt *del = stor_stmt(s, STOR_PRODUCER_SNAP_DEL);
+            if (sqlite3_bind_int64(del, 1, topic_id) || sqlite3_bind_int(del, 2, partition) ||
+                sqlite3_bind_int64(del, 3, e->pid))
+                return stor_fail(s, "bind producer snapshot");
+            if (stor_step_done(s, del, "remove producer snapshot")) return -1;
+            continue;
+        }
         uint8_t blob[(STOR_PRODUCER_BATCHES_KEPT + 1) * META_BYTES];
         int len = 0;
         for (int j = 0; j < e->ndata; j++, len += META_BYTES) meta_encode(blob + len, &e->data[j]);
@@ -187,8 +238,12 @@ static int fold_write(stor *s, int64_t topic_id, int32_t partition, const prod_f
             meta_encode(blob + len, &e->marker);
             len += META_BYTES;
         }
+        /* what migration 19's triggers compare a removed or rewritten batch with */
+        int64_t first = e->ndata ? e->data[0].base_offset : e->marker.base_offset;
+        int64_t last = e->marker_newest ? e->marker.last_offset : e->data[e->ndata - 1].last_offset;
         if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition) ||
-            sqlite3_bind_int64(st, 3, e->pid) || sqlite3_bind_blob(st, 4, blob, len, SQLITE_TRANSIENT))
+            sqlite3_bind_int64(st, 3, e->pid) || sqlite3_bind_int64(st, 4, first) || sqlite3_bind_int64(st, 5, last) ||
+            sqlite3_bind_blob(st, 6, blob, len, SQLITE_TRANSIENT))
             return stor_fail(s, "bind producer snapshot");
         if (stor_step_done(s, st, "write producer snapshot")) return -1;
     }

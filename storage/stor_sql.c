@@ -81,12 +81,18 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
     [STOR_PRODUCER_PARTITIONS] = "SELECT topic_id, partition FROM partitions ORDER BY topic_id, partition",
     /* the producer snapshot (migration 18, stor_producers.c) and the batches after it */
     [STOR_PRODUCER_SNAP_END] = "SELECT end_offset FROM producer_snapshot_end WHERE " BATCH_KEY,
-    [STOR_PRODUCER_SNAP_LOAD] = "SELECT producer_id, batches FROM producer_snapshot WHERE " BATCH_KEY
+    [STOR_PRODUCER_SNAP_LOAD] = "SELECT producer_id, batches, stale FROM producer_snapshot WHERE " BATCH_KEY
                                 " ORDER BY producer_id",
     [STOR_PRODUCER_TAIL] = "SELECT " STOR_META_COLS " FROM batches WHERE " BATCH_KEY " AND base_offset >= ?3"
                            " ORDER BY base_offset",
-    [STOR_PRODUCER_SNAP_PUT] = "INSERT OR REPLACE INTO producer_snapshot (topic_id, partition, producer_id, batches)"
-                               " VALUES (?1, ?2, ?3, ?4)",
+    [STOR_PRODUCER_SNAP_PUT] = "INSERT OR REPLACE INTO producer_snapshot (topic_id, partition, producer_id,"
+                               " first_offset, last_offset, stale, batches) VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6)",
+    [STOR_PRODUCER_SNAP_DEL] = "DELETE FROM producer_snapshot WHERE " BATCH_KEY " AND producer_id = ?3",
+    /* the snapshot's entries below the partition's first batch were removed from its head */
+    [STOR_PRODUCER_HEAD] = "SELECT base_offset FROM batches WHERE " BATCH_KEY " ORDER BY base_offset LIMIT 1",
+    /* a stale row's batch, rewritten by compaction since the snapshot */
+    [STOR_PRODUCER_BATCH_AT] = "SELECT max_timestamp, records_count FROM batches WHERE " BATCH_KEY
+                               " AND base_offset = ?3",
     [STOR_PRODUCER_SNAP_END_PUT] = "INSERT OR REPLACE INTO producer_snapshot_end (topic_id, partition, end_offset)"
                                    " VALUES (?1, ?2, ?3)",
 

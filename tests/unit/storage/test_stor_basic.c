@@ -192,7 +192,8 @@ static void test_upgrade_from_version_15(void **state) {
     assert_int_equal(stor_commit(f->s), 0);
     stor_close(f->s);
     f->s = NULL;
-    fx_raw_exec(f->path, "DROP TRIGGER producer_snapshot_drop_deleted; DROP TRIGGER producer_snapshot_drop_rewritten;"
+    fx_raw_exec(f->path, "DROP TRIGGER producer_snapshot_trim_head; DROP TRIGGER producer_snapshot_drop_held;"
+                         "DROP TRIGGER producer_snapshot_stale;"
                          "DROP TABLE producer_snapshot; DROP TABLE producer_snapshot_end;"
                          "CREATE INDEX batches_producer ON batches (topic_id, partition, producer_id, base_offset);"
                          "PRAGMA user_version = 15;");
@@ -202,7 +203,7 @@ static void test_upgrade_from_version_15(void **state) {
     char sql[512];
     schema_sql(f, "batches_producer", sql, sizeof sql);
     assert_string_equal(sql, "");
-    schema_sql(f, "producer_snapshot_drop_deleted", sql, sizeof sql);
+    schema_sql(f, "producer_snapshot_drop_held", sql, sizeof sql);
     assert_non_null(strstr(sql, "producer_snapshot_end"));
     int seqs[16] = {0};
     assert_int_equal(stor_load_producer_batches(f->s, on_producer, seqs), 0);
@@ -212,6 +213,57 @@ static void test_upgrade_from_version_15(void **state) {
     stor_close(f->s);
     f->s = NULL;
     assert_int_equal(fx_raw_int(f->path, "SELECT end_offset FROM producer_snapshot_end"), 14);
+    fx_open(f);
+    memset(seqs, 0, sizeof seqs);
+    assert_int_equal(stor_load_producer_batches(f->s, on_producer, seqs), 0);
+    assert_int_equal(seqs[0], 5);
+    assert_int_equal(seqs[5], 12);
+}
+
+/*
+ * A version-18 database (snapshot rows without the offsets migration 19's triggers compare) is
+ * brought forward: its snapshot is emptied, the first load folds the batches, and the first clean
+ * stop writes the new rows.
+ */
+static void test_upgrade_from_version_18(void **state) {
+    fx *f = *state;
+    int64_t id = make_topic(f->s, "old", 1);
+    uint8_t data[64] = {1};
+    for (int i = 0; i < 7; i++) {
+        stor_batch_meta m = {.base_offset = 2 * i, .last_offset = 2 * i + 1, .producer_id = 42, .producer_epoch = 1,
+                             .base_sequence = 2 * i, .last_sequence = 2 * i + 1, .records_count = 2};
+        assert_int_equal(stor_batch_append(f->s, id, 0, &m, data, sizeof data), 0);
+    }
+    assert_int_equal(stor_commit(f->s), 0);
+    stor_close(f->s);
+    f->s = NULL;
+    fx_raw_exec(f->path,
+                "DROP TRIGGER producer_snapshot_trim_head; DROP TRIGGER producer_snapshot_drop_held;"
+                "DROP TRIGGER producer_snapshot_stale; DROP TABLE producer_snapshot;"
+                "CREATE TABLE producer_snapshot (topic_id INTEGER NOT NULL, partition INTEGER NOT NULL,"
+                "  producer_id INTEGER NOT NULL, batches BLOB NOT NULL, PRIMARY KEY (topic_id, partition, producer_id))"
+                "  WITHOUT ROWID;"
+                "INSERT INTO producer_snapshot VALUES (1, 0, 42, x'');"
+                "CREATE TRIGGER producer_snapshot_drop_deleted AFTER DELETE ON batches BEGIN"
+                "  DELETE FROM producer_snapshot_end WHERE topic_id = OLD.topic_id AND partition = OLD.partition; END;"
+                "PRAGMA user_version = 18;");
+    assert_int_equal(fx_raw_int(f->path, "SELECT end_offset FROM producer_snapshot_end"), 14);
+
+    fx_open(f);
+    assert_int_equal(stor_schema_version(f->s), stor_schema_latest());
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM producer_snapshot_end"), 0);
+    char sql[512];
+    schema_sql(f, "producer_snapshot_drop_deleted", sql, sizeof sql);
+    assert_string_equal(sql, "");
+    int seqs[16] = {0};
+    assert_int_equal(stor_load_producer_batches(f->s, on_producer, seqs), 0);
+    assert_int_equal(seqs[0], 5);
+    for (int i = 0; i < 5; i++) assert_int_equal(seqs[i + 1], 2 * (i + 2));
+    stor_close(f->s);
+    f->s = NULL;
+    assert_int_equal(fx_raw_int(f->path, "SELECT end_offset FROM producer_snapshot_end"), 14);
+    assert_int_equal(fx_raw_int(f->path, "SELECT first_offset FROM producer_snapshot"), 4);
+    assert_int_equal(fx_raw_int(f->path, "SELECT last_offset FROM producer_snapshot"), 13);
     fx_open(f);
     memset(seqs, 0, sizeof seqs);
     assert_int_equal(stor_load_producer_batches(f->s, on_producer, seqs), 0);
@@ -701,6 +753,7 @@ int main(void) {
         T(test_reopen_keeps_version),
         T(test_upgrade_from_version_1),
         T(test_upgrade_from_version_15),
+        T(test_upgrade_from_version_18),
         T(test_future_version_refused),
         T(test_foreign_database_refused),
         T(test_bad_sync_refused),

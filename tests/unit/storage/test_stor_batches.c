@@ -533,6 +533,92 @@ static void test_producer_snapshot_matches_batches(void **state) {
     assert_int_equal(f->s->producer_snap_due, 0);
 }
 
+/* A random batch of the partition, or -1. */
+static int64_t random_batch(fx *f, int32_t part) {
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(f->s->db,
+                                        "SELECT base_offset FROM batches WHERE partition = ?1 ORDER BY random() LIMIT 1",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int(st, 1, part);
+    int64_t base = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    return base;
+}
+
+/*
+ * The same over removals and restarts (migration 19 trims the snapshot instead of dropping it):
+ * DeleteRecords and retention (from the head), compaction's removals and rewrites (anywhere,
+ * even of a producer's newest batch, which compaction keeps), clean stops and kill -9s; after
+ * every commit the load from snapshot and tail equals a fold of all the rows left.
+ */
+static void test_producer_snapshot_matches_batches_after_removals(void **state) {
+    fx *f = *state;
+    uint32_t x = 88172645u;
+    int64_t next[2] = {0, 0};
+    int32_t seq[2][7] = {{0}};
+    int16_t epoch[2][7] = {{0}};
+    static loaded_rows a, b;
+    uint8_t buf[512];
+    size_t len = payload(0, buf, sizeof buf);
+    for (int i = 0; i < 3000; i++) {
+        int32_t part = (int32_t)(rnd(&x) % 2);
+        int pid = (int)(rnd(&x) % 7); /* 0: not idempotent */
+        stor_batch_meta m = meta(next[part], 1 + (int32_t)(rnd(&x) % 3), 5000 + i);
+        if (pid) {
+            m.producer_id = pid;
+            if (rnd(&x) % 6 == 0) {
+                if (rnd(&x) % 2) epoch[part][pid]++, seq[part][pid] = 0;
+                m.records_count = 1;
+                m.last_offset = m.base_offset;
+                m.producer_epoch = epoch[part][pid];
+            } else {
+                m.producer_epoch = epoch[part][pid];
+                m.base_sequence = seq[part][pid];
+                m.last_sequence = seq[part][pid] + m.records_count - 1;
+                seq[part][pid] += m.records_count;
+            }
+        }
+        append_meta(f, part, &m);
+        next[part] = m.last_offset + 1;
+        uint32_t op = rnd(&x) % 100;
+        if (op < 3) { /* DeleteRecords or retention: the log start moves up */
+            int64_t first = random_batch(f, part);
+            if (first >= 0) assert_true(stor_log_start_set(f->s, f->topic, part, first + 1 + rnd(&x) % 12) >= 0);
+        } else if (op < 8) { /* compaction removes a batch */
+            int64_t at = random_batch(f, part);
+            if (at >= 0) assert_int_equal(stor_batch_delete(f->s, f->topic, part, at), 0);
+        } else if (op < 14) { /* compaction rewrites one */
+            int64_t at = random_batch(f, part);
+            if (at >= 0)
+                assert_true(stor_batch_replace(f->s, f->topic, part, at, 100 + rnd(&x) % 1000, (int32_t)(rnd(&x) % 3),
+                                               buf, len) >= 0);
+        } else if (op < 20) {
+            assert_int_equal(stor_producer_snapshot(f->s), 0);
+        }
+        if (rnd(&x) % 8 == 0) {
+            assert_int_equal(stor_commit(f->s), 0);
+            uint32_t r = rnd(&x) % 40;
+            if (r == 0) {
+                fx_reopen(f); /* a clean stop: the snapshot written */
+            } else if (r == 1) {
+                f->s->producer_snap_due = 0; /* as a kill -9 would: no snapshot at close */
+                fx_reopen(f);
+            }
+            load_rows(f, &a);
+            load_without_snapshot(f, &b);
+            assert_same_rows(&a, &b);
+        }
+    }
+    assert_int_equal(stor_commit(f->s), 0);
+    fx_reopen(f);
+    load_rows(f, &a);
+    load_without_snapshot(f, &b);
+    assert_same_rows(&a, &b);
+    assert_true(b.n > 12);
+    assert_true(fx_raw_int(f->path, "SELECT count(*) FROM producer_snapshot") > 0);
+}
+
 /* As after kill -9: batches committed past the snapshot are folded in at the next start. */
 static void test_producer_snapshot_kill9_tail(void **state) {
     fx *f = *state;
@@ -554,10 +640,15 @@ static void test_producer_snapshot_kill9_tail(void **state) {
     assert_int_equal(fx_raw_int(f->path, "SELECT end_offset FROM producer_snapshot_end"), 18);
 }
 
-/* Batches the snapshot covers deleted (retention, DeleteRecords) or rewritten (compaction): it is dropped. */
-static void test_producer_snapshot_dropped_with_its_batches(void **state) {
+/*
+ * Batches the snapshot covers removed from the partition's head (retention, DeleteRecords) or
+ * rewritten (compaction): it is trimmed, not dropped (migration 19), and still says what the
+ * batches left say.
+ */
+static void test_producer_snapshot_trimmed_with_its_batches(void **state) {
     fx *f = *state;
     for (int i = 0; i < 8; i++) append_idem(f, 0, i * 2, 7, i * 2);
+    append_idem(f, 0, 16, 9, 0);
     append_idem(f, 1, 0, 8, 0);
     assert_int_equal(stor_commit(f->s), 0);
     assert_int_equal(stor_producer_snapshot(f->s), 0);
@@ -565,34 +656,50 @@ static void test_producer_snapshot_dropped_with_its_batches(void **state) {
     assert_int_equal(snapshot_ends(f), 2);
 
     /* past the snapshot: it stays */
-    append_idem(f, 0, 16, 7, 16);
+    append_idem(f, 0, 18, 7, 16);
     assert_int_equal(stor_commit(f->s), 0);
-    assert_int_equal(stor_batch_delete(f->s, f->topic, 0, 16), 0);
+    assert_int_equal(stor_batch_delete(f->s, f->topic, 0, 18), 0);
     assert_int_equal(stor_commit(f->s), 0);
     assert_int_equal(snapshot_ends(f), 2);
 
-    /* retention below offset 12: the producer's state now comes from the batches left, as before */
+    /* retention below offset 12: producer 7 keeps its newest batches, its older entries are skipped */
     assert_true(stor_log_start_set(f->s, f->topic, 0, 12) >= 0);
     assert_int_equal(stor_commit(f->s), 0);
-    assert_int_equal(snapshot_ends(f), 1);
+    assert_int_equal(snapshot_ends(f), 2);
     static loaded_rows a, b;
     load_rows(f, &a);
     load_without_snapshot(f, &b);
     assert_same_rows(&a, &b);
-    assert_int_equal(a.n, 3); /* partition 0: sequences 12, 14; partition 1: 0 */
+    assert_int_equal(a.n, 4); /* partition 0: producer 7's sequences 12, 14, producer 9's 0; partition 1: 0 */
     assert_int_equal(a.rows[0].m.base_sequence, 12);
 
-    /* compaction rewriting a covered batch */
-    assert_int_equal(stor_producer_snapshot(f->s), 0);
+    /* retention past producer 7's newest batch: its row goes, producer 9's stays */
+    assert_true(stor_log_start_set(f->s, f->topic, 0, 16) >= 0);
     assert_int_equal(stor_commit(f->s), 0);
     assert_int_equal(snapshot_ends(f), 2);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM producer_snapshot WHERE partition = 0"), 1);
+    load_rows(f, &a);
+    load_without_snapshot(f, &b);
+    assert_same_rows(&a, &b);
+    assert_int_equal(a.n, 2);
+
+    /* compaction rewriting a covered batch: the row is stale, the load reads the batch's new columns */
+    assert_int_equal(stor_producer_snapshot(f->s), 0);
+    assert_int_equal(stor_commit(f->s), 0);
     uint8_t buf[512];
     size_t n = payload(0, buf, sizeof buf);
     assert_true(stor_batch_replace(f->s, f->topic, 1, 0, 1, 1, buf, n) >= 0);
     assert_int_equal(stor_commit(f->s), 0);
-    assert_int_equal(snapshot_ends(f), 1);
+    assert_int_equal(snapshot_ends(f), 2);
+    assert_int_equal(fx_raw_int(f->path, "SELECT stale FROM producer_snapshot WHERE partition = 1"), 1);
     load_rows(f, &a);
-    assert_int_equal(a.rows[2].m.records_count, 1);
+    assert_int_equal(a.rows[1].m.records_count, 1);
+    assert_int_equal(a.rows[1].m.max_timestamp, 1);
+    load_without_snapshot(f, &b);
+    assert_same_rows(&a, &b);
+    assert_int_equal(stor_producer_snapshot(f->s), 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(fx_raw_int(f->path, "SELECT stale FROM producer_snapshot WHERE partition = 1"), 0);
 
     /* the topic's deletion takes the snapshot with it */
     assert_int_equal(stor_producer_snapshot(f->s), 0);
@@ -831,8 +938,9 @@ int main(void) {
         T(test_producer_batches),
         T(test_producer_batches_empty),
         T(test_producer_snapshot_matches_batches),
+        T(test_producer_snapshot_matches_batches_after_removals),
         T(test_producer_snapshot_kill9_tail),
-        T(test_producer_snapshot_dropped_with_its_batches),
+        T(test_producer_snapshot_trimmed_with_its_batches),
         T(test_producer_snapshot_folds_only_changed_partitions),
         T(test_producer_snapshot_every_n_batches),
         T(test_no_producer_index),
