@@ -256,9 +256,21 @@ static int stor_log_start_move(stor *s, int64_t topic_id, int32_t partition, int
         return stor_fail(s, "bind log start");
     if (stor_step_done(s, st, "delete batches below log start")) return -1;
     stor_seg_maybe_dead(s);
-    if (sqlite3_changes(s->db) > 0 && stor_producer_dirty(s, topic_id, partition)) return -1;
     /* changes() counts the batch rows only, not the trigger's partition updates. */
     int deleted = sqlite3_changes(s->db);
+    if (deleted > 0) {
+        /*
+         * As Kafka drops the producers whose last offset is below the new log start and keeps
+         * the rest (ProducerStateManager.truncateHead, isProducerRetained): the snapshot rows of
+         * the producers whose newest covered batch went; the load skips the older entries of the
+         * others (stor_producers.c). Migration 19's trigger leaves removals below the log start to this.
+         */
+        st = stor_stmt(s, STOR_PRODUCER_SNAP_TRIM);
+        if (stor_bind_key(s, st, topic_id, partition) || sqlite3_bind_int64(st, 3, log_start))
+            return stor_fail(s, "bind log start");
+        if (stor_step_done(s, st, "trim producer snapshot")) return -1;
+        if (stor_producer_dirty(s, topic_id, partition)) return -1;
+    }
     if (stor_time_trim(s, topic_id, partition, log_start)) return -1;
     /* An aborted transaction whose marker is gone has nothing left for a fetch to skip. */
     st = stor_stmt(s, STOR_TXN_ABORTED_DELETE_BELOW);

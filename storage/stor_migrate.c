@@ -9,6 +9,7 @@
 
 /* Migration 19's triggers: the partition of the batch row a trigger fires for, and its neighbours. */
 #define SNAP_OLD_KEY "topic_id = OLD.topic_id AND partition = OLD.partition"
+#define SNAP_LOG_START "(SELECT log_start FROM partitions WHERE " SNAP_OLD_KEY ")"
 #define SNAP_END "(SELECT end_offset FROM producer_snapshot_end WHERE " SNAP_OLD_KEY ")"
 #define SNAP_OLDER_BATCH "EXISTS (SELECT 1 FROM batches WHERE " SNAP_OLD_KEY " AND base_offset < OLD.base_offset)"
 #define SNAP_NEWER_BATCH "EXISTS (SELECT 1 FROM batches WHERE " SNAP_OLD_KEY " AND base_offset > OLD.base_offset)"
@@ -502,9 +503,10 @@ static const char *const stor_migrations[] = {
      * Each snapshot row now carries the base offset of the oldest batch its blob holds
      * (first_offset) and the producer's newest covered offset (last_offset), and the state
      * stays what a fold of the remaining rows says (stor_producers.c):
-     * - a removal from the partition's head (retention, DeleteRecords, a cleaned first batch)
-     *   drops the rows of the producers whose newest covered batch went; the load skips a kept
-     *   row's entries below the partition's first batch;
+     * - the log start moving (retention, DeleteRecords: stor_batches.c, below the new log start,
+     *   where the trigger does nothing, one look-up per removed row as before) drops the rows of
+     *   the producers whose newest covered batch went; the load skips a kept row's entries below
+     *   the partition's first batch (which covers a cleaned first batch too);
      * - a removal from the middle (compaction) of a batch the producer's row holds, or of the
      *   partition's newest batch (the truncation of an uncommitted tail, whose offsets are
      *   appended again), still drops the partition's snapshot: only a fold knows what takes its
@@ -516,7 +518,6 @@ static const char *const stor_migrations[] = {
      */
     "DROP TRIGGER IF EXISTS producer_snapshot_drop_deleted;"
     "DROP TRIGGER IF EXISTS producer_snapshot_drop_rewritten;"
-    "DROP TRIGGER IF EXISTS producer_snapshot_trim_head;"
     "DROP TRIGGER IF EXISTS producer_snapshot_drop_held;"
     "DROP TRIGGER IF EXISTS producer_snapshot_stale;"
     "DROP TABLE IF EXISTS producer_snapshot;"
@@ -532,15 +533,10 @@ static const char *const stor_migrations[] = {
     "  PRIMARY KEY (topic_id, partition, producer_id),"
     "  FOREIGN KEY (topic_id, partition) REFERENCES partitions (topic_id, partition) ON DELETE CASCADE"
     ") WITHOUT ROWID;"
-    "CREATE TRIGGER producer_snapshot_trim_head AFTER DELETE ON batches"
-    "  WHEN OLD.producer_id >= 0 AND NOT " SNAP_OLDER_BATCH " BEGIN"
-    "  DELETE FROM producer_snapshot WHERE " SNAP_OLD_KEY " AND producer_id = OLD.producer_id"
-    "   AND last_offset <= OLD.last_offset;"
-    " END;"
     "CREATE TRIGGER producer_snapshot_drop_held AFTER DELETE ON batches"
-    "  WHEN OLD.base_offset < " SNAP_END " AND (NOT " SNAP_NEWER_BATCH " OR (OLD.producer_id >= 0 AND "
-    SNAP_OLDER_BATCH " AND EXISTS (SELECT 1 FROM producer_snapshot WHERE " SNAP_OLD_KEY
-    "   AND producer_id = OLD.producer_id AND OLD.base_offset >= first_offset"
+    "  WHEN OLD.last_offset >= " SNAP_LOG_START " AND OLD.base_offset < " SNAP_END " AND (NOT " SNAP_NEWER_BATCH
+    "   OR (OLD.producer_id >= 0 AND " SNAP_OLDER_BATCH " AND EXISTS (SELECT 1 FROM producer_snapshot WHERE "
+    SNAP_OLD_KEY "   AND producer_id = OLD.producer_id AND OLD.base_offset >= first_offset"
     "   AND (OLD.base_sequence >= 0 OR OLD.last_offset >= last_offset)))) BEGIN"
     "  DELETE FROM producer_snapshot WHERE " SNAP_OLD_KEY ";"
     "  DELETE FROM producer_snapshot_end WHERE " SNAP_OLD_KEY ";"

@@ -7,8 +7,8 @@
  * producer_snapshot (migration 18) up to producer_snapshot_end, brought up to date in a commit
  * every STOR_PRODUCER_SNAPSHOT_EVERY batches and at close, so a stored batch costs no index
  * row. Being derived from the batches, it says exactly what the batches would: a start-up after
- * kill -9 folds the batches past the snapshot. Removals trim it (migration 19's triggers): a
- * removal from the head drops the rows of the producers it emptied and the load skips the
+ * kill -9 folds the batches past the snapshot. Removals trim it (migration 19): the log start
+ * moving drops the rows of the producers it emptied (stor_batches.c) and the load skips the
  * entries below the partition's first batch; a rewritten batch marks its row stale and the load
  * reads its new columns back; only a removal of a batch a row holds from the middle of the
  * partition, or of its newest batch, drops the partition's snapshot (folded from its first batch).

@@ -383,6 +383,9 @@ static const char *const clear_part[] = {
     "DELETE FROM txn_open WHERE topic_id = ?1 AND partition = ?2",
     "DELETE FROM txn_aborted WHERE topic_id = ?1 AND partition = ?2",
     "DELETE FROM partition_cleaned WHERE topic_id = ?1 AND partition = ?2",
+    /* derived from the rows put back: the next load folds them (migration 19 trims, not drops) */
+    "DELETE FROM producer_snapshot WHERE topic_id = ?1 AND partition = ?2",
+    "DELETE FROM producer_snapshot_end WHERE topic_id = ?1 AND partition = ?2",
 };
 
 /* One partition's rows, from its segment files; reported. */

@@ -87,6 +87,8 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
                            " ORDER BY base_offset",
     [STOR_PRODUCER_SNAP_PUT] = "INSERT OR REPLACE INTO producer_snapshot (topic_id, partition, producer_id,"
                                " first_offset, last_offset, stale, batches) VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6)",
+    /* the log start moved: the producers whose newest covered batch went (Kafka's truncateHead) */
+    [STOR_PRODUCER_SNAP_TRIM] = "DELETE FROM producer_snapshot WHERE " BATCH_KEY " AND last_offset < ?3",
     [STOR_PRODUCER_SNAP_DEL] = "DELETE FROM producer_snapshot WHERE " BATCH_KEY " AND producer_id = ?3",
     /* the snapshot's entries below the partition's first batch were removed from its head */
     [STOR_PRODUCER_HEAD] = "SELECT base_offset FROM batches WHERE " BATCH_KEY " ORDER BY base_offset LIMIT 1",

@@ -192,7 +192,7 @@ static void test_upgrade_from_version_15(void **state) {
     assert_int_equal(stor_commit(f->s), 0);
     stor_close(f->s);
     f->s = NULL;
-    fx_raw_exec(f->path, "DROP TRIGGER producer_snapshot_trim_head; DROP TRIGGER producer_snapshot_drop_held;"
+    fx_raw_exec(f->path, "DROP TRIGGER producer_snapshot_drop_held;"
                          "DROP TRIGGER producer_snapshot_stale;"
                          "DROP TABLE producer_snapshot; DROP TABLE producer_snapshot_end;"
                          "CREATE INDEX batches_producer ON batches (topic_id, partition, producer_id, base_offset);"
@@ -238,7 +238,7 @@ static void test_upgrade_from_version_18(void **state) {
     stor_close(f->s);
     f->s = NULL;
     fx_raw_exec(f->path,
-                "DROP TRIGGER producer_snapshot_trim_head; DROP TRIGGER producer_snapshot_drop_held;"
+                "DROP TRIGGER producer_snapshot_drop_held;"
                 "DROP TRIGGER producer_snapshot_stale; DROP TABLE producer_snapshot;"
                 "CREATE TABLE producer_snapshot (topic_id INTEGER NOT NULL, partition INTEGER NOT NULL,"
                 "  producer_id INTEGER NOT NULL, batches BLOB NOT NULL, PRIMARY KEY (topic_id, partition, producer_id))"
