@@ -331,6 +331,7 @@ static bool dirty_put(struct stor_dirty_parts *d, int64_t topic_id, int32_t part
 
 int stor_producer_dirty(stor *s, int64_t topic_id, int32_t partition) {
     struct stor_dirty_parts *d = s->producer_dirty;
+    s->producer_snap_taken = false; /* a change after the transaction's snapshot: all stays due */
     if (d && d->n && d->last.topic_id == topic_id && d->last.partition == partition) return 0;
     if (!d) {
         d = s->producer_dirty = calloc(1, sizeof *d);
