@@ -2,8 +2,10 @@
 (issue 37, schema migration 18) rather than an index over every batch.
 
 Over raw sockets, as test_produce_rules.py: a clean stop writes the snapshot, batches produced
-after it are only in the log when a kill -9 follows, and DeleteRecords drops the snapshot of
-the partition whose batches it removes (the kafka profile, which serves DeleteRecords). In each case a retry of one of the producer's last five
+after it are only in the log when a kill -9 follows, and DeleteRecords trims the snapshot of
+the partition whose batches it removes (schema migration 19: the producers whose newest batch it
+removed are gone, as Kafka's truncateHead drops them; the others keep their state) (the kafka
+profile, which serves DeleteRecords). In each case a retry of one of the producer's last five
 batches is still answered as a duplicate with its original offset, a sequence gap with
 OUT_OF_ORDER_SEQUENCE_NUMBER (45) and an older epoch with INVALID_PRODUCER_EPOCH (47), as
 Apache Kafka's ProducerStateManager answers after loading its snapshot and replaying the log.
@@ -92,3 +94,29 @@ def test_duplicate_after_delete_records_drops_the_snapshot(broker):
     broker.restart()
     assert produce(broker, "snap-deleted", idempotent_batch(pid, 0, 12, 1)) == (0, 12)
     assert produce(broker, "snap-deleted", idempotent_batch(pid, 0, 14, 1))[0] == 45
+
+
+def test_delete_records_trims_the_snapshot_to_the_producers_left(broker):
+    """DeleteRecords past one producer's batches trims the snapshot rather than dropping it
+    (issue 37, migration 19): the other producer's state, read from the trimmed snapshot after a
+    kill -9, answers its retries as a fold of the batches left would."""
+    create(broker, "snap-trimmed")
+    gone, kept = 880003, 880004
+    for i in range(3):  # offsets 0..5
+        assert produce(broker, "snap-trimmed", idempotent_batch(gone, 0, 2 * i, 2)) == (0, 2 * i)
+    for i in range(6):  # offsets 6..17
+        assert produce(broker, "snap-trimmed", idempotent_batch(kept, 0, 2 * i, 2)) == (0, 6 + 2 * i)
+    broker.restart()  # the clean stop writes the snapshot of both
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    tp = TopicPartition("snap-trimmed", 0, 10)
+    assert admin.delete_records([tp], operation_timeout=10)[tp].result(timeout=30).low_watermark == 10
+    broker.kill9()
+    # the kept producer: its batches from offset 10 on are duplicates, the removed ones are not
+    assert produce(broker, "snap-trimmed", idempotent_batch(kept, 0, 10, 2)) == (0, 16)
+    assert produce(broker, "snap-trimmed", idempotent_batch(kept, 0, 4, 2)) == (0, 10)
+    assert produce(broker, "snap-trimmed", idempotent_batch(kept, 0, 2, 2))[0] == 45
+    assert produce(broker, "snap-trimmed", idempotent_batch(kept, 0, 14, 1))[0] == 45
+    assert produce(broker, "snap-trimmed", idempotent_batch(kept, 0, 12, 1)) == (0, 18)
+    broker.restart()
+    assert produce(broker, "snap-trimmed", idempotent_batch(kept, 0, 12, 1)) == (0, 18)
+    assert produce(broker, "snap-trimmed", idempotent_batch(kept, 0, 13, 1)) == (0, 19)
