@@ -126,8 +126,7 @@ static int lock_data_dir(const char *dir, bool create, const char *what) {
     int rc = stor_dir_lock(dir, create, &fd, err, sizeof err);
     if (rc == 2) log_warn("%s", err);
     if (rc == 0 || rc == 2) return -1;
-    fprintf(stderr, "mskmock: %s%s\n", what, err);
-    return 2;
+    return fail(what, err);
 }
 
 static void salvage_line(void *ctx, const char *line) {
