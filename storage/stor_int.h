@@ -23,6 +23,12 @@
 #define STOR_PRODUCER_SNAPSHOT_EVERY 4096
 
 #define STOR_BUSY_TIMEOUT_MS 5000
+
+/* A partition's slot in the open-addressing tables keyed by (topic id, partition): segments, time index, producers. */
+static inline uint64_t stor_part_hash(int64_t topic_id, int32_t partition) {
+    uint64_t h = (uint64_t)topic_id * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uint32_t)partition * 0xC2B2AE3D27D4EB4Full;
+    return h ^ (h >> 29);
+}
 /*
  * Migration 16, and salvage of a database from before it: the txn_partitions rows
  * into their txns row's list ("topic_id:partition" separated by spaces; stor_txns.c), then the

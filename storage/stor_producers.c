@@ -313,13 +313,8 @@ struct stor_dirty_parts {
     part_key last;
 };
 
-static uint32_t part_hash(int64_t topic_id, int32_t partition) {
-    uint64_t h = (uint64_t)topic_id * 0x9E3779B97F4A7C15u ^ (uint64_t)(uint32_t)partition * 0xC2B2AE3D27D4EB4Fu;
-    return (uint32_t)(h >> 32);
-}
-
 static bool dirty_put(struct stor_dirty_parts *d, int64_t topic_id, int32_t partition) {
-    for (uint32_t i = part_hash(topic_id, partition) & (uint32_t)(d->cap - 1);; i = (i + 1) & (uint32_t)(d->cap - 1)) {
+    for (uint32_t i = (uint32_t)stor_part_hash(topic_id, partition) & (uint32_t)(d->cap - 1);; i = (i + 1) & (uint32_t)(d->cap - 1)) {
         if (d->k[i].topic_id == 0) {
             d->k[i] = (part_key){topic_id, partition};
             d->n++;

@@ -195,11 +195,6 @@ int stor_seg_read(stor *s, int64_t topic_id, int32_t partition, int64_t seg, int
 
 /* ---- per-partition state, loaded from the segments table on first use ---- */
 
-static uint64_t part_hash(int64_t topic_id, int32_t partition) {
-    uint64_t h = (uint64_t)topic_id * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uint32_t)partition * 0xC2B2AE3D27D4EB4Full;
-    return h ^ (h >> 29);
-}
-
 static int part_load(stor *s, struct stor_seg_part *p) {
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(s->db,
@@ -227,7 +222,7 @@ static struct stor_seg_part *part_get(stor *s, int64_t topic_id, int32_t partiti
         struct stor_seg_part *t = xcalloc(cap, sizeof *t);
         for (size_t i = 0; i < g->capparts; i++) {
             if (!g->parts[i].used) continue;
-            size_t j = part_hash(g->parts[i].topic_id, g->parts[i].partition) & (cap - 1);
+            size_t j = stor_part_hash(g->parts[i].topic_id, g->parts[i].partition) & (cap - 1);
             while (t[j].used) j = (j + 1) & (cap - 1);
             t[j] = g->parts[i];
         }
@@ -235,7 +230,7 @@ static struct stor_seg_part *part_get(stor *s, int64_t topic_id, int32_t partiti
         g->parts = t;
         g->capparts = cap;
     }
-    size_t j = part_hash(topic_id, partition) & (g->capparts - 1);
+    size_t j = stor_part_hash(topic_id, partition) & (g->capparts - 1);
     while (g->parts[j].used) {
         if (g->parts[j].topic_id == topic_id && g->parts[j].partition == partition) return &g->parts[j];
         j = (j + 1) & (g->capparts - 1);

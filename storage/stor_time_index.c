@@ -37,11 +37,6 @@ struct stor_time_part {
     int64_t bytes;  /* appended since the last entry */
 };
 
-static uint64_t part_hash(int64_t topic_id, int32_t partition) {
-    uint64_t h = (uint64_t)topic_id * 0x9E3779B97F4A7C15u ^ (uint64_t)(uint32_t)partition * 0xC2B2AE3D27D4EB4Fu;
-    return h ^ (h >> 29);
-}
-
 void stor_time_forget(stor *s) {
     stor_times *ti = &s->times;
     for (size_t i = 0; i < ti->cap; i++) ti->parts[i].used = false;
@@ -60,7 +55,7 @@ static int time_grow(stor *s) {
     if (!np) return stor_failf(s, "time index: out of memory");
     for (size_t i = 0; i < ti->cap; i++) {
         if (!ti->parts[i].used) continue;
-        size_t j = part_hash(ti->parts[i].topic_id, ti->parts[i].partition) & (cap - 1);
+        size_t j = stor_part_hash(ti->parts[i].topic_id, ti->parts[i].partition) & (cap - 1);
         while (np[j].used) j = (j + 1) & (cap - 1);
         np[j] = ti->parts[i];
     }
@@ -70,10 +65,6 @@ static int time_grow(stor *s) {
     return 0;
 }
 
-/*
- * The partition's state as of the stored rows: the last entry's timestamp, raised by the rows
- * past it, and their bytes. Runs before this append's row goes in.
- */
 /* The partition's newest entry: 1 with its timestamp and offset, 0 none, -1 error. */
 static int time_last(stor *s, int64_t topic_id, int32_t partition, int64_t *ts, int64_t *off) {
     sqlite3_stmt *st = stor_stmt(s, STOR_TIME_LAST);
@@ -118,7 +109,7 @@ static int time_load(stor *s, struct stor_time_part *tp) {
 int stor_time_before_append(stor *s, int64_t topic_id, int32_t partition, struct stor_time_part **out) {
     stor_times *ti = &s->times;
     if ((ti->n + 1) * 2 > ti->cap && time_grow(s)) return -1;
-    size_t j = part_hash(topic_id, partition) & (ti->cap - 1);
+    size_t j = stor_part_hash(topic_id, partition) & (ti->cap - 1);
     while (ti->parts[j].used && !(ti->parts[j].topic_id == topic_id && ti->parts[j].partition == partition))
         j = (j + 1) & (ti->cap - 1);
     struct stor_time_part *tp = &ti->parts[j];
