@@ -476,4 +476,6 @@ int64_t stor_free_page_bytes(stor *s) {
 
 uint64_t stor_commit_seq(stor *s) { return s->commit_seq; }
 
+int64_t stor_change_count(stor *s) { return (int64_t)sqlite3_total_changes64(s->db); }
+
 const char *stor_errmsg(stor *s) { return s->err[0] ? s->err : "no error"; }

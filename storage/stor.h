@@ -99,6 +99,12 @@ unsigned stor_txn_kinds(stor *s);
 int64_t stor_free_page_bytes(stor *s);
 /* Number of commits so far: a produce waits until this passes the value it saw when appending. */
 uint64_t stor_commit_seq(stor *s);
+/*
+ * Rows written so far on the loop's connection (SQLite's total changes): a request that saw
+ * another value when it started wrote, or was written for, since; its answer waits for the
+ * open transaction's commit (req_respond).
+ */
+int64_t stor_change_count(stor *s);
 
 /*
  * Record bytes of a database on disk live in segment files next to it (stor_segments.c); a

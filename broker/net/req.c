@@ -107,6 +107,11 @@ void req_encode(req *r, const kp_msg *m, int16_t ver, const void *resp) {
 }
 
 void req_respond(req *r, const void *resp) {
+    srv *s = r->c->s;
+    if (stor_in_txn(s->st) && stor_change_count(s->st) != r->changes_at_start) {
+        req_respond_after_commit(s, r, resp);
+        return;
+    }
     req_encode(r, r->msg, r->hdr.api_version, resp);
     req_set_state(r, REQ_READY);
 }

@@ -45,6 +45,7 @@ struct req {
     req_state state;
     uint64_t commit_seq;     /* REQ_WAIT_COMMIT: answer when stor_commit_seq() > this */
     int64_t started_us;
+    int64_t changes_at_start; /* stor_change_count() when the pipeline started it: req_respond */
     int32_t throttle_ms;     /* max.request.rate's throttle: set in the response's throttle_time_ms */
     int16_t error_code;      /* the answer's first non-zero error code, for the metrics (encode_response) */
     void *park;              /* handler data while parked */
@@ -108,7 +109,13 @@ void *req_resp(req *r);
  * honours the throttle_time_ms its response carries. 0: no throttle.
  */
 void req_throttle(req *r, int32_t ms, const char *what, const char *quota);
+/*
+ * The answer, held for the open storage transaction's commit when anything was written since
+ * the request started (its own writes, or those that completed it, such as a rebalance's): what
+ * a client is told is stored before it hears it. A commit that then fails closes the connection.
+ */
 void req_respond(req *r, const void *resp);
+/* Held for the commit whatever was written; commit_failed, when set, answers a failed one. */
 void req_respond_after_commit(srv *s, req *r, const void *resp);
 /* After commit_failed changed r->resp: encode it again, ready to go. */
 void req_respond_again(req *r);

@@ -162,6 +162,7 @@ static bool dispatch(srv *s, req *r) {
     int16_t key, ver;
     int32_t corr;
     r->started_us = clk_mono_us();
+    r->changes_at_start = stor_change_count(s->st);
     if (c->sasl_raw) return sasl_raw_token(s, r); /* after SaslHandshake v0 the frame is a bare SASL token */
     if (!kp_peek_req_header(r->frame, r->len, &key, &ver, &corr)) {
         log_warn("conn=%llu refused frame of %zu bytes: shorter than a request header", (unsigned long long)c->id,
