@@ -245,6 +245,7 @@ typedef struct stor_batch_meta {
     int32_t base_sequence;
     int32_t last_sequence;
     int32_t records_count;
+    bool transactional; /* a transactional data batch (not a marker): what opens a transaction at start-up */
 } stor_batch_meta;
 
 /*
@@ -388,6 +389,15 @@ int stor_oldest_batch(stor *s, int64_t topic_id, int32_t partition, stor_batch_m
  */
 typedef void (*stor_producer_fn)(void *ctx, int64_t topic_id, int32_t partition, const stor_batch_meta *m);
 int stor_load_producer_batches(stor *s, stor_producer_fn fn, void *ctx);
+/*
+ * The same, and each producer's undecided transaction per partition: the first offset of its
+ * first transactional data batch past its newest marker (Kafka's
+ * ProducerStateEntry.currentTxnFirstOffset), from the snapshot and the batch rows past it, in
+ * the same fold. The last stable offset is the least of them.
+ */
+typedef void (*stor_txn_open_fn)(void *ctx, int64_t topic_id, int32_t partition, int64_t producer_id,
+                                 int64_t first_offset);
+int stor_load_producer_state(stor *s, stor_producer_fn fn, stor_txn_open_fn open_fn, void *ctx);
 
 /* ---- consumer groups: committed offsets and group state ---- */
 
@@ -612,19 +622,12 @@ typedef struct stor_txn_load_cb {
 int stor_txns_load(stor *s, const stor_txn_load_cb *cb);
 
 /*
- * A partition's transaction index, written in the same storage transaction as the batch or
- * marker that changes it (kind STOR_TXN_BATCHES, undone in memory like the batches):
- * open: the first offset of each producer's undecided transaction on the partition (the last
- * stable offset is the least of them); aborted: Kafka's .txnindex, one entry per aborted
- * transaction that had data on the partition, keyed by its ABORT marker's offset (last_offset).
+ * A partition's aborted-transaction index, written in the same storage transaction as the
+ * ABORT marker (kind STOR_TXN_BATCHES, undone in memory like the batches): Kafka's .txnindex,
+ * one entry per aborted transaction that had data on the partition, keyed by its ABORT
+ * marker's offset (last_offset). The open transactions are producer state
+ * (stor_load_producer_state).
  */
-/* Insert or replace the producer's entry; the partition must exist. */
-int stor_txn_open_put(stor *s, int64_t topic_id, int32_t partition, int64_t producer_id, int64_t first_offset);
-int stor_txn_open_delete(stor *s, int64_t topic_id, int32_t partition, int64_t producer_id);
-/* Every open entry, in (topic id, partition, producer id) order. */
-typedef void (*stor_txn_open_fn)(void *ctx, int64_t topic_id, int32_t partition, int64_t producer_id,
-                                 int64_t first_offset);
-int stor_txn_open_load(stor *s, stor_txn_open_fn fn, void *ctx);
 
 typedef struct stor_aborted {
     int64_t producer_id;

@@ -93,7 +93,9 @@ int stor_batch_append(stor *s, int64_t topic_id, int32_t partition, const stor_b
         sqlite3_bind_int(st, 10, m->records_count) || sqlite3_bind_int64(st, 11, (sqlite3_int64)len) ||
         (in_seg ? sqlite3_bind_zeroblob(st, 12, 0) || sqlite3_bind_int64(st, 13, seg) || sqlite3_bind_int64(st, 14, pos)
          : by_blob ? sqlite3_bind_zeroblob64(st, 12, len)
-                   : sqlite3_bind_blob64(st, 12, data, len, SQLITE_STATIC)))
+                   : sqlite3_bind_blob64(st, 12, data, len, SQLITE_STATIC)) ||
+        /* NULL, not 0, for the rest: no payload byte in the row (SQLite file format, serial type 0) */
+        (m->transactional ? sqlite3_bind_int(st, 15, 1) : sqlite3_bind_null(st, 15)))
         return stor_fail(s, "bind batch");
     int rc = stor_step_done(s, st, "append batch");
     /* Drop the pointer to the caller's buffer now rather than at the next use. */

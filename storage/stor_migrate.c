@@ -547,6 +547,38 @@ static const char *const stor_migrations[] = {
     "  UPDATE producer_snapshot SET stale = 1 WHERE " SNAP_OLD_KEY " AND producer_id = OLD.producer_id"
     "   AND OLD.base_offset >= first_offset AND OLD.last_offset <= last_offset AND stale = 0;"
     " END;",
+
+    /*
+     * 20: open transactions as producer state, not a row each. txn_open cost every transaction
+     * an insert and a delete per partition (about 34k instructions of 522k, issue 37, and their
+     * b-tree pages in two commits' WAL). Kafka keeps a transaction's first offset in the
+     * producer's state (ProducerStateEntry.currentTxnFirstOffset, in ProducerStateManager's
+     * snapshots) and replays the log past the snapshot to find the ones begun since. Here
+     * batches.txn (added above: 1 for a transactional data batch, NULL otherwise, which takes
+     * no payload byte) lets the fold past the snapshot see a transaction begin, and
+     * producer_snapshot.txn_first holds the open one's first offset as of the snapshot
+     * (stor_producers.c). The existing open transactions move over: their data batches are
+     * marked, and the snapshot rows of partitions whose snapshot covers the first offset get it
+     * (a producer without a row, its batches trimmed, gets a row of its own); a snapshot that
+     * ends below it finds the marked batches in its tail. IF NOT EXISTS keeps it idempotent like
+     * 3 to 7 (a database set back to an older version has no txn_open any more).
+     */
+    "CREATE TABLE IF NOT EXISTS txn_open ("
+    "  topic_id INTEGER NOT NULL,"
+    "  partition INTEGER NOT NULL,"
+    "  producer_id INTEGER NOT NULL,"
+    "  first_offset INTEGER NOT NULL,"
+    "  PRIMARY KEY (topic_id, partition, producer_id)"
+    ") WITHOUT ROWID;"
+    "UPDATE batches SET txn = 1 WHERE rowid IN (SELECT b.rowid FROM txn_open o JOIN batches b"
+    "  ON b.topic_id = o.topic_id AND b.partition = o.partition AND b.base_offset >= o.first_offset"
+    "  WHERE b.producer_id = o.producer_id AND b.base_sequence >= 0);"
+    "INSERT INTO producer_snapshot (topic_id, partition, producer_id, first_offset, last_offset, batches, txn_first)"
+    "  SELECT o.topic_id, o.partition, o.producer_id, o.first_offset, o.first_offset, x'', o.first_offset"
+    "  FROM txn_open o JOIN producer_snapshot_end e ON e.topic_id = o.topic_id AND e.partition = o.partition"
+    "  WHERE e.end_offset > o.first_offset"
+    "  ON CONFLICT (topic_id, partition, producer_id) DO UPDATE SET txn_first = excluded.txn_first;"
+    "DROP TABLE txn_open;",
 };
 
 #define STOR_MIGRATIONS_N ((int)(sizeof stor_migrations / sizeof stor_migrations[0]))
@@ -610,6 +642,8 @@ static const struct {
     {15, "consumer_group_members", "classic_session_timeout_ms", "INTEGER"},
     {15, "consumer_group_members", "classic_protocols", "BLOB"},
     {16, "txns", "partitions", "TEXT"},
+    {20, "batches", "txn", "INTEGER"},
+    {20, "producer_snapshot", "txn_first", "INTEGER NOT NULL DEFAULT -1"},
 };
 
 static int stor_add_columns(sqlite3 *db, int version, char *err, size_t errlen) {

@@ -27,6 +27,13 @@ typedef struct prod_entry {
     stor_batch_meta marker;
     bool marker_newest; /* the producer's newest batch is a transaction marker */
     bool touched;       /* changed since the snapshot: to be written */
+    /*
+     * Its undecided transaction's first offset, -1 for none: the first transactional data batch
+     * past its newest marker (Kafka's ProducerStateEntry.currentTxnFirstOffset). Kept when
+     * retention takes the transaction's batches, as Kafka keeps a producer with an open
+     * transaction (ProducerStateEntry.isEmpty): the last stable offset stays held down.
+     */
+    int64_t txn_first;
 } prod_entry;
 
 /* One partition's producers, ordered by id. */
@@ -60,6 +67,7 @@ static prod_entry *fold_entry(stor *s, prod_fold *f, int64_t pid) {
     f->n++;
     memset(&f->e[lo], 0, sizeof f->e[lo]);
     f->e[lo].pid = pid;
+    f->e[lo].txn_first = -1;
     return &f->e[lo];
 }
 
@@ -71,7 +79,9 @@ static int fold_apply(stor *s, prod_fold *f, const stor_batch_meta *m) {
     if (m->base_sequence < 0) {
         e->marker = *m;
         e->marker_newest = true;
+        e->txn_first = -1; /* decided */
     } else {
+        if (m->transactional && e->txn_first < 0) e->txn_first = m->base_offset;
         if (e->ndata == STOR_PRODUCER_BATCHES_KEPT) {
             memmove(&e->data[0], &e->data[1], (STOR_PRODUCER_BATCHES_KEPT - 1) * sizeof e->data[0]);
             e->ndata--;
@@ -111,6 +121,7 @@ static void meta_decode(const uint8_t *p, stor_batch_meta *m) {
     m->base_sequence = (int32_t)get64(p + 40);
     m->last_sequence = (int32_t)get64(p + 48);
     m->records_count = (int32_t)get64(p + 56);
+    m->transactional = false; /* the row's txn_first says what is open */
 }
 
 /* A stale row's entry (compaction rewrote one of its batches): those two columns from the batch row. 1, 0 gone, -1. */
@@ -187,7 +198,10 @@ static int fold_partition(stor *s, int64_t topic_id, int32_t partition, prod_fol
             }
             prod_entry *e = ret == 0 ? fold_entry(s, f, pid) : NULL;
             if (!e) ret = -1;
-            else e->touched = changed; /* rewritten at the partition's next snapshot */
+            else {
+                e->touched = changed; /* rewritten at the partition's next snapshot */
+                e->txn_first = sqlite3_column_int64(st, 3);
+            }
         }
         if (ret == 0 && rc != SQLITE_DONE) ret = stor_fail(s, "read producer snapshot");
         sqlite3_reset(st);
@@ -200,6 +214,7 @@ static int fold_partition(stor *s, int64_t topic_id, int32_t partition, prod_fol
     while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         stor_batch_meta m;
         stor_meta_from_row(st, 0, &m);
+        m.transactional = sqlite3_column_int(st, STOR_META_NCOLS) != 0;
         ret = fold_apply(s, f, &m);
         f->end = m.last_offset + 1;
         f->tail++;
@@ -217,13 +232,27 @@ static bool fold_changed(const prod_fold *f) {
     return false;
 }
 
+/*
+ * What migration 19's triggers compare a removed or rewritten batch with. A row that holds only
+ * an open transaction whose batches retention took spans its first offset: nothing of it is left
+ * to remove, and the trim of the log start keeps rows with an open transaction.
+ */
+static void row_span(const prod_entry *e, int64_t *first, int64_t *last) {
+    if (e->ndata == 0 && !e->marker_newest) {
+        *first = *last = e->txn_first;
+        return;
+    }
+    *first = e->ndata ? e->data[0].base_offset : e->marker.base_offset;
+    *last = e->marker_newest ? e->marker.last_offset : e->data[e->ndata - 1].last_offset;
+}
+
 /* The producers the fold changed, and where it ends, into the snapshot. 0 or -1. */
 static int fold_write(stor *s, int64_t topic_id, int32_t partition, const prod_fold *f) {
     sqlite3_stmt *st = stor_stmt(s, STOR_PRODUCER_SNAP_PUT);
     for (int i = 0; i < f->n; i++) {
         const prod_entry *e = &f->e[i];
         if (!e->touched) continue;
-        if (e->ndata == 0 && !e->marker_newest) { /* its batches went from the head */
+        if (e->ndata == 0 && !e->marker_newest && e->txn_first < 0) { /* its batches went from the head */
             sqlite3_stmt *del = stor_stmt(s, STOR_PRODUCER_SNAP_DEL);
             if (sqlite3_bind_int64(del, 1, topic_id) || sqlite3_bind_int(del, 2, partition) ||
                 sqlite3_bind_int64(del, 3, e->pid))
@@ -239,11 +268,11 @@ static int fold_write(stor *s, int64_t topic_id, int32_t partition, const prod_f
             len += META_BYTES;
         }
         /* what migration 19's triggers compare a removed or rewritten batch with */
-        int64_t first = e->ndata ? e->data[0].base_offset : e->marker.base_offset;
-        int64_t last = e->marker_newest ? e->marker.last_offset : e->data[e->ndata - 1].last_offset;
+        int64_t first, last;
+        row_span(e, &first, &last);
         if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition) ||
             sqlite3_bind_int64(st, 3, e->pid) || sqlite3_bind_int64(st, 4, first) || sqlite3_bind_int64(st, 5, last) ||
-            sqlite3_bind_blob(st, 6, blob, len, SQLITE_TRANSIENT))
+            sqlite3_bind_blob(st, 6, blob, len, SQLITE_TRANSIENT) || sqlite3_bind_int64(st, 7, e->txn_first))
             return stor_fail(s, "bind producer snapshot");
         if (stor_step_done(s, st, "write producer snapshot")) return -1;
     }
@@ -273,6 +302,7 @@ static int each_partition(stor *s, partition_fn fn, void *ctx) {
 
 typedef struct load_ctx {
     stor_producer_fn fn;
+    stor_txn_open_fn open_fn; /* NULL: not asked */
     void *ctx;
 } load_ctx;
 
@@ -285,13 +315,18 @@ static int load_one(stor *s, int64_t topic_id, int32_t partition, prod_fold *f, 
         const prod_entry *e = &f->e[i];
         for (int j = 0; j < e->ndata; j++) l->fn(l->ctx, topic_id, partition, &e->data[j]);
         if (e->marker_newest) l->fn(l->ctx, topic_id, partition, &e->marker);
+        if (l->open_fn && e->txn_first >= 0) l->open_fn(l->ctx, topic_id, partition, e->pid, e->txn_first);
     }
     return 0;
 }
 
 int stor_load_producer_batches(stor *s, stor_producer_fn fn, void *ctx) {
+    return stor_load_producer_state(s, fn, NULL, ctx);
+}
+
+int stor_load_producer_state(stor *s, stor_producer_fn fn, stor_txn_open_fn open_fn, void *ctx) {
     if (!fn) return stor_failf(s, "load producer batches: no callback");
-    load_ctx l = {fn, ctx};
+    load_ctx l = {fn, open_fn, ctx};
     return each_partition(s, load_one, &l);
 }
 
@@ -447,6 +482,7 @@ int stor_producer_last_data(stor *s, int64_t topic_id, int32_t partition, int64_
         while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
             stor_batch_meta m;
             stor_meta_from_row(st, 0, &m);
+            m.transactional = sqlite3_column_int(st, STOR_META_NCOLS) != 0;
             ret = fold_apply(s, &c->f, &m);
             c->f.end = m.last_offset + 1;
         }

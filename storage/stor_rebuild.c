@@ -310,6 +310,10 @@ static int insert_batch(rebuild *r, sqlite3_stmt *ins, const rb_part *p, const s
                    b->producer_epoch, b->base_sequence, b->last_sequence, b->records_count, b->size, b->seg, b->pos};
     int rc = SQLITE_OK;
     for (int i = 0; rc == SQLITE_OK && i < (int)(sizeof v / sizeof *v); i++) rc = sqlite3_bind_int64(ins, i + 1, v[i]);
+    /* as stor_batch_append stores it: what opens a transaction when the producer state is folded */
+    bool txn = (b->attributes & KP_ATTR_TRANSACTIONAL) && !(b->attributes & KP_ATTR_CONTROL) && b->marker < 0 &&
+               b->producer_id >= 0 && b->base_sequence >= 0;
+    if (rc == SQLITE_OK) rc = txn ? sqlite3_bind_int(ins, 14, 1) : sqlite3_bind_null(ins, 14);
     if (rc == SQLITE_OK) rc = sqlite3_step(ins);
     sqlite3_reset(ins);
     if (rc == SQLITE_DONE) return 0;
@@ -322,9 +326,11 @@ typedef struct open_txn {
 } open_txn;
 
 /*
- * The transaction index replayed in offset order: a producer's first transactional batch opens
- * its transaction, its marker closes it, and an ABORT marker adds an aborted entry whose lso is
- * where the next undecided transaction of another producer starts (broker/topic/txn_log.c).
+ * The aborted-transaction index replayed in offset order: a producer's first transactional batch
+ * opens its transaction, its marker closes it, and an ABORT marker adds an aborted entry whose
+ * lso is where the next undecided transaction of another producer starts (broker/topic/txn_log.c).
+ * The ones left open need no row: the batch rows' txn column and the producer snapshot, dropped
+ * below, give them to the next load (stor_producers.c).
  */
 static int replay_txns(rebuild *r, const rb_part *p, const stor_scan *sc) {
     open_txn *open = NULL;
@@ -353,11 +359,6 @@ static int replay_txns(rebuild *r, const rb_part *p, const stor_scan *sc) {
         }
         open[k] = open[--n];
     }
-    for (size_t k = 0; rc == 0 && k < n; k++) {
-        int64_t v[] = {p->topic_id, p->partition, open[k].producer_id, open[k].first_offset};
-        rc = exec_ints(r, "INSERT OR REPLACE INTO txn_open (topic_id, partition, producer_id, first_offset)"
-                          " VALUES (?1, ?2, ?3, ?4)", 4, v);
-    }
     free(open);
     return rc;
 }
@@ -380,7 +381,6 @@ static void sync_segments(rebuild *r, const rb_part *p, const stor_scan *sc) {
 static const char *const clear_part[] = {
     "DELETE FROM batches WHERE topic_id = ?1 AND partition = ?2 AND seg IS NOT NULL",
     "DELETE FROM segments WHERE topic_id = ?1 AND partition = ?2",
-    "DELETE FROM txn_open WHERE topic_id = ?1 AND partition = ?2",
     "DELETE FROM txn_aborted WHERE topic_id = ?1 AND partition = ?2",
     "DELETE FROM partition_cleaned WHERE topic_id = ?1 AND partition = ?2",
     /* derived from the rows put back: the next load folds them (migration 19 trims, not drops) */
@@ -422,8 +422,8 @@ static int rebuild_part(rebuild *r, const rb_part *p) {
     sqlite3_stmt *ins = NULL;
     if (rc == 0 && sqlite3_prepare_v2(r->fresh, "INSERT OR IGNORE INTO batches (topic_id, partition, base_offset,"
                                                 " last_offset, max_timestamp, producer_id, producer_epoch, base_sequence,"
-                                                " last_sequence, records_count, size, seg, pos, data)"
-                                                " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, x'')",
+                                                " last_sequence, records_count, size, seg, pos, txn, data)"
+                                                " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, x'')",
                                       -1, &ins, NULL) != SQLITE_OK) {
         stor_errf(r->err, r->errlen, "rebuilding the batch rows: %s", sqlite3_errmsg(r->fresh));
         rc = -1;

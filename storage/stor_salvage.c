@@ -337,7 +337,6 @@ static const char *const repairs[] = {
     STOR_TXN_PARTS_INTO_ROWS,
     "DELETE FROM txn_groups WHERE " TXN_GONE,
     "DELETE FROM txn_offsets WHERE " TXN_GONE,
-    "DELETE FROM txn_open WHERE " PARTITION_GONE,
     "DELETE FROM txn_aborted WHERE " PARTITION_GONE,
     "DELETE FROM partition_cleaned WHERE " PARTITION_GONE,
     "DELETE FROM topic_replication WHERE topic_id NOT IN (SELECT id FROM topics)",

@@ -34,8 +34,8 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
                              "   ORDER BY b.base_offset DESC LIMIT 1)"
                              " FROM partitions p ORDER BY p.topic_id, p.partition",
 
-    [STOR_BATCH_INSERT] = "INSERT INTO batches (topic_id, partition, " STOR_META_COLS ", size, data, seg, pos)"
-                          " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+    [STOR_BATCH_INSERT] = "INSERT INTO batches (topic_id, partition, " STOR_META_COLS ", size, data, seg, pos, txn)"
+                          " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
     [STOR_BATCH_LAST] = "SELECT last_offset FROM batches WHERE " BATCH_KEY " ORDER BY base_offset DESC LIMIT 1",
     /*
      * "last_offset >= from" alone cannot seek the primary key. Batches do not
@@ -81,14 +81,15 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
     [STOR_PRODUCER_PARTITIONS] = "SELECT topic_id, partition FROM partitions ORDER BY topic_id, partition",
     /* the producer snapshot (migration 18, stor_producers.c) and the batches after it */
     [STOR_PRODUCER_SNAP_END] = "SELECT end_offset FROM producer_snapshot_end WHERE " BATCH_KEY,
-    [STOR_PRODUCER_SNAP_LOAD] = "SELECT producer_id, batches, stale FROM producer_snapshot WHERE " BATCH_KEY
+    [STOR_PRODUCER_SNAP_LOAD] = "SELECT producer_id, batches, stale, txn_first FROM producer_snapshot WHERE " BATCH_KEY
                                 " ORDER BY producer_id",
-    [STOR_PRODUCER_TAIL] = "SELECT " STOR_META_COLS " FROM batches WHERE " BATCH_KEY " AND base_offset >= ?3"
+    [STOR_PRODUCER_TAIL] = "SELECT " STOR_META_COLS ", txn FROM batches WHERE " BATCH_KEY " AND base_offset >= ?3"
                            " ORDER BY base_offset",
     [STOR_PRODUCER_SNAP_PUT] = "INSERT OR REPLACE INTO producer_snapshot (topic_id, partition, producer_id,"
-                               " first_offset, last_offset, stale, batches) VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6)",
+                               " first_offset, last_offset, stale, batches, txn_first) VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7)",
     /* the log start moved: the producers whose newest covered batch went (Kafka's truncateHead) */
-    [STOR_PRODUCER_SNAP_TRIM] = "DELETE FROM producer_snapshot WHERE " BATCH_KEY " AND last_offset < ?3",
+    [STOR_PRODUCER_SNAP_TRIM] = "DELETE FROM producer_snapshot WHERE " BATCH_KEY " AND last_offset < ?3"
+                                " AND txn_first < 0",
     [STOR_PRODUCER_SNAP_DEL] = "DELETE FROM producer_snapshot WHERE " BATCH_KEY " AND producer_id = ?3",
     /* the snapshot's entries below the partition's first batch were removed from its head */
     [STOR_PRODUCER_HEAD] = "SELECT base_offset FROM batches WHERE " BATCH_KEY " ORDER BY base_offset LIMIT 1",
@@ -182,13 +183,6 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
                               " commit_ms, superseded FROM txn_offsets WHERE transactional_id = ?1"
                               " ORDER BY group_id, topic, partition",
 
-    [STOR_TXN_OPEN_UPSERT] = "INSERT INTO txn_open (topic_id, partition, producer_id, first_offset)"
-                             " VALUES (?1, ?2, ?3, ?4)"
-                             " ON CONFLICT (topic_id, partition, producer_id) DO UPDATE SET"
-                             " first_offset = excluded.first_offset",
-    [STOR_TXN_OPEN_DELETE] = "DELETE FROM txn_open WHERE " BATCH_KEY " AND producer_id = ?3",
-    [STOR_LOAD_TXN_OPEN] = "SELECT topic_id, partition, producer_id, first_offset FROM txn_open"
-                           " ORDER BY topic_id, partition, producer_id",
     [STOR_TXN_ABORTED_INSERT] = "INSERT INTO txn_aborted (topic_id, partition, last_offset, producer_id,"
                                 " first_offset, lso) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     [STOR_TXN_ABORTED_READ] = "SELECT producer_id, first_offset, last_offset, lso FROM txn_aborted"

@@ -1,7 +1,7 @@
 /*
- * Each partition's transaction index: the open transactions (the last stable offset) and the
- * aborted ones (what read_committed fetches skip). Written with the batches and markers that
- * change it, so its writes are of kind STOR_TXN_BATCHES.
+ * Each partition's aborted transactions (what read_committed fetches skip), written with the
+ * ABORT marker, so its writes are of kind STOR_TXN_BATCHES. The open ones (the last stable
+ * offset) are producer state: stor_producers.c derives them from the batch rows.
  */
 #include "stor_int.h"
 
@@ -9,38 +9,6 @@ static int stor_bind_partition(stor *s, sqlite3_stmt *st, int64_t topic_id, int3
     if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition))
         return stor_fail(s, "bind partition key");
     return 0;
-}
-
-int stor_txn_open_put(stor *s, int64_t topic_id, int32_t partition, int64_t producer_id, int64_t first_offset) {
-    if (producer_id < 0 || first_offset < 0)
-        return stor_failf(s, "open transaction: producer %lld, first offset %lld: negative", (long long)producer_id,
-                          (long long)first_offset);
-    if (stor_write_begin_as(s, STOR_TXN_BATCHES)) return -1;
-    sqlite3_stmt *st = stor_stmt(s, STOR_TXN_OPEN_UPSERT);
-    if (stor_bind_partition(s, st, topic_id, partition) || sqlite3_bind_int64(st, 3, producer_id) ||
-        sqlite3_bind_int64(st, 4, first_offset))
-        return stor_fail(s, "bind open transaction");
-    return stor_step_done(s, st, "save open transaction");
-}
-
-int stor_txn_open_delete(stor *s, int64_t topic_id, int32_t partition, int64_t producer_id) {
-    if (stor_write_begin_as(s, STOR_TXN_BATCHES)) return -1;
-    sqlite3_stmt *st = stor_stmt(s, STOR_TXN_OPEN_DELETE);
-    if (stor_bind_partition(s, st, topic_id, partition) || sqlite3_bind_int64(st, 3, producer_id))
-        return stor_fail(s, "bind open transaction");
-    return stor_step_done(s, st, "delete open transaction");
-}
-
-int stor_txn_open_load(stor *s, stor_txn_open_fn fn, void *ctx) {
-    if (!fn) return stor_failf(s, "load open transactions: no callback");
-    sqlite3_stmt *st = stor_stmt(s, STOR_LOAD_TXN_OPEN);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        fn(ctx, sqlite3_column_int64(st, 0), sqlite3_column_int(st, 1), sqlite3_column_int64(st, 2),
-           sqlite3_column_int64(st, 3));
-    int ret = rc == SQLITE_DONE ? 0 : stor_fail(s, "load open transactions");
-    sqlite3_reset(st);
-    return ret;
 }
 
 static int stor_aborted_check(stor *s, const stor_aborted *a) {

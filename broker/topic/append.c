@@ -125,18 +125,15 @@ int16_t topic_append(srv *s, partition *p, uint8_t *batch, size_t size, const kp
         .base_sequence = b->base_sequence,
         .last_sequence = last_seq,
         .records_count = b->records_count,
+        /* what a fold of the rows takes for a transaction's data (stor_producers.c fold_apply) */
+        .transactional = transactional && !(b->attributes & KP_ATTR_CONTROL) && b->producer_id >= 0 &&
+                         b->base_sequence >= 0,
     };
-    /* the transaction opens first: a refused open leaves nothing appended */
-    bool opened = transactional && !topic_txn_open(p, b->producer_id);
-    if (opened && topic_txn_begin(s, p, b->producer_id, base) != 0) {
-        *why = stor_errmsg(s->st);
-        return KERR_KAFKA_STORAGE_ERROR;
-    }
     if (stor_batch_append(s->st, t->id, p->index, &m, batch, size) != 0) {
         *why = stor_errmsg(s->st);
-        if (opened) topic_txn_abandon(s, p, b->producer_id);
         return KERR_KAFKA_STORAGE_ERROR;
     }
+    if (m.transactional) topic_txn_begin(p, b->producer_id, base);
     p->end = m.last_offset + 1;
     if (b->producer_id >= 0) {
         if (!ps) ps = topic_producer(p, b->producer_id, true);

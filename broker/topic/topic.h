@@ -401,11 +401,12 @@ void topic_txn_settle(partition *p);
  */
 typedef void (*topic_aborted_fn)(void *ctx, int64_t producer_id, int64_t first_offset);
 int topic_aborted_read(srv *s, partition *p, int64_t from, int64_t upper, topic_aborted_fn fn, void *ctx);
-/* Start-up: open transactions and the aborted index's newest entries from storage. */
+/* Start-up: the aborted index's newest entries (the open transactions come with the producer state). */
 int topic_txn_load(srv *s);
 /* Inside the topic module: a transactional batch appended (append.c), a failed commit undone (topics.c). */
-int topic_txn_begin(srv *s, partition *p, int64_t producer_id, int64_t first_offset);
-void topic_txn_abandon(srv *s, partition *p, int64_t producer_id);
+void topic_txn_begin(partition *p, int64_t producer_id, int64_t first_offset);
+/* stor_txn_open_fn for stor_load_producer_state: an undecided transaction found at start-up (ctx: srv). */
+void topic_txn_load_open(void *ctx, int64_t topic_id, int32_t index, int64_t producer_id, int64_t first_offset);
 void topic_txn_rollback(partition *p);
 
 #endif

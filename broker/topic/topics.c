@@ -430,5 +430,5 @@ int topic_load_all(srv *s) {
     stor_load_cb cb = {s, load_topic, load_config, load_partition, load_leader, load_replicas};
     if (stor_load(s->st, &cb) != 0) return -1;
     if (topic_txn_load(s) != 0) return -1;
-    return stor_load_producer_batches(s->st, load_producer, s);
+    return stor_load_producer_state(s->st, load_producer, topic_txn_load_open, s);
 }

@@ -78,10 +78,7 @@ int16_t topic_append_marker(srv *s, partition *p, int64_t producer_id, int16_t e
             }
             p->last_abort_offset = at;
         }
-        if (stor_txn_open_delete(s->st, t->id, p->index, producer_id) != 0) {
-            *why = stor_errmsg(s->st);
-            return KERR_KAFKA_STORAGE_ERROR;
-        }
+        /* the marker's batch row closes it in storage: a fold past it finds it decided */
         e->marker_offset = at;
     }
     /* the marker's epoch is the producer's from now on; sequences go on (Kafka's appendEndTxnMarker) */
@@ -120,7 +117,7 @@ int topic_aborted_read(srv *s, partition *p, int64_t from, int64_t upper, topic_
     return stor_txn_aborted_read(s->st, p->topic->id, p->index, from, aborted_one, &w);
 }
 
-static void load_open(void *ctx, int64_t topic_id, int32_t index, int64_t producer_id, int64_t first_offset) {
+void topic_txn_load_open(void *ctx, int64_t topic_id, int32_t index, int64_t producer_id, int64_t first_offset) {
     topic *t = topic_find_id(ctx, topic_id);
     if (!t || index < 0 || index >= t->nparts) return;
     add_entry(&t->parts[index], producer_id, first_offset);
@@ -133,16 +130,16 @@ static void load_last_abort(void *ctx, int64_t topic_id, int32_t index, int64_t 
 }
 
 int topic_txn_load(srv *s) {
-    if (stor_txn_open_load(s->st, load_open, s) != 0) return -1;
     return stor_txn_aborted_last(s->st, load_last_abort, s);
 }
 
-/* A transactional batch was appended at first_offset: it opens the producer's transaction here if none is. */
-int topic_txn_begin(srv *s, partition *p, int64_t producer_id, int64_t first_offset) {
-    if (topic_txn_open(p, producer_id)) return 0;
-    if (stor_txn_open_put(s->st, p->topic->id, p->index, producer_id, first_offset) != 0) return -1;
-    add_entry(p, producer_id, first_offset);
-    return 0;
+/*
+ * A transactional batch is appended at first_offset: it opens the producer's transaction here if
+ * none is. Nothing of its own is stored: the batch row says it is transactional, and the
+ * producer state folded from the rows finds the transaction open (stor_producers.c).
+ */
+void topic_txn_begin(partition *p, int64_t producer_id, int64_t first_offset) {
+    if (!topic_txn_open(p, producer_id)) add_entry(p, producer_id, first_offset);
 }
 
 /* A commit of appends failed: transactions the lost batches opened are gone with them. */
@@ -156,11 +153,3 @@ void topic_txn_rollback(partition *p) {
     p->ntxns = k;
 }
 
-/* The batch that opened the producer's transaction was not appended after all. */
-void topic_txn_abandon(srv *s, partition *p, int64_t producer_id) {
-    txn_open_entry *e = topic_txn_open(p, producer_id);
-    if (!e) return;
-    *e = p->txns[--p->ntxns];
-    if (stor_txn_open_delete(s->st, p->topic->id, p->index, producer_id) != 0)
-        log_warn("storage: %s-%d: %s (the commit fails with it)", p->topic->name, p->index, stor_errmsg(s->st));
-}

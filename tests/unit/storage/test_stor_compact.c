@@ -30,7 +30,7 @@ static void append(fx *f, int64_t base, int32_t count, int64_t pid, size_t size,
     uint8_t data[512];
     memset(data, (int)base, sizeof data);
     stor_batch_meta m = {base, base + count - 1, ts, pid, 0, pid >= 0 ? (int32_t)base : -1,
-                         pid >= 0 ? (int32_t)(base + count - 1) : -1, count};
+                         pid >= 0 ? (int32_t)(base + count - 1) : -1, count, false};
     must(f->s, stor_batch_append(f->s, f->topic, 0, &m, data, size));
 }
 

@@ -69,6 +69,23 @@ static int64_t q(const char *path, const char *sql) { return fx_raw_int(path, sq
  * producer 8's transaction still open at 3: what the broker's txn_log.c wrote is what a rebuild
  * replays.
  */
+typedef struct open_seen {
+    int n;
+    int64_t pid, first;
+} open_seen;
+
+static void no_producer(void *ctx, int64_t topic_id, int32_t partition, const stor_batch_meta *m) {
+    (void)ctx, (void)topic_id, (void)partition, (void)m;
+}
+
+static void on_open(void *ctx, int64_t topic_id, int32_t partition, int64_t pid, int64_t first) {
+    open_seen *o = ctx;
+    (void)topic_id, (void)partition;
+    o->n++;
+    o->pid = pid;
+    o->first = first;
+}
+
 static void test_rebuild_replays_the_transaction_index(void **state) {
     fx *f = *state;
     uint8_t b[sizeof rdk_batch_0], m[KP_MARKER_SIZE];
@@ -82,12 +99,12 @@ static void test_rebuild_replays_the_transaction_index(void **state) {
     append(f, b, sizeof b);
     batch(b, 3, 8, true);
     append(f, b, sizeof b);
-    if (stor_txn_aborted_put(f->s, f->topic, 0, &a) || stor_txn_open_put(f->s, f->topic, 0, 8, 3) || stor_commit(f->s))
+    if (stor_txn_aborted_put(f->s, f->topic, 0, &a) || stor_commit(f->s))
         fail_msg("txn index: %s", stor_errmsg(f->s));
     stor_close(f->s);
     f->s = NULL;
     /* what the rebuild must derive again, gone */
-    fx_raw_exec(f->path, "DELETE FROM txn_aborted; DELETE FROM txn_open; DELETE FROM batches");
+    fx_raw_exec(f->path, "DELETE FROM txn_aborted; DELETE FROM batches");
 
     char to[sizeof f->path], report[8192] = "", err[512] = "";
     snprintf(to, sizeof to, "%s/rebuilt.db", f->dir);
@@ -103,13 +120,19 @@ static void test_rebuild_replays_the_transaction_index(void **state) {
     assert_int_equal(q(to, "SELECT first_offset FROM txn_aborted"), 0);
     assert_int_equal(q(to, "SELECT last_offset FROM txn_aborted"), 1);
     assert_int_equal(q(to, "SELECT lso FROM txn_aborted"), 2);
-    assert_int_equal(q(to, "SELECT count(*) FROM txn_open"), 1);
-    assert_int_equal(q(to, "SELECT first_offset FROM txn_open WHERE producer_id = 8"), 3);
+    /* the transactional data batches are marked: what the producer state folds open transactions from */
+    assert_int_equal(q(to, "SELECT count(*) FROM batches WHERE txn = 1 AND base_offset IN (0, 3)"), 2);
+    assert_int_equal(q(to, "SELECT count(*) FROM batches WHERE txn IS NOT NULL"), 2);
     assert_int_equal(q(to, "SELECT producer_id FROM batches WHERE base_offset = 2"), 9);
     assert_int_equal(q(to, "SELECT bytes FROM partitions"), 3 * (int64_t)sizeof rdk_batch_0 + KP_MARKER_SIZE);
-    /* and the broker opens it */
+    /* and the broker opens it, producer 8's transaction open from its first batch */
     snprintf(f->path, sizeof f->path, "%s", to);
     fx_open(f);
+    open_seen o = {0};
+    if (stor_load_producer_state(f->s, no_producer, on_open, &o) != 0) fail_msg("load: %s", stor_errmsg(f->s));
+    assert_int_equal(o.n, 1);
+    assert_int_equal(o.pid, 8);
+    assert_int_equal(o.first, 3);
 }
 
 /* Finding 1 of issue 35: a lost topics row dropped the topic's partitions; now it is recreated. */

@@ -356,29 +356,119 @@ static void on_open(void *ctx, int64_t topic_id, int32_t partition, int64_t pid,
     add_line(ctx, "open %lld/%d pid %lld first %lld", (long long)topic_id, partition, (long long)pid, (long long)first);
 }
 
+static void no_producer(void *ctx, int64_t topic_id, int32_t partition, const stor_batch_meta *m) {
+    (void)ctx, (void)topic_id, (void)partition, (void)m;
+}
+
 static lines load_open(stor *s) {
     lines l = {0};
-    must(s, stor_txn_open_load(s, on_open, &l));
+    must(s, stor_load_producer_state(s, no_producer, on_open, &l));
     return l;
 }
 
-static void test_txn_open_round_trip(void **state) {
+/* A data batch of two records (seq >= 0) or a marker (seq < 0), transactional or not, at *next. */
+static void append_at(fx *f, int64_t topic, int32_t partition, int64_t *next, int64_t pid, int32_t seq, bool txn) {
+    bool marker = seq < 0;
+    stor_batch_meta m = {.base_offset = *next,
+                         .last_offset = *next + (marker ? 0 : 1),
+                         .max_timestamp = *next,
+                         .producer_id = pid,
+                         .producer_epoch = 0,
+                         .base_sequence = marker ? -1 : seq,
+                         .last_sequence = marker ? -1 : seq + 1,
+                         .records_count = marker ? 1 : 2,
+                         .transactional = txn && !marker};
+    uint8_t data[16] = {1};
+    must(f->s, stor_batch_append(f->s, topic, partition, &m, data, sizeof data));
+    *next = m.last_offset + 1;
+}
+
+/*
+ * Open transactions without a row of their own: the first transactional data batch past the
+ * producer's newest marker, from the snapshot (begun before it) and the batches past it.
+ */
+static void test_txn_open_from_producer_state(void **state) {
     fx *f = *state;
-    must(f->s, stor_txn_open_put(f->s, f->topic, 2, 9, 100));
-    must(f->s, stor_txn_open_put(f->s, f->topic, 0, 9, 10));
-    must(f->s, stor_txn_open_put(f->s, f->topic, 0, 3, 12));
-    must(f->s, stor_txn_open_put(f->s, f->topic, 0, 5, 14));
-    must(f->s, stor_txn_open_put(f->s, f->topic, 0, 5, 15)); /* replaced */
-    must(f->s, stor_txn_open_delete(f->s, f->topic, 0, 9));
-    must(f->s, stor_txn_open_delete(f->s, f->topic, 1, 9)); /* none: not an error */
-    assert_int_equal(stor_txn_open_put(f->s, f->topic, 3, 1, 0), -1);
-    assert_int_equal(stor_txn_open_put(f->s, f->topic, 0, 1, -1), -1);
-    assert_int_equal(stor_txn_open_put(f->s, f->topic, 0, -1, 0), -1);
-    assert_int_equal(stor_txn_open_load(f->s, NULL, NULL), -1);
+    int64_t n0 = 0, n2 = 0;
+    append_at(f, f->topic, 0, &n0, 3, 0, true);   /* 0: 3 opens */
+    append_at(f, f->topic, 0, &n0, 5, 0, false);  /* 2: 5 idempotent, no transaction */
+    append_at(f, f->topic, 0, &n0, 9, 0, true);   /* 4: 9 opens */
+    append_at(f, f->topic, 0, &n0, 9, -1, false); /* 6: 9 decided */
+    append_at(f, f->topic, 0, &n0, 3, 2, true);   /* 7: 3 still open from 0 */
+    append_at(f, f->topic, 0, &n0, 4, 0, true);   /* 9: 4 opens, and stays open across the snapshot */
+    must(f->s, stor_producer_snapshot(f->s));
+    must(f->s, stor_commit(f->s));
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM producer_snapshot WHERE txn_first >= 0"), 2);
+    append_at(f, f->topic, 0, &n0, 9, 2, true);   /* 11: 9 opens again */
+    append_at(f, f->topic, 0, &n0, 5, 2, true);   /* 13: 5 opens */
+    append_at(f, f->topic, 0, &n0, 3, -1, false); /* 15: 3 decided */
+    append_at(f, f->topic, 2, &n2, 9, 0, true);   /* partition 2, no snapshot: 9 opens at 0 */
     must(f->s, stor_commit(f->s));
     fx_reopen(f);
     lines l = load_open(f->s);
-    ASSERT_LINES(l, "open 1/0 pid 3 first 12", "open 1/0 pid 5 first 15", "open 1/2 pid 9 first 100");
+    ASSERT_LINES(l, "open 1/0 pid 4 first 9", "open 1/0 pid 5 first 13", "open 1/0 pid 9 first 11",
+                 "open 1/2 pid 9 first 0");
+    /* a snapshot taken now says the same */
+    must(f->s, stor_producer_dirty(f->s, f->topic, 0));
+    must(f->s, stor_producer_dirty(f->s, f->topic, 2));
+    must(f->s, stor_producer_snapshot(f->s));
+    must(f->s, stor_commit(f->s));
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM producer_snapshot WHERE txn_first >= 0"), 4);
+    fx_reopen(f);
+    lines again = load_open(f->s);
+    ASSERT_LINES(again, "open 1/0 pid 4 first 9", "open 1/0 pid 5 first 13", "open 1/0 pid 9 first 11",
+                 "open 1/2 pid 9 first 0");
+}
+
+/*
+ * Retention taking an open transaction's batches keeps it open, as Kafka keeps a producer with
+ * an open transaction (ProducerStateEntry.isEmpty): the last stable offset stays held down.
+ */
+static void test_txn_open_survives_log_start_moving_past_it(void **state) {
+    fx *f = *state;
+    int64_t n = 0;
+    append_at(f, f->topic, 0, &n, 4, 0, true); /* 0 */
+    append_at(f, f->topic, 0, &n, 5, 0, false); /* 2 */
+    must(f->s, stor_producer_snapshot(f->s));
+    must(f->s, stor_commit(f->s));
+    assert_int_equal(stor_log_start_set(f->s, f->topic, 0, 2), 1);
+    must(f->s, stor_commit(f->s));
+    fx_reopen(f);
+    lines l = load_open(f->s);
+    ASSERT_LINES(l, "open 1/0 pid 4 first 0");
+    /* folded again (the load marked the partition): the row of the emptied producer stays for its transaction */
+    must(f->s, stor_producer_snapshot(f->s));
+    must(f->s, stor_commit(f->s));
+    fx_reopen(f);
+    lines again = load_open(f->s);
+    ASSERT_LINES(again, "open 1/0 pid 4 first 0");
+}
+
+/* Migration 20: a database with txn_open rows keeps its open transactions as producer state. */
+static void test_migration_moves_txn_open_rows(void **state) {
+    fx *f = *state;
+    int64_t n0 = 0, n1 = 0;
+    append_at(f, f->topic, 0, &n0, 4, 0, false); /* 0 */
+    append_at(f, f->topic, 0, &n0, 4, 2, false); /* 2: open from here in the old table */
+    append_at(f, f->topic, 0, &n0, 4, 4, false); /* 4 */
+    must(f->s, stor_producer_snapshot(f->s));
+    must(f->s, stor_commit(f->s));
+    append_at(f, f->topic, 1, &n1, 6, 0, false); /* partition 1: past (no) snapshot */
+    must(f->s, stor_commit(f->s));
+    stor_close(f->s);
+    f->s = NULL;
+    fx_raw_exec(f->path, "UPDATE batches SET txn = NULL;"
+                         "ALTER TABLE batches DROP COLUMN txn;"
+                         "ALTER TABLE producer_snapshot DROP COLUMN txn_first;"
+                         "CREATE TABLE txn_open (topic_id INTEGER NOT NULL, partition INTEGER NOT NULL,"
+                         " producer_id INTEGER NOT NULL, first_offset INTEGER NOT NULL,"
+                         " PRIMARY KEY (topic_id, partition, producer_id)) WITHOUT ROWID;"
+                         "INSERT INTO txn_open VALUES (1, 0, 4, 2), (1, 1, 6, 0);"
+                         "PRAGMA user_version = 19;");
+    fx_open(f);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM sqlite_master WHERE name = 'txn_open'"), 0);
+    lines l = load_open(f->s);
+    ASSERT_LINES(l, "open 1/0 pid 4 first 2", "open 1/1 pid 6 first 0");
 }
 
 static void put_aborted(fx *f, int32_t partition, int64_t pid, int64_t first, int64_t last) {
@@ -499,8 +589,9 @@ static void test_topic_delete_cascades(void **state) {
     must(f->s, stor_txn_put(f->s, &t));
     stor_offset o = offset("g", "t", 0, 1);
     must(f->s, stor_txn_offset_put(f->s, "x", 1, &o));
-    must(f->s, stor_txn_open_put(f->s, f->topic, 0, 1, 0));
-    must(f->s, stor_txn_open_put(f->s, u.id, 0, 1, 0));
+    int64_t nt = 0, nu = 0;
+    append_at(f, f->topic, 0, &nt, 1, 0, true);
+    append_at(f, u.id, 0, &nu, 1, 0, true);
     put_aborted(f, 1, 1, 0, 1);
     stor_aborted a = {.producer_id = 1, .first_offset = 0, .last_offset = 1};
     must(f->s, stor_txn_aborted_put(f->s, u.id, 0, &a));
@@ -633,9 +724,7 @@ static void test_write_kinds(void **state) {
     must(f->s, stor_commit(f->s));
 
     /* The transaction index goes with the batches. */
-    must(f->s, stor_txn_open_put(f->s, f->topic, 0, 1, 0));
     put_aborted(f, 0, 1, 0, 1);
-    must(f->s, stor_txn_open_delete(f->s, f->topic, 0, 1));
     assert_int_equal(stor_txn_kinds(f->s), STOR_TXN_BATCHES);
     must(f->s, stor_commit(f->s));
 
@@ -700,7 +789,7 @@ static void txn_schema(const char *path, char *out, size_t outlen) {
 }
 
 #define DROP_TXN_TABLES                                                                                                \
-    "DROP TABLE txn_aborted; DROP TABLE txn_open; DROP TABLE txn_offsets; DROP TABLE txn_groups;"                     \
+    "DROP TABLE txn_aborted; DROP TABLE txn_offsets; DROP TABLE txn_groups;"                     \
     " DROP TABLE txn_partitions; DROP TABLE txns;"
 
 /* A version-5 database (before transactions) is brought forward with its data and gets the tables a fresh one has. */
@@ -846,7 +935,6 @@ static void salvage(fx *f, const char *to, lines *rep) {
 static void test_salvage_txn_tables(void **state) {
     fx *f = *state;
     txn_with_members(f, "x", 0);
-    must(f->s, stor_txn_open_put(f->s, f->topic, 1, 1, 0));
     put_aborted(f, 2, 1, 0, 1);
     must(f->s, stor_leader_put(f->s, f->topic, 2, 1, 1));
     must(f->s, stor_commit(f->s));
@@ -858,14 +946,13 @@ static void test_salvage_txn_tables(void **state) {
                       "INSERT INTO txn_groups VALUES ('lost', 'g');"
                       "INSERT INTO txn_offsets (transactional_id, producer_id, group_id, topic, partition, \"offset\","
                       " leader_epoch, metadata, commit_ms) VALUES ('lost', 1, 'g', 't', 0, 1, 0, '', 0);"
-                      "INSERT INTO txn_open VALUES (99, 0, 1, 0);"
                       "INSERT INTO txn_aborted VALUES (99, 0, 5, 1, 0, 0);"
                       "INSERT INTO partition_leaders VALUES (98, 0, 1, 1);");
     char to[sizeof f->path];
     snprintf(to, sizeof to, "%s/salvaged.db", f->dir);
     lines rep;
     salvage(f, to, &rep);
-    const char *tables[] = {"txns", "txn_partitions", "txn_groups", "txn_offsets", "txn_open", "txn_aborted"};
+    const char *tables[] = {"txns", "txn_partitions", "txn_groups", "txn_offsets", "txn_aborted"};
     for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
         char want[64];
         snprintf(want, sizeof want, "table %s: ", tables[i]);
@@ -874,7 +961,6 @@ static void test_salvage_txn_tables(void **state) {
     assert_true(reported(&rep, "repaired 2 rows: DELETE FROM txn_partitions"));
     assert_true(reported(&rep, "repaired 1 rows: DELETE FROM txn_groups"));
     assert_true(reported(&rep, "repaired 1 rows: DELETE FROM txn_offsets"));
-    assert_true(reported(&rep, "repaired 1 rows: DELETE FROM txn_open"));
     assert_true(reported(&rep, "repaired 1 rows: DELETE FROM txn_aborted"));
     assert_true(reported(&rep, "repaired 1 rows: DELETE FROM partition_leaders"));
     assert_true(reported(&rep, "done: 0 tables damaged, 0 not readable"));
@@ -883,8 +969,6 @@ static void test_salvage_txn_tables(void **state) {
     fx_open(f);
     lines l = load_txns(f->s);
     assert_int_equal(l.n, 4); /* the id and one member of each kind */
-    l = load_open(f->s);
-    assert_int_equal(l.n, 1);
     aborted_seen s = read_aborted(f, 2, 0, 0);
     assert_int_equal(s.l.n, 1);
 }
@@ -963,18 +1047,16 @@ static void test_query_plans(void **state) {
         STOR_TXN_GROUP_CLEAR,      STOR_TXN_OFFSET_UPSERT,    STOR_TXN_OFFSET_CLEAR,
         STOR_TXN_OFFSET_SUPERSEDE, STOR_TXN_OFFSET_DELETE_GROUP, STOR_TXN_OFFSET_DELETE_TOPIC, STOR_TXN_OFFSET_DELETE_ONE,
         STOR_LOAD_TXN_GROUPS,      STOR_LOAD_TXN_OFFSETS,
-        STOR_TXN_OPEN_UPSERT,      STOR_TXN_OPEN_DELETE,      STOR_TXN_ABORTED_INSERT,
+        STOR_TXN_ABORTED_INSERT,
         STOR_TXN_ABORTED_READ,     STOR_TXN_ABORTED_DELETE_BELOW,
     };
     for (size_t i = 0; i < sizeof hot / sizeof hot[0]; i++) assert_plan(f->s, hot[i], NULL);
     assert_plan(f->s, STOR_LOAD_TXNS, "txns");
-    assert_plan(f->s, STOR_LOAD_TXN_OPEN, "txn_open");
     assert_plan(f->s, STOR_TXN_ABORTED_LAST, "p"); /* the partitions, each with one seek into txn_aborted */
 
     /* What the cascades of a topic deletion look up in each new child table (SQLite runs such a query per row). */
     static const char *const cascades[] = {
         "SELECT 1 FROM txn_partitions WHERE topic_id = ?1 AND partition = ?2",
-        "SELECT 1 FROM txn_open WHERE topic_id = ?1 AND partition = ?2",
         "SELECT 1 FROM txn_aborted WHERE topic_id = ?1 AND partition = ?2",
         "SELECT 1 FROM txn_groups WHERE transactional_id = ?1",
         "SELECT 1 FROM txn_offsets WHERE transactional_id = ?1",
@@ -995,7 +1077,9 @@ int main(void) {
         T(test_txn_members_clear_and_remove),
         T(test_txn_members_clear_each_kind_alone),
         T(test_txn_offsets_delete_by_group_and_topic),
-        T(test_txn_open_round_trip),
+        T(test_txn_open_from_producer_state),
+        T(test_txn_open_survives_log_start_moving_past_it),
+        T(test_migration_moves_txn_open_rows),
         T(test_txn_aborted_read),
         T(test_txn_aborted_last),
         T(test_log_start_prunes_aborted),
