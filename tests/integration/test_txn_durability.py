@@ -653,3 +653,97 @@ def test_kill9_after_deleting_a_topic_of_an_open_transaction():
                 "never wrote to it, so no ABORT marker belongs there" % (after, part, hw, lso))
         assert read(b, kept, "read_committed") == {part: [] for part in range(PARTITIONS)}
         assert read(b, kept, "read_uncommitted") == open_kept
+
+
+def snapshot_txn_firsts(b, topic):
+    """{partition: [txn_first, ...]} of the topic's producer snapshot rows with an open
+    transaction, read from the stopped broker's database."""
+    import sqlite3
+    db = sqlite3.connect(str(b.db_path))
+    try:
+        rows = db.execute("SELECT s.partition, s.txn_first FROM producer_snapshot s JOIN topics t"
+                          " ON t.id = s.topic_id WHERE t.name = ? AND s.txn_first >= 0"
+                          " ORDER BY s.partition, s.txn_first", (topic,)).fetchall()
+    finally:
+        db.close()
+    out = {}
+    for part, first in rows:
+        out.setdefault(part, []).append(first)
+    return out
+
+
+def test_kill9_open_transactions_across_the_producer_snapshot():
+    """Open transactions have no row of their own: a clean stop folds A's (open) into the
+    producer snapshot, B's begins after it and is found in the batch rows past the snapshot.
+    After kill -9 both hold the last stable offset (at A's first record, the older); B's
+    commit leaves it there, A's abort releases it: read_committed shows exactly B's records,
+    and so it stays after one more kill -9."""
+    with broker_with(0) as b:
+        topic = create_topic(b, unique("txn-dur-snapshot"))
+        a = txn_producer(b, unique("txn-dur-snap-a"), timeout_ms=30000)
+        bp = txn_producer(b, unique("txn-dur-snap-b"), timeout_ms=30000)
+        a.begin_transaction()
+        a1 = produce_all(a, topic, "a1")
+        b.stop(check=True)
+        assert snapshot_txn_firsts(b, topic) == {part: [0] for part in range(PARTITIONS)}, (
+            "the clean stop's producer snapshot does not hold A's open transaction")
+        b.start()
+        n = PER_PARTITION
+        for part, (hw, lso) in offsets(b, topic).items():
+            assert (hw, lso) == (n, 0), (topic, part, hw, lso)
+
+        bp.begin_transaction()
+        b1 = produce_all(bp, topic, "b1")     # opens past the snapshot, at offset n
+        a2 = produce_all(a, topic, "a2")
+        b.kill9(restart=True)
+
+        offs = offsets(b, topic)
+        for part in range(PARTITIONS):
+            assert offs[part] == (3 * n, 0), (
+                "%s-%d after kill -9: (HW, LSO) %r; A's transaction, open since before the "
+                "snapshot, holds the LSO at 0" % (topic, part, offs[part]))
+        assert read(b, topic, "read_committed") == {part: [] for part in range(PARTITIONS)}
+
+        bp.commit_transaction(15)
+        offs = offsets(b, topic)
+        for part in range(PARTITIONS):
+            assert offs[part] == (3 * n + 1, 0), ("B's commit must leave A's hold", part, offs[part])
+        a.abort_transaction(15)
+        offs = assert_lso_is_hw(b, topic, "after A's abort")
+        for part in range(PARTITIONS):
+            assert offs[part][0] == 3 * n + 2, (part, offs[part])
+        want = {part: b1[part] for part in range(PARTITIONS)}
+        every = {part: a1[part] + b1[part] + a2[part] for part in range(PARTITIONS)}
+        assert read(b, topic, "read_committed") == want
+        assert read(b, topic, "read_uncommitted") == every
+        b.kill9(restart=True)
+        assert_lso_is_hw(b, topic, "after another kill -9")
+        assert read(b, topic, "read_committed") == want
+        drop(a)
+        drop(bp)
+
+
+def test_kill9_transaction_begun_past_the_snapshot_is_decided_by_its_marker():
+    """B opens past the snapshot and is aborted before kill -9: the fold past the snapshot sees
+    its ABORT markers and finds nothing open (the LSO is the high watermark), while C, begun
+    after them, holds it; C then commits after the restart."""
+    with broker_with(0) as b:
+        topic = create_topic(b, unique("txn-dur-snapshot-b"))
+        bp = txn_producer(b, unique("txn-dur-snap-b"), timeout_ms=30000)
+        cp = txn_producer(b, unique("txn-dur-snap-c"), timeout_ms=30000)
+        b.restart()                           # a snapshot before anything: every row is past it
+        bp.begin_transaction()
+        produce_all(bp, topic, "b1")
+        bp.abort_transaction(15)
+        n = PER_PARTITION
+        cp.begin_transaction()
+        c1 = produce_all(cp, topic, "c1")     # at n + 1, after B's ABORT marker
+        b.kill9(restart=True)
+        offs = offsets(b, topic)
+        for part in range(PARTITIONS):
+            assert offs[part] == (2 * n + 1, n + 1), (part, offs[part])
+        cp.commit_transaction(15)
+        assert_lso_is_hw(b, topic, "after C's commit")
+        assert read(b, topic, "read_committed") == c1
+        drop(bp)
+        drop(cp)
