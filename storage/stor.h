@@ -289,8 +289,15 @@ int stor_offset_for_time(stor *s, int64_t topic_id, int32_t partition, int64_t t
  */
 int stor_max_timestamp(stor *s, int64_t topic_id, int32_t partition, int64_t *offset, int64_t *timestamp);
 
-/* Total stored bytes of a partition (retention.bytes); -1 if there is no such partition. */
+/*
+ * Total stored bytes of a partition (retention.bytes, DescribeLogDirs); -1 if there is no such
+ * partition. Sums the batches appended since the last producer snapshot (up to 4,096): a loop
+ * taking batches off one by one subtracts stor_bytes_below instead of asking again.
+ */
 int64_t stor_partition_bytes(stor *s, int64_t topic_id, int32_t partition);
+
+/* The bytes of the batches stor_log_start_set(s, topic_id, partition, offset) would delete; -1 on error. */
+int64_t stor_bytes_below(stor *s, int64_t topic_id, int32_t partition, int64_t offset);
 
 /*
  * Move the log start offset forward (never back) and delete every batch that

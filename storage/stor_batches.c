@@ -246,6 +246,16 @@ int64_t stor_partition_bytes(stor *s, int64_t topic_id, int32_t partition) {
     return bytes;
 }
 
+int64_t stor_bytes_below(stor *s, int64_t topic_id, int32_t partition, int64_t offset) {
+    sqlite3_stmt *st = stor_stmt(s, STOR_BYTES_BELOW);
+    if (stor_bind_key(s, st, topic_id, partition) || sqlite3_bind_int64(st, 3, offset))
+        return stor_fail(s, "bind bytes below");
+    if (stor_lookup(s, st, "bytes below") != 1) return -1;
+    int64_t bytes = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    return bytes;
+}
+
 static int stor_log_start_move(stor *s, int64_t topic_id, int32_t partition, int64_t log_start) {
     sqlite3_stmt *st = stor_stmt(s, STOR_LOG_START_UPDATE);
     if (stor_bind_key(s, st, topic_id, partition) || sqlite3_bind_int64(st, 3, log_start))

@@ -579,6 +579,35 @@ static const char *const stor_migrations[] = {
     "  WHERE e.end_offset > o.first_offset"
     "  ON CONFLICT (topic_id, partition, producer_id) DO UPDATE SET txn_first = excluded.txn_first;"
     "DROP TABLE txn_open;",
+
+    /*
+     * 21: partitions.bytes no longer follows every appended row. Migration 1's trigger updated
+     * the partitions row for each batch row inserted: ~10k instructions a row and a b-tree page
+     * in the WAL at every commit, for a sum read only by retention.bytes, DescribeLogDirs and the
+     * cleaner. Now bytes is SUM(size) of the partition's rows below bytes_end (the column is
+     * added by stor_added_columns), and the rows at or past it are summed by the readers
+     * (stor_sql.c, STOR_PARTITION_BYTES). The producer snapshot folds them in every 4,096
+     * batches and at a clean stop (STOR_PARTITION_BYTES_FOLD), so a reader sums at most the
+     * rows since, and a start after kill -9 reads nothing more: the sum below bytes_end is
+     * committed with the rows it counts. Removals and rewrites still adjust bytes by trigger,
+     * only for rows below bytes_end; a removal of a partition's newest rows (a tail that failed
+     * its check) lowers bytes_end to where its offsets will be appended again (stor_segments.c).
+     * Upgraded partitions count every row already.
+     */
+    "DROP TRIGGER IF EXISTS batches_bytes_add;"
+    "DROP TRIGGER IF EXISTS batches_bytes_sub;"
+    "DROP TRIGGER IF EXISTS batches_bytes_update;"
+    "UPDATE partitions SET bytes_end = coalesce((SELECT b.last_offset + 1 FROM batches b"
+    "  WHERE b.topic_id = partitions.topic_id AND b.partition = partitions.partition"
+    "  ORDER BY b.base_offset DESC LIMIT 1), 0);"
+    "CREATE TRIGGER batches_bytes_sub AFTER DELETE ON batches BEGIN"
+    "  UPDATE partitions SET bytes = bytes - OLD.size"
+    "   WHERE topic_id = OLD.topic_id AND partition = OLD.partition AND OLD.base_offset < bytes_end;"
+    " END;"
+    "CREATE TRIGGER batches_bytes_update AFTER UPDATE OF size ON batches BEGIN"
+    "  UPDATE partitions SET bytes = bytes - OLD.size + NEW.size"
+    "   WHERE topic_id = NEW.topic_id AND partition = NEW.partition AND OLD.base_offset < bytes_end;"
+    " END;",
 };
 
 #define STOR_MIGRATIONS_N ((int)(sizeof stor_migrations / sizeof stor_migrations[0]))
@@ -644,6 +673,7 @@ static const struct {
     {16, "txns", "partitions", "TEXT"},
     {20, "batches", "txn", "INTEGER"},
     {20, "producer_snapshot", "txn_first", "INTEGER NOT NULL DEFAULT -1"},
+    {21, "partitions", "bytes_end", "INTEGER NOT NULL DEFAULT 0"},
 };
 
 static int stor_add_columns(sqlite3 *db, int version, char *err, size_t errlen) {

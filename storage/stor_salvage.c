@@ -298,7 +298,10 @@ static long long drop_bad_batches(sqlite3 *fresh, const char *seg_dir, char *fir
 
 /* Not reported as a repair: it touches every partition row whether or not a count was wrong. */
 static const char recount_bytes[] = "UPDATE partitions SET bytes = (SELECT COALESCE(SUM(size), 0) FROM batches b"
-                                    " WHERE b.topic_id = partitions.topic_id AND b.partition = partitions.partition)";
+                                    " WHERE b.topic_id = partitions.topic_id AND b.partition = partitions.partition),"
+                                    " bytes_end = coalesce((SELECT b.last_offset + 1 FROM batches b"
+                                    " WHERE b.topic_id = partitions.topic_id AND b.partition = partitions.partition"
+                                    " ORDER BY b.base_offset DESC LIMIT 1), 0)";
 /* Likewise: the rows pointing into each segment file, which the copy's triggers counted against no row. */
 static const char recount_segments[] = "UPDATE segments SET live = (SELECT count(*) FROM batches b"
                                        " WHERE b.topic_id = segments.topic_id AND b.partition = segments.partition"

@@ -6,6 +6,13 @@
 #include "stor_int.h"
 
 #define BATCH_KEY "topic_id = ?1 AND partition = ?2"
+/*
+ * A partition's SUM(batches.size): the sum kept below bytes_end plus the rows past it, at most
+ * those appended since the last producer snapshot (schema migration 20).
+ */
+#define PART_BYTES                                                                                           \
+    "(p.bytes + (SELECT coalesce(sum(b.size), 0) FROM batches b WHERE b.topic_id = p.topic_id"               \
+    " AND b.partition = p.partition AND b.base_offset >= p.bytes_end))"
 
 const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
     [STOR_BEGIN] = "BEGIN IMMEDIATE",
@@ -72,7 +79,15 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
     /* rare (see stor_time_raise): walks the partition's entries below the new timestamp */
     [STOR_TIME_RAISE] = "UPDATE batch_times SET max_timestamp = ?4 WHERE " BATCH_KEY " AND base_offset >= ?3"
                         " AND max_timestamp < ?4",
-    [STOR_PARTITION_BYTES] = "SELECT bytes FROM partitions WHERE " BATCH_KEY,
+    [STOR_PARTITION_BYTES] = "SELECT " PART_BYTES " FROM partitions p WHERE p.topic_id = ?1 AND p.partition = ?2",
+    /* the producer snapshot's commit counts the rows past bytes_end in (migration 20) */
+    [STOR_PARTITION_BYTES_FOLD] = "UPDATE partitions SET bytes = bytes + (SELECT coalesce(sum(b.size), 0) FROM batches b"
+                                  "  WHERE b.topic_id = ?1 AND b.partition = ?2 AND b.base_offset >= partitions.bytes_end),"
+                                  " bytes_end = max(bytes_end, coalesce((SELECT b.last_offset + 1 FROM batches b"
+                                  "  WHERE b.topic_id = ?1 AND b.partition = ?2 ORDER BY b.base_offset DESC LIMIT 1), 0))"
+                                  " WHERE " BATCH_KEY,
+    /* what STOR_BATCH_DELETE_BELOW removes */
+    [STOR_BYTES_BELOW] = "SELECT coalesce(sum(size), 0) FROM batches WHERE " BATCH_KEY " AND base_offset < ?3 AND last_offset < ?3",
     /* base_offset < ?3 is implied by last_offset < ?3; stating it lets the delete seek the primary key. */
     [STOR_BATCH_DELETE_BELOW] = "DELETE FROM batches WHERE " BATCH_KEY " AND base_offset < ?3 AND last_offset < ?3",
     [STOR_LOG_START_UPDATE] = "UPDATE partitions SET log_start = max(log_start, ?3) WHERE " BATCH_KEY,
@@ -199,8 +214,8 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
                            " pos = ?9"
                            " WHERE " BATCH_KEY " AND base_offset = ?3",
     [STOR_BATCH_DELETE_ONE] = "DELETE FROM batches WHERE " BATCH_KEY " AND base_offset = ?3",
-    [STOR_CLEAN_STATE] = "SELECT coalesce((SELECT cleaned_to FROM partition_cleaned WHERE " BATCH_KEY "), 0), bytes"
-                         " FROM partitions WHERE " BATCH_KEY,
+    [STOR_CLEAN_STATE] = "SELECT coalesce((SELECT cleaned_to FROM partition_cleaned WHERE " BATCH_KEY "), 0), " PART_BYTES
+                         " FROM partitions p WHERE p.topic_id = ?1 AND p.partition = ?2",
     /* the dirty part: its bytes and its oldest batch's newest record (max.compaction.lag.ms) */
     [STOR_CLEAN_DIRTY] = "SELECT coalesce(sum(size), 0), (SELECT max_timestamp FROM batches WHERE " BATCH_KEY
                          " AND base_offset >= ?3 ORDER BY base_offset LIMIT 1)"

@@ -20,13 +20,14 @@ static void enforce_partition(srv *s, topic *t, partition *p, int64_t now) {
         bool too_big = t->retention_bytes >= 0 && bytes > t->retention_bytes;
         /* never drop what consumers may not have seen committed */
         if ((!too_old && !too_big) || m.last_offset >= p->hw) break;
-        int64_t before = bytes;
-        if (topic_advance_log_start(s, p, m.last_offset + 1) != 0) {
+        /* asking stor_partition_bytes again would sum the rows past the producer snapshot each time */
+        int64_t gone = t->retention_bytes >= 0 ? stor_bytes_below(s->st, t->id, p->index, m.last_offset + 1) : 0;
+        if (gone < 0 || topic_advance_log_start(s, p, m.last_offset + 1) != 0) {
             log_error("retention of %s-%d: %s", t->name, p->index, stor_errmsg(s->st));
             break;
         }
-        bytes = t->retention_bytes >= 0 ? stor_partition_bytes(s->st, t->id, p->index) : 0;
-        if (too_big && bytes >= before) break;
+        bytes -= gone;
+        if (too_big && gone <= 0) break;
     }
     if (p->log_start != old_start)
         log_info("retention: %s-%d log start offset %lld -> %lld", t->name, p->index, (long long)old_start,

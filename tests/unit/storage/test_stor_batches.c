@@ -533,6 +533,28 @@ static void test_producer_snapshot_matches_batches(void **state) {
     assert_int_equal(f->s->producer_snap_due, 0);
 }
 
+/* stor_partition_bytes against a sum of the rows (schema migration 20 keeps it only below bytes_end). */
+static int64_t rows_bytes(fx *f, int32_t part) {
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(f->s->db,
+                                        "SELECT coalesce(sum(size), 0) FROM batches WHERE topic_id = ?1 AND partition = ?2",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int64(st, 1, f->topic);
+    sqlite3_bind_int(st, 2, part);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t sum = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return sum;
+}
+
+static void assert_bytes_exact(fx *f, int32_t part) {
+    assert_int_equal(stor_partition_bytes(f->s, f->topic, part), rows_bytes(f, part));
+    stor_clean_state cs;
+    assert_int_equal(stor_clean_state_get(f->s, f->topic, part, &cs), 0);
+    assert_int_equal(cs.bytes, rows_bytes(f, part));
+}
+
 /* The partition's batch at a random rank (r), or -1: deterministic, so a failure repeats. */
 static int64_t random_batch(fx *f, int32_t part, uint32_t r) {
     sqlite3_stmt *st;
@@ -613,15 +635,79 @@ static void test_producer_snapshot_matches_batches_after_removals(void **state) 
             load_rows(f, &a);
             load_without_snapshot(f, &b);
             assert_same_rows(&a, &b);
+            assert_bytes_exact(f, 0);
+            assert_bytes_exact(f, 1);
         }
     }
     assert_int_equal(stor_commit(f->s), 0);
     fx_reopen(f);
+    assert_bytes_exact(f, 0);
+    assert_bytes_exact(f, 1);
     load_rows(f, &a);
     load_without_snapshot(f, &b);
     assert_same_rows(&a, &b);
     assert_true(b.n > 12);
     assert_true(fx_raw_int(f->path, "SELECT count(*) FROM producer_snapshot") > 0);
+}
+
+/*
+ * partitions.bytes counts the rows below bytes_end and the readers the rows past it (migration
+ * 20): the size is exact after appends past the snapshot, removals on either side of it and
+ * rewrites, through a kill -9 (no snapshot at close) and a clean stop (which folds the rows in).
+ */
+static void test_partition_bytes_exact_after_kill9(void **state) {
+    fx *f = *state;
+    uint8_t buf[512];
+    size_t n = payload(0, buf, sizeof buf);
+    append_run(f, 0, 10, 5); /* [0..4] ... [45..49] */
+    assert_int_equal(stor_commit(f->s), 0);
+    fx_reopen(f); /* clean stop: every row counted in the partitions row */
+    assert_int_equal(fx_raw_int(f->path, "SELECT bytes_end FROM partitions WHERE partition = 0"), 50);
+    assert_int_equal(fx_raw_int(f->path, "SELECT bytes FROM partitions WHERE partition = 0"), rows_bytes(f, 0));
+    int64_t counted = rows_bytes(f, 0);
+
+    for (int i = 10; i < 16; i++) {
+        stor_batch_meta m = meta((int64_t)i * 5, 5, 1000 + (int64_t)i * 5);
+        append_meta(f, 0, &m);
+    }
+    assert_int_equal(stor_commit(f->s), 0);
+    /* appends past the snapshot touch no partitions row: that was the point */
+    assert_int_equal(fx_raw_int(f->path, "SELECT bytes FROM partitions WHERE partition = 0"), counted);
+    assert_bytes_exact(f, 0);
+    f->s->producer_snap_due = 0; /* as a kill -9 would: no snapshot at close */
+    fx_reopen(f);
+    assert_bytes_exact(f, 0);
+
+    /* removals on both sides of bytes_end: the log start, compaction, a rewrite that shrinks */
+    assert_int_equal(stor_log_start_set(f->s, f->topic, 0, 10), 2);
+    assert_int_equal(stor_batch_delete(f->s, f->topic, 0, 20), 0);
+    assert_int_equal(stor_batch_delete(f->s, f->topic, 0, 60), 0);
+    assert_true(stor_batch_replace(f->s, f->topic, 0, 25, 1, 1, buf, 7) >= 0);
+    assert_true(stor_batch_replace(f->s, f->topic, 0, 65, 1, 1, buf, n) >= 0);
+    assert_bytes_exact(f, 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    f->s->producer_snap_due = 0;
+    fx_reopen(f);
+    assert_bytes_exact(f, 0);
+
+    /* everything below the log end removed, then appended past it again */
+    assert_int_equal(stor_log_start_set(f->s, f->topic, 0, 80), 12);
+    assert_int_equal(stor_partition_bytes(f->s, f->topic, 0), 0);
+    stor_batch_meta m = meta(80, 3, 2000);
+    append_meta(f, 0, &m);
+    assert_int_equal(stor_commit(f->s), 0);
+    f->s->producer_snap_due = 0;
+    fx_reopen(f);
+    assert_bytes_exact(f, 0);
+    assert_int_equal(stor_partition_bytes(f->s, f->topic, 0), (int64_t)payload(80, buf, sizeof buf));
+
+    /* a clean stop after the start's load (the broker's, which marks the partition) folds the rows past bytes_end in */
+    seen ps = {0};
+    assert_int_equal(stor_load_producer_batches(f->s, on_producer_batch, &ps), 0);
+    fx_reopen(f);
+    assert_int_equal(fx_raw_int(f->path, "SELECT bytes_end FROM partitions WHERE partition = 0"), 83);
+    assert_int_equal(fx_raw_int(f->path, "SELECT bytes FROM partitions WHERE partition = 0"), rows_bytes(f, 0));
+    assert_bytes_exact(f, 0);
 }
 
 /* As after kill -9: batches committed past the snapshot are folded in at the next start. */
@@ -945,6 +1031,7 @@ int main(void) {
         T(test_producer_snapshot_matches_batches),
         T(test_producer_snapshot_matches_batches_after_removals),
         T(test_producer_snapshot_kill9_tail),
+        T(test_partition_bytes_exact_after_kill9),
         T(test_producer_snapshot_trimmed_with_its_batches),
         T(test_producer_snapshot_folds_only_changed_partitions),
         T(test_producer_snapshot_every_n_batches),
