@@ -19,7 +19,8 @@ from harness import Broker, run_client, running
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Producer, TopicPartition  # noqa: E402
-from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec  # noqa: E402
+from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,  # noqa: E402
+                                   NewTopic, OffsetSpec, ResourceType)
 
 API_DELETE_RECORDS, API_DESCRIBE_LOG_DIRS, API_LIST_REASSIGNMENTS = 21, 35, 46
 ERR_OFFSET_OUT_OF_RANGE, ERR_UNKNOWN_TOPIC_OR_PARTITION = 1, 3
@@ -327,6 +328,52 @@ def test_describe_log_dirs_java_lists_each_broker_s_partitions_with_sizes(broker
     res = run_client("java", ["describe-log-dirs", "--bootstrap", broker.bootstrap, "--topic", topic])
     node = str(led[5])
     assert res["brokers"][node]["%s/broker-%s" % (broker.data_dir, node)]["replicas"]["ld-java-5"]["size"] < sizes[5]
+
+
+def log_dir_size(b, topic, partition):
+    """What Java's describeLogDirs says partition's replica holds, from its leader."""
+    node = str(leaders(b.bootstrap, topic)[partition])
+    res = run_client("java", ["describe-log-dirs", "--bootstrap", b.bootstrap, "--topic", topic])
+    assert res["ok"], res
+    return res["brokers"][node]["%s/broker-%s" % (b.data_dir, node)]["replicas"]["%s-%d" % (topic, partition)]["size"]
+
+
+def test_partition_sizes_after_kill9_and_clean_stop(tmp_path):
+    """partitions.bytes counts only the batches below its end, the rest are summed when read
+    (schema migration 20): DescribeLogDirs and retention.bytes see the same sizes after a kill -9
+    that leaves batches past the producer snapshot, after removals and after a clean stop."""
+    with running(Broker(config={"profile": "kafka", "log.retention.check.interval.ms": 200})) as b:
+        topic = create_topic(b.bootstrap, "ld-kill9", 1)
+        produce(b.bootstrap, topic, 0, 8, per_batch=1)  # a batch per record, as the offsets below assume
+        b.restart()  # the clean stop's snapshot counts them in the partitions row
+        produce(b.bootstrap, topic, 0, 8, per_batch=1)  # 8 more, past the snapshot
+        full = log_dir_size(b, topic, 0)
+        assert full > 0
+        b.kill9()
+        assert log_dir_size(b, topic, 0) == full
+
+        assert delete_records(b.bootstrap, topic, 0, 4) == 4  # batches below the snapshot's end
+        trimmed = log_dir_size(b, topic, 0)
+        assert 0 < trimmed < full
+        b.kill9()
+        assert log_dir_size(b, topic, 0) == trimmed
+        b.restart()
+        assert log_dir_size(b, topic, 0) == trimmed
+
+        # one batch past the snapshot, a kill -9, then a limit one byte under the size: exactly the
+        # oldest batch goes (a size missing the batches past the snapshot would drop none)
+        produce(b.bootstrap, topic, 0, 1)
+        grown = log_dir_size(b, topic, 0)
+        b.kill9()
+        admin = AdminClient({"bootstrap.servers": b.bootstrap})
+        res = ConfigResource(ResourceType.TOPIC, topic, incremental_configs=[
+            ConfigEntry("retention.bytes", str(grown - 1), incremental_operation=AlterConfigOpType.SET)])
+        admin.incremental_alter_configs([res])[res].result(timeout=20)
+        assert b.wait_for_log(r"retention: ld-kill9-0 log start offset 4 -> 5"), b.log_tail(40)
+        c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": "ld-kill9"})
+        assert c.get_watermark_offsets(TopicPartition(topic, 0), timeout=10, cached=False) == (5, 17)
+        c.close()
+        assert 0 < log_dir_size(b, topic, 0) < grown
 
 
 def test_list_partition_reassignments_java_and_kafkajs(broker):
