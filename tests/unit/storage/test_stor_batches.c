@@ -944,7 +944,8 @@ static void test_query_plans(void **state) {
                                        STOR_PRODUCER_SNAP_LOAD, STOR_PRODUCER_TAIL,      STOR_TIME_INSERT,
                                        STOR_TIME_LAST,        STOR_TIME_TAIL,            STOR_TIME_FLOOR,
                                        STOR_TIME_SCAN,        STOR_TIME_TRIM,            STOR_TIME_BATCH_TS,
-                                       STOR_TIME_RAISE};
+                                       STOR_TIME_RAISE,       STOR_PARTITION_BYTES_FOLD, STOR_BYTES_BELOW,
+                                       STOR_CLEAN_STATE};
     for (size_t i = 0; i < sizeof hot / sizeof hot[0]; i++) assert_plan(f->s, hot[i], false);
 
     /* A fetch seeks to its start offset rather than walking the partition from its beginning. */
