@@ -271,6 +271,55 @@ static void test_upgrade_from_version_18(void **state) {
     assert_int_equal(seqs[5], 12);
 }
 
+/*
+ * A database of schema 19: migration 1's trigger kept partitions.bytes over every row. Migration
+ * 20 counts them all as below bytes_end, and the rows appended after it are summed when read.
+ */
+static void test_upgrade_from_version_19(void **state) {
+    fx *f = *state;
+    int64_t id = make_topic(f->s, "old", 1);
+    for (int i = 0; i < 3; i++) append_one(f->s, id, 0, 2 * i, 2);
+    assert_int_equal(stor_commit(f->s), 0);
+    f->s->producer_snap_due = 0; /* no snapshot at close: the count comes from schema 19's trigger below */
+    stor_close(f->s);
+    f->s = NULL;
+    fx_raw_exec(f->path,
+                "DROP TRIGGER batches_bytes_sub; DROP TRIGGER batches_bytes_update;"
+                "ALTER TABLE partitions DROP COLUMN bytes_end;"
+                "UPDATE partitions SET bytes = (SELECT sum(size) FROM batches b"
+                "  WHERE b.topic_id = partitions.topic_id AND b.partition = partitions.partition);"
+                "CREATE TRIGGER batches_bytes_add AFTER INSERT ON batches BEGIN"
+                "  UPDATE partitions SET bytes = bytes + NEW.size"
+                "   WHERE topic_id = NEW.topic_id AND partition = NEW.partition; END;"
+                "CREATE TRIGGER batches_bytes_sub AFTER DELETE ON batches BEGIN"
+                "  UPDATE partitions SET bytes = bytes - OLD.size"
+                "   WHERE topic_id = OLD.topic_id AND partition = OLD.partition; END;"
+                "CREATE TRIGGER batches_bytes_update AFTER UPDATE OF size ON batches BEGIN"
+                "  UPDATE partitions SET bytes = bytes - OLD.size + NEW.size"
+                "   WHERE topic_id = NEW.topic_id AND partition = NEW.partition; END;"
+                "PRAGMA user_version = 19;");
+    assert_int_equal(fx_raw_int(f->path, "SELECT bytes FROM partitions WHERE topic_id = 1"), 300);
+
+    fx_open(f);
+    assert_int_equal(stor_schema_version(f->s), stor_schema_latest());
+    char sql[512];
+    schema_sql(f, "batches_bytes_add", sql, sizeof sql);
+    assert_string_equal(sql, "");
+    assert_int_equal(fx_raw_int(f->path, "SELECT bytes_end FROM partitions WHERE topic_id = 1"), 6);
+    assert_int_equal(stor_partition_bytes(f->s, id, 0), 300);
+    append_one(f->s, id, 0, 6, 2);
+    assert_int_equal(stor_commit(f->s), 0);
+    f->s->producer_snap_due = 0; /* as a kill -9 would */
+    stor_close(f->s);
+    f->s = NULL;
+    fx_open(f);
+    assert_int_equal(fx_raw_int(f->path, "SELECT bytes FROM partitions WHERE topic_id = 1"), 300);
+    assert_int_equal(stor_partition_bytes(f->s, id, 0), 400);
+    assert_true(stor_log_start_set(f->s, id, 0, 4) >= 0);
+    assert_int_equal(stor_partition_bytes(f->s, id, 0), 200);
+    assert_int_equal(stor_commit(f->s), 0);
+}
+
 static void test_future_version_refused(void **state) {
     fx *f = *state;
     stor_close(f->s);
@@ -754,6 +803,7 @@ int main(void) {
         T(test_upgrade_from_version_1),
         T(test_upgrade_from_version_15),
         T(test_upgrade_from_version_18),
+        T(test_upgrade_from_version_19),
         T(test_future_version_refused),
         T(test_foreign_database_refused),
         T(test_bad_sync_refused),
