@@ -401,7 +401,7 @@ void stor_producer_snapshot_committed(stor *s) {
 }
 
 /*
- * partitions.bytes counts the rows below bytes_end only (schema migration 20): the rows this
+ * partitions.bytes counts the rows below bytes_end only (schema migration 21): the rows this
  * snapshot's partitions got since go in with it, in the same commit, so that the readers' sum of
  * the rows past bytes_end stays short and a start after kill -9 finds both as they were.
  */

@@ -380,7 +380,7 @@ static void sync_segments(rebuild *r, const rb_part *p, const stor_scan *sc) {
 
 static const char *const clear_part[] = {
     "DELETE FROM batches WHERE topic_id = ?1 AND partition = ?2 AND seg IS NOT NULL",
-    /* every row counted by its readers until the next producer snapshot folds them (migration 20) */
+    /* every row counted by its readers until the next producer snapshot folds them (migration 21) */
     "UPDATE partitions SET bytes = 0, bytes_end = 0 WHERE topic_id = ?1 AND partition = ?2",
     "DELETE FROM segments WHERE topic_id = ?1 AND partition = ?2",
     "DELETE FROM txn_aborted WHERE topic_id = ?1 AND partition = ?2",

@@ -364,7 +364,7 @@ static int seg_verify(stor *s, int64_t topic_id, int32_t partition, int64_t id, 
         sqlite3_bind_int64(del, 3, bad);
         if (sqlite3_step(del) != SQLITE_DONE) ret = stor_fail(s, "verify segment: remove damaged batches");
         else *dropped += sqlite3_changes(s->db);
-        /* these offsets are appended again, uncounted by partitions.bytes (schema migration 20) */
+        /* these offsets are appended again, uncounted by partitions.bytes (schema migration 21) */
         char *sql = sqlite3_mprintf("UPDATE partitions SET bytes_end = min(bytes_end, %lld)"
                                     " WHERE topic_id = %lld AND partition = %d",
                                     (long long)bad, (long long)topic_id, partition);

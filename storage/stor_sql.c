@@ -8,7 +8,7 @@
 #define BATCH_KEY "topic_id = ?1 AND partition = ?2"
 /*
  * A partition's SUM(batches.size): the sum kept below bytes_end plus the rows past it, at most
- * those appended since the last producer snapshot (schema migration 20).
+ * those appended since the last producer snapshot (schema migration 21).
  */
 #define PART_BYTES                                                                                           \
     "(p.bytes + (SELECT coalesce(sum(b.size), 0) FROM batches b WHERE b.topic_id = p.topic_id"               \
@@ -80,7 +80,7 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
     [STOR_TIME_RAISE] = "UPDATE batch_times SET max_timestamp = ?4 WHERE " BATCH_KEY " AND base_offset >= ?3"
                         " AND max_timestamp < ?4",
     [STOR_PARTITION_BYTES] = "SELECT " PART_BYTES " FROM partitions p WHERE p.topic_id = ?1 AND p.partition = ?2",
-    /* the producer snapshot's commit counts the rows past bytes_end in (migration 20) */
+    /* the producer snapshot's commit counts the rows past bytes_end in (migration 21) */
     [STOR_PARTITION_BYTES_FOLD] = "UPDATE partitions SET bytes = bytes + (SELECT coalesce(sum(b.size), 0) FROM batches b"
                                   "  WHERE b.topic_id = ?1 AND b.partition = ?2 AND b.base_offset >= partitions.bytes_end),"
                                   " bytes_end = max(bytes_end, coalesce((SELECT b.last_offset + 1 FROM batches b"

@@ -340,7 +340,7 @@ def log_dir_size(b, topic, partition):
 
 def test_partition_sizes_after_kill9_and_clean_stop(tmp_path):
     """partitions.bytes counts only the batches below its end, the rest are summed when read
-    (schema migration 20): DescribeLogDirs and retention.bytes see the same sizes after a kill -9
+    (schema migration 21): DescribeLogDirs and retention.bytes see the same sizes after a kill -9
     that leaves batches past the producer snapshot, after removals and after a clean stop."""
     with running(Broker(config={"profile": "kafka", "log.retention.check.interval.ms": 200})) as b:
         topic = create_topic(b.bootstrap, "ld-kill9", 1)

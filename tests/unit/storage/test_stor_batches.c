@@ -533,7 +533,7 @@ static void test_producer_snapshot_matches_batches(void **state) {
     assert_int_equal(f->s->producer_snap_due, 0);
 }
 
-/* stor_partition_bytes against a sum of the rows (schema migration 20 keeps it only below bytes_end). */
+/* stor_partition_bytes against a sum of the rows (schema migration 21 keeps it only below bytes_end). */
 static int64_t rows_bytes(fx *f, int32_t part) {
     sqlite3_stmt *st;
     assert_int_equal(sqlite3_prepare_v2(f->s->db,

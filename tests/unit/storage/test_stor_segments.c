@@ -339,7 +339,7 @@ static void test_reboot_checks_unsynced_bytes(void **state) {
     assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE synced = used"), 2);
     /*
      * The dropped offsets were counted by partitions.bytes (the clean stop folded them in);
-     * appended again they are counted again, also after a kill -9 (schema migration 20).
+     * appended again they are counted again, also after a kill -9 (schema migration 21).
      */
     assert_int_equal(stor_partition_bytes(f->s, f->topic, 0), (int64_t)sizeof rdk_batch_0);
     append_real(f, 0, 1);
