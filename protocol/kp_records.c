@@ -130,7 +130,7 @@ static void wr_record(kp_writer *w, const kp_record *rec, int32_t offset_delta, 
 enum { OFF_BATCH_LENGTH = 8, OFF_CRC = 17, OFF_ATTRIBUTES = 21, OFF_LAST_OFFSET_DELTA = 23, OFF_BASE_TIMESTAMP = 27,
        OFF_MAX_TIMESTAMP = 35, OFF_RECORDS_COUNT = 57 };
 
-void kp_builder_begin(kp_batch_builder *bb, const kp_batch *orig, int codec, bool renumber, int64_t delete_horizon) {
+static void begin(kp_batch_builder *bb, const kp_batch *orig, int codec, bool renumber, int64_t delete_horizon) {
     memset(bb, 0, sizeof *bb);
     bb->orig = orig;
     bb->codec = codec;
@@ -148,7 +148,19 @@ void kp_builder_begin(kp_batch_builder *bb, const kp_batch *orig, int codec, boo
         bb->based = true;
     } /* else the first record's timestamp becomes the base (kp_builder_add), or orig's max with none */
     bb->shift = kp_ts_sub(orig->base_timestamp, bb->base_ts);
+}
+
+void kp_builder_begin(kp_batch_builder *bb, const kp_batch *orig, int codec, bool renumber, int64_t delete_horizon) {
+    begin(bb, orig, codec, renumber, delete_horizon);
     kp_writer_init(&bb->w, 256);
+}
+
+void kp_builder_begin_with(kp_batch_builder *bb, kp_writer *scratch, const kp_batch *orig, int codec, bool renumber,
+                           int64_t delete_horizon) {
+    begin(bb, orig, codec, renumber, delete_horizon);
+    bb->w = *scratch;
+    bb->w.len = 0;
+    memset(scratch, 0, sizeof *scratch);
 }
 
 void kp_builder_add(kp_batch_builder *bb, const kp_record *rec) {
@@ -171,10 +183,23 @@ size_t kp_builder_len(const kp_batch_builder *bb) { return bb->w.len; }
 
 void kp_builder_discard(kp_batch_builder *bb) { kp_writer_free(&bb->w); }
 
-int kp_builder_finish(kp_batch_builder *bb, uint8_t **out, size_t *out_len, const char **why) {
+/* The records' buffer: back to scratch (emptied) for the next batch, else freed. */
+static void release(kp_batch_builder *bb, kp_writer *scratch) {
+    if (!scratch) {
+        kp_builder_discard(bb);
+        return;
+    }
+    *scratch = bb->w;
+    scratch->len = 0;
+    memset(&bb->w, 0, sizeof bb->w);
+}
+
+/* The batch into a new buffer (*out), or into into's (kept, grown when too small) with scratch. */
+static int finish(kp_batch_builder *bb, kp_writer *into, kp_writer *scratch, uint8_t **out, size_t *out_len,
+                  const char **why) {
     const kp_batch *orig = bb->orig;
     if (bb->err) {
-        kp_builder_discard(bb);
+        release(bb, scratch);
         return fail(why, bb->err);
     }
     int32_t n = bb->n;
@@ -188,7 +213,7 @@ int kp_builder_finish(kp_batch_builder *bb, uint8_t **out, size_t *out_len, cons
     uint8_t *packed = NULL;
     if (codec != KP_CODEC_NONE) {
         if (kp_compress(codec, w->buf, w->len, &packed, &body_len, why) != 0) {
-            kp_builder_discard(bb);
+            release(bb, scratch);
             return -1;
         }
         body = packed;
@@ -196,14 +221,25 @@ int kp_builder_finish(kp_batch_builder *bb, uint8_t **out, size_t *out_len, cons
     size_t total = KP_BATCH_HEADER_SIZE + body_len;
     if (total - KP_BATCH_LOG_OVERHEAD > (size_t)INT32_MAX) {
         free(packed);
-        kp_builder_discard(bb);
+        release(bb, scratch);
         return fail(why, "rebuilt batch is too large");
     }
-    uint8_t *b = xmalloc(total);
+    uint8_t *b;
+    if (into) {
+        if (into->cap < total) {
+            free(into->buf);
+            into->buf = xmalloc(total);
+            into->cap = total;
+        }
+        into->len = total;
+        b = into->buf;
+    } else {
+        b = xmalloc(total);
+    }
     memcpy(b, orig->data, KP_BATCH_HEADER_SIZE);
     memcpy(b + KP_BATCH_HEADER_SIZE, body, body_len);
     free(packed);
-    kp_builder_discard(bb);
+    release(bb, scratch);
     kp_put_i32(b + OFF_BATCH_LENGTH, (int32_t)(total - KP_BATCH_LOG_OVERHEAD));
     kp_put_i16(b + OFF_ATTRIBUTES, attrs);
     kp_put_i64(b + OFF_BASE_TIMESTAMP, base_ts);
@@ -212,10 +248,20 @@ int kp_builder_finish(kp_batch_builder *bb, uint8_t **out, size_t *out_len, cons
         kp_put_i64(b + OFF_MAX_TIMESTAMP, kp_ts_add(orig->base_timestamp, bb->max_delta));
     kp_put_i32(b + OFF_RECORDS_COUNT, n);
     kp_put_i32(b + OFF_CRC, (int32_t)kp_crc32c(0, b + OFF_ATTRIBUTES, total - OFF_ATTRIBUTES));
-    *out = b;
+    if (out) *out = b;
     *out_len = total;
     return 0;
 }
+
+int kp_builder_finish(kp_batch_builder *bb, uint8_t **out, size_t *out_len, const char **why) {
+    return finish(bb, NULL, NULL, out, out_len, why);
+}
+
+int kp_builder_finish_into(kp_batch_builder *bb, kp_writer *into, kp_writer *scratch, const char **why) {
+    size_t len;
+    return finish(bb, into, scratch, NULL, &len, why);
+}
+
 
 int kp_batch_rebuild(const kp_batch *orig, int codec, const kp_record *recs, int32_t n, bool renumber,
                      int64_t delete_horizon, uint8_t **out, size_t *out_len, const char **why) {

@@ -107,5 +107,15 @@ void kp_builder_add(kp_batch_builder *bb, const kp_record *rec);
 size_t kp_builder_len(const kp_batch_builder *bb); /* the records' bytes so far, uncompressed */
 int kp_builder_finish(kp_batch_builder *bb, uint8_t **out, size_t *out_len, const char **why);
 void kp_builder_discard(kp_batch_builder *bb);
+/*
+ * For a caller rebuilding batch after batch (the cleaner's worker): begin with scratch's
+ * buffer instead of a new one, and finish into into (its buffer kept, grown only when too
+ * small; into->len is the batch's length), the records' buffer handed back to scratch. Nothing
+ * is allocated per batch once both are big enough: with one malloc arena for the process
+ * (broker/main.c), every allocation takes the lock the loop's own mallocs wait for.
+ */
+void kp_builder_begin_with(kp_batch_builder *bb, kp_writer *scratch, const kp_batch *orig, int codec, bool renumber,
+                           int64_t delete_horizon);
+int kp_builder_finish_into(kp_batch_builder *bb, kp_writer *into, kp_writer *scratch, const char **why);
 
 #endif

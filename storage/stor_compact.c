@@ -394,6 +394,12 @@ int stor_cleaning_finish(stor_cleaning *c) {
     if (c->db) sqlite3_close(c->db);
     c->read = NULL;
     c->db = NULL;
+    /* the read buffers too, on the thread that read: compact.c's pass_free_work says why */
+    free(c->buf);
+    c->buf = NULL;
+    c->cap = 0;
+    free(c->rows);
+    c->rows = NULL;
     return rc;
 }
 

@@ -198,6 +198,16 @@ typedef struct pass {
     int naborted, cap_aborted;
     out_batch *out;
     int nout, cap_out;
+    /*
+     * The worker's buffers, reused from batch to batch: the records kept, the records' bytes
+     * and the rebuilt batch. The process has one malloc arena (broker/main.c), so each of the
+     * dozen reallocs a rebuild made per batch held the lock the loop's own mallocs take, a
+     * copy of up to a megabyte long; preempted there, this idle-priority thread kept the loop
+     * waiting until it got a core again.
+     */
+    kp_record *keep;
+    size_t cap_keep;
+    kp_writer scratch, built;
     bool changed;      /* a batch is rewritten or removed: there is something to swap in */
     uint64_t deadline_ns;
     const char *failed; /* why the pass stops */
@@ -286,10 +296,22 @@ static bool is_aborted(const pass *p, const kp_batch *b) {
     return false;
 }
 
+/* What only the pass's reads and rewrites need: the worker frees it before handing the pass back. */
+static void pass_free_work(pass *p) {
+    free(p->map.v);
+    p->map.v = NULL;
+    p->map.cap = 0; /* map.n stays, for the log line */
+    free(p->keep);
+    p->keep = NULL;
+    p->cap_keep = 0;
+    kp_writer_free(&p->scratch);
+    kp_writer_free(&p->built);
+}
+
 /* Frees the pass and its cleaned file's own name (stor_cleaning_free). */
 static void pass_free(pass *p) {
     if (!p) return;
-    free(p->map.v);
+    pass_free_work(p);
     free(p->aborted);
     for (int i = 0; i < p->nout; i++) free(p->out[i].data);
     free(p->out);
@@ -376,7 +398,13 @@ static bool rewrite_batch(pass *p, const stor_clean_batch *sb, const kp_batch *b
     size_t sec_len;
     uint8_t *owned;
     if (kp_batch_records(b, TOPIC_MAX_DECOMPRESSED, &sec, &sec_len, &owned, &p->failed) != 0) return false;
-    kp_record *keep = xmalloc(sizeof(*keep) * (size_t)(b->records_count > 0 ? b->records_count : 1));
+    size_t want = (size_t)(b->records_count > 0 ? b->records_count : 1);
+    if (want > p->cap_keep) {
+        free(p->keep);
+        p->keep = xmalloc(sizeof(*p->keep) * want);
+        p->cap_keep = want;
+    }
+    kp_record *keep = p->keep;
     bool has_horizon = (b->attributes & KP_ATTR_DELETE_HORIZON) != 0;
     bool horizon_passed = has_horizon && p->now_ms >= b->base_timestamp;
     int32_t n = 0, seen = 0;
@@ -414,7 +442,18 @@ static bool rewrite_batch(pass *p, const stor_clean_batch *sb, const kp_batch *b
                 tombstones ? (has_horizon ? b->base_timestamp : sat_add_i64(p->now_ms, p->delete_retention_ms)) : -1;
             uint8_t *nb = NULL;
             size_t nlen = 0;
-            if (kp_batch_rebuild(b, kp_batch_codec(b), keep, n, false, horizon, &nb, &nlen, &p->failed) != 0) {
+            int brc;
+            if (p->off_loop) { /* into the pass's buffers: it goes to the cleaned file at once */
+                kp_batch_builder bb;
+                kp_builder_begin_with(&bb, &p->scratch, b, kp_batch_codec(b), false, horizon);
+                for (int32_t i = 0; i < n; i++) kp_builder_add(&bb, &keep[i]);
+                brc = kp_builder_finish_into(&bb, &p->built, &p->scratch, &p->failed);
+                nb = p->built.buf;
+                nlen = p->built.len;
+            } else {
+                brc = kp_batch_rebuild(b, kp_batch_codec(b), keep, n, false, horizon, &nb, &nlen, &p->failed);
+            }
+            if (brc != 0) {
                 ok = false;
             } else {
                 o.kind = REWRITE;
@@ -423,7 +462,6 @@ static bool rewrite_batch(pass *p, const stor_clean_batch *sb, const kp_batch *b
                     o.max_ts = kp_get_i64(nb + 35); /* the rebuilt header's max timestamp */
                 if (p->off_loop) {
                     ok = keep_bytes(p, &o, nb, nlen);
-                    free(nb);
                 } else {
                     o.data = nb;
                 }
@@ -449,7 +487,6 @@ static bool rewrite_batch(pass *p, const stor_clean_batch *sb, const kp_batch *b
             if (ok) push(p, o);
         }
     }
-    free(keep);
     free(owned);
     return ok;
 }
@@ -744,6 +781,7 @@ static pass *start_pass(topic_cleaner *c, bool force) {
 static void work(pass *p) {
     uint64_t t0 = now_ns();
     pass_step(p, UINT64_MAX);
+    pass_free_work(p); /* here, not in the loop's pass_free: a free of a big block takes the arena lock too */
     p->worked_ns += now_ns() - t0;
     atomic_store(&p->over, true);
 }
@@ -1013,8 +1051,30 @@ static void unlink_off_loop(void *ctx, const char *path) {
     unlink_next(q);
 }
 
+static void pool_nothing(uv_work_t *w) { (void)w; }
+static void pool_started(uv_work_t *w, int status) {
+    (void)status;
+    free(w);
+}
+
+/*
+ * libuv starts its threadpool at the first request queued to it, and the queuing thread waits
+ * until every one of its threads has run (init_threads in libuv's src/threadpool.c). The first
+ * such request was the first swap's dead segment: strace showed the loop waiting 0.5 ms there
+ * for four new threads to be scheduled, longer on a busy machine. So the pool starts with the
+ * cleaner, before any client is served, once per process.
+ */
+static void start_threadpool(uv_loop_t *loop) {
+    static bool started;
+    if (started) return;
+    started = true;
+    uv_work_t *w = xcalloc(1, sizeof *w);
+    if (uv_queue_work(loop, w, pool_nothing, pool_started) != 0) free(w);
+}
+
 void topic_cleaner_start(srv *s) {
     if (!s->cfg->log_cleaner_enable) return;
+    start_threadpool(s->loop);
     topic_cleaner *c = xcalloc(1, sizeof *c);
     c->s = s;
     /* a swap kills every old segment of its partition in one commit: their files go off the loop */

@@ -331,6 +331,58 @@ static void test_builder_matches_rebuild(void **state) {
     kp_builder_discard(&bb);
 }
 
+/*
+ * The cleaner's worker rebuilds batch after batch into the same two buffers (begin_with and
+ * finish_into): each batch must come out as kp_batch_rebuild makes it, whatever the buffers
+ * held before, a smaller batch must not reallocate them, and a failed rebuild hands the
+ * records' buffer back.
+ */
+static void test_builder_reuses_its_buffers(void **state) {
+    (void)state;
+    kp_batch b;
+    parse(rdk_batch, sizeof rdk_batch, &b);
+    kp_record r[4];
+    uint8_t *owned;
+    int32_t cnt = read_all(&b, &owned, r, 4);
+    kp_writer scratch, into;
+    kp_writer_init(&scratch, 0);
+    kp_writer_init(&into, 0);
+    const int32_t sizes[] = {cnt, 1, cnt, 0, 2};
+    for (int codec = KP_CODEC_NONE; codec <= KP_CODEC_ZSTD; codec++) {
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+            int32_t n = sizes[k];
+            int64_t horizon = k == 2 ? 1234567 : -1;
+            uint8_t *a;
+            size_t an;
+            const char *why = NULL;
+            assert_int_equal(kp_batch_rebuild(&b, codec, r, n, false, horizon, &a, &an, &why), 0);
+            uint8_t *before = into.buf;
+            size_t cap = into.cap;
+            kp_batch_builder bb;
+            kp_builder_begin_with(&bb, &scratch, &b, codec, false, horizon);
+            for (int32_t i = 0; i < n; i++) kp_builder_add(&bb, &r[i]);
+            assert_int_equal(kp_builder_finish_into(&bb, &into, &scratch, &why), 0);
+            assert_int_equal(into.len, an);
+            assert_memory_equal(into.buf, a, an);
+            if (an <= cap) assert_ptr_equal(into.buf, before); /* kept, not reallocated */
+            assert_int_equal(scratch.len, 0);
+            free(a);
+        }
+    }
+    assert_non_null(scratch.buf); /* the records' buffer came back each time */
+    kp_batch_builder bb;
+    kp_builder_begin_with(&bb, &scratch, &b, 9, false, -1);
+    assert_null(scratch.buf); /* lent to the builder */
+    kp_builder_add(&bb, &r[0]);
+    const char *why = NULL;
+    assert_int_equal(kp_builder_finish_into(&bb, &into, &scratch, &why), -1);
+    assert_non_null(why);
+    assert_non_null(scratch.buf); /* and back after a failure */
+    kp_writer_free(&scratch);
+    kp_writer_free(&into);
+    free(owned);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reads_librdkafka_records),
@@ -342,6 +394,7 @@ int main(void) {
         cmocka_unit_test(test_corrupt_compressed_section),
         cmocka_unit_test(test_record_count_checked_first),
         cmocka_unit_test(test_builder_matches_rebuild),
+        cmocka_unit_test(test_builder_reuses_its_buffers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
