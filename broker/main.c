@@ -386,6 +386,7 @@ int main(int argc, char **argv) {
     /* the client commands run instead of the broker: no broker flag applies to them */
     if (argc > 1 && cli_is_command(argv[1])) return cli_main(argc, argv);
     tune_malloc();
+    if (stor_process_init() != 0) log_debug("SQLite refused its process-wide settings; it keeps its defaults");
     flags f;
     int rc = parse_flags(argc, argv, &f);
     if (rc >= 0) return rc;

@@ -32,6 +32,12 @@ typedef struct stor stor;
 typedef enum stor_sync { STOR_SYNC_OFF, STOR_SYNC_NORMAL, STOR_SYNC_FULL } stor_sync;
 
 /*
+ * SQLite's process-wide settings, before anything in the process opens a database (after that
+ * SQLite refuses them and keeps its defaults, which are correct, only slower). Returns 0, or -1
+ * when refused.
+ */
+int stor_process_init(void);
+/*
  * Open (creating if needed) the database at path; ":memory:" gives a
  * throwaway store. Returns 0, or -1 with a reason in err.
  */
