@@ -561,6 +561,7 @@ void srv_free(srv *s) {
         topic_free(t);
     }
     free(s->dirty);
+    net_free_spare(s);
     for (int k = 0; k < LSN_COUNT; k++) free(s->adv_host[k]);
     grp_configs_free(s);
     txn_free(s);

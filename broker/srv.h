@@ -100,6 +100,7 @@ struct srv {
     int nconns;
     conn *commit_list;       /* connections with answers held for the next commit (net/net.c) */
     conn *pump_list;         /* connections to resume before the loop waits (net/net.c) */
+    uint8_t *spare_rbuf;     /* a read buffer no connection holds (net/net.c's release_rbuf) */
     net_admission adm;
     net_req_pool req_pool[LSN_COUNT];
     struct topic_waiter *waiters; /* parked fetches (topic/commit.c's topic_wait) */

@@ -229,7 +229,7 @@ static void on_write(uv_write_t *w, int status) {
 }
 
 /*
- * Write bufs, whose memory wc owns, in order after everything written before. What the socket
+ * Write bufs, whose memory is the nowned blocks of owned, in order after everything written before. What the socket
  * takes at once goes with one writev (uv_try_write) and is freed here; only what is left becomes
  * a uv_write, freed by on_write. A uv_write that completes at once still costs a system call: its
  * callback runs from the next loop turn, where libuv's uv__drain stops POLLOUT on the
@@ -240,7 +240,7 @@ static void on_write(uv_write_t *w, int status) {
  * A failed try (a closed peer) falls back to uv_write, whose callback closes the connection as
  * before, so a close never happens inside the caller's walk of c.
  */
-static void write_out(conn *c, write_ctx *wc, uv_buf_t *bufs, unsigned nb) {
+static void write_out(conn *c, uint8_t **owned, int nowned, uv_buf_t *bufs, unsigned nb) {
     int done = uv_try_write((uv_stream_t *)&c->tcp, bufs, nb);
     size_t skip = done > 0 ? (size_t)done : 0;
     unsigned i = 0;
@@ -249,9 +249,14 @@ static void write_out(conn *c, write_ctx *wc, uv_buf_t *bufs, unsigned nb) {
         i++;
     }
     if (i == nb) {
-        write_ctx_free(wc);
+        for (int k = 0; k < nowned; k++) free(owned[k]);
         return;
     }
+    /* only a write left to libuv needs its buffers kept until on_write (libuv copies bufs itself) */
+    write_ctx *wc = xmalloc(sizeof(*wc) + sizeof(uint8_t *) * (size_t)(nowned ? nowned : 1));
+    wc->c = c;
+    wc->n = nowned;
+    memcpy(wc->bufs, owned, sizeof(uint8_t *) * (size_t)nowned);
     bufs[i].base += skip;
     bufs[i].len -= skip;
     int rc = uv_write(&wc->w, (uv_stream_t *)&c->tcp, bufs + i, nb - i, on_write);
@@ -270,12 +275,8 @@ static void send_tls_output(conn *c) {
         free(out);
         return;
     }
-    write_ctx *wc = xmalloc(sizeof(*wc) + sizeof(uint8_t *));
-    wc->c = c;
-    wc->n = 1;
-    wc->bufs[0] = out;
     uv_buf_t b = uv_buf_init((char *)out, (unsigned)len);
-    write_out(c, wc, &b, 1);
+    write_out(c, &out, 1, &b, 1);
 }
 
 /*
@@ -299,12 +300,19 @@ static void flush_ready(conn *c) {
     }
     if (!n) return;
     int64_t now_us = clk_mono_us();
-    write_ctx *wc = xmalloc(sizeof(*wc) + sizeof(uint8_t *) * (size_t)(nowned ? nowned : 1));
-    uv_buf_t *bufs = xmalloc(sizeof(uv_buf_t) * (size_t)(nspans ? nspans : 1));
-    kp_span *spans = xmalloc(sizeof(kp_span) * (size_t)(nspans ? nspans : 1));
-    wc->c = c;
-    wc->n = 0;
-    int nb = 0;
+    /*
+     * The usual flush (a few answers, none with many referenced records) keeps its arrays on the
+     * stack: three malloc/free pairs per flush were ~10% of the transport's instructions (issue 37).
+     */
+    enum { FLUSH_SML = 16 };
+    uint8_t *owned_sml[FLUSH_SML];
+    uv_buf_t bufs_sml[FLUSH_SML];
+    kp_span spans_sml[FLUSH_SML];
+    bool big = nspans > FLUSH_SML || nowned > FLUSH_SML;
+    uint8_t **owned = big ? xmalloc(sizeof(uint8_t *) * (size_t)(nowned ? nowned : 1)) : owned_sml;
+    uv_buf_t *bufs = big ? xmalloc(sizeof(uv_buf_t) * (size_t)(nspans ? nspans : 1)) : bufs_sml;
+    kp_span *spans = big ? xmalloc(sizeof(kp_span) * (size_t)(nspans ? nspans : 1)) : spans_sml;
+    int no = 0, nb = 0;
     for (int i = 0; i < n; i++) {
         req *r = c->head;
         c->head = r->next;
@@ -315,31 +323,31 @@ static void flush_ready(conn *c) {
             int k = kp_writer_spans(&r->out, spans);
             for (int j = 0; j < k; j++) bufs[nb++] = uv_buf_init((char *)spans[j].p, (unsigned)spans[j].len);
             /* now owned by the write */
-            wc->bufs[wc->n++] = r->out.buf;
+            owned[no++] = r->out.buf;
             r->out.buf = NULL;
-            for (int j = 0; j < r->nadopted; j++) wc->bufs[wc->n++] = r->adopted[j];
+            for (int j = 0; j < r->nadopted; j++) owned[no++] = r->adopted[j];
             r->nadopted = 0;
         }
         count_done(r, now_us);
         req_free(r);
     }
-    free(spans);
+    if (big) free(spans);
     if (nb && c->tls) {
         /* answers leave as TLS records: encrypt in order, send the ciphertext in one write */
         for (int i = 0; i < nb; i++)
             if (tls_conn_write(c->tls, (const uint8_t *)bufs[i].base, bufs[i].len) < 0) break;
-        for (int i = 0; i < wc->n; i++) free(wc->bufs[i]);
-        free(wc);
-        free(bufs);
+        for (int i = 0; i < no; i++) free(owned[i]);
         send_tls_output(c);
         if (tls_conn_failed(c->tls)) net_close(c, tls_conn_error(c->tls));
-        return;
+    } else if (nb) {
+        write_out(c, owned, no, bufs, (unsigned)nb);
+    } else {
+        for (int i = 0; i < no; i++) free(owned[i]);
     }
-    if (nb)
-        write_out(c, wc, bufs, (unsigned)nb);
-    else
-        free(wc);
-    free(bufs);
+    if (big) {
+        free(owned);
+        free(bufs);
+    }
 }
 
 static void enqueue(conn *c, req *r) {
@@ -442,17 +450,29 @@ static void fill_advance(conn *c, size_t got) {
 
 /*
  * The read buffer holds only a frame cut short by the end of a read; once every frame in it has
- * been taken it goes back to the heap, where the next read of any connection finds it (issue 37).
- * An idle connection so holds no read buffer (it held 64 KiB, or 128 KiB after a frame straddled
- * two reads), and the busy ones share what the heap keeps: under load most connections end a
- * read on a frame boundary. A steady producer reallocates nothing by it: the free and the next
- * malloc of the same size are one bin's pop and push, with no copy and no page fault.
+ * been taken it goes back, so an idle connection holds no read buffer (it held 64 KiB, or 128 KiB
+ * after a frame straddled two reads), and the busy ones share one (issue 37): under load most
+ * connections end a read on a frame boundary. It goes back to the loop's spare (srv.spare_rbuf),
+ * which the next read of any connection takes: a 64 KiB block is above glibc's small bins, and its
+ * malloc from the heap (a large-bin search and a split) was ~1,000 instructions per read, 2% of
+ * a Produce+Fetch pair's. One spare suffices: libuv reads one connection at a time and each read
+ * gives it back before the next. Anything else goes back to the heap.
  */
+#define RBUF_CAP 65536
+
 static void release_rbuf(conn *c) {
     if (c->rlen || !c->rbuf) return;
-    free(c->rbuf);
+    if (!c->s->spare_rbuf && c->rcap == RBUF_CAP)
+        c->s->spare_rbuf = c->rbuf;
+    else
+        free(c->rbuf);
     c->rbuf = NULL;
     c->rcap = 0;
+}
+
+void net_free_spare(srv *s) {
+    free(s->spare_rbuf);
+    s->spare_rbuf = NULL;
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
@@ -464,7 +484,12 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
         *buf = uv_buf_init((char *)p, (unsigned)room);
         return;
     }
-    XGROW(c->rbuf, c->rcap, c->rlen + 65536, 65536);
+    if (!c->rbuf && c->s->spare_rbuf) {
+        c->rbuf = c->s->spare_rbuf;
+        c->rcap = RBUF_CAP;
+        c->s->spare_rbuf = NULL;
+    }
+    XGROW(c->rbuf, c->rcap, c->rlen + RBUF_CAP, RBUF_CAP);
     *buf = uv_buf_init((char *)c->rbuf + c->rlen, (unsigned)(c->rcap - c->rlen));
 }
 
@@ -497,20 +522,26 @@ static void track_frame_start(conn *c) {
 }
 
 /*
- * A whole frame at the start of the read buffer, followed by fewer bytes than its own: the buffer
- * becomes the frame's, shrunk to it, and what follows is copied out instead of the frame (issue
+ * A whole frame of at least TAKE_RBUF_MIN bytes at the start of the read buffer, followed by fewer
+ * bytes than its own: the buffer becomes the frame's, shrunk to it, and what follows is copied out instead of the frame (issue
  * 37: copying each frame out of the read buffer was 10% of the user-space instructions per
  * record produced, 4-5% of the CPU at 8 partitions). Most reads hold one request and nothing
  * after it, so usually nothing is copied. Shrinking a block does not move it (glibc's realloc
  * splits the tail off, or mremap()s a mapped block), and the frame then holds its own size only,
  * as when copied.
  */
+/*
+ * Smaller frames are copied out (a small block from glibc's bins and a copy of at most 4 KiB cost
+ * less than a new 64 KiB read buffer), so the read buffer goes back to the loop's spare.
+ */
+#define TAKE_RBUF_MIN 4096
+
 static void take_rbuf(conn *c, req *r) {
     size_t used = 4 + r->len, rest = c->rlen - used;
     uint8_t *next = NULL;
     size_t next_cap = 0;
     if (rest) {
-        next_cap = rest + 65536; /* what on_alloc would grow it to for the next read */
+        next_cap = rest + RBUF_CAP; /* what on_alloc would grow it to for the next read */
         next = xmalloc(next_cap);
         memcpy(next, c->rbuf + used, rest);
     }
@@ -546,11 +577,13 @@ static bool take_frames(conn *c) {
             pool_wait(c, size); /* its bytes stay in rbuf; net_pump cuts them again once woken */
             break;
         }
-        req *r = xcalloc(1, sizeof(*r));
+        /* not calloc: glibc's (2.36) bypasses its per-thread cache, where this size is a pop (issue 37) */
+        req *r = xmalloc(sizeof(*r));
+        memset(r, 0, sizeof(*r));
         r->c = c;
         r->len = (size_t)size;
         pool_take(c, r);
-        if (whole && pos == 0 && have - r->len < r->len) {
+        if (whole && pos == 0 && have - r->len < r->len && r->len >= TAKE_RBUF_MIN) {
             take_rbuf(c, r);
             enqueue(c, r);
             continue;

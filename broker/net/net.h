@@ -62,6 +62,8 @@ struct conn {
 
 int net_listen(srv *s, char *err, size_t errlen);
 void net_close_all(srv *s);
+/* The loop's spare read buffer (net.c's release_rbuf), freed at the end. */
+void net_free_spare(srv *s);
 /*
  * A synthetic broker down (admin API): its listeners close, so connecting is refused, and its
  * connections close; returns how many. Up: its listeners listen again on the same ports (-1 with

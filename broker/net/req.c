@@ -81,9 +81,15 @@ static int throttle_field(const kp_msg *m, int16_t ver) {
 
 /* Records fields from this size on go out by reference (net.c writes the spans). */
 #define RESP_REF_MIN 4096
-#define RESP_INLINE_CAP 65536
+/* The first buffer of an answer: most (Produce, Fetch's inline part, the transactions' APIs) fit. */
+#define RESP_FIRST_CAP 1024
 
-/* Size prefix, response header (v1 with tagged fields when flexible, v0 otherwise), body. */
+/*
+ * Size prefix, response header (v1 with tagged fields when flexible, v0 otherwise), body. The body
+ * is encoded in one pass and the size patched in afterwards: sizing it first (kp_size) walked the
+ * description twice, ~40% of the encoding's instructions (issue 37); a larger answer grows its
+ * buffer by doubling instead.
+ */
 void req_encode(req *r, const kp_msg *m, int16_t ver, const void *resp) {
     if (r->amend) r->amend(r, m, ver, (void *)resp);
     int off = r->throttle_ms > 0 ? throttle_field(m, ver) : -1;
@@ -95,15 +101,16 @@ void req_encode(req *r, const kp_msg *m, int16_t ver, const void *resp) {
     bool flex = kp_is_flex(m, ver);
     bool hflex = kp_resp_header_flex(m, ver);
     r->error_code = metrics_response_error(&r->c->s->metrics, m, ver, flex, resp);
-    size_t body = kp_size(m->resp, ver, flex, resp);
-    size_t total = 4 + (hflex ? 1 : 0) + body;
     /* large records fields (Fetch) are referenced, not copied: the inline part is then small */
-    kp_writer_init(&r->out, 4 + total <= RESP_INLINE_CAP ? 4 + total : RESP_INLINE_CAP);
+    kp_writer_init(&r->out, RESP_FIRST_CAP);
     r->out.ref_min = RESP_REF_MIN;
-    kp_wr_i32(&r->out, (int32_t)total);
+    kp_wr_i32(&r->out, 0); /* the size, below */
     kp_wr_i32(&r->out, r->hdr.correlation_id);
     if (hflex) kp_wr_uvarint(&r->out, 0);
     kp_encode(&r->out, m->resp, ver, flex, resp);
+    size_t total = r->out.len - 4;
+    for (int i = 0; i < r->out.nrefs; i++) total += r->out.refs[i].len;
+    kp_put_i32(r->out.buf, (int32_t)total);
 }
 
 void req_respond(req *r, const void *resp) {
