@@ -106,6 +106,7 @@ struct srv {
     struct topic_waiter *waiters; /* parked fetches (topic/commit.c's topic_wait) */
     struct group *groups;    /* consumer groups (broker/group/group.c) */
     struct grp_index *group_index; /* the same by id (broker/group/group_index.c) */
+    struct topic_index *topic_index; /* the topics by name (broker/topic/topic_index.c) */
     struct grp_config_set *group_configs; /* group config overrides by group id (broker/group/group_config.c) */
     struct txn_coord *txn;   /* the transaction coordinator (broker/txn/txn.c) */
     struct topic_cleaner *cleaner; /* the log cleaner (broker/topic/compact.c); NULL: log.cleaner.enable false */

@@ -10,10 +10,18 @@
 #include "kp_mem.h"
 #include "log.h"
 #include "srv.h"
+#include "topic_index.h"
 #include "topic.h"
 #include "topic_config.h"
 
+/*
+ * Up to a few topics the list's pass is cheaper than hashing the name (FNV-1a, a multiply a byte);
+ * beyond, the index (issue 37: the pass had a strlen per topic at every request naming one).
+ */
+#define TOPIC_WALK_MAX 8
+
 topic *topic_find(srv *s, const char *name, size_t len) {
+    if (s->ntopics > TOPIC_WALK_MAX) return topic_index_find(s, name, len);
     for (topic *t = s->topics; t; t = t->next)
         if (strlen(t->name) == len && memcmp(t->name, name, len) == 0) return t;
     return NULL;
@@ -163,6 +171,7 @@ static topic *add_topic(srv *s, int64_t id, const char *name, const uint8_t uuid
     init_partitions(s, t, 0, nparts);
     t->next = s->topics;
     s->topics = t;
+    topic_index_put(s, t);
     s->ntopics++;
     s->topics_generation++;
     refresh_settings(s, t);
@@ -297,6 +306,7 @@ int topic_delete(srv *s, topic *t) {
             *pp = t->next;
             break;
         }
+    topic_index_del(s, t);
     s->ntopics--;
     s->topics_generation++;
     grp_forget_topic(s, t->name); /* Kafka drops the committed offsets of a deleted topic */
