@@ -113,3 +113,32 @@ def test_small_and_large_frames_in_turn_on_many_connections(one_broker):
     finally:
         for s in socks:
             s.close()
+
+
+def test_topics_by_name_past_the_list_pass(one_broker):
+    """Past 8 topics topic_find looks names up in an index (broker/topic/topic_index.c): with 20
+    topics each is found by name, a deleted one is not (UNKNOWN_TOPIC_OR_PARTITION, 3), and one
+    created again under the same name is found again."""
+    from confluent_kafka.admin import AdminClient
+
+    names = ["index-%02d" % i for i in range(20)]
+    with kw.connect(one_broker.port, timeout=30) as s:
+        for n in names:
+            create(s, n)
+
+        def produce(topic, corr):
+            s.sendall(kw.produce_request(kw.PRODUCE_V, corr, "reqpath", topic, 0, kw.record_batch([(None, b"x", ())])))
+            got, body = kw.recv_frame(s)
+            assert got == corr
+            return kw.parse_produce(kw.PRODUCE_V, body)[0]["partitions"][0]["error"]
+
+        for i, n in enumerate(names):
+            assert produce(n, 400 + i) == 0, n
+        admin = AdminClient({"bootstrap.servers": one_broker.bootstrap})
+        for f in admin.delete_topics(names[5:8], operation_timeout=10).values():
+            f.result(timeout=30)
+        for i, n in enumerate(names):
+            assert produce(n, 500 + i) == (3 if n in names[5:8] else 0), n
+        create(s, names[6])
+        assert produce(names[6], 600) == 0
+        still_framed(s)
