@@ -10,7 +10,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <sqlite3.h>
 #include <uv.h>
 
 #include "cli/cli.h"
@@ -113,14 +112,6 @@ static void tune_malloc(void) {
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
     mallopt(M_ARENA_MAX, 1);
-    /*
-     * No memory statistics in SQLite (nothing here reads them: sqlite3_memory_used, the soft
-     * heap limit): with them every sqlite3_malloc and sqlite3_free of every connection takes
-     * one process-wide mutex (https://sqlite.org/c3ref/c_config_covering_index_scan.html,
-     * SQLITE_CONFIG_MEMSTATUS), and the loop waited on it for the cleaner's idle-priority
-     * thread and the checkpointer's. It must come before SQLite initializes.
-     */
-    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
 
 /*

@@ -272,7 +272,9 @@ static int stor_prepare_all(stor *s, char *err, size_t errlen) {
  * SQLITE_CONFIG_MEMSTATUS off: with it on (SQLite's default) every sqlite3_malloc and
  * sqlite3_free takes the allocator's global mutex and updates the memory statistics, which
  * nothing here reads (no sqlite3_memory_used, sqlite3_status or heap limit). On the request path
- * that was ~7% of a Produce+Fetch pair's instructions in memory (issue 37). See
+ * that was ~7% of a Produce+Fetch pair's instructions in memory (issue 37), and during a
+ * compaction pass the loop waited on that mutex for the cleaner's idle-priority thread and the
+ * checkpointer's. It must come before SQLite initializes. See
  * https://www.sqlite.org/c3ref/c_config_covering_index_scan.html#sqliteconfigmemstatus
  */
 int stor_process_init(void) { return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) == SQLITE_OK ? 0 : -1; }
