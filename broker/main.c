@@ -1,6 +1,7 @@
 /* mskmock: command line, configuration, and the one event loop. */
 #include <errno.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,22 @@ static void usage(FILE *f) {
 }
 
 static uv_signal_t sigterm, sigint, sighup, sigchld;
+
+/*
+ * The signals that stop or reload the broker are blocked from the start of main until their
+ * handlers are installed, after srv_init: one sent meanwhile (a harness stopping the broker as
+ * soon as a port answered, while start-up still ran) waits and then stops it cleanly, where its
+ * default action killed it (exit -15). The threads made meanwhile keep them blocked; the
+ * loop's thread takes them.
+ */
+static void hold_stop_signals(bool hold) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    pthread_sigmask(hold ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+}
 
 static void on_signal(uv_signal_t *h, int signum) {
     srv *s = h->data;
@@ -322,6 +339,7 @@ static int start(srv *s, config *cfg, fleet *fl) {
         uv_signal_init(loop, &sigchld);
         uv_signal_start(&sigchld, on_sigchld, SIGCHLD);
     }
+    hold_stop_signals(false);
     return -1;
 }
 
@@ -376,6 +394,7 @@ int main(int argc, char **argv) {
     int64_t t0 = clk_mono_us();
     /* the client commands run instead of the broker: no broker flag applies to them */
     if (argc > 1 && cli_is_command(argv[1])) return cli_main(argc, argv);
+    hold_stop_signals(true);
     tune_malloc();
     if (stor_process_init() != 0) log_debug("SQLite refused its process-wide settings; it keeps its defaults");
     flags f;
