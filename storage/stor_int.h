@@ -78,6 +78,7 @@ typedef enum stor_stmt_id {
     STOR_TIME_RAISE,
     STOR_PARTITION_BYTES,
     STOR_PARTITION_BYTES_FOLD,
+    STOR_SEGMENTS_FOLD,
     STOR_BYTES_BELOW,
     STOR_BATCH_DELETE_BELOW,
     STOR_LOG_START_UPDATE,
@@ -371,6 +372,23 @@ int stor_seg_orphan_file(stor *s, const char *path, const char *why);
 int64_t stor_seg_dir_max_topic(stor *s);
 /* The open transaction removes or moves batch rows: look for dead segments after the commit. */
 void stor_seg_maybe_dead(stor *s);
+/*
+ * The committed end of segment row `d` (an alias): segments.used counts the rows below the
+ * partition's bytes_end (migration 22), the rows past it are at most those since the last
+ * producer snapshot, a range of the primary key.
+ */
+#define STOR_SEG_USED(d)                                                                                     \
+    "max(" d ".used, coalesce((SELECT max(b.pos + b.size) FROM batches b WHERE b.topic_id = " d ".topic_id" \
+    " AND b.partition = " d ".partition AND b.base_offset >= (SELECT p.bytes_end FROM partitions p"          \
+    " WHERE p.topic_id = " d ".topic_id AND p.partition = " d ".partition) AND b.seg = " d ".id), 0))"
+/* Likewise the rows pointing into segment row `d` (segments.live counts those below bytes_end). */
+#define STOR_SEG_LIVE(d)                                                                                     \
+    "(" d ".live + (SELECT count(*) FROM batches b WHERE b.topic_id = " d ".topic_id"                      \
+    " AND b.partition = " d ".partition AND b.base_offset >= (SELECT p.bytes_end FROM partitions p"          \
+    " WHERE p.topic_id = " d ".topic_id AND p.partition = " d ".partition) AND b.seg = " d ".id))"
+
+/* The rows past partitions.bytes_end counted into bytes, segments.live and .used (migrations 21, 22). */
+int stor_part_fold(stor *s, int64_t topic_id, int32_t partition);
 /*
  * storage.sync=full: the segment's appends reach the disk before the commit that names them; normal:
  * the marks of closed segments the thread has synced go into the commit (stor_seg_sync.c).

@@ -608,6 +608,41 @@ static const char *const stor_migrations[] = {
     "  UPDATE partitions SET bytes = bytes - OLD.size + NEW.size"
     "   WHERE topic_id = NEW.topic_id AND partition = NEW.partition AND OLD.base_offset < bytes_end;"
     " END;",
+
+    /*
+     * 22: segments.live and segments.used no longer follow every appended row. Migration 8's
+     * batches_seg_add updated the segment's row for each batch row inserted: ~14k instructions
+     * a row (the row and the partial index segments_dead on live). Now both count the rows
+     * below partitions.bytes_end only, as partitions.bytes does (migration 21): the producer
+     * snapshot's commit folds the rows past it in with the same commit that moves bytes_end
+     * (STOR_SEGMENTS_FOLD before STOR_PARTITION_BYTES_FOLD), a start folds what a kill -9 left
+     * unfolded before it cuts any segment to its used (stor_recover), and the readers in
+     * between (where the next append goes after a rollback, the sweep of dead segments,
+     * salvage's rebuild) look at the rows past bytes_end as well. Deletes and moves keep their
+     * triggers for rows below bytes_end only. Every row is folded here first: migration 21
+     * left rows past bytes_end that batches_seg_add had already counted.
+     */
+    "UPDATE partitions SET bytes = bytes + (SELECT coalesce(sum(b.size), 0) FROM batches b"
+    "  WHERE b.topic_id = partitions.topic_id AND b.partition = partitions.partition"
+    "  AND b.base_offset >= partitions.bytes_end),"
+    " bytes_end = max(bytes_end, coalesce((SELECT b.last_offset + 1 FROM batches b"
+    "  WHERE b.topic_id = partitions.topic_id AND b.partition = partitions.partition"
+    "  ORDER BY b.base_offset DESC LIMIT 1), 0));"
+    "DROP TRIGGER IF EXISTS batches_seg_add;"
+    "DROP TRIGGER IF EXISTS batches_seg_del;"
+    "DROP TRIGGER IF EXISTS batches_seg_move;"
+    "CREATE TRIGGER batches_seg_del AFTER DELETE ON batches WHEN OLD.seg IS NOT NULL AND OLD.base_offset <"
+    "  (SELECT p.bytes_end FROM partitions p WHERE p.topic_id = OLD.topic_id AND p.partition = OLD.partition) BEGIN"
+    "  UPDATE segments SET live = live - 1"
+    "   WHERE topic_id = OLD.topic_id AND partition = OLD.partition AND id = OLD.seg;"
+    " END;"
+    "CREATE TRIGGER batches_seg_move AFTER UPDATE OF seg, pos ON batches WHEN OLD.base_offset <"
+    "  (SELECT p.bytes_end FROM partitions p WHERE p.topic_id = OLD.topic_id AND p.partition = OLD.partition) BEGIN"
+    "  UPDATE segments SET live = live - 1"
+    "   WHERE topic_id = OLD.topic_id AND partition = OLD.partition AND id = OLD.seg;"
+    "  UPDATE segments SET live = live + 1, used = max(used, NEW.pos + NEW.size)"
+    "   WHERE topic_id = NEW.topic_id AND partition = NEW.partition AND id = NEW.seg;"
+    " END;",
 };
 
 #define STOR_MIGRATIONS_N ((int)(sizeof stor_migrations / sizeof stor_migrations[0]))

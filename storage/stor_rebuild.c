@@ -239,11 +239,17 @@ static int64_t limit_of(void *ctx, int64_t id) {
     return -1;
 }
 
-/* What the database still says each segment's committed end is (segments.used). */
+/*
+ * What the database still says each segment's committed end is: segments.used, raised by the
+ * copied rows past the partition's bytes_end that it does not count (migration 22); with no
+ * readable batches or partitions table, segments.used alone.
+ */
 static void read_limits(rebuild *r, const rb_part *p, limits *l) {
     sqlite3_stmt *st = NULL;
     size_t cap = 0;
-    if (sqlite3_prepare_v2(r->fresh, "SELECT id, used FROM segments WHERE topic_id = ? AND partition = ?", -1, &st,
+    if (sqlite3_prepare_v2(r->fresh, "SELECT d.id, " STOR_SEG_USED("d") " FROM segments d WHERE d.topic_id = ?1"
+                           " AND d.partition = ?2", -1, &st, NULL) != SQLITE_OK &&
+        sqlite3_prepare_v2(r->fresh, "SELECT id, used FROM segments WHERE topic_id = ?1 AND partition = ?2", -1, &st,
                            NULL) != SQLITE_OK)
         return;
     sqlite3_bind_int64(st, 1, p->topic_id);

@@ -302,10 +302,16 @@ static const char recount_bytes[] = "UPDATE partitions SET bytes = (SELECT COALE
                                     " bytes_end = coalesce((SELECT b.last_offset + 1 FROM batches b"
                                     " WHERE b.topic_id = partitions.topic_id AND b.partition = partitions.partition"
                                     " ORDER BY b.base_offset DESC LIMIT 1), 0)";
-/* Likewise: the rows pointing into each segment file, which the copy's triggers counted against no row. */
+/*
+ * Likewise: the rows pointing into each segment file, which the copy's triggers counted against
+ * no row, and the end of the newest (recount_bytes puts every row below bytes_end: migration 22).
+ */
 static const char recount_segments[] = "UPDATE segments SET live = (SELECT count(*) FROM batches b"
                                        " WHERE b.topic_id = segments.topic_id AND b.partition = segments.partition"
-                                       " AND b.seg = segments.id)";
+                                       " AND b.seg = segments.id),"
+                                       " used = max(used, coalesce((SELECT max(b.pos + b.size) FROM batches b"
+                                       " WHERE b.topic_id = segments.topic_id AND b.partition = segments.partition"
+                                       " AND b.seg = segments.id), 0))";
 
 /*
  * Likewise: the time index made again from the batches that survived (stor_time_index.c), since

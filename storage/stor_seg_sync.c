@@ -191,7 +191,8 @@ int stor_seg_sync_marks(stor *s) {
     /* kept until the commit is in (stor_seg_sync_committed): a rollback leaves them for the next one */
     for (size_t i = 0; i < g->nmarking; i++) {
         const stor_seg_synced *m = &g->marking[i];
-        char *sql = sqlite3_mprintf("UPDATE segments SET synced = max(synced, min(used, %lld)) WHERE topic_id = %lld"
+        /* pos is a committed end (a closed segment's, or used at a start), not past used as the readers see it */
+        char *sql = sqlite3_mprintf("UPDATE segments SET synced = max(synced, %lld) WHERE topic_id = %lld"
                                     " AND partition = %d AND id = %lld", (long long)m->pos, (long long)m->topic_id,
                                     m->partition, (long long)m->id);
         int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);

@@ -24,9 +24,11 @@
  * the segments closed in stor_seg_sync.c's delay before the cut).
  * storage.sync=off promises nothing across a power cut and skips the check.
  *
- * segments.live counts the rows pointing into a segment (triggers keep it exact in every
- * commit); a segment other than its partition's newest with none left is deleted after the
- * commit that made it so, and a deleted topic's directories go after the commit of the delete.
+ * segments.live counts the rows pointing into a segment and segments.used is the end of the
+ * newest, both for the rows below partitions.bytes_end (schema migration 22: triggers for
+ * removals and moves, the producer snapshot's commit for the rows appended since, a start for
+ * what a kill -9 left); readers add the rows past it. A segment other than its partition's
+ * newest with no row left is deleted after the commit that made it so, and a deleted topic's directories go after the commit of the delete.
  * Rows written before migration 8, and every row of an in-memory database, keep their bytes in
  * batches.data (seg NULL); reads take either.
  */
@@ -195,20 +197,28 @@ int stor_seg_read(stor *s, int64_t topic_id, int32_t partition, int64_t seg, int
 
 /* ---- per-partition state, loaded from the segments table on first use ---- */
 
+/*
+ * The newest segment and its committed end: used counts the rows below bytes_end only (migration
+ * 22), so the end of the rows past it in that segment too (at most the batches since the last
+ * producer snapshot). After a rollback this is where the next append goes and where the lost
+ * transaction's bytes are cut: a used short of a committed row would write over it.
+ */
 static int part_load(stor *s, struct stor_seg_part *p) {
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(s->db,
-                                "SELECT max(id), (SELECT used FROM segments WHERE topic_id = ?1 AND"
-                                " partition = ?2 ORDER BY id DESC LIMIT 1) FROM segments WHERE topic_id = ?1"
-                                " AND partition = ?2", -1, &st, NULL);
+                                "SELECT d.id, " STOR_SEG_USED("d") " FROM segments d WHERE d.topic_id = ?1"
+                                " AND d.partition = ?2 ORDER BY d.id DESC LIMIT 1", -1, &st, NULL);
     if (rc == SQLITE_OK) {
         sqlite3_bind_int64(st, 1, p->topic_id);
         sqlite3_bind_int(st, 2, p->partition);
         rc = sqlite3_step(st);
     }
+    p->active = p->wpos = 0; /* no row: none */
     if (rc == SQLITE_ROW) {
-        p->active = sqlite3_column_int64(st, 0); /* NULL reads as 0: none */
+        p->active = sqlite3_column_int64(st, 0);
         p->wpos = sqlite3_column_int64(st, 1);
+        rc = SQLITE_OK;
+    } else if (rc == SQLITE_DONE) {
         rc = SQLITE_OK;
     }
     sqlite3_finalize(st);
@@ -471,6 +481,26 @@ int stor_seg_power_cut(stor *s) {
     return r < 0 ? -1 : r && s->segs.sync != STOR_SYNC_OFF;
 }
 
+/*
+ * Every partition's rows past bytes_end counted in (stor_part_fold), as the producer snapshot
+ * would have at a clean stop: after a kill -9, up to 4,096 batches a partition. One commit.
+ */
+static int seg_fold_all(stor *s) {
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT p.topic_id, p.partition FROM partitions p WHERE EXISTS (SELECT 1 FROM"
+                                  " batches b WHERE b.topic_id = p.topic_id AND b.partition = p.partition"
+                                  " AND b.base_offset >= p.bytes_end)", -1, &st, NULL) != SQLITE_OK)
+        return stor_fail(s, "read partitions to fold");
+    int ret = seg_exec(s, "fold partitions", "SAVEPOINT seg_fold"), rc = SQLITE_DONE;
+    while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW)
+        ret = stor_part_fold(s, sqlite3_column_int64(st, 0), sqlite3_column_int(st, 1));
+    if (ret == 0 && rc != SQLITE_DONE) ret = stor_fail(s, "read partitions to fold");
+    sqlite3_finalize(st);
+    if (ret != 0) seg_exec(s, "fold partitions", "ROLLBACK TO seg_fold");
+    if (seg_exec(s, "fold partitions", "RELEASE seg_fold")) ret = -1;
+    return ret;
+}
+
 int stor_recover(stor *s) {
     stor_segs *g = &s->segs;
     if (!g->enabled || g->recovered) return 0;
@@ -483,6 +513,8 @@ int stor_recover(stor *s) {
         seg_exec(s, "record boot id", "INSERT INTO settings (key, value) VALUES ('%s', %Q)"
                  " ON CONFLICT (key) DO UPDATE SET value = excluded.value", SEG_BOOT_SETTING, boot))
         return -1;
+    /* used and live exact first: the cut below would take off what a kill -9 left unfolded */
+    if (seg_fold_all(s)) return -1;
     /* Every segment: cut what no commit holds, check what a power cut may have lost. */
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(s->db, "SELECT topic_id, partition, id, used, synced, live FROM segments", -1, &st, NULL) !=
@@ -770,8 +802,8 @@ int stor_seg_before_commit(stor *s) {
         if (fd < 0) return -1;
         if (fdatasync(fd) != 0) return stor_failf(s, "fdatasync segment: %s", strerror(errno));
         if (seg_exec(s, "mark segment synced",
-                     "UPDATE segments SET synced = used WHERE topic_id = %lld AND partition = %d AND id = %lld",
-                     (long long)p->topic_id, p->partition, (long long)p->active))
+                     "UPDATE segments SET synced = %lld WHERE topic_id = %lld AND partition = %d AND id = %lld",
+                     (long long)p->wpos, (long long)p->topic_id, p->partition, (long long)p->active))
             return -1;
     }
     return 0;
@@ -936,12 +968,19 @@ void stor_seg_collect(stor *s) {
     stor_segs *g = &s->segs;
     if (!g->enabled || s->in_txn || !g->maybe_dead) return;
     g->maybe_dead = false;
-    /* segments with no row left that are not their partition's newest (the partial index finds them) */
+    /*
+     * segments with no row left that are not their partition's newest (the partial index finds
+     * them); live counts the rows below bytes_end only (migration 22), so one the rows past it
+     * still name (a segment filled since the last producer snapshot) is not dead
+     */
     struct stor_seg_dead dead[128];
     int n = 0;
     if (g->dead_st || sqlite3_prepare_v3(s->db,
                            "SELECT topic_id, partition, id FROM segments d WHERE live <= 0 AND id <"
                            " (SELECT max(id) FROM segments n WHERE n.topic_id = d.topic_id AND n.partition = d.partition)"
+                           " AND NOT EXISTS (SELECT 1 FROM batches b WHERE b.topic_id = d.topic_id"
+                           " AND b.partition = d.partition AND b.base_offset >= (SELECT p.bytes_end FROM partitions p"
+                           " WHERE p.topic_id = d.topic_id AND p.partition = d.partition) AND b.seg = d.id)"
                            " LIMIT 128", -1, SQLITE_PREPARE_PERSISTENT, &g->dead_st, NULL) == SQLITE_OK) {
         while (n < 128 && sqlite3_step(g->dead_st) == SQLITE_ROW) {
             dead[n].topic_id = sqlite3_column_int64(g->dead_st, 0);

@@ -162,7 +162,7 @@ static void test_swap_keeps_what_changed_meanwhile(void **state) {
     seg_path(f, 5, s5, sizeof s5);
     assert_int_equal(size_of(s1), -1); /* every row of it moved */
     assert_int_equal(size_of(s5), 5 * (int64_t)sizeof rdk_batch_0);
-    assert_int_equal(fx_raw_int(f->path, "SELECT live FROM segments WHERE id = 5"), 4);
+    assert_int_equal(fx_raw_int(f->path, "SELECT " STOR_SEG_LIVE("segments") " FROM segments WHERE id = 5"), 4);
     append_real(f, 7); /* the cleaned segment is the newest: appends go on there */
     assert_int_equal(stor_commit(f->s), 0);
     fx_reopen(f);
@@ -279,8 +279,8 @@ static void test_full_sync_covers_appends_to_the_superseded_segment(void **state
     assert_int_equal(swap(f, &w), 3);
     assert_int_equal(stor_commit(f->s), 0);
     stor_cleaning_free(w.c);
-    assert_int_equal(fx_raw_int(f->path, "SELECT synced = used AND used > 0 FROM segments WHERE id = 1"), 1);
-    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE synced < used"), 0);
+    assert_int_equal(fx_raw_int(f->path, "SELECT synced = " STOR_SEG_USED("segments") " AND synced > 0 FROM segments WHERE id = 1"), 1);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE synced < " STOR_SEG_USED("segments") ""), 0);
     got g = read_all(f);
     assert_int_equal(g.n, 4);
     assert_true(g.bytes_ok);

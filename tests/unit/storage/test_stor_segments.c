@@ -86,8 +86,8 @@ static void test_bytes_go_to_segment_files(void **state) {
     seg_path(f, 0, 1, seg, sizeof seg);
     assert_int_equal(size_of(seg), 3 * (int64_t)sizeof rdk_batch_0); /* each partition has its own */
     assert_int_equal(fx_raw_int(f->path, "SELECT sum(length(data)) FROM batches"), 0);
-    assert_int_equal(fx_raw_int(f->path, "SELECT live FROM segments WHERE partition = 0 AND id = 1"), 3);
-    assert_int_equal(fx_raw_int(f->path, "SELECT live FROM segments WHERE partition = 1 AND id = 1"), 1);
+    assert_int_equal(fx_raw_int(f->path, "SELECT " STOR_SEG_LIVE("segments") " FROM segments WHERE partition = 0 AND id = 1"), 3);
+    assert_int_equal(fx_raw_int(f->path, "SELECT " STOR_SEG_LIVE("segments") " FROM segments WHERE partition = 1 AND id = 1"), 1);
     fx_reopen(f);
     got g = read_all(f, 0);
     assert_int_equal(g.n, 3);
@@ -107,12 +107,12 @@ static void test_roll_and_delete_dead_segments(void **state) {
     assert_true(size_of(s1) > 0);
     assert_int_equal(size_of(s4), (int64_t)sizeof rdk_batch_0); /* 3 + 3 + 3 + 1 */
     /* closed segments are synced later, off the loop (test_closed_segments_are_synced_later) */
-    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE synced = used"), 0);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE synced = " STOR_SEG_USED("segments") ""), 0);
     assert_int_equal(stor_log_start_set(f->s, f->topic, 0, 7), 7);
     assert_int_equal(stor_commit(f->s), 0);
     assert_int_equal(size_of(s1), -1);
     /* their rows go with the next commit (test_dead_segments_rows_go_with_the_next_commit) */
-    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE live > 0 OR id = 4"), 2);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE " STOR_SEG_LIVE("segments") " > 0 OR id = 4"), 2);
     got g = read_all(f, 0);
     assert_int_equal(g.n, 3);
     assert_int_equal(g.bases[0], 7);
@@ -124,6 +124,107 @@ static void test_roll_and_delete_dead_segments(void **state) {
     append_real(f, 0, 10);
     assert_int_equal(stor_commit(f->s), 0);
     assert_int_equal(read_all(f, 0).n, 1);
+}
+
+/* A close with no producer snapshot: what a kill -9 leaves of the rows past bytes_end (migration 22). */
+static void kill9_reopen(fx *f) {
+    f->s->producer_snap_due = 0;
+    fx_reopen(f);
+}
+
+/* segments.live and .used as stored agree with the rows (the start folded what the kill left). */
+static void assert_segments_exact(fx *f) {
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments d WHERE live != (SELECT count(*) FROM batches b"
+                                         " WHERE b.topic_id = d.topic_id AND b.partition = d.partition AND b.seg = d.id)"),
+                     0);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments d WHERE used < (SELECT coalesce(max(pos + size), 0)"
+                                         " FROM batches b WHERE b.topic_id = d.topic_id AND b.partition = d.partition"
+                                         " AND b.seg = d.id)"),
+                     0);
+}
+
+/*
+ * Rows appended since the last producer snapshot are not in segments.live or .used (migration
+ * 22): a kill -9 then a start keeps every one of them, their segments not cut, and counts them.
+ */
+static void test_kill9_with_appends_past_snapshot_keeps_them(void **state) {
+    fx *f = *state;
+    stor_seg_set_bytes(f->s, 3 * (int64_t)sizeof rdk_batch_0);
+    for (int i = 0; i < 8; i++) append_real(f, 0, i);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(fx_raw_int(f->path, "SELECT sum(live) FROM segments"), 0); /* not folded yet */
+    kill9_reopen(f);
+    char s3[256];
+    seg_path(f, 0, 3, s3, sizeof s3);
+    assert_int_equal(size_of(s3), 2 * (int64_t)sizeof rdk_batch_0);
+    assert_segments_exact(f);
+    assert_int_equal(fx_raw_int(f->path, "SELECT sum(live) FROM segments"), 8);
+    got g = read_all(f, 0);
+    assert_int_equal(g.n, 8);
+    assert_true(g.bytes_ok);
+    /* appends go on after the last committed batch, and survive the next kill as well */
+    append_real(f, 0, 8);
+    assert_int_equal(stor_commit(f->s), 0);
+    kill9_reopen(f);
+    assert_segments_exact(f);
+    g = read_all(f, 0);
+    assert_int_equal(g.n, 9);
+    assert_true(g.bytes_ok);
+}
+
+/* The sweep after a commit leaves a segment that only rows past bytes_end name (segments.live 0 there). */
+static void test_sweep_keeps_segments_of_unfolded_rows(void **state) {
+    fx *f = *state;
+    stor_seg_set_bytes(f->s, 3 * (int64_t)sizeof rdk_batch_0);
+    for (int i = 0; i < 7; i++) append_real(f, 0, i); /* segments 1, 2, 3 */
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(stor_log_start_set(f->s, f->topic, 0, 1), 1);
+    assert_int_equal(stor_commit(f->s), 0); /* the sweep runs after it */
+    append_real(f, 0, 7);
+    assert_int_equal(stor_commit(f->s), 0); /* and the retired rows go with this one */
+    char s1[256], s2[256];
+    seg_path(f, 0, 1, s1, sizeof s1);
+    seg_path(f, 0, 2, s2, sizeof s2);
+    assert_int_equal(size_of(s1), 3 * (int64_t)sizeof rdk_batch_0); /* row 0 went, rows 1 and 2 hold it */
+    assert_int_equal(size_of(s2), 3 * (int64_t)sizeof rdk_batch_0);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments"), 3);
+    got g = read_all(f, 0);
+    assert_int_equal(g.n, 7);
+    assert_true(g.bytes_ok);
+    /* after a kill and a start (the rows folded), retention still removes what dies */
+    kill9_reopen(f);
+    assert_segments_exact(f);
+    assert_int_equal(stor_log_start_set(f->s, f->topic, 0, 6), 5);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(size_of(s1), -1);
+    assert_int_equal(size_of(s2), -1);
+    g = read_all(f, 0);
+    assert_int_equal(g.n, 2);
+    assert_true(g.bytes_ok);
+}
+
+/*
+ * A rollback reloads where the next append goes: past the committed rows that segments.used does
+ * not count yet (migration 22), or the next append would write over them.
+ */
+static void test_rollback_after_unfolded_appends_writes_past_them(void **state) {
+    fx *f = *state;
+    for (int i = 0; i < 3; i++) append_real(f, 0, i);
+    assert_int_equal(stor_commit(f->s), 0);
+    append_real(f, 0, 3);
+    assert_int_equal(sqlite3_exec(f->s->db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(stor_commit(f->s), -1);
+    char s1[256];
+    seg_path(f, 0, 1, s1, sizeof s1);
+    assert_int_equal(size_of(s1), 3 * (int64_t)sizeof rdk_batch_0); /* the lost append cut, no more */
+    append_real(f, 0, 3);
+    assert_int_equal(stor_commit(f->s), 0);
+    got g = read_all(f, 0);
+    assert_int_equal(g.n, 4);
+    assert_true(g.bytes_ok);
+    fx_reopen(f); /* a clean stop: the snapshot folds */
+    assert_int_equal(fx_raw_int(f->path, "SELECT live FROM segments WHERE partition = 0 AND id = 1"), 4);
+    assert_segments_exact(f);
 }
 
 static int64_t blocks_of(const char *path) {
@@ -201,7 +302,7 @@ static void test_closed_segments_are_synced_later(void **state) {
     assert_true(stor_seg_sync_idle(f->s, 10000));
     append_real(f, 1, 0);
     assert_int_equal(stor_commit(f->s), 0);
-    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE partition = 0 AND synced = used"), 3);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE partition = 0 AND synced = " STOR_SEG_USED("segments") ""), 3);
     assert_int_equal(fx_raw_int(f->path, "SELECT synced FROM segments WHERE partition = 0 AND id = 4"), 0);
     assert_int_equal(fx_raw_int(f->path, "SELECT synced FROM segments WHERE partition = 0 AND id = 1"),
                      3 * (int64_t)sizeof rdk_batch_0);
@@ -336,7 +437,7 @@ static void test_reboot_checks_unsynced_bytes(void **state) {
     assert_int_equal(g.bases[0], 0);
     assert_int_equal(read_all(f, 1).n, 1);
     /* checked once: the marks moved to the end */
-    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE synced = used"), 2);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE synced = " STOR_SEG_USED("segments") ""), 2);
     /*
      * The dropped offsets were counted by partitions.bytes (the clean stop folded them in);
      * appended again they are counted again, also after a kill -9 (schema migration 21).
@@ -517,7 +618,7 @@ static void test_rows_with_bytes_inline(void **state) {
     assert_int_equal(stor_batch_replace(f->s, f->topic, 0, 0, 1000, 1, b, sizeof b), 1);
     assert_int_equal(stor_commit(f->s), 0);
     assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM batches WHERE seg IS NULL"), 0);
-    assert_int_equal(fx_raw_int(f->path, "SELECT live FROM segments WHERE partition = 0 AND id = 1"), 2);
+    assert_int_equal(fx_raw_int(f->path, "SELECT " STOR_SEG_LIVE("segments") " FROM segments WHERE partition = 0 AND id = 1"), 2);
     g = read_all(f, 0);
     assert_int_equal(g.n, 2);
     assert_true(g.bytes_ok);
@@ -556,7 +657,7 @@ static void test_dead_segments_rows_go_with_the_next_commit(void **state) {
     assert_int_equal(stor_log_start_set(f->s, f->topic, 0, 3), 3);
     assert_int_equal(stor_commit(f->s), 0);
     assert_int_equal(size_of(s1), -1);
-    assert_int_equal(fx_raw_int(f->path, "SELECT live FROM segments WHERE id = 1"), 0);
+    assert_int_equal(fx_raw_int(f->path, "SELECT " STOR_SEG_LIVE("segments") " FROM segments WHERE id = 1"), 0);
     append_real(f, 0, 10);
     assert_int_equal(stor_commit(f->s), 0);
     assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE id = 1"), 0);
@@ -588,7 +689,7 @@ static void test_partitions_have_their_own_segments(void **state) {
     assert_int_equal(stor_commit(f->s), 0);
     assert_int_equal(stor_log_start_set(f->s, f->topic, 0, 4), 4);
     assert_int_equal(stor_commit(f->s), 0);
-    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE partition = 0 AND live > 0"), 1);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE partition = 0 AND " STOR_SEG_LIVE("segments") " > 0"), 1);
     assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE partition = 1"), 3);
     assert_int_equal(read_all(f, 0).n, 2);
     assert_int_equal(read_all(f, 1).n, 6);
@@ -726,6 +827,9 @@ int main(void) {
         T(test_rolled_back_close_syncs_nothing),
         T(test_unsynced_closed_segments_are_queued_at_open),
         T(test_open_cuts_uncommitted_appends),
+        T(test_kill9_with_appends_past_snapshot_keeps_them),
+        T(test_sweep_keeps_segments_of_unfolded_rows),
+        T(test_rollback_after_unfolded_appends_writes_past_them),
         T(test_rollback_undoes_segment_writes),
         T(test_reboot_checks_unsynced_bytes),
         T(test_verify_passes_sound_files_and_after_kill9),
