@@ -227,6 +227,54 @@ static void test_rollback_after_unfolded_appends_writes_past_them(void **state) 
     assert_segments_exact(f);
 }
 
+/*
+ * A database of schema 21: batches_seg_add counted every row, those past bytes_end too. Migration
+ * 22 folds them into bytes_end before it drops the trigger, so the start's fold counts none twice.
+ */
+static void test_upgrade_from_version_21_counts_segments_once(void **state) {
+    fx *f = *state;
+    stor_seg_set_bytes(f->s, 3 * (int64_t)sizeof rdk_batch_0);
+    for (int i = 0; i < 5; i++) append_real(f, 0, i);
+    assert_int_equal(stor_commit(f->s), 0);
+    f->s->producer_snap_due = 0;
+    stor_close(f->s);
+    f->s = NULL;
+    assert_true(fx_raw_int(f->path, "SELECT bytes_end FROM partitions WHERE partition = 0") < 5);
+    fx_raw_exec(f->path,
+                "DROP TRIGGER batches_seg_del; DROP TRIGGER batches_seg_move;"
+                "UPDATE segments SET live = (SELECT count(*) FROM batches b WHERE b.topic_id = segments.topic_id"
+                "  AND b.partition = segments.partition AND b.seg = segments.id),"
+                " used = (SELECT coalesce(max(pos + size), 0) FROM batches b WHERE b.topic_id = segments.topic_id"
+                "  AND b.partition = segments.partition AND b.seg = segments.id);"
+                "CREATE TRIGGER batches_seg_add AFTER INSERT ON batches WHEN NEW.seg IS NOT NULL BEGIN"
+                "  UPDATE segments SET live = live + 1, used = max(used, NEW.pos + NEW.size)"
+                "   WHERE topic_id = NEW.topic_id AND partition = NEW.partition AND id = NEW.seg; END;"
+                "CREATE TRIGGER batches_seg_del AFTER DELETE ON batches WHEN OLD.seg IS NOT NULL BEGIN"
+                "  UPDATE segments SET live = live - 1"
+                "   WHERE topic_id = OLD.topic_id AND partition = OLD.partition AND id = OLD.seg; END;"
+                "CREATE TRIGGER batches_seg_move AFTER UPDATE OF seg, pos ON batches BEGIN"
+                "  UPDATE segments SET live = live - 1"
+                "   WHERE topic_id = OLD.topic_id AND partition = OLD.partition AND id = OLD.seg;"
+                "  UPDATE segments SET live = live + 1, used = max(used, NEW.pos + NEW.size)"
+                "   WHERE topic_id = NEW.topic_id AND partition = NEW.partition AND id = NEW.seg; END;"
+                "PRAGMA user_version = 21;");
+    fx_open(f);
+    assert_int_equal(stor_schema_version(f->s), stor_schema_latest());
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM sqlite_master WHERE name = 'batches_seg_add'"), 0);
+    assert_int_equal(fx_raw_int(f->path, "SELECT bytes_end FROM partitions WHERE partition = 0"), 5);
+    assert_segments_exact(f);
+    assert_int_equal(stor_partition_bytes(f->s, f->topic, 0), 5 * (int64_t)sizeof rdk_batch_0);
+    got g = read_all(f, 0);
+    assert_int_equal(g.n, 5);
+    assert_true(g.bytes_ok);
+    /* retention removes the first segment once its rows go */
+    assert_int_equal(stor_log_start_set(f->s, f->topic, 0, 3), 3);
+    assert_int_equal(stor_commit(f->s), 0);
+    char s1[256];
+    seg_path(f, 0, 1, s1, sizeof s1);
+    assert_int_equal(size_of(s1), -1);
+}
+
 static int64_t blocks_of(const char *path) {
     struct stat sb;
     return stat(path, &sb) == 0 ? (int64_t)sb.st_blocks * 512 : -1;
@@ -830,6 +878,7 @@ int main(void) {
         T(test_kill9_with_appends_past_snapshot_keeps_them),
         T(test_sweep_keeps_segments_of_unfolded_rows),
         T(test_rollback_after_unfolded_appends_writes_past_them),
+        T(test_upgrade_from_version_21_counts_segments_once),
         T(test_rollback_undoes_segment_writes),
         T(test_reboot_checks_unsynced_bytes),
         T(test_verify_passes_sound_files_and_after_kill9),
