@@ -615,7 +615,7 @@ static const char *const stor_migrations[] = {
      * a row (the row and the partial index segments_dead on live). Now both count the rows
      * below partitions.bytes_end only, as partitions.bytes does (migration 21): the producer
      * snapshot's commit folds the rows past it in with the same commit that moves bytes_end
-     * (STOR_SEGMENTS_FOLD before STOR_PARTITION_BYTES_FOLD), a start folds what a kill -9 left
+     * (stor_part_fold: one scan of those rows), a start folds what a kill -9 left
      * unfolded before it cuts any segment to its used (stor_recover), and the readers in
      * between (where the next append goes after a rollback, the sweep of dead segments,
      * salvage's rebuild) look at the rows past bytes_end as well. Deletes and moves keep their

@@ -401,32 +401,67 @@ void stor_producer_snapshot_committed(stor *s) {
 }
 
 /*
- * partitions.bytes counts the rows below bytes_end only (schema migration 21): the rows this
- * snapshot's partitions got since go in with it, in the same commit, so that the readers' sum of
- * the rows past bytes_end stays short and a start after kill -9 finds both as they were.
+ * partitions.bytes counts the rows below bytes_end only (schema migration 21), and so do
+ * segments.live and segments.used (migration 22): the rows this snapshot's partitions got since
+ * go in with it, in the same commit, so that the readers' sums of the rows past bytes_end stay
+ * short and a start after kill -9 finds the counts and bytes_end as they were. All of it in one
+ * commit, or a kill between the statements would count the rows twice.
  */
-static int bytes_fold(stor *s, int64_t topic_id, int32_t partition) {
-    sqlite3_stmt *st = stor_stmt(s, STOR_PARTITION_BYTES_FOLD);
-    if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition))
+static int bind_key(sqlite3_stmt *st, int64_t topic_id, int32_t partition) {
+    return sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition);
+}
+
+typedef struct seg_fold {
+    int64_t id, n, end;
+} seg_fold;
+
+static int seg_fold_write(stor *s, int64_t topic_id, int32_t partition, const seg_fold *g) {
+    sqlite3_stmt *st = stor_stmt(s, STOR_SEGMENTS_FOLD);
+    if (bind_key(st, topic_id, partition) || sqlite3_bind_int64(st, 3, g->id) ||
+        sqlite3_bind_int64(st, 4, g->n) || sqlite3_bind_int64(st, 5, g->end))
+        return stor_fail(s, "fold segments: bind");
+    return stor_step_done(s, st, "fold segments");
+}
+
+static int part_fold_rows(stor *s, int64_t topic_id, int32_t partition) {
+    sqlite3_stmt *st = stor_stmt(s, STOR_FOLD_ROWS);
+    if (bind_key(st, topic_id, partition)) return stor_fail(s, "fold partition: bind");
+    /* the segments those rows name: one or two but after a compaction's swap moved some of them */
+    seg_fold segs[8];
+    int nsegs = 0, rc, ret = 0;
+    int64_t bytes = 0, end = -1;
+    while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        bytes += sqlite3_column_int64(st, 2);
+        end = sqlite3_column_int64(st, 3) + 1;
+        if (sqlite3_column_type(st, 0) == SQLITE_NULL) continue; /* bytes in the row (memory, before migration 8) */
+        int64_t id = sqlite3_column_int64(st, 0), e = sqlite3_column_int64(st, 1);
+        int k = 0;
+        while (k < nsegs && segs[k].id != id) k++;
+        if (k == nsegs) {
+            if (nsegs == (int)(sizeof segs / sizeof *segs)) {
+                ret = seg_fold_write(s, topic_id, partition, &segs[--nsegs]);
+                k = nsegs;
+            }
+            segs[nsegs++] = (seg_fold){.id = id};
+        }
+        segs[k].n++;
+        if (e > segs[k].end) segs[k].end = e;
+    }
+    if (ret == 0 && rc != SQLITE_DONE) ret = stor_fail(s, "fold partition: read rows");
+    sqlite3_reset(st);
+    for (int k = 0; ret == 0 && k < nsegs; k++) ret = seg_fold_write(s, topic_id, partition, &segs[k]);
+    if (ret || end < 0) return ret;
+    st = stor_stmt(s, STOR_PARTITION_BYTES_FOLD);
+    if (bind_key(st, topic_id, partition) || sqlite3_bind_int64(st, 3, bytes) || sqlite3_bind_int64(st, 4, end))
         return stor_fail(s, "fold partition bytes: bind");
     return stor_step_done(s, st, "fold partition bytes");
 }
 
-/*
- * segments.live and segments.used likewise (migration 22), before bytes_end moves past the rows
- * they count. The two go in one commit, or a kill between them would count the rows twice.
- */
 int stor_part_fold(stor *s, int64_t topic_id, int32_t partition) {
     bool own = sqlite3_get_autocommit(s->db);
     if (own && sqlite3_exec(s->db, "SAVEPOINT part_fold", NULL, NULL, NULL) != SQLITE_OK)
         return stor_fail(s, "fold partition: savepoint");
-    sqlite3_stmt *st = stor_stmt(s, STOR_SEGMENTS_FOLD);
-    int ret;
-    if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition))
-        ret = stor_fail(s, "fold segments: bind");
-    else
-        ret = stor_step_done(s, st, "fold segments");
-    if (ret == 0) ret = bytes_fold(s, topic_id, partition);
+    int ret = part_fold_rows(s, topic_id, partition);
     if (own) {
         if (ret) sqlite3_exec(s->db, "ROLLBACK TO part_fold", NULL, NULL, NULL);
         if (sqlite3_exec(s->db, "RELEASE part_fold", NULL, NULL, NULL) != SQLITE_OK && ret == 0)

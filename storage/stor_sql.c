@@ -80,23 +80,16 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
     [STOR_TIME_RAISE] = "UPDATE batch_times SET max_timestamp = ?4 WHERE " BATCH_KEY " AND base_offset >= ?3"
                         " AND max_timestamp < ?4",
     [STOR_PARTITION_BYTES] = "SELECT " PART_BYTES " FROM partitions p WHERE p.topic_id = ?1 AND p.partition = ?2",
-    /* the producer snapshot's commit counts the rows past bytes_end in (migration 21) */
-    [STOR_PARTITION_BYTES_FOLD] = "UPDATE partitions SET bytes = bytes + (SELECT coalesce(sum(b.size), 0) FROM batches b"
-                                  "  WHERE b.topic_id = ?1 AND b.partition = ?2 AND b.base_offset >= partitions.bytes_end),"
-                                  " bytes_end = max(bytes_end, coalesce((SELECT b.last_offset + 1 FROM batches b"
-                                  "  WHERE b.topic_id = ?1 AND b.partition = ?2 ORDER BY b.base_offset DESC LIMIT 1), 0))"
-                                  " WHERE " BATCH_KEY,
     /*
-     * Before STOR_PARTITION_BYTES_FOLD, in the same commit: the rows past bytes_end counted into
-     * the segments they name (migration 22). SQLite's UPDATE FROM (3.33) joins one grouped scan
-     * of those rows, at most the batches since the last snapshot, to the segments' rows.
+     * The producer snapshot's commit counts the rows past bytes_end in (migrations 21 and 22):
+     * one scan of them (at most the batches since the last snapshot), then the partition's row
+     * and the row of each segment they name, each updated once.
      */
-    [STOR_SEGMENTS_FOLD] = "UPDATE segments SET live = live + a.n, used = max(used, a.e)"
-                           " FROM (SELECT b.seg AS seg, count(*) AS n, max(b.pos + b.size) AS e FROM batches b"
-                           "  WHERE b.topic_id = ?1 AND b.partition = ?2 AND b.seg IS NOT NULL AND b.base_offset >="
-                           "  (SELECT p.bytes_end FROM partitions p WHERE p.topic_id = ?1 AND p.partition = ?2)"
-                           "  GROUP BY b.seg) AS a"
-                           " WHERE segments.topic_id = ?1 AND segments.partition = ?2 AND segments.id = a.seg",
+    [STOR_FOLD_ROWS] = "SELECT b.seg, b.pos + b.size, b.size, b.last_offset FROM batches b WHERE b.topic_id = ?1"
+                       " AND b.partition = ?2 AND b.base_offset >= (SELECT p.bytes_end FROM partitions p"
+                       " WHERE p.topic_id = ?1 AND p.partition = ?2) ORDER BY b.base_offset",
+    [STOR_PARTITION_BYTES_FOLD] = "UPDATE partitions SET bytes = bytes + ?3, bytes_end = max(bytes_end, ?4) WHERE " BATCH_KEY,
+    [STOR_SEGMENTS_FOLD] = "UPDATE segments SET live = live + ?4, used = max(used, ?5) WHERE " BATCH_KEY " AND id = ?3",
     /* what STOR_BATCH_DELETE_BELOW removes */
     [STOR_BYTES_BELOW] = "SELECT coalesce(sum(size), 0) FROM batches WHERE " BATCH_KEY " AND base_offset < ?3 AND last_offset < ?3",
     /* base_offset < ?3 is implied by last_offset < ?3; stating it lets the delete seek the primary key. */
