@@ -28,7 +28,8 @@
  * newest, both for the rows below partitions.bytes_end (schema migration 22: triggers for
  * removals and moves, the producer snapshot's commit for the rows appended since, a start for
  * what a kill -9 left); readers add the rows past it. A segment other than its partition's
- * newest with no row left is deleted after the commit that made it so, and a deleted topic's directories go after the commit of the delete.
+ * newest with no row left is deleted after the commit that made it so, and a deleted topic's
+ * directories go after the commit of the delete.
  * Rows written before migration 8, and every row of an in-memory database, keep their bytes in
  * batches.data (seg NULL); reads take either.
  */

@@ -280,7 +280,7 @@ static void test_full_sync_covers_appends_to_the_superseded_segment(void **state
     assert_int_equal(stor_commit(f->s), 0);
     stor_cleaning_free(w.c);
     assert_int_equal(fx_raw_int(f->path, "SELECT synced = " STOR_SEG_USED("segments") " AND synced > 0 FROM segments WHERE id = 1"), 1);
-    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE synced < " STOR_SEG_USED("segments") ""), 0);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE synced < " STOR_SEG_USED("segments")), 0);
     got g = read_all(f);
     assert_int_equal(g.n, 4);
     assert_true(g.bytes_ok);

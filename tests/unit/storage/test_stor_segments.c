@@ -107,7 +107,7 @@ static void test_roll_and_delete_dead_segments(void **state) {
     assert_true(size_of(s1) > 0);
     assert_int_equal(size_of(s4), (int64_t)sizeof rdk_batch_0); /* 3 + 3 + 3 + 1 */
     /* closed segments are synced later, off the loop (test_closed_segments_are_synced_later) */
-    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE synced = " STOR_SEG_USED("segments") ""), 0);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE synced = " STOR_SEG_USED("segments")), 0);
     assert_int_equal(stor_log_start_set(f->s, f->topic, 0, 7), 7);
     assert_int_equal(stor_commit(f->s), 0);
     assert_int_equal(size_of(s1), -1);
@@ -350,7 +350,7 @@ static void test_closed_segments_are_synced_later(void **state) {
     assert_true(stor_seg_sync_idle(f->s, 10000));
     append_real(f, 1, 0);
     assert_int_equal(stor_commit(f->s), 0);
-    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE partition = 0 AND synced = " STOR_SEG_USED("segments") ""), 3);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE partition = 0 AND synced = " STOR_SEG_USED("segments")), 3);
     assert_int_equal(fx_raw_int(f->path, "SELECT synced FROM segments WHERE partition = 0 AND id = 4"), 0);
     assert_int_equal(fx_raw_int(f->path, "SELECT synced FROM segments WHERE partition = 0 AND id = 1"),
                      3 * (int64_t)sizeof rdk_batch_0);
@@ -485,7 +485,7 @@ static void test_reboot_checks_unsynced_bytes(void **state) {
     assert_int_equal(g.bases[0], 0);
     assert_int_equal(read_all(f, 1).n, 1);
     /* checked once: the marks moved to the end */
-    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE synced = " STOR_SEG_USED("segments") ""), 2);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM segments WHERE synced = " STOR_SEG_USED("segments")), 2);
     /*
      * The dropped offsets were counted by partitions.bytes (the clean stop folded them in);
      * appended again they are counted again, also after a kill -9 (schema migration 21).
