@@ -560,7 +560,7 @@ void srv_free(srv *s) {
         s->topics = t->next;
         topic_free(t);
     }
-    topic_index_free(s);
+    name_index_free(&s->topics_by_name);
     free(s->dirty);
     net_free_spare(s);
     for (int k = 0; k < LSN_COUNT; k++) free(s->adv_host[k]);

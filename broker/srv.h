@@ -13,6 +13,7 @@
 
 #include "fleet.h"
 #include "metrics.h"
+#include "name_index.h"
 #include "rate.h"
 #include "config.h"
 #include "stor.h"
@@ -105,8 +106,8 @@ struct srv {
     net_req_pool req_pool[LSN_COUNT];
     struct topic_waiter *waiters; /* parked fetches (topic/commit.c's topic_wait) */
     struct group *groups;    /* consumer groups (broker/group/group.c) */
-    struct grp_index *group_index; /* the same by id (broker/group/group_index.c) */
-    struct topic_index *topic_index; /* the topics by name (broker/topic/topic_index.c) */
+    name_index groups_by_id; /* the same by id (broker/name_index.c) */
+    name_index topics_by_name; /* the topics by name */
     struct grp_config_set *group_configs; /* group config overrides by group id (broker/group/group_config.c) */
     struct txn_coord *txn;   /* the transaction coordinator (broker/txn/txn.c) */
     struct topic_cleaner *cleaner; /* the log cleaner (broker/topic/compact.c); NULL: log.cleaner.enable false */

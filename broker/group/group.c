@@ -10,7 +10,6 @@
 #include "hash.h"
 #include "consumer.h"
 #include "consumer_int.h"
-#include "group_index.h"
 #include "group_store.h"
 #include "ids.h"
 #include "kp_consumer.h"
@@ -75,7 +74,7 @@ int grp_coordinator_for(const srv *s, const char *id, size_t len) {
     return home;
 }
 
-group *grp_find(srv *s, const char *id, size_t len) { return grp_index_find(s, id, len); }
+group *grp_find(srv *s, const char *id, size_t len) { return NAME_OWNER(name_index_find(&s->groups_by_id, id, len), group, by_id); }
 
 static void on_group_timer(uv_timer_t *t);
 
@@ -114,7 +113,7 @@ group *grp_get_or_create(srv *s, const char *id, size_t len) {
     g->timer->data = g;
     g->next = s->groups;
     s->groups = g;
-    grp_index_put(s, g);
+    name_index_put(&s->groups_by_id, &g->by_id, g->id);
     return g;
 }
 
@@ -1271,7 +1270,7 @@ int grp_delete(srv *s, group *g) {
             *pp = g->next;
             break;
         }
-    grp_index_del(s, g);
+    name_index_del(&s->groups_by_id, &g->by_id);
     free_group(g);
     return 0;
 }
@@ -1338,7 +1337,7 @@ void grp_close_all(srv *s) {
         for (member *m = g->members; m; m = m->next) m->join = m->sync = NULL;
         free_group(g);
     }
-    grp_index_free(s);
+    name_index_free(&s->groups_by_id);
 }
 
 /* ---- OffsetCommit rules (Kafka's handleCommitOffsets in 3.x, validateOffsetCommit in 4.x) ---- */

@@ -84,7 +84,7 @@ typedef struct group {
     srv *srv;
     struct cgroup *cg;            /* a consumer group (KIP-848, group/consumer.h); NULL: classic */
     struct group *next;
-    struct group *hnext;          /* the next in its bucket of the index (group_index.c) */
+    name_link by_id;              /* in srv.groups_by_id */
 } group;
 
 void grp_init(srv *s);

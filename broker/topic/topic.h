@@ -96,13 +96,11 @@ typedef struct topic {
     uint64_t bytes_in, records_in; /* batches appended (append.c); a failed commit does not take them back */
     uint64_t bytes_out;            /* batches fetch answers carried (api/fetch.c) */
     struct topic *next;
-    struct topic *hnext; /* the next in its bucket of the index (topic_index.c) */
+    name_link by_name;   /* in srv.topics_by_name (topic_find beyond a few topics) */
 } topic;
 
 /* ---- the registry (topics.c) ---- */
 topic *topic_find(srv *s, const char *name, size_t len);
-/* The index topic_find looks in (topic_index.c), freed with the cluster after its topics. */
-void topic_index_free(srv *s);
 /*
  * 0 if `more` partitions fit under max.partitions and in one operation (at most 10000, as
  * KRaft), else POLICY_VIOLATION with the message in why.

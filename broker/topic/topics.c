@@ -10,7 +10,6 @@
 #include "kp_mem.h"
 #include "log.h"
 #include "srv.h"
-#include "topic_index.h"
 #include "topic.h"
 #include "topic_config.h"
 
@@ -21,7 +20,7 @@
 #define TOPIC_WALK_MAX 8
 
 topic *topic_find(srv *s, const char *name, size_t len) {
-    if (s->ntopics > TOPIC_WALK_MAX) return topic_index_find(s, name, len);
+    if (s->ntopics > TOPIC_WALK_MAX) return NAME_OWNER(name_index_find(&s->topics_by_name, name, len), topic, by_name);
     for (topic *t = s->topics; t; t = t->next)
         if (strlen(t->name) == len && memcmp(t->name, name, len) == 0) return t;
     return NULL;
@@ -171,7 +170,7 @@ static topic *add_topic(srv *s, int64_t id, const char *name, const uint8_t uuid
     init_partitions(s, t, 0, nparts);
     t->next = s->topics;
     s->topics = t;
-    topic_index_put(s, t);
+    name_index_put(&s->topics_by_name, &t->by_name, t->name);
     s->ntopics++;
     s->topics_generation++;
     refresh_settings(s, t);
@@ -306,7 +305,7 @@ int topic_delete(srv *s, topic *t) {
             *pp = t->next;
             break;
         }
-    topic_index_del(s, t);
+    name_index_del(&s->topics_by_name, &t->by_name);
     s->ntopics--;
     s->topics_generation++;
     grp_forget_topic(s, t->name); /* Kafka drops the committed offsets of a deleted topic */

@@ -1,7 +1,7 @@
 """A consumer group (KIP-848) of hundreds of raw members: the coordinator finds each member
 through its index by member id and instance id, keeps the group's subscribed topics and the
 members' deadlines without a pass over the group (broker/group/consumer_members.c), and finds
-the group through the index of groups (group_index.c). These check what a stale index or
+the group through the index of groups (broker/name_index.c). These check what a stale index or
 deadline bound would break: members answered UNKNOWN_MEMBER_ID while in the group, members
 that left still answered, a static member's replacement not found under its new id, members
 lost across a kill -9, a silent member never fenced while the others keep heartbeating, a topic

@@ -116,7 +116,7 @@ def test_small_and_large_frames_in_turn_on_many_connections(one_broker):
 
 
 def test_topics_by_name_past_the_list_pass(one_broker):
-    """Past 8 topics topic_find looks names up in an index (broker/topic/topic_index.c): with 20
+    """Past 8 topics topic_find looks names up in an index (broker/name_index.c): with 20
     topics each is found by name, a deleted one is not (UNKNOWN_TOPIC_OR_PARTITION, 3), and one
     created again under the same name is found again."""
     from confluent_kafka.admin import AdminClient

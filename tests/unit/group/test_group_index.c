@@ -1,5 +1,5 @@
 /*
- * The groups of a cluster by id (broker/group/group_index.c): grp_find through groups made,
+ * The groups of a cluster by id (broker/name_index.c): grp_find through groups made,
  * deleted in any order and made again, across the index's growth, with ids that differ in one
  * byte or in length. A stale index would answer GROUP_ID_NOT_FOUND for a group that is there, or
  * hand a freed group to a request.
