@@ -156,6 +156,14 @@ const char *const stor_stmt_sql[STOR_STMT_COUNT] = {
                         " leader_epoch = excluded.leader_epoch",
     [STOR_LOAD_LEADERS] = "SELECT topic_id, partition, leader, leader_epoch FROM partition_leaders",
 
+    /*
+     * The id's row exists from its InitProducerId on, so every later change is this UPDATE (one
+     * seek); the upsert below is for the first. An upsert of an existing row builds and seeks
+     * the INSERT's record before it runs the UPDATE anyway.
+     */
+    [STOR_TXNS_UPDATE] = "UPDATE txns SET producer_id = ?2, prev_producer_id = ?3, producer_epoch = ?4,"
+                         " last_producer_epoch = ?5, timeout_ms = ?6, state = ?7, start_ms = ?8, update_ms = ?9,"
+                         " client_tv = ?10, next_producer_id = ?11, partitions = ?12 WHERE transactional_id = ?1",
     /* An upsert, not INSERT OR REPLACE: replacing would delete the row and cascade to its members. */
     [STOR_TXNS_UPSERT] = "INSERT INTO txns (transactional_id, producer_id, prev_producer_id, producer_epoch,"
                          " last_producer_epoch, timeout_ms, state, start_ms, update_ms, client_tv, next_producer_id,"

@@ -7,8 +7,6 @@
 #include "stor_int.h"
 
 #include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 static int stor_bind_id(stor *s, sqlite3_stmt *st, const char *transactional_id) {
@@ -24,6 +22,18 @@ static int stor_txn_check(stor *s, const stor_txn *t) {
     return 0;
 }
 
+/* v in decimal at p, no terminator; the digits' count. snprintf per partition was most of the binding. */
+static size_t put_dec(char *p, int64_t v) {
+    char tmp[20];
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    size_t n = 0, k = 0;
+    do tmp[n++] = (char)('0' + u % 10);
+    while ((u /= 10) != 0);
+    if (v < 0) p[k++] = '-';
+    while (n) p[k++] = tmp[--n];
+    return k;
+}
+
 /* The partition list as ?12: NULL when empty, else "topic_id:partition" separated by spaces. */
 static int stor_bind_parts(stor *s, sqlite3_stmt *st, const stor_txn *t) {
     if (t->nparts <= 0 || !t->parts) return sqlite3_bind_null(st, 12) ? stor_fail(s, "bind transaction partitions") : 0;
@@ -32,18 +42,18 @@ static int stor_bind_parts(stor *s, sqlite3_stmt *st, const stor_txn *t) {
     if (cap > sizeof small && !(buf = malloc(cap))) return stor_failf(s, "save transaction %s: out of memory",
                                                                        t->transactional_id);
     size_t len = 0;
-    for (int32_t i = 0; i < t->nparts; i++)
-        len += (size_t)snprintf(buf + len, cap - len, "%s%" PRId64 ":%" PRId32, i ? " " : "", t->parts[i].topic_id,
-                                t->parts[i].partition);
+    for (int32_t i = 0; i < t->nparts; i++) {
+        if (i) buf[len++] = ' ';
+        len += put_dec(buf + len, t->parts[i].topic_id);
+        buf[len++] = ':';
+        len += put_dec(buf + len, t->parts[i].partition);
+    }
     int rc = sqlite3_bind_text(st, 12, buf, (int)len, SQLITE_TRANSIENT);
     if (buf != small) free(buf);
     return rc ? stor_fail(s, "bind transaction partitions") : 0;
 }
 
-int stor_txn_put(stor *s, const stor_txn *t) {
-    if (stor_txn_check(s, t)) return -1;
-    if (stor_write_begin_as(s, STOR_TXN_TXNS)) return -1;
-    sqlite3_stmt *st = stor_stmt(s, STOR_TXNS_UPSERT);
+static int stor_txn_bind(stor *s, sqlite3_stmt *st, const stor_txn *t) {
     if (stor_bind_id(s, st, t->transactional_id) || sqlite3_bind_int64(st, 2, t->producer_id) ||
         sqlite3_bind_int64(st, 3, t->prev_producer_id) || sqlite3_bind_int(st, 4, t->producer_epoch) ||
         sqlite3_bind_int(st, 5, t->last_producer_epoch) || sqlite3_bind_int(st, 6, t->timeout_ms) ||
@@ -51,7 +61,18 @@ int stor_txn_put(stor *s, const stor_txn *t) {
         sqlite3_bind_int64(st, 9, t->update_ms) || sqlite3_bind_int(st, 10, t->client_tv) ||
         sqlite3_bind_int64(st, 11, t->next_producer_id))
         return stor_fail(s, "bind transaction");
-    if (stor_bind_parts(s, st, t)) return -1;
+    return stor_bind_parts(s, st, t);
+}
+
+/* The row exists from the id's first InitProducerId on: an UPDATE, and the upsert only when it changed nothing. */
+int stor_txn_put(stor *s, const stor_txn *t) {
+    if (stor_txn_check(s, t)) return -1;
+    if (stor_write_begin_as(s, STOR_TXN_TXNS)) return -1;
+    sqlite3_stmt *st = stor_stmt(s, STOR_TXNS_UPDATE);
+    if (stor_txn_bind(s, st, t) || stor_step_done(s, st, "save transaction")) return -1;
+    if (sqlite3_changes(s->db) > 0) return 0;
+    st = stor_stmt(s, STOR_TXNS_UPSERT);
+    if (stor_txn_bind(s, st, t)) return -1;
     return stor_step_done(s, st, "save transaction");
 }
 

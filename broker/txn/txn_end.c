@@ -51,6 +51,12 @@ void txn_storage_failed(srv *s, const char *what, const char *id) {
     srv_fail_stop(s, 3);
 }
 
+void txn_drop_members(srv *s, txn *t) {
+    bool stored = t->ngroups > 0 || t->noffsets > 0;
+    txn_clear_members(t);
+    if (stored && stor_txn_members_clear(s->st, t->id) != 0) txn_storage_failed(s, "clearing the members", t->id);
+}
+
 void txn_store(srv *s, txn *t) {
     /* the partitions ride in the row (storage/stor_txns.c): one write per change of the transaction */
     stor_txn_part small[16], *parts = t->nparts <= 16 ? small : xmalloc(sizeof *parts * (size_t)t->nparts);
@@ -105,8 +111,7 @@ void txn_complete(srv *s, txn *t, bool commit) {
      */
     log_debug("transactional id %s: %s (producer id %lld epoch %d, %d partition(s), %d offset(s))", t->id,
              commit ? "committed" : "aborted", (long long)t->producer_id, t->epoch, t->nparts, t->noffsets);
-    txn_clear_members(t);
-    if (stor_txn_members_clear(s->st, t->id) != 0) txn_storage_failed(s, "clearing the members", t->id);
+    txn_drop_members(s, t);
     txn_set_state(t, commit ? TS_COMPLETE_COMMIT : TS_COMPLETE_ABORT);
     if (t->next_producer_id >= 0) {
         /* TV2 past an exhausted epoch: the markers carry the old id, the producer goes on with the new one (Kafka's prepareComplete) */

@@ -27,6 +27,12 @@ void txn_group_add(txn *t, const char *group_id);
 /* The pending offset of (group, topic, partition), created empty if there is none. */
 txn_offset *txn_offset_slot(txn *t, const char *group, const char *topic, int32_t partition);
 void txn_clear_members(txn *t);
+/*
+ * txn_clear_members, and the stored groups and pending offsets removed too. Memory holds every
+ * stored member (loaded at start, added to both, dropped from both), so an id with none in
+ * memory has none stored and costs no look-up.
+ */
+void txn_drop_members(srv *s, txn *t);
 /* The one way a running coordinator changes t->state (loading sets the stored state as it was). */
 void txn_set_state(txn *t, txn_state st);
 /*

@@ -114,8 +114,7 @@ static void start_new_epoch(srv *s, txn *t, bool expected, int32_t timeout_ms) {
     txn_set_state(t, TS_EMPTY);
     t->start_ms = -1;
     t->update_ms = clk_now_ms();
-    txn_clear_members(t);
-    if (stor_txn_members_clear(s->st, t->id) != 0) txn_storage_failed(s, "clearing the members", t->id);
+    txn_drop_members(s, t);
     txn_store(s, t);
 }
 

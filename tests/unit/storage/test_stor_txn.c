@@ -856,6 +856,34 @@ static void test_txn_partition_list_round_trip(void **state) {
     }
 }
 
+/*
+ * The list's text as stored (written by hand since the snprintf per partition went, issue 37):
+ * zeros, the extremes and a negative id spelled as the loader reads them; a later put of the
+ * existing row (the UPDATE, not the upsert) replaces it, and an empty list is NULL again.
+ */
+static void test_txn_partition_list_text_and_update(void **state) {
+    fx *f = *state;
+    const stor_txn_part parts[] = {{0, 0}, {10, 9}, {INT64_MAX, INT32_MAX}, {INT64_MIN, 7}};
+    stor_txn t = txn("x", 1, 0, 1);
+    t.parts = parts;
+    t.nparts = 4;
+    must(f->s, stor_txn_put(f->s, &t));
+    must(f->s, stor_commit(f->s));
+    assert_int_equal(fx_raw_int(f->path, "SELECT partitions = '0:0 10:9 9223372036854775807:2147483647"
+                                         " -9223372036854775808:7' FROM txns WHERE transactional_id = 'x'"),
+                     1);
+    t.nparts = 2;
+    t.state = 4;
+    must(f->s, stor_txn_put(f->s, &t));
+    must(f->s, stor_commit(f->s));
+    assert_int_equal(fx_raw_int(f->path, "SELECT partitions = '0:0 10:9' AND state = 4 FROM txns"), 1);
+    t.nparts = 0;
+    must(f->s, stor_txn_put(f->s, &t));
+    must(f->s, stor_commit(f->s));
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM txns WHERE partitions IS NULL"), 1);
+    assert_int_equal(fx_raw_int(f->path, "SELECT count(*) FROM txns"), 1);
+}
+
 /* A list that is not "topic_id:partition ..." fails the load with the id named, rather than half-loading. */
 static void test_txn_partition_list_damaged(void **state) {
     fx *f = *state;
@@ -1088,6 +1116,7 @@ int main(void) {
         T(test_write_kinds),
         T(test_upgrade_from_version_5),
         T(test_txn_partition_list_round_trip),
+        T(test_txn_partition_list_text_and_update),
         T(test_txn_partition_list_damaged),
         T(test_upgrade_moves_txn_partitions),
         T(test_salvage_moves_txn_partitions),

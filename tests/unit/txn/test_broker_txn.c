@@ -1429,6 +1429,41 @@ static void test_restart_completes_a_prepare_commit(void **state) {
     tmp_dir_remove(dir);
 }
 
+/*
+ * The stored groups and pending offsets are cleared only when the id has some in memory
+ * (txn_drop_members, issue 37): memory must hold every stored one, those loaded at a restart too.
+ * Here the open transaction's group and offset come back from storage and its abort clears them.
+ */
+static void test_completion_clears_members_loaded_at_restart(void **state) {
+    (void)state;
+    char dir[64], path[128];
+    tmp_dir_new(dir, sizeof dir, "txn-members");
+    snprintf(path, sizeof path, "%s/mskmock.db", dir);
+    harness *h = file_harness(NULL, path);
+    make_topic(h, "t", 1);
+    prod *p = prod_new(h, "tx");
+    prod_init(h, p, TIMEOUT_MS);
+    assert_int_equal(add_offsets(h, p, "g"), 0);
+    assert_int_equal(txn_commit(h, p, "g", "t", 0, 10), 0);
+    prod saved = *p;
+    h_free(h);
+    const char *members = "SELECT (SELECT count(*) FROM txn_groups) + (SELECT count(*) FROM txn_offsets)";
+    assert_int_equal(fx_raw_int(path, members), 2);
+
+    h = file_harness(NULL, path);
+    p = prod_again(h, &saved);
+    assert_int_equal(end_txn(h, p, false), 0);
+    /* and an id that never had members completes without any look-up of them */
+    prod *q = prod_new(h, "plain");
+    prod_init(h, q, TIMEOUT_MS);
+    assert_int_equal(add_part(h, q, "t", 0), 0);
+    assert_int_equal(end_txn(h, q, true), 0);
+    h_free(h);
+    assert_int_equal(fx_raw_int(path, members), 0);
+    assert_int_equal(fx_raw_int(path, "SELECT count(*) FROM txns WHERE state IN (4, 5)"), 2);
+    tmp_dir_remove(dir);
+}
+
 static void test_restart_between_markers(void **state) {
     (void)state;
     char dir[64], path[128];
@@ -2293,6 +2328,7 @@ int main(void) {
         T(test_list_transactions_filters),
         T(test_marker_delay_prepare_commit_refusals),
         T(test_restart_completes_a_prepare_commit),
+        T(test_completion_clears_members_loaded_at_restart),
         T(test_restart_between_markers),
         T(test_restart_keeps_an_open_transaction),
         T(test_abort_marker_without_data_is_not_an_aborted_transaction),
