@@ -68,6 +68,7 @@ int stor_batch_delete(stor *s, int64_t topic_id, int32_t partition, int64_t base
     sqlite3_stmt *st = stor_stmt(s, STOR_BATCH_DELETE_ONE);
     if (bind_key(s, st, topic_id, partition, base_offset)) return -1;
     stor_seg_maybe_dead(s);
+    stor_batch_last_forget(s, topic_id, partition);
     return stor_step_done(s, st, "delete compacted batch");
 }
 
@@ -458,6 +459,7 @@ int stor_batch_delete_at(stor *s, stor_cleaning *c, int64_t base_offset, int64_t
     if (bind_key(s, st, c->topic_id, c->partition, base_offset)) return -1;
     if (bind_old(st, old_seg, old_pos)) return stor_fail(s, "bind removed batch");
     stor_seg_maybe_dead(s);
+    stor_batch_last_forget(s, c->topic_id, c->partition);
     if (stor_step_done(s, st, "delete compacted batch")) return -1;
     return sqlite3_changes(s->db) > 0;
 }

@@ -212,8 +212,21 @@ typedef struct stor_segs {
     sqlite3_stmt *retire_st, *dead_st; /* prepared once: a swap retires several segments at once */
 } stor_segs;
 
-/* The sparse time index's running state per partition (stor_time_index.c): open-addressing hash. */
-struct stor_time_part;
+/*
+ * Per partition, what an append needs of the stored rows without reading them: the sparse time
+ * index's running state (stor_time_index.c) and the last stored offset (stor_batches.c).
+ * Open-addressing hash; stor_time_forget drops it all, stor_batch_last_forget one partition's offset.
+ */
+struct stor_time_part {
+    int64_t topic_id;
+    int32_t partition;
+    bool used;
+    int64_t max_ts; /* INT64_MIN: no batch yet */
+    int64_t bytes;  /* appended since the last entry */
+    /* the partition's largest stored last_offset (-1: no row), valid while last_known */
+    bool last_known;
+    int64_t last_off;
+};
 typedef struct stor_times {
     struct stor_time_part *parts;
     size_t n, cap;
@@ -424,6 +437,10 @@ int stor_time_raise(stor *s, int64_t topic_id, int32_t partition, int64_t base_o
 int stor_time_trim(stor *s, int64_t topic_id, int32_t partition, int64_t log_start);
 /* A rollback or a topic deletion: every partition's state is loaded again at its next append. */
 void stor_time_forget(stor *s);
+/* The slot of (topic_id, partition) if it has one, else NULL: no load, no insert. */
+struct stor_time_part *stor_time_find(stor *s, int64_t topic_id, int32_t partition);
+/* Rows of the partition went (or changed offsets): the next append reads its last offset again. */
+void stor_batch_last_forget(stor *s, int64_t topic_id, int32_t partition);
 void stor_time_free(stor *s);
 
 /* ---- stor_scan.c: a partition's segment files read back without the database ---- */

@@ -547,6 +547,7 @@ int stor_recover(stor *s) {
             began = true;
             verified += used - synced;
             if ((ret = seg_verify(s, tid, part, id, synced, &dropped)) != 0) break;
+            stor_batch_last_forget(s, tid, part); /* it may have removed the partition's last rows */
         }
     }
     if (ret == 0 && rc != SQLITE_DONE) ret = stor_fail(s, "read segments");

@@ -28,15 +28,6 @@
 
 #define BATCH_KEY_BIND(st, t, p) (sqlite3_bind_int64((st), 1, (t)) || sqlite3_bind_int((st), 2, (p)))
 
-/* One partition's running state: what the next entry would say, and when it is due. */
-struct stor_time_part {
-    int64_t topic_id;
-    int32_t partition;
-    bool used;
-    int64_t max_ts; /* INT64_MIN: no batch yet */
-    int64_t bytes;  /* appended since the last entry */
-};
-
 void stor_time_forget(stor *s) {
     stor_times *ti = &s->times;
     for (size_t i = 0; i < ti->cap; i++) ti->parts[i].used = false;
@@ -121,6 +112,17 @@ int stor_time_before_append(stor *s, int64_t topic_id, int32_t partition, struct
     }
     *out = tp;
     return 0;
+}
+
+struct stor_time_part *stor_time_find(stor *s, int64_t topic_id, int32_t partition) {
+    stor_times *ti = &s->times;
+    if (!ti->cap) return NULL;
+    size_t j = stor_part_hash(topic_id, partition) & (ti->cap - 1);
+    while (ti->parts[j].used) {
+        if (ti->parts[j].topic_id == topic_id && ti->parts[j].partition == partition) return &ti->parts[j];
+        j = (j + 1) & (ti->cap - 1);
+    }
+    return NULL;
 }
 
 int stor_time_appended(stor *s, struct stor_time_part *tp, int64_t base_offset, int64_t max_timestamp, size_t len) {

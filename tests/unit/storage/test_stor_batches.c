@@ -182,6 +182,72 @@ static void test_append_refuses_bad_batches(void **state) {
     assert_int_equal(r.bases[2], 10);
 }
 
+/* An append at base, refused (-1) or taken (0) as the stored rows say. */
+static void append_expect(fx *f, int32_t partition, int64_t base, int want) {
+    uint8_t buf[100] = {0};
+    stor_batch_meta m = meta(base, 1, 0);
+    int rc = stor_batch_append(f->s, f->topic, partition, &m, buf, sizeof buf);
+    if (rc != want) fail_msg("append at %lld: %d, want %d (%s)", (long long)base, rc, want, stor_errmsg(f->s));
+    if (want < 0) assert_non_null(strstr(stor_errmsg(f->s), "not past"));
+}
+
+/*
+ * The order check keeps each partition's last stored offset in memory (issue 37): after
+ * anything that removes or puts back rows it must answer as the rows do, neither refusing an
+ * offset past them nor taking one that is not.
+ */
+static void test_append_order_from_memory_stays_exact(void **state) {
+    fx *f = *state;
+    append_run(f, 0, 2, 5); /* [0..4] [5..9] */
+    assert_int_equal(stor_commit(f->s), 0);
+    append_expect(f, 0, 9, -1);
+
+    /* a failed commit rolls back [10] and [11]: 10 is past the rows again, 9 still is not */
+    append_expect(f, 0, 10, 0);
+    append_expect(f, 0, 11, 0);
+    append_expect(f, 0, 11, -1);
+    f->s->txn_failed = true;
+    assert_int_equal(stor_commit(f->s), -1);
+    append_expect(f, 0, 9, -1);
+    append_expect(f, 0, 10, 0);
+    assert_int_equal(stor_commit(f->s), 0); /* [0..4] [5..9] [10] */
+
+    /* the cleaner removes the last batch: its offsets are free in the rows */
+    assert_int_equal(stor_batch_delete(f->s, f->topic, 0, 10), 0);
+    append_expect(f, 0, 9, -1);
+    append_expect(f, 0, 10, 0);
+    append_expect(f, 0, 10, -1);
+    assert_int_equal(stor_commit(f->s), 0);
+
+    /* DeleteRecords below the end keeps the last row; past it, no row is left to be past */
+    assert_int_equal(stor_log_start_set(f->s, f->topic, 0, 5), 1);
+    append_expect(f, 0, 10, -1);
+    append_expect(f, 0, 11, 0);
+    assert_int_equal(stor_log_start_set(f->s, f->topic, 0, 12), 3);
+    append_expect(f, 0, 3, 0);
+    append_expect(f, 0, 3, -1);
+    assert_int_equal(stor_commit(f->s), 0);
+
+    /* a restart reads the rows again */
+    fx_reopen(f);
+    append_expect(f, 0, 3, -1);
+    append_expect(f, 0, 4, 0);
+    assert_int_equal(stor_commit(f->s), 0);
+
+    /* the topic goes and one of the same name comes (maybe with its id): its partitions are empty */
+    append_expect(f, 1, 7, 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    assert_int_equal(stor_topic_delete(f->s, f->topic), 0);
+    stor_topic t = {.name = "t", .partitions = 3, .created_ms = 2};
+    assert_int_equal(stor_topic_create(f->s, &t), 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    f->topic = t.id;
+    append_expect(f, 1, 0, 0);
+    append_expect(f, 0, 0, 0);
+    append_expect(f, 0, 0, -1);
+    assert_int_equal(stor_commit(f->s), 0);
+}
+
 static bool count_batch(void *ctx, const stor_batch_meta *m, const void *data, size_t len) {
     (void)m;
     (void)data;
@@ -1023,6 +1089,7 @@ int main(void) {
         T(test_read_callback_stops),
         T(test_read_across_gaps),
         T(test_append_refuses_bad_batches),
+        T(test_append_order_from_memory_stays_exact),
         T(test_metadata_round_trip),
         T(test_offset_for_time),
         T(test_max_timestamp),
