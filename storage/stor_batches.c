@@ -92,7 +92,12 @@ int stor_batch_append(stor *s, int64_t topic_id, int32_t partition, const stor_b
     int64_t seg = 0, pos = 0;
     bool in_seg = s->segs.enabled;
     if (in_seg && stor_seg_append(s, topic_id, partition, data, len, &seg, &pos)) return -1;
-    sqlite3_stmt *st = stor_stmt(s, STOR_BATCH_INSERT);
+    /*
+     * Not stor_stmt: its reset and clear_bindings guard statements that read, and this one
+     * never is left mid-step (stor_step_done resets it) and has every parameter bound on
+     * every call; 400 instructions a row, with the clear after the step (issue 37).
+     */
+    sqlite3_stmt *st = s->stmt[STOR_BATCH_INSERT];
     bool by_blob = !in_seg && len >= STOR_BLOB_WRITE_MIN;
     /* SQLITE_STATIC: the step below copies data into the row before we return. */
     if (stor_bind_key(s, st, topic_id, partition) || sqlite3_bind_int64(st, 3, m->base_offset) ||
@@ -101,14 +106,17 @@ int stor_batch_append(stor *s, int64_t topic_id, int32_t partition, const stor_b
         sqlite3_bind_int(st, 8, m->base_sequence) || sqlite3_bind_int(st, 9, m->last_sequence) ||
         sqlite3_bind_int(st, 10, m->records_count) || sqlite3_bind_int64(st, 11, (sqlite3_int64)len) ||
         (in_seg ? sqlite3_bind_zeroblob(st, 12, 0) || sqlite3_bind_int64(st, 13, seg) || sqlite3_bind_int64(st, 14, pos)
-         : by_blob ? sqlite3_bind_zeroblob64(st, 12, len)
-                   : sqlite3_bind_blob64(st, 12, data, len, SQLITE_STATIC)) ||
+         : (by_blob ? sqlite3_bind_zeroblob64(st, 12, len) : sqlite3_bind_blob64(st, 12, data, len, SQLITE_STATIC)) ||
+               sqlite3_bind_null(st, 13) || sqlite3_bind_null(st, 14)) ||
         /* NULL, not 0, for the rest: no payload byte in the row (SQLite file format, serial type 0) */
-        (m->transactional ? sqlite3_bind_int(st, 15, 1) : sqlite3_bind_null(st, 15)))
-        return stor_fail(s, "bind batch");
+        (m->transactional ? sqlite3_bind_int(st, 15, 1) : sqlite3_bind_null(st, 15))) {
+        int ret = stor_fail(s, "bind batch");
+        sqlite3_clear_bindings(st); /* no pointer to the caller's buffer left behind */
+        return ret;
+    }
     int rc = stor_step_done(s, st, "append batch");
     /* Drop the pointer to the caller's buffer now rather than at the next use. */
-    sqlite3_clear_bindings(st);
+    if (!in_seg && !by_blob) sqlite3_bind_null(st, 12);
     /* the row is in; a rollback that takes it out forgets the whole state (stor_time_forget) */
     if (rc == 0) tp->last_off = m->last_offset;
     if (rc == 0 && by_blob) rc = stor_batch_write_data(s, data, len);
