@@ -8,7 +8,8 @@ builds and for attaching a profiler to the measured transactions only.
 Each target is a path to an mskmock binary (started as bench/txn_throughput.py starts its
 "mskmock" target: defaults, storage.sync=normal, a fresh temp dir, 3 brokers) or "mock"
 (librdkafka's mock cluster in a child process). A binary may be followed by ":KEY=VALUE;..."
-(settings given with --set, e.g. BIN:storage.sync=off) and a target preceded by "LABEL=" (a name
+(settings given with --set, e.g. BIN:storage.sync=off; BIN:data.dir=:memory: runs it with
+--data-dir :memory:, as txn_throughput.py's "mskmock-mem") and a target preceded by "LABEL=" (a name
 for the output's "label", e.g. off=BIN:storage.sync=off; else the target as written). Per round,
 every target in turn: start it, create one 3-partition topic, run --warmup transactions, then
 --txns measured ones with bench/txn_throughput.py's own measure_txns (10 records of 100 bytes over partitions 0, 1, 2;
@@ -75,7 +76,9 @@ def run_one(spec, a, rnd):
                         % (cg_dir, os.path.abspath(target), cg_dir))
             os.chmod(wrap, 0o755)
             binary = wrap
-        b = tb.Mskmock(binary, sets)
+        # the data dir is an argument of its own (--data-dir), which a --set would not override
+        memory = "data.dir=:memory:" in sets
+        b = tb.Mskmock(binary, [kv for kv in sets if kv != "data.dir=:memory:"], memory=memory)
         b.create_topics(topics)
     try:
         m = argparse.Namespace(txns=a.warmup, warmup=0, records_per_txn=10, value_size=100, producer_set=[])
