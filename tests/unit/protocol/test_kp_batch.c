@@ -292,6 +292,35 @@ static void test_crc32c_three_lanes(void **state) {
     }
 }
 
+#ifdef KP_CRC32C_HAVE_HW
+/* the three lanes' join uses a constant: it must be what feeding one lane of zeros does */
+static void test_crc32c_lane_shift_constant(void **state) {
+    (void)state;
+    assert_int_equal(CRC32C_LANE_SHIFT, crc32c_zeros_op(CRC32C_LANE));
+    assert_int_equal(CRC32C_LANE_SHIFT, crc32c_xpow(8 * CRC32C_LANE));
+    assert_int_equal(CRC32C_LANE_CLMUL, crc32c_xpow(8 * CRC32C_LANE - 33));
+    if (!__builtin_cpu_supports("sse4.2") || !__builtin_cpu_supports("pclmul")) return;
+    uint32_t a = 0x9E3779B9u;
+    for (int i = 0; i < 1000; i++) {
+        a = a * 1664525u + 1013904223u;
+        assert_int_equal(crc32c_shift_clmul(a, CRC32C_LANE_CLMUL), crc32c_mulmod(a, CRC32C_LANE_SHIFT));
+    }
+}
+
+/* both joins of the lanes, the carry-less one and the shift-and-add one (SSE4.2 without PCLMULQDQ) */
+static void test_crc32c_lanes_both_joins(void **state) {
+    (void)state;
+    if (!__builtin_cpu_supports("sse4.2")) return;
+    static uint8_t buf[5 * 3 * CRC32C_LANE + 64];
+    fill_random(buf, sizeof buf, 4321);
+    for (size_t n = 3 * CRC32C_LANE - 5; n < sizeof buf - 8; n += 3 * CRC32C_LANE / 2 + 7) {
+        uint32_t want = crc32c_sw(0x01234567u, buf + 3, n);
+        assert_int_equal(crc32c_hw_lanes(0x01234567u, buf + 3, n, false), want);
+        if (__builtin_cpu_supports("pclmul")) assert_int_equal(crc32c_hw_lanes(0x01234567u, buf + 3, n, true), want);
+    }
+}
+#endif
+
 /* ======================= builder sanity ======================= */
 
 static void test_builder_zigzag(void **state) {
@@ -942,6 +971,10 @@ int main(void) {
         cmocka_unit_test(test_crc32c_lengths_and_alignments),
         cmocka_unit_test(test_crc32c_both_paths),
         cmocka_unit_test(test_crc32c_three_lanes),
+#ifdef KP_CRC32C_HAVE_HW
+        cmocka_unit_test(test_crc32c_lane_shift_constant),
+        cmocka_unit_test(test_crc32c_lanes_both_joins),
+#endif
         cmocka_unit_test(test_builder_zigzag),
         cmocka_unit_test(test_builder_record_bytes),
         cmocka_unit_test(test_builder_matches_librdkafka),
