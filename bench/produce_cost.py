@@ -111,7 +111,8 @@ def measure(name, binary, n, partitions, use_strace, keep):
         text = out.read_text(errors="replace")
         if keep:
             Path(keep).mkdir(parents=True, exist_ok=True)
-            (Path(keep) / ("%s.p%d.n%d.%s" % (name, partitions, n, "strace" if use_strace else "callgrind"))).write_text(text)
+            kind = "strace" if use_strace else "callgrind"
+            (Path(keep) / ("%s.p%d.n%d.%s" % (name, partitions, n, kind))).write_text(text)
         if use_strace:
             calls = {}
             for line in text.splitlines():
