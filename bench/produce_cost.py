@@ -29,17 +29,9 @@ from pathlib import Path
 from confluent_kafka import Producer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "integration"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kafka_wire as kw  # noqa: E402
-
-QUOTA_KEYS = ("quota.partition.ingress.bytes.per.second", "quota.partition.egress.bytes.per.second",
-              "quota.cluster.ingress.bytes.per.second", "quota.cluster.egress.bytes.per.second",
-              "max.request.rate", "max.partition.mutations.per.5.minutes")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from request_cost import QUOTA_KEYS, free_port  # noqa: E402  (the same broker set-up as request_cost.py's)
 
 
 def start(binary, workdir, use_strace):
