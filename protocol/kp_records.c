@@ -262,7 +262,6 @@ int kp_builder_finish_into(kp_batch_builder *bb, kp_writer *into, kp_writer *scr
     return finish(bb, into, scratch, NULL, &len, why);
 }
 
-
 int kp_batch_rebuild(const kp_batch *orig, int codec, const kp_record *recs, int32_t n, bool renumber,
                      int64_t delete_horizon, uint8_t **out, size_t *out_len, const char **why) {
     if (n < 0) return fail(why, "invalid rebuild arguments");

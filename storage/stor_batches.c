@@ -6,8 +6,7 @@
 #include <string.h>
 
 static int stor_bind_key(stor *s, sqlite3_stmt *st, int64_t topic_id, int32_t partition) {
-    if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition))
-        return stor_fail(s, "bind partition key");
+    if (stor_bind_part(st, topic_id, partition)) return stor_fail(s, "bind partition key");
     return 0;
 }
 
@@ -289,8 +288,8 @@ static int stor_log_start_move(stor *s, int64_t topic_id, int32_t partition, int
     stor_seg_maybe_dead(s);
     /* changes() counts the batch rows only, not the trigger's partition updates. */
     int deleted = sqlite3_changes(s->db);
-    if (deleted > 0) stor_batch_last_forget(s, topic_id, partition); /* the last row may be gone */
     if (deleted > 0) {
+        stor_batch_last_forget(s, topic_id, partition); /* the last row may be gone */
         /*
          * As Kafka drops the producers whose last offset is below the new log start and keeps
          * the rest (ProducerStateManager.truncateHead, isProducerRetained): the snapshot rows of

@@ -24,6 +24,11 @@
 
 #define STOR_BUSY_TIMEOUT_MS 5000
 
+/* ?1 and ?2 of a statement keyed by partition (stor_sql.c's BATCH_KEY): non-zero on an SQLite error. */
+static inline int stor_bind_part(sqlite3_stmt *st, int64_t topic_id, int32_t partition) {
+    return sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition);
+}
+
 /* A partition's slot in the open-addressing tables keyed by (topic id, partition): segments, time index, producers. */
 static inline uint64_t stor_part_hash(int64_t topic_id, int32_t partition) {
     uint64_t h = (uint64_t)topic_id * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uint32_t)partition * 0xC2B2AE3D27D4EB4Full;
@@ -388,19 +393,19 @@ int64_t stor_seg_dir_max_topic(stor *s);
 /* The open transaction removes or moves batch rows: look for dead segments after the commit. */
 void stor_seg_maybe_dead(stor *s);
 /*
- * The committed end of segment row `d` (an alias): segments.used counts the rows below the
- * partition's bytes_end (migration 22), the rows past it are at most those since the last
- * producer snapshot, a range of the primary key.
+ * The batch rows (alias b) pointing into segment row `d` (an alias) that its counters do not
+ * count yet: segments.live and .used count the rows below the partition's bytes_end (migration
+ * 22); those past it are at most the batches since the last producer snapshot, a range of the
+ * primary key.
  */
-#define STOR_SEG_USED(d)                                                                                     \
-    "max(" d ".used, coalesce((SELECT max(b.pos + b.size) FROM batches b WHERE b.topic_id = " d ".topic_id" \
-    " AND b.partition = " d ".partition AND b.base_offset >= (SELECT p.bytes_end FROM partitions p"          \
-    " WHERE p.topic_id = " d ".topic_id AND p.partition = " d ".partition) AND b.seg = " d ".id), 0))"
-/* Likewise the rows pointing into segment row `d` (segments.live counts those below bytes_end). */
-#define STOR_SEG_LIVE(d)                                                                                     \
-    "(" d ".live + (SELECT count(*) FROM batches b WHERE b.topic_id = " d ".topic_id"                      \
-    " AND b.partition = " d ".partition AND b.base_offset >= (SELECT p.bytes_end FROM partitions p"          \
-    " WHERE p.topic_id = " d ".topic_id AND p.partition = " d ".partition) AND b.seg = " d ".id))"
+#define STOR_SEG_UNFOLDED(d)                                                                                \
+    "FROM batches b WHERE b.topic_id = " d ".topic_id AND b.partition = " d ".partition"                  \
+    " AND b.base_offset >= (SELECT p.bytes_end FROM partitions p WHERE p.topic_id = " d ".topic_id"        \
+    " AND p.partition = " d ".partition) AND b.seg = " d ".id"
+/* The committed end of segment row `d`. */
+#define STOR_SEG_USED(d) "max(" d ".used, coalesce((SELECT max(b.pos + b.size) " STOR_SEG_UNFOLDED(d) "), 0))"
+/* The rows pointing into segment row `d`. */
+#define STOR_SEG_LIVE(d) "(" d ".live + (SELECT count(*) " STOR_SEG_UNFOLDED(d) "))"
 
 /* The rows past partitions.bytes_end counted into bytes, segments.live and .used (migrations 21, 22). */
 int stor_part_fold(stor *s, int64_t topic_id, int32_t partition);

@@ -127,7 +127,7 @@ static void meta_decode(const uint8_t *p, stor_batch_meta *m) {
 /* A stale row's entry (compaction rewrote one of its batches): those two columns from the batch row. 1, 0 gone, -1. */
 static int batch_columns(stor *s, int64_t topic_id, int32_t partition, stor_batch_meta *m) {
     sqlite3_stmt *st = stor_stmt(s, STOR_PRODUCER_BATCH_AT);
-    if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition) ||
+    if (stor_bind_part(st, topic_id, partition) ||
         sqlite3_bind_int64(st, 3, m->base_offset))
         return stor_fail(s, "bind producer key");
     int rc = sqlite3_step(st);
@@ -147,7 +147,7 @@ static int fold_partition(stor *s, int64_t topic_id, int32_t partition, prod_fol
     f->end = 0;
     f->tail = 0;
     sqlite3_stmt *st = stor_stmt(s, STOR_PRODUCER_SNAP_END);
-    if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition))
+    if (stor_bind_part(st, topic_id, partition))
         return stor_fail(s, "bind producer key");
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
@@ -162,7 +162,7 @@ static int fold_partition(stor *s, int64_t topic_id, int32_t partition, prod_fol
         /* removals from the head leave a row's older entries behind (migration 19): skipped */
         int64_t head = INT64_MAX;
         st = stor_stmt(s, STOR_PRODUCER_HEAD);
-        if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition))
+        if (stor_bind_part(st, topic_id, partition))
             return stor_fail(s, "bind producer key");
         rc = sqlite3_step(st);
         if (rc == SQLITE_ROW) head = sqlite3_column_int64(st, 0);
@@ -170,7 +170,7 @@ static int fold_partition(stor *s, int64_t topic_id, int32_t partition, prod_fol
         if (rc != SQLITE_ROW && rc != SQLITE_DONE) return stor_fail(s, "read the partition's first batch");
 
         st = stor_stmt(s, STOR_PRODUCER_SNAP_LOAD);
-        if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition))
+        if (stor_bind_part(st, topic_id, partition))
             return stor_fail(s, "bind producer key");
         while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
             int64_t pid = sqlite3_column_int64(st, 0);
@@ -209,7 +209,7 @@ static int fold_partition(stor *s, int64_t topic_id, int32_t partition, prod_fol
     if (ret) return ret;
 
     st = stor_stmt(s, STOR_PRODUCER_TAIL);
-    if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition) || sqlite3_bind_int64(st, 3, f->end))
+    if (stor_bind_part(st, topic_id, partition) || sqlite3_bind_int64(st, 3, f->end))
         return stor_fail(s, "bind producer key");
     while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         stor_batch_meta m;
@@ -254,7 +254,7 @@ static int fold_write(stor *s, int64_t topic_id, int32_t partition, const prod_f
         if (!e->touched) continue;
         if (e->ndata == 0 && !e->marker_newest && e->txn_first < 0) { /* its batches went from the head */
             sqlite3_stmt *del = stor_stmt(s, STOR_PRODUCER_SNAP_DEL);
-            if (sqlite3_bind_int64(del, 1, topic_id) || sqlite3_bind_int(del, 2, partition) ||
+            if (stor_bind_part(del, topic_id, partition) ||
                 sqlite3_bind_int64(del, 3, e->pid))
                 return stor_fail(s, "bind producer snapshot");
             if (stor_step_done(s, del, "remove producer snapshot")) return -1;
@@ -270,14 +270,14 @@ static int fold_write(stor *s, int64_t topic_id, int32_t partition, const prod_f
         /* what migration 19's triggers compare a removed or rewritten batch with */
         int64_t first, last;
         row_span(e, &first, &last);
-        if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition) ||
+        if (stor_bind_part(st, topic_id, partition) ||
             sqlite3_bind_int64(st, 3, e->pid) || sqlite3_bind_int64(st, 4, first) || sqlite3_bind_int64(st, 5, last) ||
             sqlite3_bind_blob(st, 6, blob, len, SQLITE_TRANSIENT) || sqlite3_bind_int64(st, 7, e->txn_first))
             return stor_fail(s, "bind producer snapshot");
         if (stor_step_done(s, st, "write producer snapshot")) return -1;
     }
     st = stor_stmt(s, STOR_PRODUCER_SNAP_END_PUT);
-    if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition) || sqlite3_bind_int64(st, 3, f->end))
+    if (stor_bind_part(st, topic_id, partition) || sqlite3_bind_int64(st, 3, f->end))
         return stor_fail(s, "bind producer snapshot end");
     return stor_step_done(s, st, "write producer snapshot end");
 }
@@ -407,17 +407,13 @@ void stor_producer_snapshot_committed(stor *s) {
  * short and a start after kill -9 finds the counts and bytes_end as they were. All of it in one
  * commit, or a kill between the statements would count the rows twice.
  */
-static int bind_key(sqlite3_stmt *st, int64_t topic_id, int32_t partition) {
-    return sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition);
-}
-
 typedef struct seg_fold {
     int64_t id, n, end;
 } seg_fold;
 
 static int seg_fold_write(stor *s, int64_t topic_id, int32_t partition, const seg_fold *g) {
     sqlite3_stmt *st = stor_stmt(s, STOR_SEGMENTS_FOLD);
-    if (bind_key(st, topic_id, partition) || sqlite3_bind_int64(st, 3, g->id) ||
+    if (stor_bind_part(st, topic_id, partition) || sqlite3_bind_int64(st, 3, g->id) ||
         sqlite3_bind_int64(st, 4, g->n) || sqlite3_bind_int64(st, 5, g->end))
         return stor_fail(s, "fold segments: bind");
     return stor_step_done(s, st, "fold segments");
@@ -425,7 +421,7 @@ static int seg_fold_write(stor *s, int64_t topic_id, int32_t partition, const se
 
 static int part_fold_rows(stor *s, int64_t topic_id, int32_t partition) {
     sqlite3_stmt *st = stor_stmt(s, STOR_FOLD_ROWS);
-    if (bind_key(st, topic_id, partition)) return stor_fail(s, "fold partition: bind");
+    if (stor_bind_part(st, topic_id, partition)) return stor_fail(s, "fold partition: bind");
     /* the segments those rows name: one or two but after a compaction's swap moved some of them */
     seg_fold segs[8];
     int nsegs = 0, rc, ret = 0;
@@ -452,7 +448,7 @@ static int part_fold_rows(stor *s, int64_t topic_id, int32_t partition) {
     for (int k = 0; ret == 0 && k < nsegs; k++) ret = seg_fold_write(s, topic_id, partition, &segs[k]);
     if (ret || end < 0) return ret;
     st = stor_stmt(s, STOR_PARTITION_BYTES_FOLD);
-    if (bind_key(st, topic_id, partition) || sqlite3_bind_int64(st, 3, bytes) || sqlite3_bind_int64(st, 4, end))
+    if (stor_bind_part(st, topic_id, partition) || sqlite3_bind_int64(st, 3, bytes) || sqlite3_bind_int64(st, 4, end))
         return stor_fail(s, "fold partition bytes: bind");
     return stor_step_done(s, st, "fold partition bytes");
 }
@@ -546,7 +542,7 @@ int stor_producer_last_data(stor *s, int64_t topic_id, int32_t partition, int64_
     } else {
         /* the batches appended since */
         sqlite3_stmt *st = stor_stmt(s, STOR_PRODUCER_TAIL);
-        if (sqlite3_bind_int64(st, 1, topic_id) || sqlite3_bind_int(st, 2, partition) ||
+        if (stor_bind_part(st, topic_id, partition) ||
             sqlite3_bind_int64(st, 3, c->f.end))
             return stor_fail(s, "bind producer key");
         int rc, ret = 0;

@@ -980,9 +980,7 @@ void stor_seg_collect(stor *s) {
     if (g->dead_st || sqlite3_prepare_v3(s->db,
                            "SELECT topic_id, partition, id FROM segments d WHERE live <= 0 AND id <"
                            " (SELECT max(id) FROM segments n WHERE n.topic_id = d.topic_id AND n.partition = d.partition)"
-                           " AND NOT EXISTS (SELECT 1 FROM batches b WHERE b.topic_id = d.topic_id"
-                           " AND b.partition = d.partition AND b.base_offset >= (SELECT p.bytes_end FROM partitions p"
-                           " WHERE p.topic_id = d.topic_id AND p.partition = d.partition) AND b.seg = d.id)"
+                           " AND NOT EXISTS (SELECT 1 " STOR_SEG_UNFOLDED("d") ")"
                            " LIMIT 128", -1, SQLITE_PREPARE_PERSISTENT, &g->dead_st, NULL) == SQLITE_OK) {
         while (n < 128 && sqlite3_step(g->dead_st) == SQLITE_ROW) {
             dead[n].topic_id = sqlite3_column_int64(g->dead_st, 0);

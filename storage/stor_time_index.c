@@ -26,8 +26,6 @@
 
 #include <stdlib.h>
 
-#define BATCH_KEY_BIND(st, t, p) (sqlite3_bind_int64((st), 1, (t)) || sqlite3_bind_int((st), 2, (p)))
-
 void stor_time_forget(stor *s) {
     stor_times *ti = &s->times;
     for (size_t i = 0; i < ti->cap; i++) ti->parts[i].used = false;
@@ -59,7 +57,7 @@ static int time_grow(stor *s) {
 /* The partition's newest entry: 1 with its timestamp and offset, 0 none, -1 error. */
 static int time_last(stor *s, int64_t topic_id, int32_t partition, int64_t *ts, int64_t *off) {
     sqlite3_stmt *st = stor_stmt(s, STOR_TIME_LAST);
-    if (BATCH_KEY_BIND(st, topic_id, partition)) return stor_fail(s, "time index: bind");
+    if (stor_bind_part(st, topic_id, partition)) return stor_fail(s, "time index: bind");
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         *ts = sqlite3_column_int64(st, 0);
@@ -73,7 +71,7 @@ static int time_last(stor *s, int64_t topic_id, int32_t partition, int64_t *ts, 
 /* The largest max timestamp and the bytes of the batches past `after`: 1, 0 when there are none, -1 error. */
 static int time_tail(stor *s, int64_t topic_id, int32_t partition, int64_t after, int64_t *max_ts, int64_t *bytes) {
     sqlite3_stmt *st = stor_stmt(s, STOR_TIME_TAIL);
-    if (BATCH_KEY_BIND(st, topic_id, partition) || sqlite3_bind_int64(st, 3, after))
+    if (stor_bind_part(st, topic_id, partition) || sqlite3_bind_int64(st, 3, after))
         return stor_fail(s, "time index: bind");
     int rc = sqlite3_step(st);
     int ret = rc == SQLITE_ROW ? sqlite3_column_type(st, 0) != SQLITE_NULL : -1;
@@ -131,7 +129,7 @@ int stor_time_appended(stor *s, struct stor_time_part *tp, int64_t base_offset, 
     /* Kafka: bytesSinceLastIndexEntry > indexIntervalBytes (LogSegment.append) */
     if (tp->bytes <= STOR_TIME_INTERVAL_BYTES) return 0;
     sqlite3_stmt *st = stor_stmt(s, STOR_TIME_INSERT);
-    if (BATCH_KEY_BIND(st, tp->topic_id, tp->partition) || sqlite3_bind_int64(st, 3, tp->max_ts) ||
+    if (stor_bind_part(st, tp->topic_id, tp->partition) || sqlite3_bind_int64(st, 3, tp->max_ts) ||
         sqlite3_bind_int64(st, 4, base_offset))
         return stor_fail(s, "time index: bind");
     if (stor_step_done(s, st, "time index: add entry")) return -1;
@@ -144,14 +142,14 @@ static int time_scan(stor *s, int64_t topic_id, int32_t partition, int64_t ts, i
                      int64_t *max_ts) {
     int64_t after = -1;
     sqlite3_stmt *st = stor_stmt(s, STOR_TIME_FLOOR);
-    if (BATCH_KEY_BIND(st, topic_id, partition) || sqlite3_bind_int64(st, 3, ts))
+    if (stor_bind_part(st, topic_id, partition) || sqlite3_bind_int64(st, 3, ts))
         return stor_fail(s, "time index: bind");
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) after = sqlite3_column_int64(st, 0);
     sqlite3_reset(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) return stor_fail(s, "time index: entry below the target");
     st = stor_stmt(s, STOR_TIME_SCAN);
-    if (BATCH_KEY_BIND(st, topic_id, partition) || sqlite3_bind_int64(st, 3, after) || sqlite3_bind_int64(st, 4, ts))
+    if (stor_bind_part(st, topic_id, partition) || sqlite3_bind_int64(st, 3, after) || sqlite3_bind_int64(st, 4, ts))
         return stor_fail(s, "time index: bind");
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
@@ -192,7 +190,7 @@ int stor_max_timestamp(stor *s, int64_t topic_id, int32_t partition, int64_t *of
 
 int stor_time_raise(stor *s, int64_t topic_id, int32_t partition, int64_t base_offset, int64_t max_timestamp) {
     sqlite3_stmt *st = stor_stmt(s, STOR_TIME_BATCH_TS);
-    if (BATCH_KEY_BIND(st, topic_id, partition) || sqlite3_bind_int64(st, 3, base_offset))
+    if (stor_bind_part(st, topic_id, partition) || sqlite3_bind_int64(st, 3, base_offset))
         return stor_fail(s, "time index: bind");
     int rc = sqlite3_step(st);
     bool raised = rc == SQLITE_ROW && sqlite3_column_int64(st, 0) < max_timestamp;
@@ -200,7 +198,7 @@ int stor_time_raise(stor *s, int64_t topic_id, int32_t partition, int64_t base_o
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) return stor_fail(s, "time index: batch's max timestamp");
     if (!raised) return 0;
     st = stor_stmt(s, STOR_TIME_RAISE);
-    if (BATCH_KEY_BIND(st, topic_id, partition) || sqlite3_bind_int64(st, 3, base_offset) ||
+    if (stor_bind_part(st, topic_id, partition) || sqlite3_bind_int64(st, 3, base_offset) ||
         sqlite3_bind_int64(st, 4, max_timestamp))
         return stor_fail(s, "time index: bind");
     if (stor_step_done(s, st, "time index: raise entries")) return -1;
@@ -210,7 +208,7 @@ int stor_time_raise(stor *s, int64_t topic_id, int32_t partition, int64_t base_o
 
 int stor_time_trim(stor *s, int64_t topic_id, int32_t partition, int64_t log_start) {
     sqlite3_stmt *st = stor_stmt(s, STOR_TIME_TRIM);
-    if (BATCH_KEY_BIND(st, topic_id, partition) || sqlite3_bind_int64(st, 3, log_start))
+    if (stor_bind_part(st, topic_id, partition) || sqlite3_bind_int64(st, 3, log_start))
         return stor_fail(s, "time index: bind");
     return stor_step_done(s, st, "time index: drop entries below the log start");
 }

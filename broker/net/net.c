@@ -522,20 +522,20 @@ static void track_frame_start(conn *c) {
 }
 
 /*
- * A whole frame of at least TAKE_RBUF_MIN bytes at the start of the read buffer, followed by fewer
- * bytes than its own: the buffer becomes the frame's, shrunk to it, and what follows is copied out instead of the frame (issue
- * 37: copying each frame out of the read buffer was 10% of the user-space instructions per
- * record produced, 4-5% of the CPU at 8 partitions). Most reads hold one request and nothing
- * after it, so usually nothing is copied. Shrinking a block does not move it (glibc's realloc
- * splits the tail off, or mremap()s a mapped block), and the frame then holds its own size only,
- * as when copied.
- */
-/*
  * Smaller frames are copied out (a small block from glibc's bins and a copy of at most 4 KiB cost
  * less than a new 64 KiB read buffer), so the read buffer goes back to the loop's spare.
  */
 #define TAKE_RBUF_MIN 4096
 
+/*
+ * A whole frame of at least TAKE_RBUF_MIN bytes at the start of the read buffer, followed by
+ * fewer bytes than its own: the buffer becomes the frame's, shrunk to it, and what follows is
+ * copied out instead of the frame (issue 37: copying each frame out of the read buffer was 10% of
+ * the user-space instructions per record produced, 4-5% of the CPU at 8 partitions). Most reads
+ * hold one request and nothing after it, so usually nothing is copied. Shrinking a block does not
+ * move it (glibc's realloc splits the tail off, or mremap()s a mapped block), and the frame then
+ * holds its own size only, as when copied.
+ */
 static void take_rbuf(conn *c, req *r) {
     size_t used = 4 + r->len, rest = c->rlen - used;
     uint8_t *next = NULL;
