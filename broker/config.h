@@ -145,6 +145,7 @@ typedef struct config {
     int64_t log_cleaner_max_compaction_lag_ms;
     int64_t log_cleaner_dedupe_buffer_size;
     int64_t log_cleaner_slice_ms;
+    int64_t log_cleaner_io_max_bytes_per_second;
     int64_t storage_sync;
     int64_t storage_startup_check_ms;
     int64_t storage_verify; /* stor_verify_mode: off|start|full */

@@ -16,13 +16,16 @@ loop swaps the result in. What that must not change, with real clients:
 - SIGTERM while the worker runs stops the broker cleanly (exit 0, "stopped"), the pass dropped,
   its files gone, every record kept;
 - the worker is a thread of the cleaner's own at the lowest priority (SCHED_IDLE), which the
-  produce path's threads (libuv's threadpool) are not.
+  produce path's threads (libuv's threadpool) are not;
+- log.cleaner.io.max.bytes.per.second throttles the worker as it does Kafka's cleaner, and a stop
+  does not wait for a throttled pass.
 
 Each race is retried over a few rounds until the action lands inside a pass (the log's "starts"
 line before the action, the pass's end line after it), and each test asserts that one did.
 """
 
 import random
+import re
 import time
 from pathlib import Path
 
@@ -370,3 +373,45 @@ def test_topic_deleted_during_a_pass_ends_it_cleanly():
             if landed:
                 break
         assert landed >= 1, "no topic deletion landed inside a pass"
+
+
+PASS_LINE = r"compaction: %s-0 offsets \[\d+, \d+\): \d+ records -> \d+, (\d+) bytes -> (\d+), .* in ([\d.]+) ms"
+
+
+def test_the_worker_is_throttled_by_log_cleaner_io_max_bytes_per_second():
+    """Kafka's log.cleaner.io.max.bytes.per.second: a pass's reads and writes average at most that
+    many bytes a second (a first pass reads the partition twice: the key map, then the rewrite),
+    and a broker stopped while the throttled worker sleeps stops at once, the pass dropped."""
+    rng = random.Random(40)
+    rate = 2_000_000
+
+    def incompressible_round(n=10_000):  # the producer's compression would leave too few stored bytes
+        records = [(b"key-%d" % rng.randrange(5000), rng.randbytes(300)) for _ in range(n)]
+        return records, produce_keyed(broker.bootstrap, topic, records)
+
+    with running(Broker(config=dict(IDLE, **{"log.cleaner.io.max.bytes.per.second": rate}))) as broker:
+        topic = "offloop-throttle"
+        create(broker.bootstrap, topic, cleanup_policy="compact")
+        records, acked = incompressible_round()
+        since = restart_for_a_pass(broker, topic)
+        line = broker.wait_for_log(PASS_LINE % topic, since=since, timeout=60)
+        assert line, broker.log_tail()
+        bytes_in, bytes_out, ms = re.search(PASS_LINE % topic, line).groups()
+        least_s = (2 * int(bytes_in) + int(bytes_out)) / rate
+        assert least_s > 2, "too little data to see the throttle: %s" % line
+        assert float(ms) / 1000 >= 0.95 * least_s, line
+        want = newest(records, acked)
+        check_log(read_all(broker.bootstrap, topic), want)
+
+        # at 100 kB/s the next pass would take minutes: the stop does not wait for it
+        want.update(newest(*incompressible_round()))
+        broker.config.update({"log.cleaner.io.max.bytes.per.second": 100_000})
+        since = restart_for_a_pass(broker, topic)
+        time.sleep(0.5)
+        broker.stop(check=True)
+        assert not pass_ended(broker, topic, since), broker.log_tail()
+        assert broker.wait_for_log(r"\bstopped$", since=since, timeout=0), broker.log_tail()
+        assert leftovers(broker) == []
+        broker.config.update(IDLE)
+        broker.start()
+        check_log(read_all(broker.bootstrap, topic), want)
