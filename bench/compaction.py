@@ -241,6 +241,15 @@ class LoopProbe:
         return round(max(xs) * 1000, 2) if xs else None
 
 
+def _idle_hog(seconds):
+    """A core's worth of work at the pass worker's priority (SCHED_IDLE) and nothing else: no
+    memory traffic, no lock, no system call but the clock's."""
+    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    end = time.time() + seconds
+    while time.time() < end:
+        pass
+
+
 def latency(a, slice_ms, tmp):
     data = os.path.join(tmp, "lat-%d" % slice_ms)
     os.mkdir(data)
@@ -261,6 +270,7 @@ def latency(a, slice_ms, tmp):
         interval = 1.0 / a.rate
         t_next = time.time()
         stop_at, next_look = None, 0.0
+        hog, hog_at, hog_s = None, None, 0.0
         deadline = time.time() + 600
         compact_at = time.time() + a.warmup if a.warmup else None
         while time.time() < deadline and (stop_at is None or time.time() < stop_at):
@@ -279,9 +289,17 @@ def latency(a, slice_ms, tmp):
                 if PASS_LINE.search(text):
                     start, end = ts(START_LINE.search(text).group(1)), ts(PASS_LINE.search(text).group(1))
                     stop_at = end + 0.2 + (end - start) + 0.5
+                    if a.idle_hog:  # a third window: the same length with a SCHED_IDLE spinner instead of a pass
+                        hog_at, hog_s = stop_at, end - start
+                        stop_at = hog_at + hog_s + 0.3
+            if hog_at is not None and hog is None and now >= hog_at:
+                hog = multiprocessing.Process(target=_idle_hog, args=(hog_s,), daemon=True)
+                hog.start()
             time.sleep(max(0.0, min(t_next - time.time(), 0.0005)))
         p.flush(30)
         probe.close()
+        if hog is not None:
+            hog.join(10)
         text = b.log_text()
         start = ts(START_LINE.search(text).group(1))
         end = ts(PASS_LINE.search(text).group(1))
@@ -311,7 +329,13 @@ def latency(a, slice_ms, tmp):
         f["polled_p99_ms"] = stats(window(end + 0.2, end + 0.2 + (end - start), True)).get("p99_ms")
         d["loop_lag_max_ms"] = probe.max_ms(start, end)
         f["loop_lag_max_ms"] = probe.max_ms(end + 0.2, end + 0.2 + (end - start))
-        return {"slice_ms": slice_ms, "pass_s": round(end - start, 3), "during": d, "after": f,
+        extra = {}
+        if hog_at is not None:  # its process starts ~50 ms after hog_at (multiprocessing's start)
+            h = stats(window(hog_at + 0.1, hog_at + hog_s))
+            h["loop_lag_max_ms"] = probe.max_ms(hog_at + 0.1, hog_at + hog_s)
+            extra = {"idle_hog": h,
+                     "hog_p99_ratio": round(h["p99_ms"] / f["p99_ms"], 2) if h.get("p99_ms") and f.get("p99_ms") else None}
+        return {"slice_ms": slice_ms, "pass_s": round(end - start, 3), "during": d, "after": f, **extra,
                 "p99_ratio": round(d["p99_ms"] / f["p99_ms"], 2) if d.get("p99_ms") and f.get("p99_ms") else None,
                 "polled_p99_ratio": (round(d["polled_p99_ms"] / f["polled_p99_ms"], 2)
                                      if d.get("polled_p99_ms") and f.get("polled_p99_ms") else None),
@@ -345,6 +369,9 @@ def main():
                          "many seconds of the neighbour producing, so the pass starts with the producer warm "
                          "(0: compacted from the start; the pass then starts ~0.1 s after the broker, sometimes "
                          "before the producer sends anything)")
+    ap.add_argument("--idle-hog", action="store_true",
+                    help="after the baseline window, a third of the pass's length with a process spinning at "
+                         "SCHED_IDLE instead of a pass: what any idle-priority work on a core costs the neighbour")
     ap.add_argument("--keep", action="store_true", help="keep each run's temp dir (data and the brokers' logs)")
     ap.add_argument("--trace", type=float, default=0,
                     help="print the probe's round trips and the produces slower than this many ms, with their time")
@@ -381,6 +408,13 @@ def main():
                 s, w, summary([r[w].get("p50_ms") for r in rs]), summary([r[w].get("p99_ms") for r in rs]),
                 summary([r[w].get("max_ms") for r in rs]), summary([r[w].get("loop_lag_max_ms") for r in rs]),
                 summary([r["pass_s"] for r in rs])))
+        if any("idle_hog" in r for r in rs):
+            print("latency slice %3d ms idle hog p50 %s  p99 %s  max %s  loop lag max %s" % (
+                s, summary([r["idle_hog"].get("p50_ms") for r in rs]), summary([r["idle_hog"].get("p99_ms") for r in rs]),
+                summary([r["idle_hog"].get("max_ms") for r in rs]),
+                summary([r["idle_hog"].get("loop_lag_max_ms") for r in rs])))
+            print("latency slice %3d ms p99 with a SCHED_IDLE spinner / after %s" % (
+                s, summary([r.get("hog_p99_ratio") for r in rs])))
         print("latency slice %3d ms p99 during / after %s" % (s, summary([r["p99_ratio"] for r in rs])))
         print("latency slice %3d ms p99 during / after, timed when polled (the method before 2026-12-07) %s" % (
             s, summary([r["polled_p99_ratio"] for r in rs])))
