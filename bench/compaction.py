@@ -241,11 +241,17 @@ class LoopProbe:
         return round(max(xs) * 1000, 2) if xs else None
 
 
-def _idle_hog(seconds):
-    """A core's worth of work at the pass worker's priority (SCHED_IDLE) and nothing else: no
-    memory traffic, no lock, no system call but the clock's."""
+def _idle_hog(seconds, kind):
+    """A core's worth of work at the pass worker's priority (SCHED_IDLE) and nothing else: "spin"
+    with no memory traffic, no lock, no system call but the clock's; "copy" copying 64 MiB
+    buffers, about the memory traffic of a pass (which reads ~2 GB/s) and still no lock and no
+    system call."""
     os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
     end = time.time() + seconds
+    if kind == "copy":
+        src, dst = bytearray(64 << 20), bytearray(64 << 20)
+        while time.time() < end:
+            dst[:] = src
     while time.time() < end:
         pass
 
@@ -289,11 +295,11 @@ def latency(a, slice_ms, tmp):
                 if PASS_LINE.search(text):
                     start, end = ts(START_LINE.search(text).group(1)), ts(PASS_LINE.search(text).group(1))
                     stop_at = end + 0.2 + (end - start) + 0.5
-                    if a.idle_hog:  # a third window: the same length with a SCHED_IDLE spinner instead of a pass
+                    if a.idle_hog:  # a third window: the same length with a SCHED_IDLE hog instead of a pass
                         hog_at, hog_s = stop_at, end - start
                         stop_at = hog_at + hog_s + 0.3
             if hog_at is not None and hog is None and now >= hog_at:
-                hog = multiprocessing.Process(target=_idle_hog, args=(hog_s,), daemon=True)
+                hog = multiprocessing.Process(target=_idle_hog, args=(hog_s, a.idle_hog), daemon=True)
                 hog.start()
             time.sleep(max(0.0, min(t_next - time.time(), 0.0005)))
         p.flush(30)
@@ -369,9 +375,10 @@ def main():
                          "many seconds of the neighbour producing, so the pass starts with the producer warm "
                          "(0: compacted from the start; the pass then starts ~0.1 s after the broker, sometimes "
                          "before the producer sends anything)")
-    ap.add_argument("--idle-hog", action="store_true",
-                    help="after the baseline window, a third of the pass's length with a process spinning at "
-                         "SCHED_IDLE instead of a pass: what any idle-priority work on a core costs the neighbour")
+    ap.add_argument("--idle-hog", choices=["spin", "copy"],
+                    help="after the baseline window, a third of the pass's length with a process at SCHED_IDLE "
+                         "instead of a pass, spinning or copying memory: what idle-priority work alone costs the "
+                         "neighbour")
     ap.add_argument("--keep", action="store_true", help="keep each run's temp dir (data and the brokers' logs)")
     ap.add_argument("--trace", type=float, default=0,
                     help="print the probe's round trips and the produces slower than this many ms, with their time")
@@ -413,7 +420,7 @@ def main():
                 s, summary([r["idle_hog"].get("p50_ms") for r in rs]), summary([r["idle_hog"].get("p99_ms") for r in rs]),
                 summary([r["idle_hog"].get("max_ms") for r in rs]),
                 summary([r["idle_hog"].get("loop_lag_max_ms") for r in rs])))
-            print("latency slice %3d ms p99 with a SCHED_IDLE spinner / after %s" % (
+            print("latency slice %3d ms p99 with the SCHED_IDLE hog / after %s" % (
                 s, summary([r.get("hog_p99_ratio") for r in rs])))
         print("latency slice %3d ms p99 during / after %s" % (s, summary([r["p99_ratio"] for r in rs])))
         print("latency slice %3d ms p99 during / after, timed when polled (the method before 2026-12-07) %s" % (
