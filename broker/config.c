@@ -265,8 +265,8 @@ static const key_def keys[] = {
     K("log.cleaner.io.max.bytes.per.second", T_INT, log_cleaner_io_max_bytes_per_second, "1073741824", NULL,
       "9223372036854775807", 1, INT64_MAX, NULL,
       "the cleaner's reads and writes on average at most this many bytes a second (Kafka's throttle; its "
-      "default, and the kafka profile's, is unlimited): at full speed a pass keeps a core busy, which on a small "
-      "machine delays the loop's answers to other clients"),
+      "default, and the kafka profile's, is unlimited): a pass at full speed delays other clients' answers more "
+      "on a small machine"),
     K("log.cleaner.slice.ms", T_INT, log_cleaner_slice_ms, "2", NULL, NULL, 1, 1000, NULL,
       "the longest the cleaner holds the loop at a time: a pass runs on a worker thread and the loop swaps its "
       "result in, in steps of about 0.3 ms at most (one commit each) between which requests are "

@@ -344,12 +344,12 @@ static bool stored_batch(pass *p, const void *data, size_t len, kp_batch *b) {
 /*
  * log.cleaner.io.max.bytes.per.second, as Kafka's cleaner (LogCleaner.scala's Throttler): the
  * bytes a pass reads and writes, on average at most this many a second; the worker sleeps off any
- * excess after a batch. Why the serverless default throttles where Kafka does not: on two cores the
- * worker at full speed (about 2 GB/s read) kept one core busy for the whole pass, and a
- * neighbour's produce p99 during a pass was ~1.9x its p99 after it, ~1.4x with the worker asleep
- * about half the time (docs/benchmarks.md, "Compaction off the loop"). SCHED_IDLE alone does not
- * give the core back: the woken loop often waited behind other threads on the second core rather
- * than preempting the worker. The sleeps are short so a stop or an abort is not held up.
+ * excess after a batch. Why the serverless default throttles where Kafka does not: on two cores a
+ * neighbour's produce p99 during a pass at full speed (about 2 GB/s read) was 1.6-1.9x its p99
+ * after it, 1.4-1.5x with the worker asleep half the time (docs/benchmarks.md, "Compaction off the
+ * loop"). What in a pass costs the neighbour is not its idle-priority share of a core (a spinner
+ * at SCHED_IDLE costs it nothing measurable); less of the pass at a time costs it less. The sleeps
+ * are short so a stop or an abort is not held up.
  */
 #define THROTTLE_MIN_SLEEP_NS 200000u
 #define THROTTLE_STEP_NS 2000000u
