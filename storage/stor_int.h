@@ -287,8 +287,14 @@ int stor_sql_exec(sqlite3 *db, const char *sql, char *err, size_t errlen);
 
 /* Number of migrations this binary knows, i.e. the newest schema version. */
 int stor_schema_latest(void);
-/* Bring the schema to the newest version. Returns 0 with *version set, or -1 with a reason in err. */
+/*
+ * Bring the schema to the newest version. Returns 0 with *version set, or -1 with a reason in err.
+ * An empty database is given the newest schema at once (stor_schema_fresh.h, generated at build
+ * time); stor_migrate_by_chain runs every migration in turn even then: the generator's way, and
+ * what its unit test compares the fresh schema against.
+ */
 int stor_migrate(sqlite3 *db, int *version, char *err, size_t errlen);
+int stor_migrate_by_chain(sqlite3 *db, int *version, char *err, size_t errlen);
 
 /* ---- stor_producers.c ---- */
 

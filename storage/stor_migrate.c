@@ -5,7 +5,13 @@
  */
 #include "stor_int.h"
 
+#include <stdbool.h>
 #include <stdio.h>
+
+#ifndef STOR_SCHEMA_GEN
+/* what the chain below makes of an empty database, made at build time (stor_schema_gen.c) */
+#include "stor_schema_fresh.h"
+#endif
 
 /* Migration 19's triggers: the partition of the batch row a trigger fires for, and its neighbours. */
 #define SNAP_OLD_KEY "topic_id = OLD.topic_id AND partition = OLD.partition"
@@ -649,6 +655,10 @@ static const char *const stor_migrations[] = {
 
 int stor_schema_latest(void) { return STOR_MIGRATIONS_N; }
 
+#ifndef STOR_SCHEMA_GEN
+_Static_assert(STOR_FRESH_SCHEMA_VERSION == STOR_MIGRATIONS_N, "stor_schema_fresh.h is older than the migrations");
+#endif
+
 static int stor_exec(sqlite3 *db, const char *sql, const char *what, char *err, size_t errlen) {
     char *msg = NULL;
     if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK) return 0;
@@ -727,12 +737,22 @@ static int stor_add_columns(sqlite3 *db, int version, char *err, size_t errlen) 
     return 0;
 }
 
-static int stor_apply(sqlite3 *db, int64_t from, char *err, size_t errlen) {
+static int stor_apply(sqlite3 *db, int64_t from, bool chain, char *err, size_t errlen) {
     char sql[64], what[64];
     if (from == 0) {
         snprintf(sql, sizeof sql, "PRAGMA application_id = %d", STOR_APPLICATION_ID);
         if (stor_exec(db, sql, "set application_id", err, errlen)) return -1;
     }
+#ifndef STOR_SCHEMA_GEN
+    /* an empty database gets the chain's result at once: the chain re-parses the schema at every ALTER */
+    if (from == 0 && !chain) {
+        for (size_t i = 0; i < sizeof stor_fresh_schema / sizeof *stor_fresh_schema; i++)
+            if (stor_exec(db, stor_fresh_schema[i], "create the schema", err, errlen)) return -1;
+        from = STOR_MIGRATIONS_N;
+    }
+#else
+    (void)chain;
+#endif
     for (int64_t v = from; v < STOR_MIGRATIONS_N; v++) {
         snprintf(what, sizeof what, "schema migration %lld", (long long)v + 1);
         if (stor_add_columns(db, (int)v + 1, err, errlen)) return -1;
@@ -742,7 +762,7 @@ static int stor_apply(sqlite3 *db, int64_t from, char *err, size_t errlen) {
     return stor_exec(db, sql, "set user_version", err, errlen);
 }
 
-int stor_migrate(sqlite3 *db, int *version, char *err, size_t errlen) {
+static int stor_migrate_as(sqlite3 *db, bool chain, int *version, char *err, size_t errlen) {
     /*
      * One IMMEDIATE transaction around check and migrations: a second process
      * opening the same file waits instead of migrating twice, and a failed
@@ -752,7 +772,7 @@ int stor_migrate(sqlite3 *db, int *version, char *err, size_t errlen) {
     int64_t v;
     int rc = stor_query_int(db, "PRAGMA user_version", &v, err, errlen);
     if (rc == 0) rc = stor_check_owner(db, v, err, errlen);
-    if (rc == 0 && v < STOR_MIGRATIONS_N) rc = stor_apply(db, v, err, errlen);
+    if (rc == 0 && v < STOR_MIGRATIONS_N) rc = stor_apply(db, v, chain, err, errlen);
     if (rc == 0) rc = stor_exec(db, "COMMIT", "commit migration", err, errlen);
     if (rc) {
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
@@ -760,4 +780,12 @@ int stor_migrate(sqlite3 *db, int *version, char *err, size_t errlen) {
     }
     *version = STOR_MIGRATIONS_N;
     return 0;
+}
+
+int stor_migrate(sqlite3 *db, int *version, char *err, size_t errlen) {
+    return stor_migrate_as(db, false, version, err, errlen);
+}
+
+int stor_migrate_by_chain(sqlite3 *db, int *version, char *err, size_t errlen) {
+    return stor_migrate_as(db, true, version, err, errlen);
 }
