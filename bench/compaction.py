@@ -5,7 +5,7 @@ background does to the latency of produce requests to other topics.
     .venv/bin/python bench/compaction.py [--binary build/mskmock] [--runs 3] [--mb 64] [--keys 10000]
         [--value-size 200] [--codecs none,lz4] [--rate 1000] [--slice-ms 2,10] [--quiet-wait 60]
         [--set KEY=VALUE]...
-        [--warmup S] [--trace MS] [--keep]
+        [--warmup S] [--trace MS] [--idle-hog spin|copy] [--keep]
 
 Each run starts mskmock afresh (3 brokers, its defaults: storage.sync=normal, SQLite in WAL mode,
 on a fresh temp dir, --ports auto; MSK's quotas and request-rate cap off as bench/run.sh sets them;
@@ -376,9 +376,9 @@ def main():
                          "(0: compacted from the start; the pass then starts ~0.1 s after the broker, sometimes "
                          "before the producer sends anything)")
     ap.add_argument("--idle-hog", choices=["spin", "copy"],
-                    help="after the baseline window, a third of the pass's length with a process at SCHED_IDLE "
-                         "instead of a pass, spinning or copying memory: what idle-priority work alone costs the "
-                         "neighbour")
+                    help="after the baseline window a third one, as long as the pass, with a process at "
+                         "SCHED_IDLE instead of a pass, spinning or copying memory: what idle-priority work alone "
+                         "costs the neighbour")
     ap.add_argument("--keep", action="store_true", help="keep each run's temp dir (data and the brokers' logs)")
     ap.add_argument("--trace", type=float, default=0,
                     help="print the probe's round trips and the produces slower than this many ms, with their time")
