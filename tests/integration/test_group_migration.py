@@ -11,6 +11,7 @@ of a mixed group; group.consumer.migration.policy=disabled refuses the upgrade.
 """
 
 import json
+import time
 import urllib.request
 
 import pytest
@@ -103,6 +104,24 @@ def member_types(broker, group):
     return sorted(m["type"] for m in d["members"])
 
 
+def wait_reconciled(broker, group, timeout):
+    """Until every member of a consumer group is at the group's epoch (a classic group: at once).
+
+    A classic member of a consumer group learns of a new group epoch only at its next heartbeat,
+    which Kafka answers with REBALANCE_IN_PROGRESS so it rejoins (GroupMetadataManager's
+    classicGroupHeartbeatToConsumerGroup); a downgrade before then makes a classic group at the
+    group epoch, and that member's next heartbeat, still at its old generation, is fenced with
+    ILLEGAL_GENERATION (validateClassicGroupHeartbeat), which clients report as partitions lost.
+    mskmock does the same, so a rolling step waits for this, as an operator would."""
+    deadline = time.monotonic() + timeout
+    while True:
+        st = admin_state(broker, group)
+        if st.get("type") != "consumer" or all(m["member_epoch"] == st["group_epoch"] for m in st["members"]):
+            return
+        assert time.monotonic() < deadline, "members not at the group epoch: %s" % st
+        time.sleep(0.1)
+
+
 class Run:
     """The group's consumers so far (current ones last) and the records written so far."""
 
@@ -125,6 +144,7 @@ class Run:
 
     def settle_and_consume(self):
         wait_balanced(self.live, PARTITIONS, timeout=JOIN_TIMEOUT)
+        wait_reconciled(self.b, self.group, timeout=JOIN_TIMEOUT)
         produce(self.b.bootstrap, self.group, self.written)
         self.written += BATCH
         wait_consumed(self.all, expected_records(self.written, PARTITIONS), timeout=JOIN_TIMEOUT)
