@@ -95,13 +95,18 @@ static int time_load(stor *s, struct stor_time_part *tp) {
     return 0;
 }
 
-int stor_time_before_append(stor *s, int64_t topic_id, int32_t partition, struct stor_time_part **out) {
-    stor_times *ti = &s->times;
-    if ((ti->n + 1) * 2 > ti->cap && time_grow(s)) return -1;
+/* The partition's slot (linear probing; the table is never full): its state, or the free slot it would take. */
+static struct stor_time_part *time_slot(stor_times *ti, int64_t topic_id, int32_t partition) {
     size_t j = stor_part_hash(topic_id, partition) & (ti->cap - 1);
     while (ti->parts[j].used && !(ti->parts[j].topic_id == topic_id && ti->parts[j].partition == partition))
         j = (j + 1) & (ti->cap - 1);
-    struct stor_time_part *tp = &ti->parts[j];
+    return &ti->parts[j];
+}
+
+int stor_time_before_append(stor *s, int64_t topic_id, int32_t partition, struct stor_time_part **out) {
+    stor_times *ti = &s->times;
+    if ((ti->n + 1) * 2 > ti->cap && time_grow(s)) return -1;
+    struct stor_time_part *tp = time_slot(ti, topic_id, partition);
     if (!tp->used) {
         *tp = (struct stor_time_part){.topic_id = topic_id, .partition = partition};
         if (time_load(s, tp)) return -1;
@@ -113,14 +118,9 @@ int stor_time_before_append(stor *s, int64_t topic_id, int32_t partition, struct
 }
 
 struct stor_time_part *stor_time_find(stor *s, int64_t topic_id, int32_t partition) {
-    stor_times *ti = &s->times;
-    if (!ti->cap) return NULL;
-    size_t j = stor_part_hash(topic_id, partition) & (ti->cap - 1);
-    while (ti->parts[j].used) {
-        if (ti->parts[j].topic_id == topic_id && ti->parts[j].partition == partition) return &ti->parts[j];
-        j = (j + 1) & (ti->cap - 1);
-    }
-    return NULL;
+    if (!s->times.cap) return NULL;
+    struct stor_time_part *tp = time_slot(&s->times, topic_id, partition);
+    return tp->used ? tp : NULL;
 }
 
 int stor_time_appended(stor *s, struct stor_time_part *tp, int64_t base_offset, int64_t max_timestamp, size_t len) {
