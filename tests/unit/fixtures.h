@@ -54,6 +54,23 @@ static inline void fx_raw_exec(const char *path, const char *sql) {
     sqlite3_close(db);
 }
 
+/*
+ * Migration 8's per-row triggers on segments.live/used, which migration 22 replaced by the fold:
+ * the tests that build a database of an older schema put them back.
+ */
+#define FX_SEG_TRIGGERS_BEFORE_22                                                                                     \
+    "CREATE TRIGGER batches_seg_add AFTER INSERT ON batches WHEN NEW.seg IS NOT NULL BEGIN"                          \
+    "  UPDATE segments SET live = live + 1, used = max(used, NEW.pos + NEW.size)"                                     \
+    "   WHERE topic_id = NEW.topic_id AND partition = NEW.partition AND id = NEW.seg; END;"                           \
+    "CREATE TRIGGER batches_seg_del AFTER DELETE ON batches WHEN OLD.seg IS NOT NULL BEGIN"                           \
+    "  UPDATE segments SET live = live - 1"                                                                           \
+    "   WHERE topic_id = OLD.topic_id AND partition = OLD.partition AND id = OLD.seg; END;"                           \
+    "CREATE TRIGGER batches_seg_move AFTER UPDATE OF seg, pos ON batches BEGIN"                                       \
+    "  UPDATE segments SET live = live - 1"                                                                           \
+    "   WHERE topic_id = OLD.topic_id AND partition = OLD.partition AND id = OLD.seg;"                                \
+    "  UPDATE segments SET live = live + 1, used = max(used, NEW.pos + NEW.size)"                                     \
+    "   WHERE topic_id = NEW.topic_id AND partition = NEW.partition AND id = NEW.seg; END;"
+
 /* The first column of the first row of a query; the query must return a row. */
 static inline int64_t fx_raw_int(const char *path, const char *sql) {
     sqlite3 *db;

@@ -346,17 +346,7 @@ static void test_upgrade_from_version_19(void **state) {
                 /* migration 22's triggers read bytes_end; migration 8's come back below */
                 "DROP TRIGGER batches_seg_del; DROP TRIGGER batches_seg_move;"
                 "ALTER TABLE partitions DROP COLUMN bytes_end;"
-                "CREATE TRIGGER batches_seg_add AFTER INSERT ON batches WHEN NEW.seg IS NOT NULL BEGIN"
-                "  UPDATE segments SET live = live + 1, used = max(used, NEW.pos + NEW.size)"
-                "   WHERE topic_id = NEW.topic_id AND partition = NEW.partition AND id = NEW.seg; END;"
-                "CREATE TRIGGER batches_seg_del AFTER DELETE ON batches WHEN OLD.seg IS NOT NULL BEGIN"
-                "  UPDATE segments SET live = live - 1"
-                "   WHERE topic_id = OLD.topic_id AND partition = OLD.partition AND id = OLD.seg; END;"
-                "CREATE TRIGGER batches_seg_move AFTER UPDATE OF seg, pos ON batches BEGIN"
-                "  UPDATE segments SET live = live - 1"
-                "   WHERE topic_id = OLD.topic_id AND partition = OLD.partition AND id = OLD.seg;"
-                "  UPDATE segments SET live = live + 1, used = max(used, NEW.pos + NEW.size)"
-                "   WHERE topic_id = NEW.topic_id AND partition = NEW.partition AND id = NEW.seg; END;"
+                FX_SEG_TRIGGERS_BEFORE_22
                 "UPDATE partitions SET bytes = (SELECT sum(size) FROM batches b"
                 "  WHERE b.topic_id = partitions.topic_id AND b.partition = partitions.partition);"
                 "CREATE TRIGGER batches_bytes_add AFTER INSERT ON batches BEGIN"

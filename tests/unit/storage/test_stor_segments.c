@@ -246,17 +246,7 @@ static void test_upgrade_from_version_21_counts_segments_once(void **state) {
                 "  AND b.partition = segments.partition AND b.seg = segments.id),"
                 " used = (SELECT coalesce(max(pos + size), 0) FROM batches b WHERE b.topic_id = segments.topic_id"
                 "  AND b.partition = segments.partition AND b.seg = segments.id);"
-                "CREATE TRIGGER batches_seg_add AFTER INSERT ON batches WHEN NEW.seg IS NOT NULL BEGIN"
-                "  UPDATE segments SET live = live + 1, used = max(used, NEW.pos + NEW.size)"
-                "   WHERE topic_id = NEW.topic_id AND partition = NEW.partition AND id = NEW.seg; END;"
-                "CREATE TRIGGER batches_seg_del AFTER DELETE ON batches WHEN OLD.seg IS NOT NULL BEGIN"
-                "  UPDATE segments SET live = live - 1"
-                "   WHERE topic_id = OLD.topic_id AND partition = OLD.partition AND id = OLD.seg; END;"
-                "CREATE TRIGGER batches_seg_move AFTER UPDATE OF seg, pos ON batches BEGIN"
-                "  UPDATE segments SET live = live - 1"
-                "   WHERE topic_id = OLD.topic_id AND partition = OLD.partition AND id = OLD.seg;"
-                "  UPDATE segments SET live = live + 1, used = max(used, NEW.pos + NEW.size)"
-                "   WHERE topic_id = NEW.topic_id AND partition = NEW.partition AND id = NEW.seg; END;"
+                FX_SEG_TRIGGERS_BEFORE_22
                 "PRAGMA user_version = 21;");
     fx_open(f);
     assert_int_equal(stor_schema_version(f->s), stor_schema_latest());
