@@ -31,7 +31,7 @@ from confluent_kafka import Producer
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "integration"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kafka_wire as kw  # noqa: E402
-from request_cost import QUOTA_KEYS, free_port  # noqa: E402  (the same broker set-up as request_cost.py's)
+from request_cost import QUOTA_KEYS, callgrind_instructions, free_port  # noqa: E402  (the same broker set-up as request_cost.py's)
 
 
 def start(binary, workdir, use_strace):
@@ -112,8 +112,7 @@ def measure(name, binary, n, partitions, use_strace, keep):
                 if len(f) >= 5 and f[-1] != "total" and f[3].isdigit():
                     calls[f[-1]] = int(f[3])
             return calls
-        m = re.search(r"^summary: (\d+)", text, re.M) or re.search(r"^totals: (\d+)", text, re.M)
-        return int(m.group(1))
+        return callgrind_instructions(text)
 
 
 def main():

@@ -137,9 +137,13 @@ def instructions(binary, opts, n):
             stop.set()
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=120)
-        text = out.read_text(errors="replace")
-        m = re.search(r"^summary: (\d+)", text, re.M) or re.search(r"^totals: (\d+)", text, re.M)
-        return int(m.group(1))
+        return callgrind_instructions(out.read_text(errors="replace"))
+
+
+def callgrind_instructions(text):
+    """Every thread's instructions in a callgrind dump: its summary (or totals) line."""
+    m = re.search(r"^summary: (\d+)", text, re.M) or re.search(r"^totals: (\d+)", text, re.M)
+    return int(m.group(1))
 
 
 def main():
