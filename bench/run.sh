@@ -25,7 +25,7 @@
 #       txn         bench/txn_cost.py: CPU per transaction and transactions/s; mskmock default,
 #                   storage.sync=off, and librdkafka's mock (TXN_ROUNDS rounds of TXNS, interleaved)
 #       memory      bench/scaling.py: RSS after 50 producers' load, RSS per idle client (100 clients)
-#       compaction  bench/compaction.py: a neighbour's produce p99 during a pass / after it, pass
+#       compaction  bench/compaction.py: a neighbour's produce p99 during a pass / before and after it, pass
 #                   MB/s; mskmock default and storage.sync=off, interleaved (COMPACT_RUNS, COMPACT_MB)
 #       request     bench/request_cost.py: instructions per Produce + Fetch pair (callgrind), on
 #                   disk with the default storage and in memory (REQUESTS)
@@ -83,7 +83,7 @@ if [[ $MODE == issue37 ]]; then
   else
     QUIET_WAIT="${QUIET_WAIT_GIVEN:-30}"
     : "${TXN_ROUNDS:=5}" "${TXNS:=2000}" "${TXN_WARMUP:=200}" "${MEM_RUNS:=3}" "${MEM_RECORDS:=200000}"
-    : "${COMPACT_RUNS:=3}" "${COMPACT_MB:=64}" "${REQUESTS:=2000}"
+    : "${COMPACT_RUNS:=5}" "${COMPACT_MB:=512}" "${REQUESTS:=2000}"
   fi
   if [[ -z "${PYTHON:-}" ]]; then
     if [[ -x .venv/bin/python ]]; then PYTHON=.venv/bin/python; else PYTHON=python3; fi
@@ -265,7 +265,7 @@ run_phase() {
         for label in default off; do
           sets=(); if [[ $label == off ]]; then sets=(--set storage.sync=off); fi
           status=0
-          "$PYTHON" bench/compaction.py --binary "$bin" --runs 1 --mb "$COMPACT_MB" --codecs none --slice-ms 2 \
+          "$PYTHON" bench/compaction.py --binary "$bin" --runs 1 --mb "$COMPACT_MB" --codecs none --slice-ms 2 --warmup 2 \
             --quiet-wait "$QUIET_WAIT" "${sets[@]}" >"$out/compaction-$label-$r.txt" 2>"$out/compaction-$label-$r.stderr" \
             || status=$?
           echo "--- compaction, $label, run $r/$COMPACT_RUNS (exit $status)"
