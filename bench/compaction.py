@@ -31,9 +31,10 @@ on a fresh temp dir, --ports auto; MSK's quotas and request-rate cap off as benc
    before it started (with --warmup at least the pass's length), each a baseline: same broker, same
    producer, no compaction; the ratios of the p99 during the pass to the p99 after it ("p99_ratio",
    as before 2026-12-07) and to the p99 of the records of both baselines together
-   ("p99_ratio_baseline", issue 37's goal: within 1.2x). Meanwhile a probe on a connection of its own sends ApiVersions one at a time, as fast as
-   they are answered: the longest round trip during the pass is the longest the loop was held
-   ("loop lag max"), and after it the same over the baseline window.
+   ("p99_ratio_baseline", issue 37's goal: within 1.2x). Meanwhile a probe on a connection of its
+   own sends ApiVersions one at a time, as fast as they are answered: the longest round trip
+   during the pass is the longest the loop was held ("loop lag max"), and in each baseline window
+   the same.
 
 --warmup S (issue 37, goal 4): without it the pass starts ~0.1 s after the restarted broker, racing
 the neighbour producer's start; in some runs it sent nothing during the pass, in others its first
@@ -115,7 +116,7 @@ class Broker:
     def log_text_if_grown(self, seen):
         """The log's text when it grew since seen[0] bytes, else None. The producing loop looks every
         50 ms until the pass ends; reading the log and searching it with PASS_LINE took ~0.7 ms of this
-        loop's thread each time (the leading (\S+) backtracks at every character), during the pass and
+        loop's thread each time (its leading group of non-spaces backtracks at every character), during the pass and
         not after it, and lifted the neighbour's p99 during a pass by about a third (docs/benchmarks.md,
         "The benchmark's own look at the log"). A stat costs microseconds, and the broker writes no line
         while a pass runs."""
