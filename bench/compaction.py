@@ -115,11 +115,11 @@ class Broker:
 
     def log_text_if_grown(self, seen):
         """The log's text when it grew since seen[0] bytes, else None. The producing loop looks every
-        50 ms until the pass ends; reading the log and searching it with PASS_LINE took ~0.7 ms of this
-        loop's thread each time (its leading group of non-spaces backtracks at every character), during the pass and
-        not after it, and lifted the neighbour's p99 during a pass by about a third (docs/benchmarks.md,
-        "The benchmark's own look at the log"). A stat costs microseconds, and the broker writes no line
-        while a pass runs."""
+        50 ms until the pass ends; reading the log and searching it with PASS_LINE took ~0.7 ms of
+        this loop's thread each time (its leading group of non-spaces backtracks at every
+        character), during the pass and not after it, and lifted the neighbour's p99 during a pass
+        by about a third (docs/benchmarks.md, "The benchmark's own look at the log"). A stat costs
+        microseconds, and the broker writes no line while a pass runs."""
         size = os.path.getsize(self.log_path)
         if size == seen[0]:
             return None
@@ -325,20 +325,24 @@ def latency(a, slice_ms, tmp):
         text = b.log_text()
         start = ts(START_LINE.search(text).group(1))
         end = ts(PASS_LINE.search(text).group(1))
-        def window(lo, hi, polled=False):
+        # the pass, and windows of its length 0.2 s after it and (with --warmup at least the pass's
+        # length) 0.2 s before it: the neighbour's p99 drifts over a run by as much as a pass moves
+        # it, so a baseline after the pass alone credits the pass with the drift; both together are
+        # the baseline of the goal
+        span = {"during": (start, end), "after": (end + 0.2, end + 0.2 + (end - start)),
+                "before": (start - 0.2 - (end - start), start - 0.2)}
+
+        def window(name, polled=False):
+            lo, hi = span[name]
             return [(seen if polled else lat) for t, lat, seen, err in sent
                     if lo <= t <= hi and not err and lat is not None]
-        during, after = window(start, end), window(end + 0.2, end + 0.2 + (end - start))
-        # and a window of the same length before it (with --warmup at least the pass's length): the
-        # neighbour's p99 drifts over a run by as much as a pass moves it, so a baseline after the
-        # pass alone credits the pass with the drift; both together are the baseline of the goal
-        before = window(start - 0.2 - (end - start), start - 0.2)
+        during, after, before = window("during"), window("after"), window("before")
         errors = sum(1 for *_, err in sent if err)
         if a.trace:
             slow = [("probe", t, rtt) for t, rtt in probe.samples if rtt > a.trace / 1000] + \
                 [("produce", t, lat) for t, lat, _, err in sent if lat is not None and lat > a.trace / 1000]
             for what, t, x in sorted(slow, key=lambda e: e[1]):
-                if start - 0.05 <= t <= end + 0.2 + (end - start):
+                if start - 0.05 <= t <= span["after"][1]:
                     print("trace %-7s at %+8.1f ms from the start (pass %.1f ms): %.2f ms" % (
                         what, (t - start) * 1000, (end - start) * 1000, x * 1000), file=sys.stderr)
 
@@ -349,28 +353,27 @@ def latency(a, slice_ms, tmp):
             return {"n": len(xs), "p50_ms": round(xs[len(xs) // 2] * 1000, 2),
                     "p99_ms": round(xs[min(len(xs) - 1, int(len(xs) * 0.99))] * 1000, 2),
                     "max_ms": round(xs[-1] * 1000, 2)}
+
+        def ratio(x, y, key="p99_ms"):
+            return round(x[key] / y[key], 2) if x.get(key) and y.get(key) else None
         d, f, bf, both = stats(during), stats(after), stats(before), stats(before + after)
         # the same records timed as before 2026-12-07: at the delivery callback, when this loop polled
-        d["polled_p99_ms"] = stats(window(start, end, True)).get("p99_ms")
-        f["polled_p99_ms"] = stats(window(end + 0.2, end + 0.2 + (end - start), True)).get("p99_ms")
-        d["loop_lag_max_ms"] = probe.max_ms(start, end)
-        f["loop_lag_max_ms"] = probe.max_ms(end + 0.2, end + 0.2 + (end - start))
-        bf["loop_lag_max_ms"] = probe.max_ms(start - 0.2 - (end - start), start - 0.2)
+        d["polled_p99_ms"] = stats(window("during", True)).get("p99_ms")
+        f["polled_p99_ms"] = stats(window("after", True)).get("p99_ms")
+        for name, x in (("during", d), ("after", f), ("before", bf)):
+            x["loop_lag_max_ms"] = probe.max_ms(*span[name])
         both["loop_lag_max_ms"] = max([x for x in (f["loop_lag_max_ms"], bf["loop_lag_max_ms"]) if x is not None],
                                       default=None)
         extra = {}
         if hog_at is not None:  # its process starts ~50 ms after hog_at (multiprocessing's start)
-            h = stats(window(hog_at + 0.1, hog_at + hog_s))
-            h["loop_lag_max_ms"] = probe.max_ms(hog_at + 0.1, hog_at + hog_s)
-            extra = {"idle_hog": h,
-                     "hog_p99_ratio": round(h["p99_ms"] / f["p99_ms"], 2) if h.get("p99_ms") and f.get("p99_ms") else None}
-        def ratio(x, y):
-            return round(x["p99_ms"] / y["p99_ms"], 2) if x.get("p99_ms") and y.get("p99_ms") else None
+            span["hog"] = (hog_at + 0.1, hog_at + hog_s)
+            h = stats(window("hog"))
+            h["loop_lag_max_ms"] = probe.max_ms(*span["hog"])
+            extra = {"idle_hog": h, "hog_p99_ratio": ratio(h, f)}
         return {"slice_ms": slice_ms, "pass_s": round(end - start, 3), "during": d, "after": f, "before": bf,
                 "baseline": both, **extra,
                 "p99_ratio": ratio(d, f), "p99_ratio_before": ratio(d, bf), "p99_ratio_baseline": ratio(d, both),
-                "polled_p99_ratio": (round(d["polled_p99_ms"] / f["polled_p99_ms"], 2)
-                                     if d.get("polled_p99_ms") and f.get("polled_p99_ms") else None),
+                "polled_p99_ratio": ratio(d, f, "polled_p99_ms"),
                 "errors": errors, **last_pass(text, "c")}
     finally:
         b.stop()
