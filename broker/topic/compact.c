@@ -345,9 +345,9 @@ static bool stored_batch(pass *p, const void *data, size_t len, kp_batch *b) {
  * log.cleaner.io.max.bytes.per.second, as Kafka's cleaner (LogCleaner.scala's Throttler): the
  * bytes a pass reads and writes, on average at most this many a second; the worker sleeps off any
  * excess after a batch. Why the serverless default throttles where Kafka does not: on two cores a
- * neighbour's produce p99 during a pass at full speed (about 2 GB/s read) was 1.6-1.9x its p99
- * after it, 1.4-1.5x with the worker asleep half the time (docs/benchmarks.md, "Compaction off the
- * loop"). What in a pass costs the neighbour is not its idle-priority share of a core (a spinner
+ * neighbour's produce p99 during a pass at full speed (about 2 GB/s read) was 2.0x its p99 before
+ * and after it, 1.0x at the 1 GiB/s default (docs/benchmarks.md, "The benchmark's own look at the
+ * log"). What in a pass costs the neighbour is not its idle-priority share of a core (a spinner
  * at SCHED_IDLE costs it nothing measurable); less of the pass at a time costs it less. The sleeps
  * are short so a stop or an abort is not held up.
  */

@@ -863,7 +863,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         T(test_fresh_file_is_migrated),
         T(test_reopen_keeps_version),
-    T(test_fresh_schema_is_the_migration_chains),
+        T(test_fresh_schema_is_the_migration_chains),
         T(test_upgrade_from_version_1),
         T(test_upgrade_from_version_15),
         T(test_upgrade_from_version_18),
