@@ -5,7 +5,7 @@
 #
 #   MODE=throughput (default): the same librdkafka clients, the same record count:
 #     mskmock on disk (SQLite in a fresh temp dir; the default storage.sync=normal,
-#     WAL), mskmock-disk-off (storage.sync=off: rollback journal, no fsync, the
+#     WAL), mskmock-disk-off (storage.sync=off: WAL too, no fsync, the
 #     durability of Kafka's own defaults), mskmock with :memory:,
 #     librdkafka's mock cluster in the bench process, and in a process of its own.
 #     Also mskmock-{disk,memory}-sasl-ssl (clients on the IAM listener: SASL_SSL,

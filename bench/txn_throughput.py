@@ -17,7 +17,7 @@ Targets, each started fresh for every run, with 3 brokers:
                 (storage.sync=normal: SQLite in WAL mode) on a data dir in a fresh temp dir,
                 free ports (--ports auto), advertised.host=127.0.0.1; MSK's quotas and request
                 rate cap are off (as bench/run.sh sets them), MSKMOCK_* variables not passed on.
-  mskmock-off   the same with storage.sync=off (rollback journal, no fsync: what CI usually sets).
+  mskmock-off   the same with storage.sync=off (nothing fsynced: what CI usually sets).
   mskmock-mem   the same with data.dir=:memory: (nothing persisted, as the mock).
   mock          librdkafka's mock cluster (rd_kafka_mock_cluster_new, 3 brokers) in a child
                 process of its own, so that its CPU is its own as mskmock's is. The child loads

@@ -273,7 +273,7 @@ static const key_def keys[] = {
       "served; an in-memory database's passes (no file a worker could read) run and are swapped in on the loop "
       "in slices of this long"),
     K("storage.sync", T_ENUM, storage_sync, "normal", NULL, NULL, 0, 0, "off|normal|full",
-      "SQLite sync and journal: all survive kill -9; off (rollback journal) may corrupt on power loss, normal (WAL) may lose the newest commits, full (WAL, each commit and its segment bytes synced) loses none"),
+      "what is fsynced (the database is in WAL mode in all three); all survive kill -9: off (nothing synced) may corrupt on power loss, normal may lose the newest commits, full (each commit and its segment bytes synced) loses none"),
     K("storage.segment.bytes", T_INT, storage_segment_bytes, "16777216", NULL, NULL, 1048576, 1073741824, NULL,
       "record batches are appended to per-partition segment files next to the database (mskmock.db.segments); a "
       "segment is closed (and synced, unless storage.sync=off; with normal off the loop, about 40 s later) once the next batch would take it past this size, "

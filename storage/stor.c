@@ -154,43 +154,27 @@ static int stor_pragma_query(sqlite3 *db, const char *sql, char *out, size_t out
 }
 
 /*
- * The journal follows the sync mode. With normal and full a power cut must
- * never corrupt the file, and WAL gives that without an fsync per commit.
- * With off nothing is promised past a kill -9 of the process (the page cache
- * survives it; SQLite finds the journal it left and rolls back), and a
- * rollback journal writes each byte once, straight into the database file,
- * where WAL writes it twice (the WAL, then the checkpoint into the file) and
- * keeps two copies in the page cache. New pages hardly need journaling: only
- * the b-tree pages an append changes are copied to the journal first.
- * PERSIST keeps the journal file between commits (its header zeroed) instead
- * of creating and deleting it each time.
+ * WAL in every sync mode: a power cut under normal or full must never corrupt the file, and WAL
+ * gives that without an fsync per commit; with off nothing is synced, and what survives is what
+ * survives a kill -9 (the page cache). Once `off` had a rollback journal (PERSIST), which wrote
+ * each byte once where WAL writes it twice (the WAL, then the checkpoint into the file); since
+ * record bytes live in segment files the rows are small, and the journal cost more than it saved:
+ * a transaction of the txn benchmark 285 us of broker CPU against 210 on WAL (docs/benchmarks.md,
+ * "storage.sync=off on WAL"). One journal also means one reader story: WAL readers, the log
+ * cleaner's and a user's sqlite3, never hold the loop's commit back.
  */
-static int stor_set_journal(sqlite3 *db, stor_sync sync, bool *wal, char *err, size_t errlen) {
+static int stor_set_journal(sqlite3 *db, char *err, size_t errlen) {
     char mode[32];
-    const char *want = sync == STOR_SYNC_OFF ? "persist" : "wal";
-    const char *sql = sync == STOR_SYNC_OFF ? "PRAGMA journal_mode = PERSIST" : "PRAGMA journal_mode = WAL";
-    *wal = false;
-    if (stor_pragma_query(db, sql, mode, sizeof mode, err, errlen)) return -1;
+    if (stor_pragma_query(db, "PRAGMA journal_mode = WAL", mode, sizeof mode, err, errlen)) return -1;
     /* In-memory and temporary databases keep their own journal; nothing there needs to survive anyway. */
     const char *file = sqlite3_db_filename(db, "main");
     if (!file || !*file) return 0;
-    if (strcmp(mode, want) != 0) {
-        stor_errf(err, errlen, "cannot put %s in %s journal mode (SQLite kept '%s')%s", file, want, mode,
-                  *want == 'w' ? "; the data directory must be on a local filesystem that supports shared memory"
-                               : "");
+    if (strcmp(mode, "wal") != 0) {
+        stor_errf(err, errlen,
+                  "cannot put %s in wal journal mode (SQLite kept '%s'); the data directory must be on a local "
+                  "filesystem that supports shared memory",
+                  file, mode);
         return -1;
-    }
-    *wal = sync != STOR_SYNC_OFF;
-    if (!*wal) {
-        /* the journal keeps the size of its largest transaction: give a peak's space back */
-        if (stor_sql_exec(db, "PRAGMA journal_size_limit = 67108864", err, errlen)) return -1;
-        int on = 1;
-        int rc = sqlite3_file_control(db, "main", STOR_FCNTL_GATHER_DB, &on);
-        /* SQLITE_NOTFOUND: not opened through the gathering VFS (unavailable); writes go page by page */
-        if (rc != SQLITE_OK && rc != SQLITE_NOTFOUND) {
-            stor_errf(err, errlen, "gathering writes of %s: %s", file, sqlite3_errstr(rc));
-            return -1;
-        }
     }
     return 0;
 }
@@ -213,7 +197,7 @@ static int stor_set_new_page_size(sqlite3 *db, char *err, size_t errlen) {
     return stor_sql_exec(db, "PRAGMA page_size = 1024", err, errlen);
 }
 
-static int stor_configure(sqlite3 *db, stor_sync sync, bool *wal, char *err, size_t errlen) {
+static int stor_configure(sqlite3 *db, stor_sync sync, char *err, size_t errlen) {
     static const char *const sync_sql[] = {
         [STOR_SYNC_OFF] = "PRAGMA synchronous = OFF",
         [STOR_SYNC_NORMAL] = "PRAGMA synchronous = NORMAL",
@@ -233,7 +217,7 @@ static int stor_configure(sqlite3 *db, stor_sync sync, bool *wal, char *err, siz
      */
     if (stor_sql_exec(db, sync_sql[STOR_SYNC_OFF], err, errlen)) return -1;
     if (stor_set_new_page_size(db, err, errlen)) return -1;
-    if (stor_set_journal(db, sync, wal, err, errlen)) return -1;
+    if (stor_set_journal(db, err, errlen)) return -1;
     if (stor_sql_exec(db, sync_sql[sync], err, errlen)) return -1;
     /*
      * Debian builds SQLite with SECURE_DELETE, which overwrites every freed page with zeros
@@ -309,7 +293,6 @@ int stor_open(stor **out, const char *path, stor_sync sync, char *err, size_t er
         return -1;
     }
     char why[400] = "";
-    bool wal = false;
     /* The first read of the file: a damaged header fails here, named as what it is. */
     char version[32];
     if (stor_pragma_query(s->db, "PRAGMA schema_version", version, sizeof version, why, sizeof why)) {
@@ -317,7 +300,7 @@ int stor_open(stor **out, const char *path, stor_sync sync, char *err, size_t er
         stor_close(s);
         return -1;
     }
-    if (stor_configure(s->db, sync, &wal, why, sizeof why) || stor_migrate(s->db, &s->schema_version, why, sizeof why) ||
+    if (stor_configure(s->db, sync, why, sizeof why) || stor_migrate(s->db, &s->schema_version, why, sizeof why) ||
         stor_prepare_all(s, why, sizeof why)) {
         stor_errf(err, errlen, "%s: %s", path, why);
         stor_close(s);
@@ -329,7 +312,7 @@ int stor_open(stor **out, const char *path, stor_sync sync, char *err, size_t er
         stor_close(s);
         return -1;
     }
-    if (wal && stor_ckpt_start(s, file, why, sizeof why) != 0) {
+    if (file && *file && stor_ckpt_start(s, file, sync, why, sizeof why) != 0) {
         stor_errf(err, errlen, "%s: %s", path, why);
         stor_close(s);
         return -1;

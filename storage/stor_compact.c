@@ -5,9 +5,8 @@
  * A pass with a database on disk reads through a connection of its own on a worker thread (WAL
  * lets readers run beside the loop's one writer, and the worker never writes to SQLite, so it
  * never waits on the loop's write lock nor makes the loop wait on it), each read a short
- * transaction of at most CHUNK_ROWS rows, the segment bytes read after it ends: with
- * storage.sync=off's rollback journal a reader's lock holds the loop's commit back, and in WAL
- * mode a long one holds checkpoints back. It
+ * transaction of at most CHUNK_ROWS rows, the segment bytes read after it ends: a long read
+ * transaction would hold checkpoints back, and the WAL would grow past it. It
  * writes every batch it keeps, rewritten or not, to a file of its own beside the partition's
  * segments, <seq>.cleaned, as Kafka's cleaner writes a .cleaned segment (LogCleaner.scala,
  * Cleaner.cleanSegments; LocalLog.CleanedFileSuffix). The loop then swaps it in within one
@@ -239,9 +238,8 @@ typedef struct chunk_row {
 
 /*
  * One chunk from from: its rows read in one short read transaction (with the bytes of rows that
- * keep theirs), then the segment bytes read and handed to fn with no lock held. Short because
- * of storage.sync=off's rollback journal, where a reader's lock keeps the loop's commit waiting;
- * in WAL mode it also lets checkpoints go on. *next is where the next chunk starts, INT64_MAX
+ * keep theirs), then the segment bytes read and handed to fn with no lock held. Short so that
+ * checkpoints go on beside it. *next is where the next chunk starts, INT64_MAX
  * when the range is done or fn stopped the read.
  */
 static int read_chunk(stor_cleaning *c, int64_t from, int64_t upto, stor_clean_fn fn, void *ctx, int64_t *next) {

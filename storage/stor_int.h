@@ -318,7 +318,7 @@ void stor_producer_cache_free(stor *s);
 
 /* ---- stor_checkpoint.c ---- */
 
-int stor_ckpt_start(stor *s, const char *path, char *err, size_t errlen);
+int stor_ckpt_start(stor *s, const char *path, stor_sync sync, char *err, size_t errlen);
 void stor_ckpt_kick(stor *s);
 void stor_ckpt_stop(stor *s);
 
@@ -327,13 +327,6 @@ void stor_ckpt_stop(stor *s);
 #define STOR_VFS_NAME "mskmock-gather"
 /* The loop connection's VFS (appends gathered into large writes), registered on first use; NULL if unavailable. */
 const char *stor_vfs_name(void);
-/*
- * sqlite3_file_control(db, "main", STOR_FCNTL_GATHER_DB, &on) on a connection
- * of that VFS: gather the database file's own writes too (rollback-journal
- * mode; never with a WAL, whose checkpoints write the file from other
- * connections). Not a SQLite opcode: only the shim answers it.
- */
-#define STOR_FCNTL_GATHER_DB 0x6d736b01
 
 /* ---- stor_segments.c ---- */
 

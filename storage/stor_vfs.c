@@ -1,13 +1,11 @@
 /*
- * A VFS shim for the loop's connection that gathers appends into large
- * writes: always those to the WAL, and those to the database file itself
- * once stor.c asks for it (STOR_FCNTL_GATHER_DB, rollback-journal mode only).
+ * A VFS shim for the loop's connection that gathers its appends to the WAL
+ * into large writes.
  *
  * SQLite appends each WAL frame as two writes, its 24-byte header and then
- * the page, at offsets that are never block-aligned, and in rollback mode it
- * writes the database one 4 KiB page per call. For a 1 MiB batch that is 256
- * to 512 system calls, and ext4 pays per call for the whole (large) folio
- * the write lands in, and zeroes the rest of every block a small write
+ * the page, at offsets that are never block-aligned. For a 1 MiB batch that
+ * was 256 to 512 system calls, and ext4 pays per call for the whole (large)
+ * folio the write lands in, and zeroes the rest of every block a small write
  * begins: measured, a quarter to a third of the loop's produce time. Here
  * contiguous writes collect in a buffer and reach the file in one write.
  *
@@ -21,15 +19,8 @@
  *   - at the database file's shared-memory barrier, which comes before a
  *     commit is published to other connections (the checkpoint thread): a
  *     safety net, normally empty by then.
- * When a database file's buffer must be in the file:
- *   - at the SQLITE_FCNTL_SYNC file control that SQLite sends after writing
- *     a commit's pages and before it retires the journal, whatever the
- *     synchronous setting: its error fails the commit, and the journal still
- *     holds what a rollback needs;
- *   - before anything touches its rollback journal (write, truncate, delete
- *     among them), so the journal is never retired while pages it protects
- *     are still here: a kill -9 then finds either the journal or the pages;
- *   - before any other operation on the database file, locks included.
+ * (Once the database file's own writes were gathered too, for the rollback
+ * journal storage.sync=off had; every mode is on WAL now, stor.c.)
  * Nothing else is changed: other files and every other method pass through.
  */
 #include <pthread.h>
@@ -48,8 +39,7 @@ typedef struct wfile wfile;
 struct wfile {
     sqlite3_file base;      /* pMethods: ours */
     sqlite3_file *real;     /* the wrapped file, in the same allocation */
-    bool is_wal, is_db, is_journal;
-    bool gather;            /* writes collect in buf: WAL files, and database files asked to */
+    bool is_wal, is_db;     /* a WAL's writes collect in buf */
     bool commit_page_next;  /* the last write was the header of a commit frame */
     uint8_t *buf;
     size_t len;
@@ -57,8 +47,6 @@ struct wfile {
     int sticky_rc;          /* a flush failed where the error could not be returned */
     const char *db_name;    /* main database name (for pairing a WAL with its database) */
     wfile *wal;             /* is_db: its open WAL, if any */
-    wfile *journal;         /* is_db: its open rollback journal, if any */
-    wfile *db;              /* is_journal: its database file, if open */
     wfile *next_db;         /* open database files of this VFS */
 };
 
@@ -74,30 +62,19 @@ static int flush(wfile *f) {
     return rc;
 }
 
-/*
- * Flush before an operation that must see the file as SQLite believes it is.
- * An operation on a rollback journal first puts its database's pages in the
- * file: SQLite may retire the journal only once they are there.
- */
+/* Flush before an operation that must see the file as SQLite believes it is. */
 static int settle(wfile *f) {
-    if (f->db) {
-        int rc = settle(f->db);
-        if (rc != SQLITE_OK) return rc;
-    }
     if (f->sticky_rc != SQLITE_OK) return f->sticky_rc;
     return flush(f);
 }
 
 static int x_write(sqlite3_file *pf, const void *p, int amt, sqlite3_int64 off) {
     wfile *f = (wfile *)pf;
-    if (!f->gather) {
-        int rc = settle(f);
-        return rc != SQLITE_OK ? rc : f->real->pMethods->xWrite(f->real, p, amt, off);
-    }
+    if (!f->is_wal) return f->real->pMethods->xWrite(f->real, p, amt, off);
     if (f->sticky_rc != SQLITE_OK) return f->sticky_rc;
     bool commit_page = f->commit_page_next;
     f->commit_page_next = false;
-    if (f->is_wal && amt == FRAME_HEADER_BYTES) {
+    if (amt == FRAME_HEADER_BYTES) {
         const uint8_t *h = p;
         f->commit_page_next = (h[4] | h[5] | h[6] | h[7]) != 0;
     }
@@ -162,12 +139,6 @@ static int x_check_reserved(sqlite3_file *pf, int *out) {
 
 static int x_file_control(sqlite3_file *pf, int op, void *arg) {
     wfile *f = (wfile *)pf;
-    if (op == STOR_FCNTL_GATHER_DB) {
-        if (!f->is_db) return SQLITE_NOTFOUND;
-        int rc = settle(f);
-        if (rc == SQLITE_OK) f->gather = *(int *)arg != 0;
-        return rc;
-    }
     int rc = settle(f);
     return rc != SQLITE_OK ? rc : f->real->pMethods->xFileControl(f->real, op, arg);
 }
@@ -227,18 +198,15 @@ static void pairing_remove(wfile *f) {
             break;
         }
     }
-    for (wfile *d = db_list; d; d = d->next_db) {
+    for (wfile *d = db_list; d; d = d->next_db)
         if (d->wal == f) d->wal = NULL;
-        if (d->journal == f) d->journal = NULL;
-    }
-    if (f->journal) f->journal->db = NULL;
     pthread_mutex_unlock(&db_list_mu);
 }
 
 static int x_close(sqlite3_file *pf) {
     wfile *f = (wfile *)pf;
     int rc = settle(f);
-    if (f->is_db || f->is_wal || f->is_journal) pairing_remove(f);
+    if (f->is_db || f->is_wal) pairing_remove(f);
     int rc2 = f->real->pMethods->xClose(f->real);
     free(f->buf);
     f->buf = NULL;
@@ -280,9 +248,7 @@ static int x_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *pf, int
     f->base.pMethods = &shim_methods;
     f->is_wal = (flags & SQLITE_OPEN_WAL) != 0;
     f->is_db = (flags & SQLITE_OPEN_MAIN_DB) != 0;
-    f->is_journal = (flags & SQLITE_OPEN_MAIN_JOURNAL) != 0;
-    f->gather = f->is_wal;
-    if (!name || !(f->is_db || f->is_wal || f->is_journal)) return SQLITE_OK;
+    if (!name || !(f->is_db || f->is_wal)) return SQLITE_OK;
     f->db_name = f->is_db ? name : sqlite3_filename_database(name);
     pthread_mutex_lock(&db_list_mu);
     if (f->is_db) {
@@ -290,14 +256,8 @@ static int x_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *pf, int
         db_list = f;
     } else {
         for (wfile *d = db_list; d; d = d->next_db) {
-            if (strcmp(d->db_name, f->db_name) != 0) continue;
-            if (f->is_wal && !d->wal) {
+            if (strcmp(d->db_name, f->db_name) == 0 && !d->wal) {
                 d->wal = f;
-                break;
-            }
-            if (f->is_journal && !d->journal) {
-                d->journal = f;
-                f->db = d;
                 break;
             }
         }
@@ -306,21 +266,9 @@ static int x_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *pf, int
     return SQLITE_OK;
 }
 
-/*
- * Deleting a database's journal or WAL retires it: the database's pages must
- * be in the file first (journal_mode DELETE; PERSIST and TRUNCATE retire it
- * through the journal's own methods).
- */
 static int v_delete(sqlite3_vfs *v, const char *n, int sync) {
     (void)v;
-    int rc = SQLITE_OK;
-    pthread_mutex_lock(&db_list_mu);
-    for (wfile *d = db_list; d && rc == SQLITE_OK; d = d->next_db) {
-        size_t len = strlen(d->db_name);
-        if (d->gather && strncmp(n, d->db_name, len) == 0 && n[len] == '-') rc = settle(d);
-    }
-    pthread_mutex_unlock(&db_list_mu);
-    return rc != SQLITE_OK ? rc : base_vfs->xDelete(base_vfs, n, sync);
+    return base_vfs->xDelete(base_vfs, n, sync);
 }
 static int v_access(sqlite3_vfs *v, const char *n, int flags, int *out) {
     (void)v;

@@ -261,7 +261,7 @@ def test_first_swap_does_not_wait_for_the_threadpool_to_start():
         assert len(new) <= 1, (sorted(before), after)
 
 
-@pytest.mark.parametrize("sync", ["normal", "off"])  # off: a rollback journal, where readers lock writers out
+@pytest.mark.parametrize("sync", ["normal", "off"])  # off: no fsync anywhere, the swap's included
 def test_records_produced_during_a_pass_are_kept_and_read_in_order(sync):
     """Produce and fetch race the worker and the swap: the new records (same keys, newer values)
     all stay, past the pass's end; a reader during the pass sees each key's newest value in order."""

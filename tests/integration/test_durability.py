@@ -1,7 +1,7 @@
 """kill -9 at any moment loses no acknowledged record; a clean restart serves everything as before.
 
-Both journal modes are covered: WAL (storage.sync=normal, the default) and the rollback journal
-with the database file's writes gathered (storage.sync=off).
+Two sync modes are covered, both on WAL: storage.sync=normal (the default) and storage.sync=off,
+which syncs nothing (and once had a rollback journal instead).
 
 A confluent-kafka producer (acks=all) writes while the broker is killed with SIGKILL at a
 random moment. Every record whose delivery was acknowledged must be readable after the
