@@ -11,7 +11,8 @@
  * core/src/main/scala/kafka/log/LogLoader.scala).
  *
  * So a closed segment, once the commit that closed it is in, is handed to a thread of this
- * file, which opens it by its path and fdatasyncs it after a delay: by then the kernel's own
+ * file, which opens it by its path and fdatasyncs it (and then fsyncs the directories that name
+ * it, which seg_create no longer does with normal) after a delay: by then the kernel's own
  * flusher has written the pages back (dirty pages older than vm.dirty_expire_centisecs, 30 s,
  * are written at its next pass, every vm.dirty_writeback_centisecs, 5 s), so the call mostly
  * only waits for the device. The loop commits the segment's mark with its next write
@@ -29,6 +30,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +85,28 @@ int64_t stor_seg_sync_default_delay_ms(void) {
     return (int64_t)(expire + 2 * every) * 10;
 }
 
+/*
+ * The segment's bytes, then its name: the directories from its partition's up to the data
+ * directory, whose new entries seg_create leaves to this (with normal it fsyncs none). A mark
+ * says the segment outlives a power cut, so it comes only once both did.
+ */
+static bool sync_segment(const char *path) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    bool ok = fdatasync(fd) == 0;
+    close(fd);
+    char dir[sizeof ((sync_item *)0)->path], up[sizeof dir];
+    snprintf(dir, sizeof dir, "%s", path);
+    for (int level = 0; ok && level < 3; level++) {
+        snprintf(up, sizeof up, "%s", dirname(dir));
+        snprintf(dir, sizeof dir, "%s", up);
+        int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ok = dfd >= 0 && fsync(dfd) == 0;
+        if (dfd >= 0) close(dfd);
+    }
+    return ok;
+}
+
 static void *run(void *arg) {
     stor_seg_syncer *y = arg;
     pthread_mutex_lock(&y->mu);
@@ -110,10 +134,8 @@ static void *run(void *arg) {
         y->nqueue--;
         y->busy++;
         pthread_mutex_unlock(&y->mu);
-        int fd = open(it.path, O_RDONLY | O_CLOEXEC);
-        bool ok = fd >= 0 && fdatasync(fd) == 0;
-        bool gone = fd < 0 && errno == ENOENT; /* deleted meanwhile: nothing left to mark */
-        if (fd >= 0) close(fd);
+        bool ok = sync_segment(it.path);
+        bool gone = !ok && access(it.path, F_OK) != 0 && errno == ENOENT; /* deleted meanwhile: nothing left to mark */
         pthread_mutex_lock(&y->mu);
         y->busy--;
         if (ok) {
@@ -156,10 +178,7 @@ void stor_seg_sync_later(stor *s, int64_t topic_id, int32_t partition, int64_t i
     stor_seg_syncer *y = g->syncer;
     if (!y) {
         /* no thread: sync here, as before this file existed */
-        int fd = open(it.path, O_RDONLY | O_CLOEXEC);
-        bool ok = fd >= 0 && fdatasync(fd) == 0;
-        if (fd >= 0) close(fd);
-        if (ok) {
+        if (sync_segment(it.path)) {
             XGROW(g->marking, g->capmarking, g->nmarking + 1, 8);
             g->marking[g->nmarking++] = (stor_seg_synced){.topic_id = topic_id, .partition = partition, .id = id,
                                                           .pos = pos};

@@ -502,6 +502,21 @@ static int seg_fold_all(stor *s) {
     return ret;
 }
 
+/* An empty file at path, and the directories above it (as far as the segments directory) if they are gone too. */
+static int seg_recreate_lost(const char *path) {
+    char tmp[600], dir[600], up[600];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    snprintf(dir, sizeof dir, "%s", dirname(tmp)); /* the partition's directory */
+    snprintf(tmp, sizeof tmp, "%s", dir);
+    snprintf(up, sizeof up, "%s", dirname(tmp)); /* the segments directory */
+    if (mkdir(up, 0755) != 0 && errno != EEXIST) return -1;
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) return -1;
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return -1;
+    close(fd);
+    return 0;
+}
+
 int stor_recover(stor *s) {
     stor_segs *g = &s->segs;
     if (!g->enabled || g->recovered) return 0;
@@ -532,6 +547,16 @@ int stor_recover(stor *s) {
         char path[sizeof g->dir + 64];
         seg_path(g, tid, part, id, path, sizeof path);
         struct stat sb;
+        /*
+         * A segment never synced (storage.sync=normal fsyncs a new name only with the segment,
+         * seg_create) may have lost its name in a power cut as it may have lost its bytes: it
+         * comes back empty, and the check below removes its rows and every later one of the
+         * partition, as for bytes that did not reach the disk.
+         */
+        if (check && synced == 0 && live > 0 && stat(path, &sb) != 0 && errno == ENOENT && seg_recreate_lost(path) != 0) {
+            ret = stor_failf(s, "recreate segment %s, lost in a restart of the system: %s", path, strerror(errno));
+            break;
+        }
         if (stat(path, &sb) != 0) {
             if (live <= 0) continue; /* deleted after its last row went; its row goes at the next sweep */
             ret = stor_failf(s, "segment %s is missing: %lld batches have their bytes there; restore it, or salvage "
@@ -640,7 +665,17 @@ static int seg_create(stor *s, struct stor_seg_part *p) {
         g->name_unsaved = false;
     }
     char path[sizeof g->dir + 64], pdir[sizeof g->dir + 64];
-    bool sync = g->sync != STOR_SYNC_OFF;
+    /*
+     * Only full makes a new name durable here: its commits fdatasync the bytes they acknowledge,
+     * which a lost name would lose. With normal the bytes reach the disk later, and the name
+     * with them: the syncer fsyncs a closed segment's directories before it marks the segment
+     * synced (stor_seg_sync.c), and after a reboot a never-synced segment that is gone is
+     * recovered as lost bytes are (stor_recover). Here, each fsync forces the file system's
+     * journal to commit, and that made the loop's page-cache writes dearer for a while after:
+     * produce to 8 new partitions cost 0.122 s of broker CPU a phase with these fsyncs and
+     * 0.098 without (docs/benchmarks.md, "The directory fsyncs of new segments").
+     */
+    bool sync = g->sync == STOR_SYNC_FULL;
     if (mkdir(g->dir, 0755) == 0) {
         if (sync) fsync_dir(g->dir, true);
     } else if (errno != EEXIST) {
@@ -667,7 +702,6 @@ static int seg_create(stor *s, struct stor_seg_part *p) {
         fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return stor_failf(s, "create segment %s: %s", path, strerror(errno));
     close(fd);
-    /* the new name must outlive a power cut as the bytes synced into it do (not for storage.sync=off) */
     if (sync) fsync_dir(pdir, false);
     if (seg_exec(s, "add segment", "INSERT INTO segments (topic_id, partition, id) VALUES (%lld, %d, %lld)",
                  (long long)p->topic_id, p->partition, (long long)id)) {
