@@ -514,6 +514,11 @@ static int seg_recreate_lost(const char *path) {
     int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return -1;
     close(fd);
+    /* the check below marks it synced: its name must be on disk by then */
+    stor_fsync_dir(dir);
+    stor_fsync_dir(up);
+    snprintf(tmp, sizeof tmp, "%s", up);
+    stor_fsync_dir(dirname(tmp));
     return 0;
 }
 
@@ -670,10 +675,10 @@ static int seg_create(stor *s, struct stor_seg_part *p) {
      * which a lost name would lose. With normal the bytes reach the disk later, and the name
      * with them: the syncer fsyncs a closed segment's directories before it marks the segment
      * synced (stor_seg_sync.c), and after a reboot a never-synced segment that is gone is
-     * recovered as lost bytes are (stor_recover). Here, each fsync forces the file system's
-     * journal to commit, and that made the loop's page-cache writes dearer for a while after:
-     * produce to 8 new partitions cost 0.122 s of broker CPU a phase with these fsyncs and
-     * 0.098 without (docs/benchmarks.md, "The directory fsyncs of new segments").
+     * recovered as lost bytes are (stor_recover). Here, each fsync made the loop wait for a
+     * commit of the file system's journal (0.8 ms the median, up to 4 ms), and produce to 8 new
+     * partitions cost 0.119 s of broker CPU a phase with them against 0.100 without, medians of
+     * 16 interleaved pairs (docs/benchmarks.md, "The directory fsyncs of new segments").
      */
     bool sync = g->sync == STOR_SYNC_FULL;
     if (mkdir(g->dir, 0755) == 0) {
