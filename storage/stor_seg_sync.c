@@ -87,8 +87,9 @@ int64_t stor_seg_sync_default_delay_ms(void) {
 
 /*
  * The segment's bytes, then its name: the directories from its partition's up to the data
- * directory, whose new entries seg_create leaves to this (with normal it fsyncs none). A mark
- * says the segment outlives a power cut, so it comes only once both did.
+ * directory, whose new entries seg_create leaves to this with normal. A mark says the segment
+ * outlives a power cut, so it comes only after both. A directory's fsync failing is ignored,
+ * as it always was at creation (some file systems refuse fsync on a directory).
  */
 static bool sync_segment(const char *path) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -100,9 +101,7 @@ static bool sync_segment(const char *path) {
     for (int level = 0; ok && level < 3; level++) {
         snprintf(up, sizeof up, "%s", dirname(dir));
         snprintf(dir, sizeof dir, "%s", up);
-        int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ok = dfd >= 0 && fsync(dfd) == 0;
-        if (dfd >= 0) close(dfd);
+        stor_fsync_dir(dir);
     }
     return ok;
 }
