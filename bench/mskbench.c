@@ -549,19 +549,22 @@ static void start_mskmock(target *t) {
 
     bool iam = O.security == SEC_SASL_SSL || !strcmp(O.mode, "auth");
     /* Every listener on free ports: the serverless profile's IAM listener is on by
-     * default, and its fixed 9098 would collide with any other mskmock running here. */
-    int port = free_port_range(3 * O.brokers);
+     * default, and its fixed 9098 would collide with any other mskmock running here; so
+     * would the admin API's 9080 (an mskmock left running made every run of a suite fail). */
+    int port = free_port_range(3 * O.brokers + 1);
     t->plain_port = port;
     t->iam_port = port + O.brokers;
     t->sasl_port = !strcmp(O.mode, "auth") ? port + 2 * O.brokers : 0;
-    char portset[64], countset[64], iamset[64], saslset[64], idset[500], certset[500], keyset[500];
+    char portset[64], countset[64], iamset[64], saslset[64], adminset[64], idset[500], certset[500], keyset[500];
     snprintf(portset, sizeof portset, "plaintext.port=%d", port);
+    snprintf(adminset, sizeof adminset, "admin.port=%d", port + 3 * O.brokers);
     snprintf(countset, sizeof countset, "broker.count=%d", O.brokers);
     snprintf(iamset, sizeof iamset, "iam.port=%d", t->iam_port);
     /* advertise 127.0.0.1, as the mock does, so no client tries ::1 first */
     char *argv[32 + 2 * 16] = {(char *)O.binary, "--data-dir", t->data_dir, "--set", portset, "--set", countset,
-                               "--set", "advertised.host=127.0.0.1", "--log-level", "info", "--set", iamset};
-    int argc = 13;
+                               "--set", "advertised.host=127.0.0.1", "--log-level", "info", "--set", iamset,
+                               "--set", adminset};
+    int argc = 15;
     if (iam) {
         /* one long-term key; the bench signs its tokens with it (iamsign.c) */
         snprintf(t->identities_path, sizeof t->identities_path, "%s/identities.json", t->tmpdir);
