@@ -426,6 +426,10 @@ int stor_seg_adopt(stor *s, int64_t topic_id, int32_t partition, const char *pat
                    int64_t *seg);
 /* fsync a directory, so names created in it survive a power cut. */
 void stor_fsync_dir(const char *dir);
+/* fsync the `levels` directories above path, nearest first. */
+void stor_fsync_dirs_above(const char *path, int levels);
+/* The directories that name a segment: its partition's, the segments directory, the data directory. */
+#define STOR_SEG_DIR_LEVELS 3
 /* stor_compact.c: at start, what a kill left in a partition directory: cleaned files, .deleted segments. */
 void stor_cleaning_leftovers(stor *s, const char *pdir, int64_t newest);
 

@@ -30,7 +30,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,13 +95,7 @@ static bool sync_segment(const char *path) {
     if (fd < 0) return false;
     bool ok = fdatasync(fd) == 0;
     close(fd);
-    char dir[sizeof ((sync_item *)0)->path], up[sizeof dir];
-    snprintf(dir, sizeof dir, "%s", path);
-    for (int level = 0; ok && level < 3; level++) {
-        snprintf(up, sizeof up, "%s", dirname(dir));
-        snprintf(dir, sizeof dir, "%s", up);
-        stor_fsync_dir(dir);
-    }
+    if (ok) stor_fsync_dirs_above(path, STOR_SEG_DIR_LEVELS);
     return ok;
 }
 

@@ -515,10 +515,7 @@ static int seg_recreate_lost(const char *path) {
     if (fd < 0) return -1;
     close(fd);
     /* the check below marks it synced: its name must be on disk by then */
-    stor_fsync_dir(dir);
-    stor_fsync_dir(up);
-    snprintf(tmp, sizeof tmp, "%s", up);
-    stor_fsync_dir(dirname(tmp));
+    stor_fsync_dirs_above(path, STOR_SEG_DIR_LEVELS);
     return 0;
 }
 
@@ -552,17 +549,21 @@ int stor_recover(stor *s) {
         char path[sizeof g->dir + 64];
         seg_path(g, tid, part, id, path, sizeof path);
         struct stat sb;
+        int missing = stat(path, &sb) != 0;
         /*
          * A segment never synced (storage.sync=normal fsyncs a new name only with the segment,
          * seg_create) may have lost its name in a power cut as it may have lost its bytes: it
          * comes back empty, and the check below removes its rows and every later one of the
          * partition, as for bytes that did not reach the disk.
          */
-        if (check && synced == 0 && live > 0 && stat(path, &sb) != 0 && errno == ENOENT && seg_recreate_lost(path) != 0) {
-            ret = stor_failf(s, "recreate segment %s, lost in a restart of the system: %s", path, strerror(errno));
-            break;
+        if (missing && errno == ENOENT && check && synced == 0 && live > 0) {
+            if (seg_recreate_lost(path) != 0) {
+                ret = stor_failf(s, "recreate segment %s, lost in a restart of the system: %s", path, strerror(errno));
+                break;
+            }
+            missing = stat(path, &sb) != 0;
         }
-        if (stat(path, &sb) != 0) {
+        if (missing) {
             if (live <= 0) continue; /* deleted after its last row went; its row goes at the next sweep */
             ret = stor_failf(s, "segment %s is missing: %lld batches have their bytes there; restore it, or salvage "
                                 "what is left (mskmock --salvage)", path, (long long)live);
@@ -645,6 +646,16 @@ void stor_fsync_dir(const char *dir) {
     if (fd >= 0) {
         fsync(fd);
         close(fd);
+    }
+}
+
+void stor_fsync_dirs_above(const char *path, int levels) {
+    char dir[600], up[600];
+    snprintf(dir, sizeof dir, "%s", path);
+    for (int i = 0; i < levels; i++) {
+        snprintf(up, sizeof up, "%s", dirname(dir));
+        snprintf(dir, sizeof dir, "%s", up);
+        stor_fsync_dir(dir);
     }
 }
 

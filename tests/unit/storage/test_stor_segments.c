@@ -442,17 +442,22 @@ static void flip_byte(const char *path, long at) {
     fclose(sf);
 }
 
+/* n batches into partition 0 and one into partition 1, committed, and the store closed. */
+static void fill_and_close(fx *f, int n) {
+    for (int i = 0; i < n; i++) append_real(f, 0, i);
+    append_real(f, 1, 0);
+    assert_int_equal(stor_commit(f->s), 0);
+    stor_close(f->s);
+    f->s = NULL;
+}
+
 /*
  * After a reboot (another kernel boot id) what was not synced is read back: the first batch
  * that fails its CRC goes with every later batch of its partition; other partitions keep theirs.
  */
 static void test_reboot_checks_unsynced_bytes(void **state) {
     fx *f = *state;
-    for (int i = 0; i < 4; i++) append_real(f, 0, i);
-    append_real(f, 1, 0);
-    assert_int_equal(stor_commit(f->s), 0);
-    stor_close(f->s);
-    f->s = NULL;
+    fill_and_close(f, 4);
     char seg[256];
     seg_path(f, 0, 1, seg, sizeof seg);
     flip_byte(seg, (long)sizeof rdk_batch_0 * 1 + 70); /* a record byte of offset 1 */
@@ -515,11 +520,7 @@ static void test_missing_segment_is_refused(void **state) {
  */
 static void test_reboot_recovers_never_synced_segment_whose_name_is_lost(void **state) {
     fx *f = *state;
-    for (int i = 0; i < 3; i++) append_real(f, 0, i);
-    append_real(f, 1, 0);
-    assert_int_equal(stor_commit(f->s), 0);
-    stor_close(f->s);
-    f->s = NULL;
+    fill_and_close(f, 3);
     char seg[256], dir[300];
     seg_path(f, 0, 1, seg, sizeof seg);
     snprintf(dir, sizeof dir, "%s.segments/%lld-0", f->path, (long long)f->topic);
