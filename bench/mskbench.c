@@ -450,10 +450,22 @@ double target_cpu_s(target *t) {
     return stat_cpu_s(path);
 }
 
+/*
+ * The log's error lines (a JVM's come first, then tens of lines of stack: the tail alone can miss
+ * why), then its last 40 lines.
+ */
 static void dump_log_tail(const char *path) {
     FILE *f = fopen(path, "r");
     if (!f) return;
     char line[1024];
+    int nerr = 0;
+    fprintf(stderr, "--- %s (error lines) ---\n", path);
+    while (nerr < 10 && fgets(line, sizeof line, f))
+        if (strstr(line, " ERROR ") || strstr(line, "FATAL") || !strncmp(line, "Caused by:", 10)) {
+            fputs(line, stderr);
+            nerr++;
+        }
+    rewind(f);
     fprintf(stderr, "--- %s (tail) ---\n", path);
     static char tail[40][1024];
     int n = 0;
