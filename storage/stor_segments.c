@@ -659,16 +659,6 @@ void stor_fsync_dirs_above(const char *path, int levels) {
     }
 }
 
-/* fsync a directory (and with parent_too the one holding it), so names created in it survive a power cut. */
-static void fsync_dir(const char *dir, bool parent_too) {
-    stor_fsync_dir(dir);
-    if (parent_too) {
-        char tmp[600];
-        snprintf(tmp, sizeof tmp, "%s", dir);
-        fsync_dir(dirname(tmp), false);
-    }
-}
-
 /* A partition's new newest segment, its row in the open transaction (the triggers need it). */
 static int seg_create(stor *s, struct stor_seg_part *p) {
     stor_segs *g = &s->segs;
@@ -693,13 +683,16 @@ static int seg_create(stor *s, struct stor_seg_part *p) {
      */
     bool sync = g->sync == STOR_SYNC_FULL;
     if (mkdir(g->dir, 0755) == 0) {
-        if (sync) fsync_dir(g->dir, true);
+        if (sync) { /* its name is in the data directory */
+            stor_fsync_dir(g->dir);
+            stor_fsync_dirs_above(g->dir, 1);
+        }
     } else if (errno != EEXIST) {
         return stor_failf(s, "create segment directory %s: %s", g->dir, strerror(errno));
     }
     seg_path(g, p->topic_id, p->partition, 0, pdir, sizeof pdir);
     if (mkdir(pdir, 0755) == 0) {
-        if (sync) fsync_dir(g->dir, false);
+        if (sync) stor_fsync_dir(g->dir);
     } else if (errno != EEXIST) {
         return stor_failf(s, "create segment directory %s: %s", pdir, strerror(errno));
     }
@@ -718,7 +711,7 @@ static int seg_create(stor *s, struct stor_seg_part *p) {
         fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return stor_failf(s, "create segment %s: %s", path, strerror(errno));
     close(fd);
-    if (sync) fsync_dir(pdir, false);
+    if (sync) stor_fsync_dir(pdir);
     if (seg_exec(s, "add segment", "INSERT INTO segments (topic_id, partition, id) VALUES (%lld, %d, %lld)",
                  (long long)p->topic_id, p->partition, (long long)id)) {
         unlink(path);
@@ -759,7 +752,7 @@ int stor_seg_adopt(stor *s, int64_t topic_id, int32_t partition, const char *pat
     if (rc != 0) return stor_failf(s, "link %s to %s: %s", path, to, strerror(errno));
     /* the name must outlive a power cut as the commit naming it does (not for storage.sync=off) */
     seg_path(g, topic_id, partition, 0, pdir, sizeof pdir);
-    if (g->sync != STOR_SYNC_OFF && !ahead) fsync_dir(pdir, false);
+    if (g->sync != STOR_SYNC_OFF && !ahead) stor_fsync_dir(pdir);
     if (seg_exec(s, "add compacted segment", "INSERT INTO segments (topic_id, partition, id, used, synced)"
                  " VALUES (%lld, %d, %lld, %lld, %lld)", (long long)topic_id, partition, (long long)id,
                  (long long)size, (long long)(synced ? size : 0))) {
